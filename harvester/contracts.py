@@ -1,0 +1,437 @@
+"""The messages between the orchestrator and the harvesters (ARCHITECTURE.md, "Contracts").
+
+Plain JSON on the wire, versioned, validated on arrival. A JobSpec is frozen when the orchestrator
+generates the job, so it carries everything the crawl needs: no harvester ever asks the database.
+Validation raises :class:`ContractError` with the JSON path of the offending value, so a bad trap
+regex or seed is reported as ``domains[3].traps[0]: …`` rather than failing deep inside a crawl.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from harvester.defaults import CRAWL_DEFAULTS, POLITENESS_SCOPES, ROBOTS_POLICIES, SCOPE_RULES
+
+JOBSPEC_VERSION = 1
+JOBRESULT_VERSION = 1
+
+JOB_KINDS = ("selective", "snapshot", "continuous")
+STOP_REASONS = (
+    "DOWNLOAD_COMPLETE",
+    "OBJECT_LIMIT",
+    "SIZE_LIMIT",
+    "CONFIG_OBJECT_LIMIT",
+    "CONFIG_SIZE_LIMIT",
+    "TIME_LIMIT",
+    "DOWNLOAD_UNFINISHED",
+)
+#: What a harvester may report; the CONFIG_* reasons are the orchestrator's to decide.
+HARVESTER_STOP_REASONS = tuple(r for r in STOP_REASONS if not r.startswith("CONFIG_"))
+RESULT_STATUSES = ("DONE", "FAILED")
+CONTROL_ACTIONS = ("stop", "pause", "resume", "add_trap")
+FILE_KINDS = ("warc", "metadata")
+
+
+class ContractError(ValueError):
+    """A message that does not satisfy its contract; ``str()`` names the path and the problem."""
+
+
+def _fail(path: str, message: str) -> ContractError:
+    return ContractError(f"{path}: {message}")
+
+
+def _get(data: dict[str, Any], key: str, kind: type | tuple[type, ...], path: str, default: Any = ...) -> Any:
+    if key not in data:
+        if default is ...:
+            raise _fail(f"{path}.{key}" if path else key, "is missing")
+        return default
+    value = data[key]
+    # bool is an int in Python; a JSON true must not pass for a count.
+    if isinstance(value, bool) and bool not in (kind if isinstance(kind, tuple) else (kind,)):
+        raise _fail(f"{path}.{key}" if path else key, f"expected {_kind_name(kind)}, got a boolean")
+    if not isinstance(value, kind):
+        raise _fail(f"{path}.{key}" if path else key, f"expected {_kind_name(kind)}, got {type(value).__name__}")
+    return value
+
+
+def _kind_name(kind: type | tuple[type, ...]) -> str:
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    return " or ".join(k.__name__ for k in kinds)
+
+
+def validate_regex(pattern: str, path: str) -> str:
+    """Compile a crawler-trap regex now, so a typo is a clear error and never a crash mid-crawl."""
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        raise _fail(path, f"invalid regular expression {pattern!r}: {exc}") from None
+    return pattern
+
+
+_URL_RE = re.compile(r"^https?://[^\s/?#]+[^\s]*$", re.IGNORECASE)
+
+
+def validate_seed(url: str, path: str) -> str:
+    if not _URL_RE.match(url):
+        raise _fail(path, f"not an http(s) URL: {url!r}")
+    return url
+
+
+@dataclass(frozen=True)
+class CrawlSettings:
+    """A crawl template's effective settings (names and defaults from :mod:`harvester.defaults`)."""
+
+    scope: str = CRAWL_DEFAULTS["scope"]  # type: ignore[assignment]
+    max_hops: int = CRAWL_DEFAULTS["max_hops"]  # type: ignore[assignment]
+    max_embed_hops: int = CRAWL_DEFAULTS["max_embed_hops"]  # type: ignore[assignment]
+    robots: str = CRAWL_DEFAULTS["robots"]  # type: ignore[assignment]
+    politeness_scope: str = CRAWL_DEFAULTS["politeness_scope"]  # type: ignore[assignment]
+    delay_factor: float = CRAWL_DEFAULTS["delay_factor"]  # type: ignore[assignment]
+    min_delay_ms: int = CRAWL_DEFAULTS["min_delay_ms"]  # type: ignore[assignment]
+    max_delay_ms: int = CRAWL_DEFAULTS["max_delay_ms"]  # type: ignore[assignment]
+    host_valence: int = CRAWL_DEFAULTS["host_valence"]  # type: ignore[assignment]
+    max_retries: int = CRAWL_DEFAULTS["max_retries"]  # type: ignore[assignment]
+    retry_delay_s: int = CRAWL_DEFAULTS["retry_delay_s"]  # type: ignore[assignment]
+    connect_timeout_s: int = CRAWL_DEFAULTS["connect_timeout_s"]  # type: ignore[assignment]
+    read_timeout_s: int = CRAWL_DEFAULTS["read_timeout_s"]  # type: ignore[assignment]
+    max_document_bytes: int = CRAWL_DEFAULTS["max_document_bytes"]  # type: ignore[assignment]
+    warc_max_bytes: int = CRAWL_DEFAULTS["warc_max_bytes"]  # type: ignore[assignment]
+    dedup: bool = CRAWL_DEFAULTS["dedup"]  # type: ignore[assignment]
+    extract_javascript: bool = CRAWL_DEFAULTS["extract_javascript"]  # type: ignore[assignment]
+    user_agent: str = CRAWL_DEFAULTS["user_agent"]  # type: ignore[assignment]
+    operator_contact: str = CRAWL_DEFAULTS["operator_contact"]  # type: ignore[assignment]
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], path: str = "settings") -> CrawlSettings:
+        unknown = set(data) - set(CRAWL_DEFAULTS)
+        if unknown:
+            raise _fail(path, f"unknown setting(s): {', '.join(sorted(unknown))}")
+        values: dict[str, Any] = {}
+        for key, default in CRAWL_DEFAULTS.items():
+            kind: type | tuple[type, ...] = (int, float) if isinstance(default, float) else type(default)
+            values[key] = _get(data, key, kind, path, default)
+        settings = cls(**values)
+        settings.check(path)
+        return settings
+
+    def check(self, path: str = "settings") -> None:
+        choices = {"scope": SCOPE_RULES, "robots": ROBOTS_POLICIES, "politeness_scope": POLITENESS_SCOPES}
+        for key, allowed in choices.items():
+            if getattr(self, key) not in allowed:
+                raise _fail(f"{path}.{key}", f"must be one of {', '.join(allowed)}, got {getattr(self, key)!r}")
+        for key in ("max_hops", "max_embed_hops", "min_delay_ms", "max_delay_ms", "max_retries",
+                    "retry_delay_s"):
+            if getattr(self, key) < 0:
+                raise _fail(f"{path}.{key}", "must not be negative")
+        for key in ("host_valence", "connect_timeout_s", "read_timeout_s", "warc_max_bytes"):
+            if getattr(self, key) < 1:
+                raise _fail(f"{path}.{key}", "must be at least 1")
+        if self.delay_factor < 0:
+            raise _fail(f"{path}.delay_factor", "must not be negative")
+        if self.min_delay_ms > self.max_delay_ms:
+            raise _fail(f"{path}.min_delay_ms", "must not exceed max_delay_ms")
+        if self.max_document_bytes == 0 or self.max_document_bytes < -1:
+            raise _fail(f"{path}.max_document_bytes", "must be positive, or -1 for no limit")
+
+    @property
+    def effective_user_agent(self) -> str:
+        return self.user_agent.replace("{operator_contact}", self.operator_contact)
+
+
+@dataclass(frozen=True)
+class DomainSpec:
+    """One domain's part of a job: its configuration, seeds, budget and crawler traps."""
+
+    name: str
+    configuration: str
+    seeds: tuple[str, ...]
+    max_objects: int = -1
+    max_bytes: int = -1
+    traps: tuple[str, ...] = ()
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], path: str) -> DomainSpec:
+        seeds = _get(data, "seeds", list, path)
+        traps = _get(data, "traps", list, path, [])
+        spec = cls(
+            name=_get(data, "name", str, path),
+            configuration=_get(data, "configuration", str, path),
+            seeds=tuple(validate_seed(_str(s, f"{path}.seeds[{i}]"), f"{path}.seeds[{i}]")
+                        for i, s in enumerate(seeds)),
+            max_objects=_get(data, "max_objects", int, path, -1),
+            max_bytes=_get(data, "max_bytes", int, path, -1),
+            traps=tuple(validate_regex(_str(t, f"{path}.traps[{i}]"), f"{path}.traps[{i}]")
+                        for i, t in enumerate(traps)),
+        )
+        for key in ("max_objects", "max_bytes"):
+            if getattr(spec, key) < -1:
+                raise _fail(f"{path}.{key}", "must be -1 (unlimited), 0 (excluded) or positive")
+        if not spec.seeds:
+            raise _fail(f"{path}.seeds", "a domain needs at least one seed")
+        return spec
+
+
+def _str(value: Any, path: str) -> str:
+    if not isinstance(value, str):
+        raise _fail(path, f"expected str, got {type(value).__name__}")
+    return value
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    """Everything one crawl job needs, frozen at generation time."""
+
+    job_id: int
+    harvest_id: int
+    harvest_name: str
+    harvest_run: int
+    kind: str
+    channel: str
+    template: str
+    settings: CrawlSettings
+    domains: tuple[DomainSpec, ...]
+    global_traps: tuple[str, ...] = ()
+    dedup_index: str | None = None
+    time_limit_s: int = 0  # 0: no limit
+    continues_job: int | None = None
+    version: int = JOBSPEC_VERSION
+
+    @classmethod
+    def from_dict(cls, data: Any) -> JobSpec:
+        if not isinstance(data, dict):
+            raise ContractError(f"JobSpec: expected a JSON object, got {type(data).__name__}")
+        version = _get(data, "version", int, "")
+        if version != JOBSPEC_VERSION:
+            raise _fail("version", f"unsupported JobSpec version {version} (this harvester speaks "
+                                   f"{JOBSPEC_VERSION})")
+        kind = _get(data, "kind", str, "")
+        if kind not in JOB_KINDS:
+            raise _fail("kind", f"must be one of {', '.join(JOB_KINDS)}")
+        domains = _get(data, "domains", list, "")
+        traps = _get(data, "global_traps", list, "", [])
+        spec = cls(
+            job_id=_get(data, "job_id", int, ""),
+            harvest_id=_get(data, "harvest_id", int, ""),
+            harvest_name=_get(data, "harvest_name", str, ""),
+            harvest_run=_get(data, "harvest_run", int, ""),
+            kind=kind,
+            channel=_get(data, "channel", str, ""),
+            template=_get(data, "template", str, ""),
+            settings=CrawlSettings.from_dict(_get(data, "settings", dict, ""), "settings"),
+            domains=tuple(DomainSpec.from_dict(_dict(d, f"domains[{i}]"), f"domains[{i}]")
+                          for i, d in enumerate(domains)),
+            global_traps=tuple(validate_regex(_str(t, f"global_traps[{i}]"), f"global_traps[{i}]")
+                               for i, t in enumerate(traps)),
+            dedup_index=_get(data, "dedup_index", (str, type(None)), "", None),
+            time_limit_s=_get(data, "time_limit_s", int, "", 0),
+            continues_job=_get(data, "continues_job", (int, type(None)), "", None),
+            version=version,
+        )
+        if not spec.domains:
+            raise _fail("domains", "a job needs at least one domain")
+        if spec.time_limit_s < 0:
+            raise _fail("time_limit_s", "must not be negative")
+        return spec
+
+    def to_dict(self) -> dict[str, Any]:
+        return _jsonable(asdict(self))
+
+
+def _dict(value: Any, path: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise _fail(path, f"expected an object, got {type(value).__name__}")
+    return value
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    return value
+
+
+@dataclass(frozen=True)
+class DomainResult:
+    name: str
+    configuration: str
+    objects: int
+    bytes: int
+    stop_reason: str
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], path: str) -> DomainResult:
+        result = cls(
+            name=_get(data, "name", str, path),
+            configuration=_get(data, "configuration", str, path),
+            objects=_get(data, "objects", int, path),
+            bytes=_get(data, "bytes", int, path),
+            stop_reason=_get(data, "stop_reason", str, path),
+        )
+        if result.stop_reason not in HARVESTER_STOP_REASONS:
+            raise _fail(f"{path}.stop_reason", f"must be one of {', '.join(HARVESTER_STOP_REASONS)}")
+        if result.objects < 0 or result.bytes < 0:
+            raise _fail(path, "objects and bytes must not be negative")
+        return result
+
+
+@dataclass(frozen=True)
+class FileResult:
+    """One file the job produced, as the indexer chain will ingest it."""
+
+    name: str
+    path: str
+    size: int
+    sha256: str
+    kind: str = "warc"
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], path: str) -> FileResult:
+        result = cls(
+            name=_get(data, "name", str, path),
+            path=_get(data, "path", str, path),
+            size=_get(data, "size", int, path),
+            sha256=_get(data, "sha256", str, path),
+            kind=_get(data, "kind", str, path, "warc"),
+        )
+        if result.kind not in FILE_KINDS:
+            raise _fail(f"{path}.kind", f"must be one of {', '.join(FILE_KINDS)}")
+        if not re.fullmatch(r"[0-9a-f]{64}", result.sha256):
+            raise _fail(f"{path}.sha256", "must be 64 lowercase hex digits")
+        if "/" in result.name or result.size < 0:
+            raise _fail(path, "name must be a bare file name and size not negative")
+        return result
+
+
+@dataclass(frozen=True)
+class JobResult:
+    """What a harvester reports once, when a job ends (well or badly)."""
+
+    job_id: int
+    status: str
+    started: str | None
+    ended: str
+    domains: tuple[DomainResult, ...] = ()
+    files: tuple[FileResult, ...] = ()
+    error_category: str = ""
+    error_detail: str = ""
+    harvester: str = ""
+    stats: dict[str, Any] = field(default_factory=dict)
+    version: int = JOBRESULT_VERSION
+
+    @classmethod
+    def from_dict(cls, data: Any) -> JobResult:
+        if not isinstance(data, dict):
+            raise ContractError(f"JobResult: expected a JSON object, got {type(data).__name__}")
+        version = _get(data, "version", int, "")
+        if version != JOBRESULT_VERSION:
+            raise _fail("version", f"unsupported JobResult version {version}")
+        status = _get(data, "status", str, "")
+        if status not in RESULT_STATUSES:
+            raise _fail("status", f"must be one of {', '.join(RESULT_STATUSES)}")
+        domains = _get(data, "domains", list, "", [])
+        files = _get(data, "files", list, "", [])
+        return cls(
+            job_id=_get(data, "job_id", int, ""),
+            status=status,
+            started=_get(data, "started", (str, type(None)), "", None),
+            ended=_get(data, "ended", str, ""),
+            domains=tuple(DomainResult.from_dict(_dict(d, f"domains[{i}]"), f"domains[{i}]")
+                          for i, d in enumerate(domains)),
+            files=tuple(FileResult.from_dict(_dict(f, f"files[{i}]"), f"files[{i}]")
+                        for i, f in enumerate(files)),
+            error_category=_get(data, "error_category", str, "", ""),
+            error_detail=_get(data, "error_detail", str, "", ""),
+            harvester=_get(data, "harvester", str, "", ""),
+            stats=_get(data, "stats", dict, "", {}),
+            version=version,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return _jsonable(asdict(self))
+
+
+@dataclass(frozen=True)
+class Progress:
+    """A running job's heartbeat, every few seconds (also the liveness signal the reaper watches)."""
+
+    job_id: int
+    at: str
+    uris_done: int = 0
+    uris_queued: int = 0
+    uris_failed: int = 0
+    bytes: int = 0
+    uri_rate: float = 0.0
+    avg_uri_rate: float = 0.0
+    kb_rate: float = 0.0
+    avg_kb_rate: float = 0.0
+    queues_active: int = 0
+    queues_snoozed: int = 0
+    queues_exhausted: int = 0
+    paused: bool = False
+    domains: dict[str, dict[str, int]] = field(default_factory=dict)
+    alerts: tuple[str, ...] = ()
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Progress:
+        if not isinstance(data, dict):
+            raise ContractError(f"Progress: expected a JSON object, got {type(data).__name__}")
+        known = {f for f in cls.__dataclass_fields__}
+        values = {k: v for k, v in data.items() if k in known}
+        _get(data, "job_id", int, "")
+        _get(data, "at", str, "")
+        values["alerts"] = tuple(values.get("alerts", ()))
+        return cls(**values)
+
+    def to_dict(self) -> dict[str, Any]:
+        return _jsonable(asdict(self))
+
+
+@dataclass(frozen=True)
+class Control:
+    """An instruction to a running job: stop, pause, resume, or add a crawler-trap regex."""
+
+    job_id: int
+    action: str
+    argument: str = ""
+    id: int = 0  # the orchestrator's JobControl row, so a harvester can acknowledge it exactly once
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Control:
+        if not isinstance(data, dict):
+            raise ContractError(f"Control: expected a JSON object, got {type(data).__name__}")
+        control = cls(
+            job_id=_get(data, "job_id", int, ""),
+            action=_get(data, "action", str, ""),
+            argument=_get(data, "argument", str, "", ""),
+            id=_get(data, "id", int, "", 0),
+        )
+        if control.action not in CONTROL_ACTIONS:
+            raise _fail("action", f"must be one of {', '.join(CONTROL_ACTIONS)}")
+        if control.action == "add_trap":
+            validate_regex(control.argument, "argument")
+        return control
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+# Where the messages travel: Celery task names and queues that both sides address by name only,
+# so the harvester never imports the orchestrator and the orchestrator never imports Scrapy.
+RUN_JOB_TASK = "harvester.run_job"
+STARTED_TASK = "orchestrator.record_started"
+PROGRESS_TASK = "orchestrator.record_progress"
+RESULT_TASK = "orchestrator.record_result"
+EVENTS_QUEUE = "events"
+
+
+def harvest_queue(channel: str) -> str:
+    """The Celery queue of a harvest channel (ARCHITECTURE.md: ``harvest.<channel>``)."""
+    return f"harvest.{channel}"
+
+
+def control_queue(job_id: int) -> str:
+    """The per-job queue a running job polls for Control messages."""
+    return f"control.job-{job_id}"

@@ -1,0 +1,48 @@
+"""The one source of crawl defaults, in the manner of Scrapy's ``default_settings``.
+
+The orchestrator's CrawlTemplate model takes its field defaults from here, and a JobSpec that omits a
+setting gets the value below, so a template, a trial crawl and a scheduled job always agree. Values
+follow Heritrix's defaults where Heritrix has one (politeness, retries, hops), as NetarchiveSuite's
+templates do.
+"""
+
+from __future__ import annotations
+
+#: Scope rules a template may choose. ``surt``: the SURT prefixes implied by the seeds (Heritrix
+#: glossary); ``host``: the seeds' hosts; ``domain``: the seeds' registrable domains and their
+#: subdomains; ``path``: the seeds' host and directory prefix.
+SCOPE_RULES = ("surt", "host", "domain", "path")
+ROBOTS_POLICIES = ("obey", "ignore")
+POLITENESS_SCOPES = ("host", "domain")
+
+CRAWL_DEFAULTS: dict[str, object] = {
+    "scope": "domain",
+    "max_hops": 20,  # Heritrix TooManyHopsDecideRule default
+    "max_embed_hops": 2,  # Heritrix TransclusionDecideRule maxTransHops default
+    "robots": "obey",
+    "politeness_scope": "host",
+    "delay_factor": 5.0,  # Heritrix DispositionProcessor defaults
+    "min_delay_ms": 3000,
+    "max_delay_ms": 30000,
+    "host_valence": 1,
+    "max_retries": 30,
+    "retry_delay_s": 900,
+    "connect_timeout_s": 20,
+    "read_timeout_s": 60,
+    "max_document_bytes": 100 * 1024 * 1024,
+    "warc_max_bytes": 1024 * 1024 * 1024,  # 1 GB as the glossary counts it
+    "dedup": True,
+    "extract_javascript": True,
+    "user_agent": "Mozilla/5.0 (compatible; netharvest/0.1; +{operator_contact})",
+    "operator_contact": "http://localhost/netharvest-crawler",
+}
+
+#: Budgets: -1 means unlimited, 0 means the domain is excluded from the harvest.
+UNLIMITED = -1
+
+#: NetarchiveSuite's estimator constants for a configuration with no harvest history.
+DEFAULT_EXPECTED_OBJECTS = 5000
+DEFAULT_BYTES_PER_OBJECT = 38000
+
+#: How often a running job reports progress, in seconds.
+PROGRESS_INTERVAL_S = 5.0

@@ -1,0 +1,17 @@
+"""The harvester's Celery app: `celery -A harvester.worker worker -Q harvest.focused`.
+
+It is configured from the environment only (harvester.runtime), never from Django settings: a
+harvester machine has the broker and a spool directory, nothing else.
+"""
+
+from __future__ import annotations
+
+from celery import Celery
+
+from harvester.runtime import celery_config
+
+app = Celery("harvester")
+app.conf.update(celery_config())
+# One job per worker process, taken only when the process is free, acknowledged only when it ends.
+app.conf.update(worker_concurrency=1, worker_prefetch_multiplier=1, task_acks_late=True)
+app.autodiscover_tasks(["harvester"], related_name="tasks", force=True)
