@@ -1,0 +1,111 @@
+"""The deduplication index: payload digest → earliest capture, and URL → latest validators.
+
+One SQLite file, updated incrementally as each job's WARCs are indexed (NetarchiveSuite rebuilds a
+Lucene index per job from batch jobs instead). Harvesters open it read-only: a digest hit turns a
+fetched duplicate into an identical-payload-digest revisit; a URL hit gives the ETag /
+Last-Modified for a conditional request whose 304 becomes a server-not-modified revisit.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS by_digest (
+    digest TEXT PRIMARY KEY,          -- 'sha1:' + base32, as in WARC-Payload-Digest
+    url TEXT NOT NULL,
+    timestamp TEXT NOT NULL,          -- 14-digit UTC, as in CDX
+    filename TEXT NOT NULL,
+    offset INTEGER NOT NULL,
+    mime TEXT NOT NULL DEFAULT ''
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS by_url (
+    url TEXT PRIMARY KEY,
+    digest TEXT NOT NULL,
+    timestamp TEXT NOT NULL,
+    filename TEXT NOT NULL,
+    offset INTEGER NOT NULL,
+    etag TEXT NOT NULL DEFAULT '',
+    last_modified TEXT NOT NULL DEFAULT ''
+) WITHOUT ROWID;
+"""
+
+
+@dataclass(frozen=True)
+class Capture:
+    """An earlier capture a new fetch can refer to instead of storing the payload again."""
+
+    digest: str
+    url: str
+    timestamp: str
+    filename: str
+    offset: int
+    mime: str = ""
+    etag: str = ""
+    last_modified: str = ""
+
+
+class DedupIndex:
+    """Open (and create) a dedup index. ``readonly=True`` is what a harvester uses."""
+
+    def __init__(self, path: str | Path, readonly: bool = False) -> None:
+        self.path = Path(path)
+        if readonly:
+            self.db = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, check_same_thread=False)
+        else:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.db = sqlite3.connect(self.path, check_same_thread=False)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.executescript(SCHEMA)
+
+    def close(self) -> None:
+        self.db.close()
+
+    def __enter__(self) -> DedupIndex:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def by_digest(self, digest: str) -> Capture | None:
+        row = self.db.execute(
+            "SELECT digest, url, timestamp, filename, offset, mime FROM by_digest WHERE digest = ?",
+            (digest,),
+        ).fetchone()
+        return Capture(*row) if row else None
+
+    def by_url(self, url: str) -> Capture | None:
+        row = self.db.execute(
+            "SELECT digest, url, timestamp, filename, offset, etag, last_modified FROM by_url WHERE url = ?",
+            (url,),
+        ).fetchone()
+        if not row:
+            return None
+        digest, url, ts, filename, offset, etag, last_modified = row
+        return Capture(digest, url, ts, filename, offset, "", etag, last_modified)
+
+    def add(self, captures: Iterable[Capture]) -> int:
+        """Record captures in one transaction. The earliest capture of a digest stays its referent;
+        the latest capture of a URL replaces its validators. Re-adding the same captures is a no-op,
+        so re-indexing a file after a crash never corrupts the index."""
+        count = 0
+        with self.db:
+            for c in captures:
+                self.db.execute(
+                    "INSERT INTO by_digest VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(digest) DO UPDATE SET "
+                    "url=excluded.url, timestamp=excluded.timestamp, filename=excluded.filename, "
+                    "offset=excluded.offset, mime=excluded.mime WHERE excluded.timestamp < by_digest.timestamp",
+                    (c.digest, c.url, c.timestamp, c.filename, c.offset, c.mime),
+                )
+                self.db.execute(
+                    "INSERT INTO by_url VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(url) DO UPDATE SET "
+                    "digest=excluded.digest, timestamp=excluded.timestamp, filename=excluded.filename, "
+                    "offset=excluded.offset, etag=excluded.etag, last_modified=excluded.last_modified "
+                    "WHERE excluded.timestamp >= by_url.timestamp",
+                    (c.url, c.digest, c.timestamp, c.filename, c.offset, c.etag, c.last_modified),
+                )
+                count += 1
+        return count
