@@ -1,0 +1,61 @@
+#!/usr/bin/env python3
+"""The newcomer's two commands, on a machine with nothing but Python 3.11:
+
+    python3 deploy/dev.py up      # the whole stack on the embedded default, until Ctrl-C
+    python3 deploy/dev.py test    # the full test suite
+
+Each makes (or refreshes) the project's virtual environment in .venv first, then runs
+``netharvest up`` or ``pytest`` inside it; any further arguments are passed on.
+(``python3 deploy/dev.py install`` only makes the environment.)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+VENV = ROOT / ".venv"
+BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
+STAMP = VENV / ".netharvest-installed"
+
+
+def ensure_venv() -> None:
+    if sys.version_info < (3, 11):
+        sys.exit(f"netharvest needs Python 3.11 or newer; this is {sys.version.split()[0]}")
+    wanted = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
+    if STAMP.exists() and STAMP.read_text() == wanted:
+        return
+    if not (BIN / "python").exists():
+        print(f"creating the virtual environment in {VENV}", flush=True)
+        venv.create(VENV, with_pip=True)
+    print("installing netharvest and its dependencies (once; again only when pyproject.toml changes)", flush=True)
+    pip = [str(BIN / "python"), "-m", "pip", "--disable-pip-version-check", "-q"]
+    subprocess.run([*pip, "install", "--upgrade", "pip"], check=True)
+    subprocess.run([*pip, "install", "-e", f"{ROOT}[test]"], check=True)
+    STAMP.write_text(wanted)
+
+
+def main(argv: list[str]) -> int:
+    if not argv or argv[0] not in ("up", "test", "install"):
+        print(__doc__)
+        return 2
+    ensure_venv()
+    if argv[0] == "install":
+        return 0
+    command, rest = argv[0], argv[1:]
+    os.chdir(ROOT)
+    if command == "up":
+        args = [str(BIN / "netharvest"), "up", *rest]
+    else:
+        args = [str(BIN / "python"), "-m", "pytest", *rest]
+    os.execv(args[0], args)
+    return 0  # not reached
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

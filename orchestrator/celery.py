@@ -1,0 +1,26 @@
+"""The orchestrator's Celery app: beat, result intake (queue ``events``) and the indexer chain.
+
+Broker settings come from harvester.runtime, which the harvester workers use too, so both sides
+meet on the same queues without the harvester ever importing Django.
+"""
+
+from __future__ import annotations
+
+import os
+
+from celery import Celery
+
+from harvester.contracts import EVENTS_QUEUE
+from harvester.runtime import celery_config
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "orchestrator.settings")
+
+app = Celery("orchestrator")
+app.conf.update(celery_config())
+app.conf.update(
+    beat_scheduler="django_celery_beat.schedulers:DatabaseScheduler",
+    task_default_queue=EVENTS_QUEUE,
+    task_routes={"orchestrator.index.*": {"queue": "indexer"}},
+    beat_schedule={},
+)
+app.autodiscover_tasks(["orchestrator.harvest"], related_name="tasks")

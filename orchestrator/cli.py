@@ -1,0 +1,55 @@
+"""The ``netharvest`` console script: netharvest's management commands, with help a crawl engineer reads.
+
+``netharvest import-domains FILE`` runs the Django management command ``import_domains``: dashes and
+underscores are the same in command names. Every Django command is still there
+(``netharvest help --all`` lists them).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+OVERVIEW = """\
+usage: netharvest COMMAND [options]      (netharvest COMMAND --help for a command's options)
+
+netharvest: web-archiving crawl orchestration (domains, harvest definitions, jobs, WARC, CDX).
+
+Running the stack
+  up                  start web, beat, harvester workers and the indexer on this machine (Ctrl-C stops all)
+  migrate             create or upgrade the database tables
+  createsuperuser     add an administrator account
+
+Domains and harvests
+  import-domains FILE bulk-load domains, one per line (invalid lines reported by line number)
+
+Environment
+  NETHARVEST_DATA_DIR      data directory (embedded database and broker, spool, archive, index); ./var
+  NETHARVEST_DATABASE_URL  e.g. postgres://postgres@127.0.0.1:5432/netharvest; unset = embedded SQLite
+  NETHARVEST_BROKER_URL    e.g. redis://127.0.0.1:6379/0; unset = embedded filesystem broker
+
+netharvest help --all lists every command, including Django's own.
+"""
+
+
+def main(argv: list[str] | None = None) -> None:
+    argv = list(sys.argv if argv is None else argv)
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "orchestrator.settings")
+    argv[0] = "netharvest"
+    if len(argv) == 1 or argv[1] in ("-h", "--help") or argv[1:] == ["help"]:
+        sys.stdout.write(OVERVIEW)
+        return
+    if argv[1:] == ["help", "--all"]:
+        argv = argv[:2]
+    elif not argv[1].startswith("-"):
+        argv[1] = argv[1].replace("-", "_")
+        if argv[1] == "help" and len(argv) > 2:
+            argv[2] = argv[2].replace("-", "_")
+
+    from django.core.management import execute_from_command_line
+
+    execute_from_command_line(argv)
+
+
+if __name__ == "__main__":
+    main()

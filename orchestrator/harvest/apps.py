@@ -1,0 +1,10 @@
+from django.apps import AppConfig
+
+
+class HarvestConfig(AppConfig):
+    """Domains, templates, schedules, harvest definitions, channels, jobs and archive files."""
+
+    name = "orchestrator.harvest"
+    label = "harvest"
+    verbose_name = "Harvesting"
+    default_auto_field = "django.db.models.BigAutoField"

@@ -1,0 +1,102 @@
+"""``netharvest import-domains FILE``: bulk-load domains, one per line, millions of lines.
+
+Streams the file (never all in memory at once), validates each line, skips existing domains and
+inserts the new ones in set-based batches with their default seeds and configuration. Invalid lines
+are reported as ``FILE:LINE: reason`` so they can be fixed at the source.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from django.core.exceptions import ValidationError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from orchestrator.harvest.domains import batched, create_domains, default_template
+from orchestrator.harvest.validators import normalize_domain_name
+
+
+class Command(BaseCommand):
+    help = ("Import domains from FILE (one registrable domain or IP per line; blank lines and lines starting "
+            "with # are ignored; '-' reads standard input). New domains get default seeds "
+            "(http/https, with and without www) and a default configuration; existing ones are skipped.")
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("file", help="the file to read, UTF-8, one domain per line; - for stdin")
+        parser.add_argument("--batch-size", type=int, default=20000, help="domains per insert batch (20000)")
+        parser.add_argument("--show-errors", type=int, default=50,
+                            help="print at most this many invalid lines (50); all are counted")
+        parser.add_argument("--rejected", metavar="PATH",
+                            help="also write every invalid line as FILE:LINE: reason to PATH")
+        parser.add_argument("--dry-run", action="store_true", help="validate only; create nothing")
+
+    def handle(self, *args: object, **options: object) -> None:
+        path = str(options["file"])
+        if path != "-" and not Path(path).is_file():
+            raise CommandError(f"{path}: no such file")
+        template = default_template()
+        started = time.monotonic()
+        stats = {"lines": 0, "invalid": 0, "created": 0, "existing": 0}
+        rejected = open(options["rejected"], "w", encoding="utf-8") if options["rejected"] else None
+        shown = 0
+        last_report = started
+
+        def valid_names() -> Iterator[str]:
+            nonlocal shown
+            for number, raw in _lines(path):
+                stats["lines"] = number
+                text = raw.strip()
+                if not text or text.startswith("#"):
+                    continue
+                try:
+                    yield normalize_domain_name(text)
+                except ValidationError as exc:
+                    stats["invalid"] += 1
+                    message = f"{path}:{number}: {'; '.join(exc.messages)}"
+                    if shown < int(options["show_errors"]):
+                        self.stderr.write(message)
+                        shown += 1
+                    if rejected:
+                        rejected.write(message + "\n")
+
+        try:
+            for batch in batched(valid_names(), int(options["batch_size"])):
+                if options["dry_run"]:
+                    continue
+                result = create_domains(batch, template)
+                stats["created"] += len(result.created)
+                stats["existing"] += result.existing
+                now = time.monotonic()
+                if now - last_report >= 2 or int(options["verbosity"]) > 1:
+                    last_report = now
+                    self.stderr.write(f"  line {stats['lines']:,}: {stats['created']:,} created, "
+                                      f"{stats['existing']:,} existing, {stats['invalid']:,} invalid "
+                                      f"({stats['lines'] / (now - started):,.0f} lines/s)")
+        finally:
+            if rejected:
+                rejected.close()
+        elapsed = time.monotonic() - started
+        if shown < stats["invalid"]:
+            self.stderr.write(f"… {stats['invalid'] - shown:,} more invalid lines not shown"
+                              + ("" if rejected else " (use --rejected PATH to keep them all)"))
+        verb = "would be checked" if options["dry_run"] else "imported"
+        self.stdout.write(f"{path}: {stats['lines']:,} lines {verb} in {elapsed:.1f} s: {stats['created']:,} "
+                          f"domains created, {stats['existing']:,} already existed, {stats['invalid']:,} "
+                          f"invalid lines.")
+
+
+def _lines(path: str) -> Iterator[tuple[int, str]]:
+    """Numbered lines; a line that is not UTF-8 is reported as such, not a crash of the whole import."""
+    stream = sys.stdin.buffer if path == "-" else open(path, "rb")
+    try:
+        for number, raw in enumerate(stream, start=1):
+            try:
+                yield number, raw.decode("utf-8")
+            except UnicodeDecodeError:
+                yield number, "\ufffdnot UTF-8"
+    finally:
+        if stream is not sys.stdin.buffer:
+            stream.close()

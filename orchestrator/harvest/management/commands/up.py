@@ -1,0 +1,115 @@
+"""``netharvest up``: the whole stack on this machine, from deploy/Procfile, until Ctrl-C.
+
+Web, beat, a high- and a low-priority harvester worker and the indexer, as real processes on real
+queues: on the embedded default (SQLite + the filesystem broker in the data directory) or on
+PostgreSQL + Redis when NETHARVEST_DATABASE_URL / NETHARVEST_BROKER_URL are set. Ctrl-C (or SIGTERM)
+stops every process group and waits for them; nothing is left running.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import signal
+import sys
+from pathlib import Path
+
+import honcho.manager
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from honcho.environ import parse_procfile
+
+from harvester.runtime import broker_url
+
+
+class _PoliteProcessManager:
+    """SIGTERM to each process itself, not its whole group (honcho's default): a Celery or gunicorn
+    master then shuts its own children down in order, instead of seeing them killed under it and
+    hanging. SIGKILL, the last resort, still takes the whole group, so nothing is left running."""
+
+    def terminate(self, pid: int) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+
+    def kill(self, pid: int) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pid, signal.SIGKILL)
+
+
+PROCFILE = Path(__file__).resolve().parents[4] / "deploy" / "Procfile"
+ADMIN_PASSWORD_FILE = "admin-password"
+
+
+class Command(BaseCommand):
+    help = ("Start the whole netharvest stack on this machine (web, beat, high- and low-priority harvester "
+            "workers, indexer) and stop it all on Ctrl-C.")
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--bind", default=os.environ.get("NETHARVEST_BIND", "127.0.0.1:8000"),
+                            help="address of the web UI (default 127.0.0.1:8000)")
+        parser.add_argument("--only", default="", help="comma-separated process names to run (default: all)")
+        parser.add_argument("--procfile", default=str(PROCFILE), help="the Procfile to run")
+
+    def handle(self, *args: object, **options: object) -> None:
+        procfile = Path(str(options["procfile"]))
+        if not procfile.is_file():
+            raise CommandError(f"{procfile}: no such Procfile")
+        processes = parse_procfile(procfile.read_text()).processes
+        only = [name.strip() for name in str(options["only"]).split(",") if name.strip()]
+        unknown = set(only) - set(processes)
+        if unknown:
+            raise CommandError(f"unknown process(es) {', '.join(sorted(unknown))}; the Procfile has "
+                               f"{', '.join(processes)}")
+
+        call_command("migrate", verbosity=0, interactive=False)
+        login = self._ensure_admin()
+
+        env = dict(os.environ)
+        # The venv's scripts (celery, gunicorn) must be found even when the venv is not activated.
+        env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+        env.update(NETHARVEST_DATA_DIR=str(settings.DATA_DIR), NETHARVEST_BIND=str(options["bind"]),
+                   DJANGO_SETTINGS_MODULE="orchestrator.settings", PYTHONUNBUFFERED="1")
+        db = settings.DATABASES["default"]
+        self.stdout.write(
+            f"netharvest up\n"
+            f"  data directory  {settings.DATA_DIR}\n"
+            f"  database        {db['ENGINE'].rsplit('.', 1)[-1]} {db['NAME']}\n"
+            f"  broker          {broker_url()}\n"
+            f"  web UI          http://{options['bind']}/   {login}\n"
+            f"  Ctrl-C stops everything.\n"
+        )
+        self.stdout.flush()
+
+        honcho.manager.KILL_WAIT = 30  # let workers finish a warm shutdown before SIGKILL
+        manager = honcho.manager.Manager()
+        manager._procmgr = _PoliteProcessManager()
+        cwd = str(Path(__file__).resolve().parents[4])
+        for name, command in processes.items():
+            if not only or name in only:
+                manager.add_process(name, command, env=env, cwd=cwd)
+        manager.loop()
+        # Asked to stop (Ctrl-C, SIGTERM) and every process stopped cleanly: that is success.
+        clean = all(p.get("returncode") == 0 for p in manager._processes.values())
+        stopped_on_request = manager.returncode in (130, 143)
+        if stopped_on_request and clean:
+            self.stdout.write("netharvest stopped; every process shut down cleanly.")
+            sys.exit(0)
+        sys.exit(manager.returncode or 1)
+
+    def _ensure_admin(self) -> str:
+        """The first start creates an administrator and keeps its password in the data directory."""
+        users = get_user_model()
+        password_file = settings.DATA_DIR / ADMIN_PASSWORD_FILE
+        if not users.objects.filter(is_superuser=True).exists():
+            password = secrets.token_urlsafe(12)
+            users.objects.create_superuser("admin", "", password)
+            tmp = password_file.with_suffix(".tmp")
+            tmp.write_text(password + "\n")
+            os.chmod(tmp, 0o600)
+            os.replace(tmp, password_file)
+        if password_file.exists() and users.objects.filter(username="admin", is_superuser=True).exists():
+            return f"login: admin / {password_file.read_text().strip()}"
+        return "login: your administrator account"

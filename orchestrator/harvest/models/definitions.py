@@ -1,0 +1,124 @@
+"""Harvest channels and harvest definitions (selective, snapshot, continuous)."""
+
+from __future__ import annotations
+
+from django.core.exceptions import ValidationError
+from django.core.validators import MinValueValidator, RegexValidator
+from django.db import models
+from django.utils import timezone
+
+from harvester.contracts import harvest_queue
+from orchestrator.harvest import validators
+from orchestrator.harvest.models.domains import BUDGET_HELP, ExtendedField
+
+
+class HarvestChannel(models.Model):
+    """A named pool of harvesters, fed by the Celery queue ``harvest.<name>``.
+
+    Priority says which workers serve it: high-priority workers keep selective harvests from ever
+    waiting behind a broad crawl (the BnF's high/low priority harvesters).
+    """
+
+    PRIORITIES = [("high", "high"), ("low", "low")]
+
+    name = models.CharField(max_length=50, unique=True, validators=[RegexValidator(
+        r"^[a-z0-9][a-z0-9_-]*$", "lower-case letters, digits, - and _ only (it names a queue)")])
+    priority = models.CharField(max_length=4, choices=PRIORITIES)
+    comments = models.TextField(blank=True)
+    default_for = models.CharField(
+        max_length=10, blank=True, choices=[("", "-"), ("selective", "selective"), ("snapshot", "snapshot"),
+                                            ("continuous", "continuous")],
+        help_text="New definitions of this kind go to this channel unless told otherwise.")
+
+    class Meta:
+        ordering = ["-priority", "name"]
+        constraints = [models.UniqueConstraint(fields=["default_for"], condition=~models.Q(default_for=""),
+                                               name="channel_one_default_per_kind")]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.priority})"
+
+    @property
+    def queue(self) -> str:
+        return harvest_queue(self.name)
+
+
+class HarvestDefinition(models.Model):
+    """What to harvest and when. One table for the three kinds; ``clean`` enforces each kind's fields."""
+
+    SELECTIVE, SNAPSHOT, CONTINUOUS = "selective", "snapshot", "continuous"
+    KINDS = [(SELECTIVE, "selective"), (SNAPSHOT, "snapshot (broad)"), (CONTINUOUS, "continuous")]
+
+    name = models.CharField(max_length=200, unique=True)
+    kind = models.CharField(max_length=10, choices=KINDS)
+    comments = models.TextField(blank=True)
+    audience = models.CharField(max_length=100, blank=True)
+    active = models.BooleanField(default=False)
+    runs = models.PositiveIntegerField(default=0, editable=False, help_text="Runs generated so far.")
+    channel = models.ForeignKey(HarvestChannel, on_delete=models.PROTECT, related_name="definitions")
+    extended = models.JSONField(default=dict, blank=True)
+    created = models.DateTimeField(default=timezone.now, editable=False)
+    edited = models.DateTimeField(auto_now=True)
+
+    # selective
+    configurations = models.ManyToManyField("harvest.DomainConfiguration", blank=True,
+                                            related_name="harvest_definitions")
+    schedule = models.ForeignKey("harvest.Schedule", null=True, blank=True, on_delete=models.PROTECT,
+                                 related_name="definitions")
+    next_date = models.DateTimeField(null=True, blank=True, help_text="UTC. The next run; set from the "
+                                                                      "schedule, may be overridden.")
+    skipped_events = models.PositiveIntegerField(default=0, editable=False,
+                                                 help_text="Schedule events that passed while the system "
+                                                           "was down and were not run.")
+    crawler_traps = models.TextField(blank=True, help_text="This definition's own traps, one regex per line.")
+
+    # snapshot
+    max_objects = models.BigIntegerField(default=-1, help_text=f"Per domain. {BUDGET_HELP}")
+    max_bytes = models.BigIntegerField(default=-1, help_text=f"Per domain. {BUDGET_HELP}")
+    max_job_running_time_s = models.PositiveIntegerField(default=0, help_text="0 = no limit.")
+    previous = models.ForeignKey("self", null=True, blank=True, on_delete=models.PROTECT, related_name="continued_by",
+                                 help_text="Continue this earlier snapshot: only domains it did not finish.")
+
+    # continuous (adaptive revisiting, seeds 000/002): modelled now, run by a later harvester mode
+    revisit_initial_wait_s = models.PositiveIntegerField(default=24 * 3600)
+    revisit_min_wait_s = models.PositiveIntegerField(default=3600)
+    revisit_max_wait_s = models.PositiveIntegerField(default=28 * 24 * 3600)
+    revisit_changed_factor = models.FloatField(default=1.5, validators=[MinValueValidator(1.0)],
+                                               help_text="Wait divided by this when a page changed.")
+    revisit_unchanged_factor = models.FloatField(default=1.5, validators=[MinValueValidator(1.0)],
+                                                 help_text="Wait multiplied by this when it did not.")
+    revisit_strip_regexes = models.TextField(blank=True, help_text="Content matching these regexes is ignored "
+                                                                   "when deciding whether a page changed.")
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def clean(self) -> None:
+        errors: dict[str, object] = {}
+        for field in ("crawler_traps", "revisit_strip_regexes"):
+            try:
+                setattr(self, field, validators.validate_regex_lines(getattr(self, field)))
+            except ValidationError as exc:
+                errors[field] = exc.messages
+        if self.kind == self.SELECTIVE and self.active and not self.schedule_id:
+            errors["schedule"] = "an active selective harvest needs a schedule"
+        if self.kind != self.SELECTIVE and self.schedule_id:
+            errors["schedule"] = "only selective harvests run on a schedule"
+        if self.kind != self.SNAPSHOT and self.previous_id:
+            errors["previous"] = "only a snapshot harvest can continue a previous snapshot"
+        if self.previous_id and (self.previous_id == self.pk or self.previous.kind != self.SNAPSHOT):
+            errors["previous"] = "choose an earlier snapshot harvest"
+        for field in ("max_objects", "max_bytes"):
+            if getattr(self, field) < -1:
+                errors[field] = "must be -1 (unlimited) or a positive number"
+        if self.revisit_min_wait_s > self.revisit_max_wait_s:
+            errors["revisit_min_wait_s"] = "must not exceed the maximum wait"
+        try:
+            self.extended = ExtendedField.validate_values("harvest", self.extended or {})
+        except ValidationError as exc:
+            errors["extended"] = exc.messages
+        if errors:
+            raise ValidationError(errors)

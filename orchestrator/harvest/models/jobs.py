@@ -1,0 +1,139 @@
+"""Jobs, their domains, control messages and harvest history (HarvestInfo).
+
+Job status only moves forward, and every move is one conditional ``UPDATE … WHERE status = <old>``
+(:meth:`Job.transition`): of two processes racing to move a job, exactly one wins and the other
+learns it lost, so no job is ever dispatched, failed or resubmitted twice.
+"""
+
+from __future__ import annotations
+
+from django.db import models
+from django.utils import timezone
+
+from harvester.contracts import STOP_REASONS
+
+
+class JobStatus(models.TextChoices):
+    NEW = "NEW"
+    SUBMITTED = "SUBMITTED"
+    STARTED = "STARTED"
+    DONE = "DONE"
+    FAILED = "FAILED"
+    RESUBMITTED = "RESUBMITTED"
+
+
+#: The only moves a job can make. A result may overtake the STARTED message, hence SUBMITTED → DONE.
+TRANSITIONS: dict[str, frozenset[str]] = {
+    JobStatus.NEW: frozenset({JobStatus.SUBMITTED, JobStatus.FAILED}),
+    JobStatus.SUBMITTED: frozenset({JobStatus.STARTED, JobStatus.DONE, JobStatus.FAILED}),
+    JobStatus.STARTED: frozenset({JobStatus.DONE, JobStatus.FAILED}),
+    JobStatus.FAILED: frozenset({JobStatus.RESUBMITTED}),
+    JobStatus.DONE: frozenset(),
+    JobStatus.RESUBMITTED: frozenset(),
+}
+
+StopReason = models.TextChoices("StopReason", [(r, r) for r in STOP_REASONS])
+
+
+class IllegalTransition(ValueError):
+    """A status move the lifecycle does not allow (e.g. DONE → STARTED)."""
+
+
+class Job(models.Model):
+    harvest = models.ForeignKey("harvest.HarvestDefinition", on_delete=models.PROTECT, related_name="jobs")
+    harvest_run = models.PositiveIntegerField(help_text="Which run of its definition this job belongs to.")
+    channel = models.ForeignKey("harvest.HarvestChannel", on_delete=models.PROTECT, related_name="jobs")
+    status = models.CharField(max_length=12, choices=JobStatus.choices, default=JobStatus.NEW, db_index=True)
+    spec = models.JSONField(help_text="The frozen JobSpec sent to the harvester.")
+    domain_count = models.PositiveIntegerField(default=0)
+    expected_objects = models.BigIntegerField(default=0)
+    expected_bytes = models.BigIntegerField(default=0)
+    continues = models.ForeignKey("self", null=True, blank=True, on_delete=models.PROTECT,
+                                  related_name="continued_by", help_text="The failed job this one resubmits.")
+    created = models.DateTimeField(default=timezone.now, db_index=True)
+    submitted_at = models.DateTimeField(null=True, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    ended_at = models.DateTimeField(null=True, blank=True)
+    last_heartbeat = models.DateTimeField(null=True, blank=True)
+    harvester = models.CharField(max_length=200, blank=True, help_text="Host and worker that ran it.")
+    progress = models.JSONField(default=dict, blank=True, help_text="The latest Progress heartbeat.")
+    error_category = models.CharField(max_length=50, blank=True)
+    error_detail = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-id"]
+        indexes = [models.Index(fields=["harvest", "harvest_run"]), models.Index(fields=["status", "channel"])]
+
+    def __str__(self) -> str:
+        return f"job {self.pk} ({self.harvest_id} run {self.harvest_run}, {self.status})"
+
+    @classmethod
+    def transition(cls, job_id: int, old: str, new: str, **fields: object) -> bool:
+        """Move job ``job_id`` from ``old`` to ``new`` (setting ``fields`` too) if it is still ``old``.
+
+        Returns False if another process moved it first; raises IllegalTransition for a move the
+        lifecycle forbids, whoever asks.
+        """
+        if new not in TRANSITIONS[old]:
+            raise IllegalTransition(f"a job cannot go from {old} to {new}")
+        return cls.objects.filter(pk=job_id, status=old).update(status=new, **fields) == 1
+
+
+class JobDomain(models.Model):
+    """A domain configuration frozen into a job, with the budget the job gave it."""
+
+    job = models.ForeignKey(Job, on_delete=models.PROTECT, related_name="domains")
+    configuration = models.ForeignKey("harvest.DomainConfiguration", on_delete=models.PROTECT, related_name="+")
+    max_objects = models.BigIntegerField()
+    max_bytes = models.BigIntegerField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["job", "configuration"], name="jobdomain_unique")]
+
+    def __str__(self) -> str:
+        return f"job {self.job_id}: configuration {self.configuration_id}"
+
+
+class JobControl(models.Model):
+    """A control instruction to a running job, kept with who and when so it shows in the job's
+    history and survives a restart until the harvester acknowledges it."""
+
+    ACTIONS = [("stop", "stop"), ("pause", "pause"), ("resume", "resume"), ("add_trap", "add crawler trap")]
+
+    job = models.ForeignKey(Job, on_delete=models.PROTECT, related_name="controls")
+    action = models.CharField(max_length=10, choices=ACTIONS)
+    argument = models.TextField(blank=True)
+    requested_by = models.CharField(max_length=150)
+    requested_at = models.DateTimeField(default=timezone.now)
+    sent_at = models.DateTimeField(null=True, blank=True)
+    acknowledged_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["requested_at"]
+
+    def __str__(self) -> str:
+        return f"{self.action} {self.argument} on job {self.job_id} by {self.requested_by}".replace("  ", " ")
+
+
+class HarvestInfo(models.Model):
+    """What one job harvested of one domain configuration: NetarchiveSuite's harvest history, which
+    feeds size estimates and snapshot continuation."""
+
+    job = models.ForeignKey(Job, on_delete=models.PROTECT, related_name="harvest_infos")
+    harvest = models.ForeignKey("harvest.HarvestDefinition", on_delete=models.PROTECT, related_name="harvest_infos")
+    domain = models.ForeignKey("harvest.Domain", on_delete=models.PROTECT, related_name="harvest_infos")
+    configuration = models.ForeignKey("harvest.DomainConfiguration", on_delete=models.PROTECT,
+                                      related_name="harvest_infos")
+    objects_count = models.BigIntegerField(db_column="objects")
+    bytes_count = models.BigIntegerField(db_column="bytes")
+    stop_reason = models.CharField(max_length=20, choices=StopReason.choices)
+    date = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-date"]
+        verbose_name = "harvest info"
+        constraints = [models.UniqueConstraint(fields=["job", "configuration"], name="harvestinfo_unique")]
+        indexes = [models.Index(fields=["harvest", "domain"]), models.Index(fields=["configuration", "date"])]
+
+    def __str__(self) -> str:
+        return f"job {self.job_id}: {self.domain_id} {self.objects_count} objects, {self.stop_reason}"

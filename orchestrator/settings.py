@@ -1,0 +1,148 @@
+"""Django settings: the orchestrator's one source of defaults, every value overridable from the environment.
+
+Unset ``NETHARVEST_DATABASE_URL`` means the embedded SQLite database in the data directory; unset
+``NETHARVEST_BROKER_URL`` means the embedded filesystem broker there too (harvester.runtime), so a
+newcomer's machine runs the same code paths as production with nothing but Python installed.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+
+import dj_database_url
+
+from harvester.runtime import data_dir
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+DATA_DIR = data_dir()
+DATA_DIR.mkdir(parents=True, exist_ok=True)
+
+
+def _env_bool(name: str, default: bool) -> bool:
+    value = os.environ.get(name)
+    return default if value is None else value.strip().lower() in {"1", "true", "yes", "on"}
+
+
+def _secret_key() -> str:
+    """From the environment in production; otherwise made once and kept in the data directory."""
+    if os.environ.get("NETHARVEST_SECRET_KEY"):
+        return os.environ["NETHARVEST_SECRET_KEY"]
+    path = DATA_DIR / "secret_key"
+    if not path.exists():
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(secrets.token_urlsafe(50))
+        os.chmod(tmp, 0o600)
+        os.replace(tmp, path)
+    return path.read_text().strip()
+
+
+SECRET_KEY = _secret_key()
+DEBUG = _env_bool("NETHARVEST_DEBUG", False)
+ALLOWED_HOSTS = [h.strip() for h in os.environ.get("NETHARVEST_ALLOWED_HOSTS", "localhost,127.0.0.1").split(",")]
+CSRF_TRUSTED_ORIGINS = [
+    o.strip() for o in os.environ.get("NETHARVEST_CSRF_TRUSTED_ORIGINS", "").split(",") if o.strip()
+]
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django_celery_beat",
+    "orchestrator.harvest",
+    "webui",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "orchestrator.urls"
+WSGI_APPLICATION = "orchestrator.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.jinja2.Jinja2",
+        "DIRS": [BASE_DIR / "webui" / "templates"],
+        "APP_DIRS": False,
+        "OPTIONS": {"environment": "webui.jinja.environment"},
+    },
+    {
+        # The admin's own templates are Django templates.
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ]
+        },
+    },
+]
+
+_SQLITE_URL = f"sqlite:///{DATA_DIR / 'netharvest.sqlite3'}"
+DATABASES = {
+    "default": dj_database_url.parse(
+        os.environ.get("NETHARVEST_DATABASE_URL", "").strip() or _SQLITE_URL, conn_max_age=60
+    )
+}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # Several processes share the embedded database: WAL lets readers run beside one writer, and
+    # IMMEDIATE transactions take the write lock up front instead of failing half-way.
+    DATABASES["default"]["CONN_MAX_AGE"] = 0
+    DATABASES["default"]["OPTIONS"] = {
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        "transaction_mode": "IMMEDIATE",
+        "timeout": 30,
+    }
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+
+LANGUAGE_CODE = "en"
+TIME_ZONE = "UTC"
+USE_I18N = False
+USE_TZ = True
+
+STATIC_URL = "/static/"
+STATIC_ROOT = DATA_DIR / "static"
+STATIC_ROOT.mkdir(exist_ok=True)  # whitenoise serves from the app directories; this keeps it quiet
+WHITENOISE_USE_FINDERS = True
+LOGIN_URL = "/admin/login/"
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": os.environ.get("NETHARVEST_LOG_LEVEL", "INFO")},
+}
+
+# --- netharvest's own settings (orchestrator side) ---------------------------------------------
+#: Where finished WARCs, indexes and the dedup index live.
+NETHARVEST_ARCHIVE_DIR = Path(os.environ.get("NETHARVEST_ARCHIVE_DIR", DATA_DIR / "archive"))
+NETHARVEST_INDEX_DIR = Path(os.environ.get("NETHARVEST_INDEX_DIR", DATA_DIR / "index"))
+#: How often beat looks for due harvests, and how long a job may go without a heartbeat.
+NETHARVEST_SCHEDULER_INTERVAL_S = float(os.environ.get("NETHARVEST_SCHEDULER_INTERVAL_S", 30))
+NETHARVEST_HEARTBEAT_TIMEOUT_S = int(os.environ.get("NETHARVEST_HEARTBEAT_TIMEOUT_S", 15 * 60))
+NETHARVEST_SUBMITTED_TIMEOUT_S = int(os.environ.get("NETHARVEST_SUBMITTED_TIMEOUT_S", 7 * 24 * 3600))
+#: At most this many domain configurations in one job (NetarchiveSuite: configChunkSize).
+NETHARVEST_MAX_CONFIGS_PER_JOB = int(os.environ.get("NETHARVEST_MAX_CONFIGS_PER_JOB", 10000))
+#: The template a new domain's default configuration uses.
+NETHARVEST_DEFAULT_TEMPLATE = os.environ.get("NETHARVEST_DEFAULT_TEMPLATE", "default")

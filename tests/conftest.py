@@ -1,0 +1,34 @@
+"""Suite-wide fixtures. Which database and broker the suite uses is decided in tests/settings.py."""
+
+from __future__ import annotations
+
+import os
+import socket
+
+import pytest
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    from django.conf import settings
+
+    from tests.settings import BACKENDS
+
+    return [f"netharvest backends: database = {BACKENDS['database']}, broker = {BACKENDS['broker']}",
+            f"netharvest data dir: {settings.DATA_DIR}"]
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    from tests.settings import BACKENDS
+
+    terminalreporter.write_line(
+        f"netharvest backends used: database = {BACKENDS['database']}, broker = {BACKENDS['broker']}")
+
+
+def uses_postgres() -> bool:
+    return os.environ.get("NETHARVEST_DATABASE_URL", "").startswith("postgres")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]

@@ -1,0 +1,29 @@
+"""The `netharvest` console script."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+
+def netharvest(*args: str) -> subprocess.CompletedProcess:
+    exe = os.path.join(os.path.dirname(sys.executable), "netharvest")
+    return subprocess.run([exe, *args], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings"})
+
+
+def test_help_lists_netharvest_commands_for_crawl_engineers():
+    result = netharvest("--help")
+    assert result.returncode == 0
+    for command in ("up", "migrate", "import-domains", "NETHARVEST_DATABASE_URL"):
+        assert command in result.stdout
+
+
+@pytest.mark.django_db
+def test_dashed_command_names_reach_their_command(tmp_path):
+    result = netharvest("import-domains", "--help")
+    assert result.returncode == 0 and "one registrable domain or IP per line" in result.stdout
+    result = netharvest("import-domains", str(tmp_path / "missing.txt"))
+    assert result.returncode != 0 and "missing.txt: no such file" in result.stderr
+    assert "Traceback" not in result.stderr

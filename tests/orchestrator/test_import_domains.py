@@ -1,0 +1,84 @@
+"""`netharvest import-domains`: valid, invalid, duplicate and existing lines; a large file."""
+
+import io
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from orchestrator.harvest.models import ConfigurationSeedList, Domain, DomainConfiguration, SeedList
+
+pytestmark = pytest.mark.django_db
+
+
+def run(path, *args):
+    out, err = io.StringIO(), io.StringIO()
+    call_command("import_domains", str(path), *args, stdout=out, stderr=err)
+    return out.getvalue(), err.getvalue()
+
+
+def test_imports_valid_lines_and_reports_invalid_ones_by_line_number(tmp_path):
+    source = tmp_path / "domains.txt"
+    source.write_bytes(
+        "example.fr\n"
+        "# a comment\n"
+        "\n"
+        "www.example.com\n"
+        "Bücher.de\n"
+        "example.fr\n"
+        "not a domain\n".encode() + b"caf\xe9.fr\n" + b"192.0.2.1\n"
+    )
+    out, err = run(source)
+    assert sorted(Domain.objects.values_list("name", flat=True)) == ["192.0.2.1", "example.fr", "xn--bcher-kva.de"]
+    assert f"{source}:4: 'www.example.com' is a host name, not a registrable domain: the domain is example.com" in err
+    assert f"{source}:7: " in err and f"{source}:8: " in err
+    assert "3 domains created" in out and "3 invalid lines" in out
+
+
+def test_existing_domains_are_skipped_and_rerun_changes_nothing(tmp_path):
+    source = tmp_path / "d.txt"
+    source.write_text("a.dk\nb.dk\n")
+    run(source)
+    source.write_text("a.dk\nb.dk\nc.dk\n")
+    out, _ = run(source)
+    assert "1 domains created, 2 already existed" in out
+    assert Domain.objects.count() == 3
+    assert SeedList.objects.count() == 3 and DomainConfiguration.objects.count() == 3
+    assert ConfigurationSeedList.objects.count() == 3
+
+
+def test_rejected_file_keeps_every_invalid_line(tmp_path):
+    source = tmp_path / "d.txt"
+    source.write_text("".join(f"bad_{i}.dk\n" for i in range(80)) + "good.dk\n")
+    rejected = tmp_path / "rejected.txt"
+    out, err = run(source, "--rejected", str(rejected), "--show-errors", "5")
+    assert len(rejected.read_text().splitlines()) == 80
+    assert len([line for line in err.splitlines() if "bad_" in line]) == 5
+    assert "75 more invalid lines not shown" in err
+    assert Domain.objects.get().name == "good.dk"
+
+
+def test_dry_run_creates_nothing(tmp_path):
+    source = tmp_path / "d.txt"
+    source.write_text("a.dk\n")
+    out, _ = run(source, "--dry-run")
+    assert "would be checked" in out and not Domain.objects.exists()
+
+
+def test_missing_file_is_a_clear_error(tmp_path):
+    with pytest.raises(CommandError, match="no such file"):
+        run(tmp_path / "nope.txt")
+
+
+def test_large_file_in_batches(tmp_path):
+    source = tmp_path / "big.txt"
+    with source.open("w") as f:
+        for i in range(30_000):
+            f.write(f"site{i:05d}.dk\n")
+        f.write("site00001.dk\n")  # a duplicate across batches
+    out, _ = run(source, "--batch-size", "7000")
+    assert "30,000 domains created, 1 already existed" in out
+    assert Domain.objects.count() == 30_000
+    assert DomainConfiguration.objects.filter(is_default=True).count() == 30_000
+    assert ConfigurationSeedList.objects.count() == 30_000
+    sample = Domain.objects.get(name="site12345.dk")
+    assert sample.default_configuration.seedlists.get().domain_id == sample.pk

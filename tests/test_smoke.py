@@ -1,0 +1,130 @@
+"""The whole stack as a newcomer starts it: `netharvest up` as real subprocesses, then Ctrl-C.
+
+Checks that the web answers, that each worker is ready on its own queues (asked over the broker with
+Celery's remote control, not read from a log), and that after SIGINT no process of the stack is
+left running. Runs on the embedded default always, and on PostgreSQL + Redis when they answer.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import free_port
+from tests.settings import _reachable
+
+pytestmark = pytest.mark.smoke
+
+EXPECTED_QUEUES = {"high": ["harvest.focused"], "low": ["harvest.snapshot"], "indexer": ["events", "indexer"]}
+
+
+def _descendants(pid: int) -> set[int]:
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(ppid, []).append(int(entry.name))
+    found, todo = set(), [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            if child not in found:
+                found.add(child)
+                todo.append(child)
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def _worker_queues(env: dict[str, str]) -> dict[str, list[str]]:
+    """Ask the workers over the broker which queues they consume (a separate process: clean config)."""
+    script = (
+        "import json; from harvester.worker import app;"
+        "r = app.control.inspect(timeout=3).active_queues() or {};"
+        "print(json.dumps({k.split('@')[0]: sorted(q['name'] for q in v) for k, v in r.items()}))"
+    )
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=60)
+    import json
+
+    return json.loads(out.stdout.strip() or "{}")
+
+
+def _run_stack(tmp_path: Path, extra_env: dict[str, str]) -> None:
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NETHARVEST_") and k != "DJANGO_SETTINGS_MODULE"}
+    env.update(NETHARVEST_DATA_DIR=str(tmp_path / "var"), **extra_env)
+    log = (tmp_path / "up.log").open("w")
+    exe = Path(sys.executable).parent / "netharvest"
+    proc = subprocess.Popen([str(exe), "up", "--bind", f"127.0.0.1:{port}"], env=env, stdout=log,
+                            stderr=subprocess.STDOUT, cwd=tmp_path)
+    try:
+        deadline = time.monotonic() + 120
+        status = None
+        while time.monotonic() < deadline and status != 200:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/admin/login/", timeout=2) as response:
+                    status = response.status
+            except OSError:
+                time.sleep(0.5)
+        assert status == 200, (tmp_path / "up.log").read_text()[-3000:]
+        queues: dict[str, list[str]] = {}
+        while time.monotonic() < deadline and queues != EXPECTED_QUEUES:
+            queues = _worker_queues(env)
+        assert queues == EXPECTED_QUEUES, (tmp_path / "up.log").read_text()[-3000:]
+        output = (tmp_path / "up.log").read_text()
+        assert "login: admin / " in output
+        stack = _descendants(proc.pid)
+        assert len(stack) >= 5
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            raise
+        log.close()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and any(_alive(pid) for pid in stack):
+        time.sleep(0.2)
+    assert not [pid for pid in stack if _alive(pid)], "processes left running after Ctrl-C"
+    assert proc.returncode == 0, (tmp_path / "up.log").read_text()[-3000:]
+
+
+def test_stack_on_the_embedded_default(tmp_path):
+    _run_stack(tmp_path, {})
+    assert (tmp_path / "var" / "netharvest.sqlite3").exists()
+    assert (tmp_path / "var" / "broker" / "queue").is_dir()
+
+
+@pytest.mark.services
+def test_stack_on_postgresql_and_redis(tmp_path):
+    if not (_reachable("127.0.0.1", 5432) and _reachable("127.0.0.1", 6379)):
+        if os.environ.get("NETHARVEST_REQUIRE_SERVICES") == "1":
+            pytest.fail("PostgreSQL and Redis must be reachable on 127.0.0.1 here")
+        pytest.skip("PostgreSQL or Redis not reachable on 127.0.0.1")
+    import psycopg2
+
+    admin = psycopg2.connect(host="127.0.0.1", port=5432, user="postgres", dbname="postgres")
+    admin.autocommit = True
+    with admin.cursor() as cur:
+        cur.execute("DROP DATABASE IF EXISTS netharvest_smoke")
+        cur.execute("CREATE DATABASE netharvest_smoke")
+    admin.close()
+    _run_stack(tmp_path, {"NETHARVEST_DATABASE_URL": "postgres://postgres@127.0.0.1:5432/netharvest_smoke",
+                          "NETHARVEST_BROKER_URL": "redis://127.0.0.1:6379/14"})
+    assert not (tmp_path / "var" / "netharvest.sqlite3").exists()
