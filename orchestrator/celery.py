@@ -21,6 +21,9 @@ app.conf.update(
     beat_scheduler="django_celery_beat.schedulers:DatabaseScheduler",
     task_default_queue=EVENTS_QUEUE,
     task_routes={"orchestrator.index.*": {"queue": "indexer"}},
-    beat_schedule={},
+    beat_schedule={
+        "reap-jobs": {"task": "orchestrator.reap_jobs", "schedule": 60.0},
+        "submit-new-jobs": {"task": "orchestrator.submit_new_jobs", "schedule": 60.0},
+    },
 )
 app.autodiscover_tasks(["orchestrator.harvest"], related_name="tasks")

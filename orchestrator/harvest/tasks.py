@@ -1,1 +1,42 @@
-"""Celery tasks of the orchestrator (queue ``events``): result intake and scheduling land here."""
+"""The orchestrator's Celery tasks. Harvesters address the ``record_*`` tasks by name only
+(harvester.contracts), so the harvester never imports this module."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from celery import shared_task
+
+from harvester.contracts import PROGRESS_TASK, RESULT_TASK, STARTED_TASK
+from orchestrator.harvest import dispatch, intake, reaper
+
+log = logging.getLogger(__name__)
+
+
+@shared_task(name=STARTED_TASK, ignore_result=True)
+def record_started(job_id: int, harvester: str = "") -> None:
+    intake.record_started(job_id, harvester)
+
+
+@shared_task(name=PROGRESS_TASK, ignore_result=True)
+def record_progress(progress: dict[str, Any]) -> None:
+    intake.record_progress(progress)
+
+
+@shared_task(name=RESULT_TASK, ignore_result=True)
+def record_result(result: dict[str, Any]) -> None:
+    try:
+        intake.record_result(result)
+    except intake.IntakeError:
+        pass  # logged with its reason by intake; a bad report must not be retried forever
+
+
+@shared_task(name="orchestrator.reap_jobs", ignore_result=True)
+def reap_jobs() -> None:
+    reaper.reap()
+
+
+@shared_task(name="orchestrator.submit_new_jobs", ignore_result=True)
+def submit_new_jobs() -> None:
+    dispatch.submit_new_jobs()

@@ -7,7 +7,8 @@ from django.core.management import CommandError, call_command
 
 from orchestrator.harvest.models import ConfigurationSeedList, Domain, DomainConfiguration, SeedList
 
-pytestmark = pytest.mark.django_db
+# The import writes from worker threads on their own connections, so these tests commit for real.
+pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
 
 
 def run(path, *args):

@@ -10,12 +10,15 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
 
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import connection, transaction
 
-from orchestrator.harvest.domains import batched, create_domains, default_template
+from orchestrator.harvest.domains import CreateResult, batched, create_domains, default_template
+from orchestrator.harvest.models import CrawlTemplate
 from orchestrator.harvest.validators import normalize_domain_name
 
 
@@ -32,6 +35,8 @@ class Command(BaseCommand):
         parser.add_argument("--rejected", metavar="PATH",
                             help="also write every invalid line as FILE:LINE: reason to PATH")
         parser.add_argument("--dry-run", action="store_true", help="validate only; create nothing")
+        parser.add_argument("--parallel", type=int, default=2,
+                            help="batches written at once, each on its own database connection (2)")
 
     def handle(self, *args: object, **options: object) -> None:
         path = str(options["file"])
@@ -62,19 +67,41 @@ class Command(BaseCommand):
                     if rejected:
                         rejected.write(message + "\n")
 
+        def account(result: CreateResult) -> None:
+            nonlocal last_report
+            stats["created"] += len(result.created)
+            stats["existing"] += result.existing
+            now = time.monotonic()
+            if now - last_report >= 2 or int(options["verbosity"]) > 1:
+                last_report = now
+                self.stderr.write(f"  line {stats['lines']:,}: {stats['created']:,} created, "
+                                  f"{stats['existing']:,} existing, {stats['invalid']:,} invalid "
+                                  f"({stats['lines'] / (now - started):,.0f} lines/s)")
+
+        # Validation (Python) overlaps with inserts (the database), and up to --parallel batches are
+        # written at once on their own connections, so both cores work. At most 2 × parallel batches
+        # are in memory whatever the file's size.
+        parallel = max(1, int(options["parallel"]))
+        if connection.vendor == "sqlite":
+            parallel = 1  # one writer at a time is all SQLite allows
         try:
-            for batch in batched(valid_names(), int(options["batch_size"])):
-                if options["dry_run"]:
-                    continue
-                result = create_domains(batch, template)
-                stats["created"] += len(result.created)
-                stats["existing"] += result.existing
-                now = time.monotonic()
-                if now - last_report >= 2 or int(options["verbosity"]) > 1:
-                    last_report = now
-                    self.stderr.write(f"  line {stats['lines']:,}: {stats['created']:,} created, "
-                                      f"{stats['existing']:,} existing, {stats['invalid']:,} invalid "
-                                      f"({stats['lines'] / (now - started):,.0f} lines/s)")
+            if parallel == 1:
+                for batch in batched(valid_names(), int(options["batch_size"])):
+                    if not options["dry_run"]:
+                        account(_write_batch(batch, template, own_connection=False))
+            else:
+                with ThreadPoolExecutor(max_workers=parallel) as pool:
+                    pending: set[Future[CreateResult]] = set()
+                    for batch in batched(valid_names(), int(options["batch_size"])):
+                        if options["dry_run"]:
+                            continue
+                        pending.add(pool.submit(_write_batch, batch, template))
+                        if len(pending) >= 2 * parallel:
+                            done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                            for future in done:
+                                account(future.result())
+                    for future in pending:
+                        account(future.result())
         finally:
             if rejected:
                 rejected.close()
@@ -86,6 +113,24 @@ class Command(BaseCommand):
         self.stdout.write(f"{path}: {stats['lines']:,} lines {verb} in {elapsed:.1f} s: {stats['created']:,} "
                           f"domains created, {stats['existing']:,} already existed, {stats['invalid']:,} "
                           f"invalid lines.")
+
+
+def _write_batch(names: list[str], template: CrawlTemplate, own_connection: bool = True) -> CreateResult:
+    """One batch in one transaction, on this thread's own connection.
+
+    Commits need not wait for the disk (synchronous_commit off): a crash can lose only the last
+    batches, never corrupt anything, and re-running the import finishes them, since existing domains
+    are skipped.
+    """
+    try:
+        with transaction.atomic():
+            if connection.vendor == "postgresql":
+                with connection.cursor() as cur:
+                    cur.execute("SET LOCAL synchronous_commit = off")
+            return create_domains(names, template)
+    finally:
+        if own_connection:
+            connection.close()  # a worker thread's connection ends with its batch
 
 
 def _lines(path: str) -> Iterator[tuple[int, str]]:

@@ -1,0 +1,143 @@
+"""Result intake: what harvesters report (started, progress, JobResult) into the database.
+
+A JobResult is all-or-nothing: validated against the contract and against the job it names, then
+written in one transaction (job status and times, HarvestInfo rows in bulk, ArchiveFile rows). A
+malformed, unknown or duplicate result is logged and leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
+
+from harvester.contracts import ContractError, JobResult, Progress
+from orchestrator.harvest.models import ArchiveFile, HarvestDefinition, HarvestInfo, Job, JobDomain, JobStatus
+
+log = logging.getLogger(__name__)
+
+
+class IntakeError(Exception):
+    """A report that cannot be recorded; nothing of it was written."""
+
+
+def record_started(job_id: int, harvester: str) -> bool:
+    now = timezone.now()
+    moved = Job.transition(job_id, JobStatus.SUBMITTED, JobStatus.STARTED, started_at=now, last_heartbeat=now,
+                           harvester=harvester[:200])
+    if not moved:
+        log.warning("job %s reported started by %s but is not SUBMITTED; ignored", job_id, harvester)
+    return moved
+
+
+def record_progress(data: Any) -> bool:
+    """Store the latest heartbeat; a heartbeat of a job still SUBMITTED also marks it STARTED (its
+    started message was lost or overtaken)."""
+    try:
+        progress = Progress.from_dict(data)
+    except ContractError as exc:
+        log.error("rejected a malformed progress message: %s", exc)
+        return False
+    now = timezone.now()
+    Job.transition(progress.job_id, JobStatus.SUBMITTED, JobStatus.STARTED, started_at=now)
+    updated = Job.objects.filter(pk=progress.job_id, status=JobStatus.STARTED).update(
+        progress=progress.to_dict(), last_heartbeat=now)
+    if not updated:
+        log.warning("progress for job %s, which is not running; ignored", progress.job_id)
+    return bool(updated)
+
+
+def record_result(data: Any) -> Job:
+    """Record a JobResult. Raises IntakeError (after logging it) if anything about it is wrong."""
+    try:
+        result = JobResult.from_dict(data)
+    except ContractError as exc:
+        log.error("rejected a malformed JobResult: %s", exc)
+        raise IntakeError(f"malformed JobResult: {exc}") from None
+    try:
+        return _record(result)
+    except IntakeError as exc:
+        log.error("rejected the JobResult of job %s: %s", result.job_id, exc)
+        raise
+
+
+def _record(result: JobResult) -> Job:
+    job = Job.objects.select_related("harvest").filter(pk=result.job_id).first()
+    if job is None:
+        raise IntakeError(f"job {result.job_id} does not exist")
+    if job.status not in (JobStatus.SUBMITTED, JobStatus.STARTED):
+        raise IntakeError(f"job {job.pk} is {job.status}; a result is only taken for a submitted or started job "
+                          "(a duplicate delivery?)")
+    frozen = {
+        (d.configuration.domain.name, d.configuration.name): d
+        for d in JobDomain.objects.filter(job=job).select_related("configuration__domain")
+    }
+    infos = []
+    for domain in result.domains:
+        entry = frozen.get((domain.name, domain.configuration))
+        if entry is None:
+            raise IntakeError(
+                f"domain {domain.name} (configuration {domain.configuration}) is not part of job {job.pk}")
+        infos.append(HarvestInfo(
+            job=job, harvest_id=job.harvest_id, domain_id=entry.configuration.domain_id,
+            configuration_id=entry.configuration_id, objects_count=domain.objects, bytes_count=domain.bytes,
+            stop_reason=config_stop_reason(domain.stop_reason, job.harvest, entry), date=timezone.now(),
+        ))
+    names = [f.name for f in result.files]
+    taken = list(ArchiveFile.objects.filter(name__in=names).exclude(job=job).values_list("name", flat=True)[:5])
+    if taken:
+        raise IntakeError(f"file name(s) already in the archive from another job: {', '.join(taken)}")
+    if len(set(names)) != len(names):
+        raise IntakeError("the result lists a file twice")
+    with transaction.atomic():
+        moved = False
+        for old in (JobStatus.STARTED, JobStatus.SUBMITTED):
+            moved = Job.transition(
+                job.pk, old, result.status, ended_at=_when(result.ended), error_category=result.error_category[:50],
+                error_detail=result.error_detail, **({"started_at": _when(result.started)} if result.started else {}),
+            )
+            if moved:
+                break
+        if not moved:
+            raise IntakeError(f"job {job.pk} changed state while its result was being recorded")
+        HarvestInfo.objects.bulk_create(infos, batch_size=5000)
+        ArchiveFile.objects.bulk_create(
+            [ArchiveFile(name=f.name, kind=f.kind, job=job, harvest_id=job.harvest_id, size=f.size, sha256="",
+                         harvester_sha256=f.sha256, spool_path=f.path) for f in result.files],
+            batch_size=5000,
+        )
+    job.refresh_from_db()
+    log.info("job %s %s: %d domains, %d files", job.pk, job.status, len(infos), len(names))
+    return job
+
+
+def config_stop_reason(reason: str, definition: HarvestDefinition, frozen: JobDomain) -> str:
+    """Say whether a limit was the harvest's or the configuration's own, as NetarchiveSuite does.
+
+    The limit a job gave a domain is the smaller of the definition's (snapshot harvests only) and the
+    configuration's. When the configuration's was strictly smaller, it was the binding one, and the
+    domain is reported as CONFIG_OBJECT_LIMIT / CONFIG_SIZE_LIMIT: a later continuation only retries it
+    if someone raised that configuration's limit.
+    """
+    pairs = {"OBJECT_LIMIT": ("max_objects", "CONFIG_OBJECT_LIMIT"), "SIZE_LIMIT": ("max_bytes", "CONFIG_SIZE_LIMIT")}
+    if reason not in pairs:
+        return reason
+    field, config_reason = pairs[reason]
+    harvest_limit = getattr(definition, field) if definition.kind == HarvestDefinition.SNAPSHOT else -1
+    config_limit = getattr(frozen, field)
+    if config_limit != -1 and (harvest_limit == -1 or config_limit < harvest_limit):
+        return config_reason
+    return reason
+
+
+def _when(value: str | None) -> datetime:
+    if not value:
+        return timezone.now()
+    parsed = parse_datetime(value)
+    if parsed is None:
+        raise IntakeError(f"not an ISO 8601 time: {value!r}")
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)

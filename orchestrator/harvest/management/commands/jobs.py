@@ -1,0 +1,143 @@
+"""``netharvest jobs list|show|resubmit|stop``: the crawl engineer's view of jobs and control over them."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.utils.dateparse import parse_datetime
+
+from orchestrator.harvest import dispatch
+from orchestrator.harvest.models import Job, JobStatus
+from orchestrator.harvest.tables import filesize, render
+
+
+class Command(BaseCommand):
+    help = "List, show, resubmit and stop harvest jobs. Times are UTC."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        sub = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+        lister = sub.add_parser("list", help="jobs, newest first")
+        lister.add_argument("--status", choices=[s.value for s in JobStatus], help="only jobs in this state")
+        lister.add_argument("--harvest", help="only jobs of this harvest definition (name)")
+        lister.add_argument("--since", help="only jobs created at or after this UTC time (YYYY-MM-DD[THH:MM])")
+        lister.add_argument("--limit", type=int, default=50)
+        show = sub.add_parser("show", help="one job: status, times, progress, domains, files, controls")
+        show.add_argument("job", type=int)
+        show.add_argument("--spec", action="store_true", help="also print the frozen JobSpec (JSON)")
+        resubmit = sub.add_parser("resubmit", help="continue a FAILED job as a new job")
+        resubmit.add_argument("job", type=int)
+        stop = sub.add_parser("stop", help="ask a running job to stop (it writes its files and reports)")
+        stop.add_argument("job", type=int)
+        for name, text in (("pause", "pause a running job"), ("resume", "resume a paused job")):
+            sub.add_parser(name, help=text).add_argument("job", type=int)
+        trap = sub.add_parser("add-trap", help="add a crawler-trap regex to a running job")
+        trap.add_argument("job", type=int)
+        trap.add_argument("regex")
+
+    def handle(self, *args: object, action: str, **options: object) -> None:
+        handler = getattr(self, f"do_{action.replace('-', '_')}")
+        try:
+            handler(**options)
+        except dispatch.DispatchError as exc:
+            raise CommandError(str(exc)) from None
+
+    def _job(self, job_id: int) -> Job:
+        job = Job.objects.select_related("harvest", "channel").filter(pk=job_id).first()
+        if job is None:
+            raise CommandError(f"no job {job_id} (netharvest jobs list shows the jobs there are)")
+        return job
+
+    def do_list(self, status: str | None, harvest: str | None, since: str | None, limit: int, **_: object) -> None:
+        jobs = Job.objects.select_related("harvest", "channel").order_by("-id")
+        if status:
+            jobs = jobs.filter(status=status)
+        if harvest:
+            jobs = jobs.filter(harvest__name=harvest)
+        if since:
+            jobs = jobs.filter(created__gte=_parse_time(since))
+        rows = [(j.pk, j.harvest.name, j.harvest_run, j.channel.name, j.status, j.domain_count, j.created,
+                 j.ended_at) for j in jobs[:limit]]
+        self.stdout.write(render(["id", "harvest", "run", "channel", "status", "domains", "created (UTC)",
+                                  "ended (UTC)"], rows))
+
+    def do_show(self, job: int, spec: bool, **_: object) -> None:
+        j = self._job(job)
+        p = j.progress or {}
+        lines = [
+            f"job {j.pk}: {j.harvest.name} run {j.harvest_run}, channel {j.channel.name}, {j.status}",
+            f"  created {j.created:%Y-%m-%d %H:%M:%S}  submitted {_t(j.submitted_at)}  started {_t(j.started_at)}  "
+            f"ended {_t(j.ended_at)}  (UTC)",
+            f"  harvester {j.harvester or '-'}  last heartbeat {_t(j.last_heartbeat)}",
+            f"  domains {j.domain_count}  expected {j.expected_objects} objects, {filesize(j.expected_bytes)}",
+        ]
+        if j.continues_id:
+            lines.append(f"  continues job {j.continues_id}")
+        if p:
+            lines.append(f"  progress: {p.get('uris_done', 0)} URIs done, {p.get('uris_queued', 0)} queued, "
+                         f"{p.get('uris_failed', 0)} failed, {filesize(p.get('bytes', 0))}, "
+                         f"{p.get('uri_rate', 0):.1f} URI/s, {p.get('kb_rate', 0):.1f} KB/s")
+        if j.error_category:
+            lines.append(f"  error: {j.error_category}: {j.error_detail}")
+        self.stdout.write("\n".join(lines))
+        infos = j.harvest_infos.select_related("domain", "configuration").order_by("domain__name")[:200]
+        if infos:
+            self.stdout.write("\n" + render(["domain", "configuration", "objects", "bytes", "stop reason"], [
+                (i.domain.name, i.configuration.name, i.objects_count, filesize(i.bytes_count), i.stop_reason)
+                for i in infos]))
+        files = j.files.order_by("name")
+        if files:
+            self.stdout.write("\n" + render(["file", "size", "index state"],
+                                            [(f.name, filesize(f.size), f.index_state) for f in files]))
+        controls = j.controls.all()
+        if controls:
+            self.stdout.write("\n" + render(["requested (UTC)", "by", "action", "argument", "acknowledged"], [
+                (c.requested_at, c.requested_by, c.action, c.argument, c.acknowledged_at) for c in controls]))
+        if spec:
+            self.stdout.write("\n" + json.dumps(j.spec, indent=2))
+
+    def do_resubmit(self, job: int, **_: object) -> None:
+        new = dispatch.resubmit(self._job(job), requested_by=_who())
+        self.stdout.write(f"job {job} resubmitted as job {new.pk} ({new.status})")
+
+    def _control(self, job: int, action: str, argument: str = "") -> None:
+        dispatch.send_control(self._job(job), action, argument, requested_by=_who())
+        self.stdout.write(f"sent {action} {argument} to job {job}".replace("  ", " "))
+
+    def do_stop(self, job: int, **_: object) -> None:
+        self._control(job, "stop")
+
+    def do_pause(self, job: int, **_: object) -> None:
+        self._control(job, "pause")
+
+    def do_resume(self, job: int, **_: object) -> None:
+        self._control(job, "resume")
+
+    def do_add_trap(self, job: int, regex: str, **_: object) -> None:
+        from harvester.contracts import ContractError, validate_regex
+
+        try:
+            validate_regex(regex, "regex")
+        except ContractError as exc:
+            raise CommandError(str(exc)) from None
+        self._control(job, "add_trap", regex)
+
+
+def _t(value: datetime | None) -> str:
+    return value.strftime("%Y-%m-%d %H:%M:%S") if value else "-"
+
+
+def _parse_time(text: str) -> datetime:
+    from datetime import UTC
+
+    value = parse_datetime(text) or parse_datetime(f"{text}T00:00")
+    if value is None:
+        raise CommandError(f"{text!r} is not a time; write YYYY-MM-DD or YYYY-MM-DDTHH:MM (UTC)")
+    return value if value.tzinfo else value.replace(tzinfo=UTC)
+
+
+def _who() -> str:
+    import getpass
+
+    return f"cli:{getpass.getuser()}"
