@@ -1,0 +1,101 @@
+"""Selective work never waits behind broad crawls: real broker, real worker processes.
+
+1,000 snapshot jobs are queued on the low-priority channel and the only low-priority worker is busy
+with the first of them; a selective job submitted then must be started and finished by the
+high-priority worker while the snapshot jobs are still waiting. The harvesters are the stand-in
+(tests/standin_harvester.py), which speaks the real contract; the orchestrator's own Celery worker
+records what they report into the test database.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from django.db import connection
+
+from orchestrator.celery import app
+from orchestrator.harvest import dispatch
+from orchestrator.harvest.models import Job, JobDomain
+from tests.orchestrator import factories
+
+pytestmark = [pytest.mark.django_db(transaction=True, serialized_rollback=True), pytest.mark.slow]
+
+
+def _worker(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen:
+    celery = str(Path(sys.executable).parent / "celery")
+    return subprocess.Popen([celery, *args, "--without-gossip", "--without-mingle", "--loglevel", "INFO"],
+                            env=env, stdout=log.open("w"), stderr=subprocess.STDOUT)
+
+
+def _wait_for(predicate, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.25)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def test_selective_job_overtakes_a_thousand_queued_snapshot_jobs(tmp_path):
+    if connection.vendor != "postgresql" or not app.conf.broker_url.startswith("redis"):
+        pytest.skip("needs the real PostgreSQL and Redis")
+    with app.connection_for_write() as conn:
+        for queue in ("harvest.snapshot", "harvest.focused", "events"):
+            conn.default_channel.queue_purge(queue)
+
+    snapshot = factories.snapshot_definition()
+    selective = factories.selective_definition()
+    template_job = factories.job(snapshot, domains=["broad.dk"])
+    frozen = JobDomain.objects.get(job=template_job)
+    low_jobs = Job.objects.bulk_create(
+        Job(harvest=snapshot, harvest_run=1, channel=snapshot.channel, spec={}, domain_count=1) for _ in range(999))
+    for job in low_jobs:
+        job.spec = {**template_job.spec, "job_id": job.pk}
+    Job.objects.bulk_update(low_jobs, ["spec"], batch_size=500)
+    JobDomain.objects.bulk_create(JobDomain(job=j, configuration_id=frozen.configuration_id, max_objects=-1,
+                                            max_bytes=-1) for j in low_jobs)
+    low_ids = [template_job.pk, *(j.pk for j in low_jobs)]
+
+    s = connection.settings_dict
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "orchestrator.settings",
+           "NETHARVEST_DATABASE_URL": f"postgres://{s['USER']}@{s['HOST']}:{s['PORT']}/{s['NAME']}",
+           "NETHARVEST_DATA_DIR": str(tmp_path)}
+    workers = [
+        _worker(["-A", "orchestrator", "worker", "-Q", "events", "-c", "2", "-n", "events@%h"], env,
+                tmp_path / "events.log"),
+        _worker(["-A", "tests.standin_harvester", "worker", "-Q", "harvest.snapshot", "-c", "1", "-n", "low@%h"],
+                {**env, "STANDIN_JOB_SECONDS": "600"}, tmp_path / "low.log"),
+        _worker(["-A", "tests.standin_harvester", "worker", "-Q", "harvest.focused", "-c", "1", "-n", "high@%h"],
+                {**env, "STANDIN_JOB_SECONDS": "1"}, tmp_path / "high.log"),
+    ]
+    try:
+        assert dispatch.submit_jobs(low_ids) == 1000
+        _wait_for(lambda: Job.objects.filter(pk__in=low_ids, status="STARTED").exists(), 90,
+                  "the low-priority worker to start a snapshot job")
+
+        selective_job = factories.job(selective, domains=["news.dk"])
+        assert dispatch.submit_jobs([selective_job.pk]) == 1
+        _wait_for(lambda: Job.objects.get(pk=selective_job.pk).status == "DONE", 60,
+                  "the selective job to be done by the high-priority worker")
+
+        selective_job.refresh_from_db()
+        assert selective_job.harvester.startswith("standin@")
+        assert selective_job.harvest_infos.get().stop_reason == "DOWNLOAD_COMPLETE"
+        statuses = list(Job.objects.filter(pk__in=low_ids).values_list("status", flat=True))
+        assert statuses.count("STARTED") == 1 and statuses.count("SUBMITTED") == 999
+    finally:
+        for worker in workers:
+            worker.terminate()
+        for worker in workers:
+            try:
+                worker.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                worker.kill()
+        with app.connection_for_write() as conn:
+            for queue in ("harvest.snapshot", "harvest.focused", "events"):
+                conn.default_channel.queue_purge(queue)
