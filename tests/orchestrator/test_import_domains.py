@@ -4,6 +4,7 @@ import io
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.db import connection
 
 from orchestrator.harvest.models import ConfigurationSeedList, Domain, DomainConfiguration, SeedList
 
@@ -83,3 +84,12 @@ def test_large_file_in_batches(tmp_path):
     assert ConfigurationSeedList.objects.count() == 30_000
     sample = Domain.objects.get(name="site12345.dk")
     assert sample.default_configuration.seedlists.get().domain_id == sample.pk
+    # Every link points where it should, even where the bulk path skipped the foreign-key triggers.
+    with connection.cursor() as cur:
+        cur.execute("""
+            SELECT count(*) FROM harvest_domainconfiguration_seedlists l
+            JOIN harvest_domainconfiguration c ON c.id = l.configuration_id
+            JOIN harvest_seedlist s ON s.id = l.seedlist_id
+            JOIN harvest_domain d ON d.id = c.domain_id AND d.id = s.domain_id
+            JOIN harvest_crawltemplate t ON t.id = c.template_id""")
+        assert cur.fetchone()[0] == 30_000
