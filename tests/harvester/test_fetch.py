@@ -68,7 +68,18 @@ SLOW_HEAD = b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 100
 NOT_MODIFIED = b'HTTP/1.1 304 Not Modified\r\nETag: "v1"\r\n\r\n'
 CACHED = b'HTTP/1.1 200 OK\r\nETag: "v1"\r\nContent-Type: text/plain\r\nContent-Length: 6\r\n\r\ncached'
 
-STATIC = {"/ok": OK, "/chunked": CHUNKED, "/gzip": GZIP, "/gzip-chunked": GZIP_CHUNKED,
+ODD = {
+    "/noreason": b"HTTP/1.1 200\r\nContent-Length: 2\r\n\r\nok",
+    "/lf": b"HTTP/1.1 200 OK\nContent-Type: text/plain\nX-Folded: a\n b\nContent-Length: 2\n\nok",
+    "/extra": b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokEXTRA BYTES NOT PART OF THE MESSAGE",
+    "/garbage": b"SSH-2.0-OpenSSH_9.0\r\n\r\n",
+    "/empty": b"",
+    "/hints": (b"HTTP/1.1 103 Early Hints\r\nLink: </s.css>; rel=preload\r\n\r\n"
+               b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"),
+    "/nocontent": b"HTTP/1.1 204 No Content\r\nContent-Length: 0\r\n\r\n",
+}
+
+STATIC = {**ODD, "/ok": OK, "/chunked": CHUNKED, "/gzip": GZIP, "/gzip-chunked": GZIP_CHUNKED,
           "/dup1": DUP, "/dup2": DUP, "/nolength": NOLENGTH, "/redirect": REDIRECT,
           "/midbody": MIDBODY, "/brokenchunk": BROKEN_CHUNK, "/bomb": BOMB_RESP}
 
@@ -125,9 +136,41 @@ class RawServer(socketserver.ThreadingTCPServer):
     daemon_threads = True
     allow_reuse_address = True
 
-    def __init__(self) -> None:
+    def __init__(self, tls: Any = None) -> None:
         super().__init__(("127.0.0.1", 0), RawHandler)
         self.received: dict[str, bytes] = {}
+        self.tls = tls
+
+    def get_request(self):
+        sock, addr = super().get_request()
+        if self.tls is not None:
+            sock = self.tls.wrap_socket(sock, server_side=True)
+        return sock, addr
+
+
+def self_signed_context(tmp: Path):
+    """A server TLS context with a throwaway self-signed certificate (crawlers do not verify)."""
+    import datetime as dt
+    import ssl
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
+    now = dt.datetime.now(dt.UTC)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+            .serial_number(x509.random_serial_number()).not_valid_before(now - dt.timedelta(days=1))
+            .not_valid_after(now + dt.timedelta(days=1)).sign(key, hashes.SHA256()))
+    (tmp / "cert.pem").write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    (tmp / "key.pem").write_bytes(key.private_bytes(serialization.Encoding.PEM,
+                                                    serialization.PrivateFormat.PKCS8,
+                                                    serialization.NoEncryption()))
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(tmp / "cert.pem", tmp / "key.pem")
+    return ctx
 
 
 @pytest.fixture(scope="module")
@@ -185,6 +228,7 @@ def _run_crawl(config_path: str) -> None:  # pragma: no cover - runs in the chil
                       "domain": item.get("domain", "127.0.0.1"), "seed": item.get("seed", True)}
                 meta = {"nh": nh, **item.get("meta", {})}
                 request = scrapy.Request(item["url"], meta=meta, dont_filter=True,
+                                         method=item.get("method", "GET"), body=item.get("body"),
                                          callback=self.parse, errback=self.failed)
                 if item.get("reject"):
                     self.crawler.signals.send_catch_log(uri_rejected, request=request,
@@ -485,6 +529,45 @@ def test_in_job_duplicate_refers_to_first_capture(server, tmp_path):
     assert rv["headers"]["WARC-Refers-To-Target-URI"] == base + "/dup1"
     stats = result["domain_stats"]
     assert stats["revisits"] == 1 and stats["bytes_saved"] == len(DUP)
+
+
+def test_odd_responses(server, tmp_path):
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    urls = [{"url": base + p, "meta": {"dont_retry": True}} for p in ODD]
+    urls.append({"url": base + "/ok", "meta": {"dont_retry": True}, "method": "POST", "body": "a=1&b=2"})
+    result = crawl(tmp_path, urls, NH_DEDUP=False)
+    recs = all_records(result)
+    assert by_uri(recs, base + "/noreason", "response")["block"] == ODD["/noreason"]
+    assert by_uri(recs, base + "/lf", "response")["block"] == ODD["/lf"]
+    extra = by_uri(recs, base + "/extra", "response")["block"]
+    assert extra == b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"  # bytes past the message: not it
+    # An interim 1xx head is not archived: the record is the final response, as replay tools need.
+    assert by_uri(recs, base + "/hints", "response")["block"].startswith(b"HTTP/1.1 200 OK")
+    assert by_uri(recs, base + "/nocontent", "response")["block"] == ODD["/nocontent"]
+    post = by_uri(recs, base + "/ok", "request")["block"]
+    assert post.startswith(b"POST /ok HTTP/1.1\r\n") and post.endswith(b"\r\n\r\na=1&b=2")
+    assert b"Content-Length: 7\r\n" in post
+    log = crawl_log(tmp_path)
+    assert log[base + "/garbage"]["status"] == "   -3"
+    assert log[base + "/empty"]["status"] == "   -3"
+    assert log[base + "/noreason"]["mime"] == "no-type"
+    assert result["bodies"][base + "/lf"] == hashlib.sha1(b"ok").hexdigest()
+
+
+def test_https_is_fetched_and_archived_verbatim(tmp_path):
+    srv = RawServer(tls=self_signed_context(tmp_path))
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        base = f"https://127.0.0.1:{srv.server_address[1]}"
+        result = crawl(tmp_path, [{"url": base + "/ok"}, {"url": base + "/chunked"}])
+        recs = all_records(result)
+        assert by_uri(recs, base + "/ok", "response")["block"] == OK
+        assert by_uri(recs, base + "/chunked", "response")["block"] == CHUNKED
+        assert by_uri(recs, base + "/ok", "request")["block"] == srv.received["/ok"]
+        assert crawl_log(tmp_path)[base + "/ok"]["status"] == "  200"
+    finally:
+        srv.shutdown()
+        srv.server_close()
 
 
 if __name__ == "__main__":  # pragma: no cover
