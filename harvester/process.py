@@ -31,6 +31,7 @@ import logging
 import os
 import signal
 import socket
+import subprocess
 import sys
 import threading
 import traceback
@@ -219,6 +220,21 @@ def run(job_dir: Path, control_stdin: bool = False, archive: bool = True) -> int
     job.frontier.close()
     write_json_atomic(job_dir / RESULT_FILE, result.to_dict())
     return EXIT_OK
+
+
+def start_child(job_dir: Path, control: bool = True) -> subprocess.Popen[bytes]:
+    """The crawl child on ``job_dir``; its stdout/stderr go to the job's engine log."""
+    (job_dir / "logs").mkdir(parents=True, exist_ok=True)
+    out = open(job_dir / "logs" / "process.out", "ab")
+    try:
+        args = [sys.executable, "-m", "harvester.process", str(job_dir)]
+        if control:
+            args.append("--control-stdin")
+        return subprocess.Popen(args, stdin=subprocess.PIPE if control else subprocess.DEVNULL,
+                                stdout=out, stderr=subprocess.STDOUT, close_fds=True,
+                                env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    finally:
+        out.close()
 
 
 def main(argv: list[str] | None = None) -> int:

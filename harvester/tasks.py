@@ -29,12 +29,10 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import shutil
 import signal
 import socket
 import subprocess
-import sys
 import time
 from pathlib import Path
 from queue import Empty
@@ -60,6 +58,7 @@ from harvester.process import (
     RESULT_FILE,
     failed_result,
     now_iso,
+    start_child,
     write_json_atomic,
 )
 from harvester.runtime import spool_dir
@@ -111,21 +110,6 @@ def prepare_job_dir(spec: JobSpec, root: Path | None = None) -> Path:
             shutil.copy2(previous, state)
     write_json_atomic(job_dir / JOBSPEC_FILE, spec.to_dict())
     return job_dir
-
-
-def start_child(job_dir: Path, control: bool = True) -> subprocess.Popen[bytes]:
-    """The crawl child on ``job_dir``; its stdout/stderr go to the job's engine log."""
-    (job_dir / "logs").mkdir(parents=True, exist_ok=True)
-    out = open(job_dir / "logs" / "process.out", "ab")  # noqa: SIM115 - handed to the child
-    try:
-        args = [sys.executable, "-m", "harvester.process", str(job_dir)]
-        if control:
-            args.append("--control-stdin")
-        return subprocess.Popen(args, stdin=subprocess.PIPE if control else subprocess.DEVNULL,
-                                stdout=out, stderr=subprocess.STDOUT, close_fds=True,
-                                env={**os.environ, "PYTHONUNBUFFERED": "1"})
-    finally:
-        out.close()
 
 
 class _ProgressRelay:
