@@ -5,8 +5,9 @@ enforcer as ``groupMaxFetchSuccesses`` / ``groupMaxAllKb``: once a domain has us
 remaining URIs are let go with ``-5003`` (``Q:…`` annotation) and the domain's stop reason says why.
 Charges come from what was really archived (``harvester.signals.uri_archived``), so objects and
 bytes in the JobResult match the WARCs. Objects are reserved when a URI is *issued*, so parallel
-fetches cannot overshoot the object limit. Prerequisites (robots.txt, ``P``) are charged but never
-refused: a host must be allowed to tell its rules.
+fetches cannot overshoot the object limit (a URI that would fit only if one in flight fails waits
+for them). Prerequisites (robots.txt, ``P``) are charged but never refused: a host must be allowed
+to tell its rules.
 
 Stop reasons (ARCHITECTURE.md, "Formats"): ``OBJECT_LIMIT`` / ``SIZE_LIMIT`` when that budget was
 reached; else ``TIME_LIMIT`` when the job's time limit stopped the crawl with the domain's URIs
@@ -23,6 +24,8 @@ from harvester.contracts import DomainResult, DomainSpec
 
 QUOTA_OBJECTS_ANNOTATION = "Q:groupMaxFetchSuccesses"
 QUOTA_BYTES_ANNOTATION = "Q:groupMaxAllKb"
+#: try_issue's answer when only URIs still in flight fill the object budget.
+WAIT = "WAIT"
 
 
 @dataclass
@@ -37,10 +40,10 @@ class DomainBudget:
     limit: str = ""  # "OBJECT_LIMIT" | "SIZE_LIMIT" once reached
 
     def exhausted(self) -> str:
-        """The limit reached (counting reservations for objects), or ""."""
+        """The limit reached by what was archived, or ""."""
         if self.limit:
             return self.limit
-        if self.max_objects >= 0 and self.objects + self.reserved >= self.max_objects:
+        if self.max_objects >= 0 and self.objects >= self.max_objects:
             return "OBJECT_LIMIT"
         if self.max_bytes >= 0 and self.bytes >= self.max_bytes:
             return "SIZE_LIMIT"
@@ -61,13 +64,16 @@ class Budgets:
         return b
 
     def try_issue(self, domain: str, prerequisite: bool = False) -> str:
-        """Reserve one object for a URI about to be fetched; returns "" if allowed, else the limit."""
+        """Reserve one object for a URI about to be fetched. Returns "" (go), :data:`WAIT` (URIs in
+        flight may fill the budget: ask again when they are done), or the limit reached."""
         b = self.get(domain)
         if not prerequisite:
             reached = b.exhausted()
             if reached:
                 b.limit = reached
                 return reached
+            if b.max_objects >= 0 and b.objects + b.reserved >= b.max_objects:
+                return WAIT
         b.reserved += 1
         return ""
 

@@ -26,7 +26,7 @@ from scrapy.exceptions import IgnoreRequest
 from scrapy.utils.misc import load_object
 
 from harvester import links as linkx
-from harvester.budget import Budgets
+from harvester.budget import WAIT, Budgets
 from harvester.contracts import JobSpec, Progress
 from harvester.frontier import Entry, Frontier, Politeness
 from harvester.politeness import retry_after_seconds
@@ -218,6 +218,9 @@ class CrawlJob:
                     f.skip(entry, now)
                     continue
             reached = self.budgets.try_issue(nh.get("domain", ""), prerequisite)
+            if reached == WAIT:
+                f.schedule(entry, now + 0.1)  # fetches in flight may fill the budget: wait for them
+                continue
             if reached:
                 self.reject(entry.url, nh, S_QUOTA, self.budgets.annotation(reached))
                 f.skip(entry, now)
