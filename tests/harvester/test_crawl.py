@@ -21,7 +21,8 @@ def _began(field: str) -> float:
 def test_politeness_spaces_fetches_per_host(tmp_path: Path, sites: Any) -> None:
     a, b = sites
     spec = make_spec([f"{a.url}news/"], job_id=301,
-                     settings={"scope": "path", "min_delay_ms": 400, "max_delay_ms": 400, "delay_factor": 5.0})
+                     settings={"scope": "path", "min_delay_ms": 400, "max_delay_ms": 400,
+                               "delay_factor": 5.0})
     result = run_crawl(tmp_path / "job", spec)
     assert result["status"] == "DONE"
     host = f"127.0.0.1:{a.port}"
@@ -44,7 +45,8 @@ def test_retry_after_is_honoured(tmp_path: Path, sites: Any) -> None:
     for warc in (tmp_path / "job" / "warcs").glob("302-7-*.warc.gz"):
         with open(warc, "rb") as fh:
             statuses += [r.http_headers.get_statuscode() for r in ArchiveIterator(fh)
-                         if r.rec_type == "response" and r.rec_headers.get_header("WARC-Target-URI").endswith("/busy")]
+                         if r.rec_type == "response"
+                         and r.rec_headers.get_header("WARC-Target-URI").endswith("/busy")]
     assert sorted(statuses) == ["200", "503"]  # both attempts archived
 
 
@@ -52,7 +54,8 @@ def test_connection_failures_are_retried_then_logged(tmp_path: Path) -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]  # closed again: nothing listens there
-    spec = make_spec([f"http://127.0.0.1:{port}/"], job_id=303, settings={"retry_delay_s": 0, "max_retries": 2})
+    spec = make_spec([f"http://127.0.0.1:{port}/"], job_id=303,
+                     settings={"retry_delay_s": 0, "max_retries": 2})
     result = run_crawl(tmp_path / "job", spec, timeout=60)
     assert result["status"] == "DONE"
     lines = {f[3]: f for f in crawl_log(tmp_path / "job")}

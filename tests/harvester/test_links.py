@@ -85,7 +85,8 @@ def test_sitemaps() -> None:
                            "http://e.org/robots.txt") == [("http://e.org/sm.xml", "M"),
                                                            ("http://e.org/other.xml", "M")]
     urlset = (b'<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
-              b"<url><loc>http://e.org/a?x=1&amp;y=2</loc></url><url><loc> http://e.org/b </loc></url></urlset>")
+              b"<url><loc>http://e.org/a?x=1&amp;y=2</loc></url>"
+              b"<url><loc> http://e.org/b </loc></url></urlset>")
     assert sitemap_links(urlset, "http://e.org/sitemap.xml") == [("http://e.org/a?x=1&y=2", "M"),
                                                                  ("http://e.org/b", "M")]
     index = b"<sitemapindex><sitemap><loc>http://e.org/sm2.xml</loc></sitemap></sitemapindex>"
