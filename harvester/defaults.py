@@ -46,3 +46,7 @@ DEFAULT_BYTES_PER_OBJECT = 38000
 
 #: How often a running job reports progress, in seconds.
 PROGRESS_INTERVAL_S = 5.0
+
+#: How many URIs one crawl process fetches at once, across all its queues (Heritrix's toe threads;
+#: a queue never gets more than its host valence). Not a template setting: it is the machine's.
+CRAWL_CONCURRENCY = 32

@@ -1,0 +1,467 @@
+"""The archive side of a crawl: WARC records, dedup/revisits, crawl.log, statistics, reports.
+
+:class:`ArchiveMiddleware` is a Scrapy **downloader middleware** placed nearest the downloader
+(above ``HttpCompressionMiddleware``'s 590 in ``DOWNLOADER_MIDDLEWARES``, e.g. 950), so it sees
+each response exactly as :class:`harvester.fetch.RawHTTPDownloadHandler` received it.
+
+Per request (``process_request``)
+    With ``NH_DEDUP`` on and a dedup index, a GET without validators gets ``If-None-Match`` /
+    ``If-Modified-Since`` from the index's latest capture of the URL.
+Per response (``process_response``)
+    Writes ``response`` + ``request`` records (linked by ``WARC-Concurrent-To``), or a ``revisit``
+    (+ request) when the payload is a duplicate (``identical-payload-digest``: this job or the
+    index) or the conditional request got a 304 (``server-not-modified``); then the crawl.log line
+    (unless ``RetryMiddleware`` will retry that status), the statistics, and sends
+    :data:`harvester.signals.uri_archived`.
+Per failure (``process_exception``)
+    Writes the negative-code crawl.log line (-1 DNS, -2 connect, -3 broken, -4 timeout, -5 other)
+    when the URI is finally given up on — i.e. when ``RetryMiddleware`` will not retry it (predicted
+    from ``RETRY_ENABLED``/``RETRY_TIMES``/``RETRY_EXCEPTIONS`` and ``meta["retry_times"]``) — with
+    Heritrix's ``Nt`` attempts annotation; returns ``None`` so retries proceed as usual.
+    ``IgnoreRequest`` is not logged here (the engine reports those via ``uri_rejected``).
+Rejections (:data:`harvester.signals.uri_rejected`)
+    crawl.log line with the given negative code; counted in the reports.
+
+Statistics for the engine (budgets, Progress, JobResult):
+    ``ArchiveMiddleware.of(crawler)`` → the instance; ``.stats_for(domain)`` / ``.stats_for_host(host)``
+    → a dict (``objects``, ``bytes`` (content size: head + body), ``payload_bytes``, ``successes``,
+    ``revisits``, ``bytes_saved``, ``status_codes``, ``mime_types``, ``failed``, ``disregarded``,
+    ``robots``…, see :meth:`harvester.reports.Tally.snapshot`); ``.totals()`` for the whole job.
+End of crawl (``spider_closed``, or the engine calling it first)
+    ``finish(frontier_summary=…, stop_reasons=…, crawl_status=…, remaining=…) -> list[FileResult]``
+    closes the WARCs, writes the reports and the metadata WARC, and returns every produced file;
+    idempotent (later calls return the same list). Or set ``frontier_summary_provider`` /
+    ``stop_reasons_provider`` (zero-argument callables) before the spider closes.
+
+Settings: ``NH_JOB`` (dict: job_id, harvest_id, harvest_name, harvest_run, template, operator,
+robots, user_agent, kind, channel… and optionally ``jobspec``, the full JobSpec dict, and ``seeds``),
+``NH_OUT_DIR`` (job spool dir: ``warcs/``, ``logs/crawl.log``, ``reports/``), ``NH_WARC_MAX_BYTES``,
+``NH_DEDUP``, ``NH_DEDUP_INDEX``, ``NH_WARC_COMPRESSLEVEL`` (default 6).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urljoin
+
+from scrapy import signals as scrapy_signals
+from scrapy.exceptions import IgnoreRequest
+from scrapy.utils.httpobj import urlparse_cached
+from scrapy.utils.misc import load_object
+from twisted.internet import error as txerror
+
+import harvester
+from harvester import crawllog
+from harvester.contracts import FileResult
+from harvester.fetch import S_CONNECT_FAILED, S_CONNECT_LOST, S_DNS_FAILED, S_TIMEOUT, RawCapture
+from harvester.reports import DUPLICATE, NOT_MODIFIED, NOVEL, CrawlStats, write_reports
+from harvester.revisit import Deduplicator, Referent
+from harvester.signals import uri_archived, uri_rejected
+from harvester.warcwriter import (
+    RotatingWarcWriter,
+    WarcRecord,
+    file_sha1,
+    sha1_b32,
+    warc_date,
+    write_warc_file,
+)
+
+if TYPE_CHECKING:
+    from scrapy import Request, Spider
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+
+logger = logging.getLogger(__name__)
+
+S_RUNTIME_ERROR = -5
+METADATA_HOST = "netharvest"
+
+
+def _exception_code(exc: BaseException) -> int:
+    """Heritrix code for a download exception (when the handler did not say)."""
+    name = type(exc).__name__
+    if isinstance(exc, txerror.DNSLookupError) or name == "CannotResolveHostError":
+        return S_DNS_FAILED
+    if isinstance(exc, txerror.ConnectError) or name in ("DownloadConnectionRefusedError",):
+        return S_CONNECT_FAILED
+    if isinstance(exc, txerror.TimeoutError) or name == "DownloadTimeoutError":
+        return S_TIMEOUT
+    if isinstance(exc, txerror.ConnectionLost | txerror.ConnectionDone) or name in (
+            "DownloadFailedError", "ResponseDataLossError", "ResponseFailed"):
+        return S_CONNECT_LOST
+    return S_RUNTIME_ERROR
+
+
+class ArchiveMiddleware:
+    """See the module docstring; one instance per crawl."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        settings = crawler.settings
+        self.crawler = crawler
+        self.job: dict[str, Any] = dict(settings.getdict("NH_JOB") or {})
+        self.out_dir = Path(settings.get("NH_OUT_DIR") or ".").resolve()
+        self.warc_max_bytes = settings.getint("NH_WARC_MAX_BYTES", 1024**3)
+        self.compresslevel = settings.getint("NH_WARC_COMPRESSLEVEL", 6)
+        self.job_id = str(self.job.get("job_id", 0))
+        self.harvest_id = str(self.job.get("harvest_id", 0))
+        self.prefix = f"{self.job_id}-{self.harvest_id}"
+        self.warc_dir = self.out_dir / "warcs"
+        self.report_dir = self.out_dir / "reports"
+        self.log_dir = self.out_dir / "logs"
+        self.dedup = Deduplicator(settings.getbool("NH_DEDUP", False), settings.get("NH_DEDUP_INDEX"))
+        self.stats = CrawlStats()
+        for seed in self._configured_seeds():
+            self.stats.add_seed(seed)
+        self.crawllog = crawllog.CrawlLog(self.log_dir / "crawl.log")
+        self.writer = RotatingWarcWriter(self.warc_dir, self.prefix, max_bytes=self.warc_max_bytes,
+                                         warcinfo=self._warcinfo_fields(),
+                                         compresslevel=self.compresslevel)
+        self._load_retry_policy(settings)
+        self._files: list[FileResult] | None = None
+        self.frontier_summary_provider: Callable[[], Any] | None = None
+        self.stop_reasons_provider: Callable[[], Mapping[str, str]] | None = None
+        self._tld: Any = None
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> ArchiveMiddleware:
+        mw = cls(crawler)
+        crawler.signals.connect(mw.spider_closed, signal=scrapy_signals.spider_closed)
+        crawler.signals.connect(mw.on_uri_rejected, signal=uri_rejected)
+        crawler.nh_archive = mw  # type: ignore[attr-defined]
+        return mw
+
+    @staticmethod
+    def of(crawler: Crawler) -> ArchiveMiddleware:
+        """The crawl's ArchiveMiddleware (after the downloader has been built)."""
+        return crawler.nh_archive  # type: ignore[attr-defined,no-any-return]
+
+    # -- configuration -------------------------------------------------------------------------
+    def _configured_seeds(self) -> list[str]:
+        seeds = list(self.job.get("seeds") or [])
+        spec = self.job.get("jobspec") or {}
+        for domain in spec.get("domains", []) if isinstance(spec, dict) else []:
+            seeds.extend(domain.get("seeds", []))
+        return list(dict.fromkeys(seeds))
+
+    def _configured_domains(self) -> list[str]:
+        spec = self.job.get("jobspec") or {}
+        return [d.get("name") for d in spec.get("domains", [])] if isinstance(spec, dict) else []
+
+    def _warcinfo_fields(self) -> list[tuple[str, str]]:
+        j = self.job
+        return [
+            ("operator", str(j.get("operator", ""))),
+            ("http-header-user-agent", str(j.get("user_agent", ""))),
+            ("robots", str(j.get("robots", ""))),
+            ("isPartOf", str(j.get("harvest_name", ""))),
+            ("description", f"netharvest job {self.job_id} of harvest definition {self.harvest_id}"),
+            ("jobId", self.job_id),
+            ("harvestId", self.harvest_id),
+            ("harvestName", str(j.get("harvest_name", ""))),
+            ("harvestRun", str(j.get("harvest_run", ""))),
+            ("harvestKind", str(j.get("kind", ""))),
+            ("channel", str(j.get("channel", ""))),
+            ("template", str(j.get("template", ""))),
+        ]
+
+    def _load_retry_policy(self, settings: Any) -> None:
+        self.retry_enabled = settings.getbool("RETRY_ENABLED", True)
+        self.retry_times = settings.getint("RETRY_TIMES", 2)
+        self.retry_http_codes = {int(c) for c in settings.getlist("RETRY_HTTP_CODES")}
+        exceptions: list[type] = []
+        for path in settings.getlist("RETRY_EXCEPTIONS"):
+            try:
+                exceptions.append(load_object(path) if isinstance(path, str) else path)
+            except Exception:
+                continue
+        self.retry_exceptions: tuple[type, ...] = tuple(exceptions)
+
+    def _will_retry(self, request: Request, *, status: int | None = None,
+                    exc: BaseException | None = None) -> bool:
+        if not self.retry_enabled or request.meta.get("dont_retry"):
+            return False
+        if status is not None and status not in self.retry_http_codes:
+            return False
+        if exc is not None and not isinstance(exc, self.retry_exceptions):
+            return False
+        limit = request.meta.get("max_retry_times", self.retry_times)
+        return request.meta.get("retry_times", 0) + 1 <= limit
+
+    # -- keys ----------------------------------------------------------------------------------
+    def _domain_of(self, request: Request, host: str) -> str:
+        nh = request.meta.get("nh")
+        if nh and nh.get("domain"):
+            return str(nh["domain"])
+        if self._tld is None:
+            import tldextract
+
+            self._tld = tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None)
+        ext = self._tld(host)
+        return ext.registered_domain or host
+
+    @staticmethod
+    def _path_via(request: Request) -> tuple[str, str | None, bool]:
+        nh = request.meta.get("nh")
+        if nh:
+            return str(nh.get("path") or ""), nh.get("via"), bool(nh.get("seed"))
+        if urlparse_cached(request).path == "/robots.txt":
+            return "P", None, False
+        return "", None, False
+
+    @staticmethod
+    def _attempts(request: Request) -> list[str]:
+        attempts = request.meta.get("retry_times", 0) + 1
+        return [f"{attempts}t"] if attempts > 1 else []
+
+    # -- Scrapy hooks --------------------------------------------------------------------------
+    def process_request(self, request: Request, spider: Spider | None = None) -> None:
+        if self.dedup.index is None or request.method != "GET":
+            return None
+        if b"If-None-Match" in request.headers or b"If-Modified-Since" in request.headers:
+            return None
+        headers, capture = self.dedup.conditional_headers(request.url)
+        if capture is not None:
+            for name, value in headers.items():
+                request.headers[name] = value
+            request.meta["nh_conditional"] = capture
+        return None
+
+    def process_response(self, request: Request, response: Response,
+                         spider: Spider | None = None) -> Response:
+        capture: RawCapture | None = request.meta.get("nh_capture")
+        if capture is None or capture.url != request.url or capture.status == 0:
+            return response  # not fetched by RawHTTPDownloadHandler: nothing raw to archive
+        try:
+            self._archive(request, response, capture)
+        except Exception:
+            # A disk or encoding failure must show, but one URI never kills the job.
+            logger.exception("could not archive %s", request.url)
+        finally:
+            capture.close()
+        return response
+
+    def process_exception(self, request: Request, exception: BaseException,
+                          spider: Spider | None = None) -> None:
+        if isinstance(exception, IgnoreRequest):
+            return None
+        if self._will_retry(request, exc=exception):
+            return None
+        status = request.meta.get("nh_failure") or _exception_code(exception)
+        notes = [f"err={type(exception).__name__}"] if status == S_RUNTIME_ERROR else []
+        self._log_unfetched(request, int(status), notes + self._attempts(request))
+        return None
+
+    def on_uri_rejected(self, request: Request, status: int, annotation: str = "", **_: Any) -> None:
+        notes = [a for a in (annotation or "").split(",") if a]
+        self._log_unfetched(request, int(status), notes)
+
+    def spider_closed(self, spider: Spider | None = None, reason: str = "finished") -> None:
+        status = "Finished" if reason == "finished" else f"Ended ({reason})"
+        self.finish(crawl_status=status)
+
+    # -- the work ------------------------------------------------------------------------------
+    def _archive(self, request: Request, response: Response, capture: RawCapture) -> None:
+        url = request.url
+        date = warc_date(capture.started)
+        digest = sha1_b32(capture.payload_sha1)
+        referent: Referent | None = None
+        conditional = request.meta.get("nh_conditional")
+        if capture.status == 304 and conditional is not None:
+            referent = self.dedup.not_modified(conditional)
+        elif (capture.body_length > 0 and not capture.truncated and 200 <= capture.status < 300):
+            referent = self.dedup.lookup(digest)
+
+        common = [("WARC-Date", date), ("WARC-Target-URI", url)]
+        if capture.peer_ip:
+            common.append(("WARC-IP-Address", capture.peer_ip))
+        if referent is None:
+            response_record = WarcRecord(
+                type="response",
+                headers=[*common,
+                         ("WARC-Payload-Digest", digest),
+                         ("WARC-Block-Digest", sha1_b32(capture.block_sha1)),
+                         *([("WARC-Truncated", capture.truncated)] if capture.truncated else [])],
+                parts=[capture.response_head, capture.body],
+                length=capture.content_size,
+                content_type="application/http; msgtype=response",
+            )
+        else:
+            head_digest = sha1_b32(hashlib.sha1(capture.response_head).digest())
+            refers = [("WARC-Refers-To", referent.record_id)] if referent.record_id else []
+            response_record = WarcRecord(
+                type="revisit",
+                headers=[*common,
+                         ("WARC-Profile", referent.profile),
+                         ("WARC-Refers-To-Target-URI", referent.target_uri),
+                         ("WARC-Refers-To-Date", referent.date),
+                         *refers,
+                         ("WARC-Payload-Digest", referent.payload_digest),
+                         ("WARC-Block-Digest", head_digest)],
+                parts=[capture.response_head],
+                length=len(capture.response_head),
+                content_type="application/http; msgtype=response",
+            )
+        request_record = WarcRecord(
+            type="request",
+            headers=[*common,
+                     ("WARC-Concurrent-To", response_record.record_id),
+                     ("WARC-Block-Digest", sha1_b32(hashlib.sha1(capture.request_bytes).digest()))],
+            parts=[capture.request_bytes],
+            length=len(capture.request_bytes),
+            content_type="application/http; msgtype=request",
+        )
+        locations = self.writer.write([response_record, request_record])
+        request.meta["nh_warc"] = locations[0]
+        if referent is None and capture.body_length > 0 and not capture.truncated:
+            self.dedup.remember(digest, url, date, response_record.record_id)
+
+        # crawl.log and statistics: once per URI, when it is finally disposed of.
+        if self._will_retry(request, status=capture.status):
+            return
+        kind = NOVEL if referent is None else (
+            NOT_MODIFIED if referent.annotation.endswith("not-modified") else DUPLICATE)
+        notes = []
+        if capture.truncated:
+            notes.append(crawllog.TRUNCATION_ANNOTATIONS.get(capture.truncated, "unspecifiedTrunc"))
+        if referent is not None:
+            notes.append(referent.annotation)
+        notes.append(f"content-size:{capture.content_size}")
+        notes += self._attempts(request)
+        path, via, seed = self._path_via(request)
+        content_type = capture.header("Content-Type")
+        self.crawllog.log(
+            status=capture.status, size=capture.body_length, uri=url, path=path, via=via,
+            mime=content_type if content_type is not None else "", thread=capture.thread,
+            fetch_began=capture.started, duration_ms=capture.duration_ms, digest=digest,
+            annotations=notes,
+        )
+        host = urlparse_cached(request).hostname or ""
+        domain = self._domain_of(request, host)
+        location = capture.header("Location")
+        self.stats.record_fetch(
+            host=host, domain=domain, status=capture.status,
+            mime=crawllog.truncate_mime(content_type if content_type is not None else ""),
+            content_size=capture.content_size, payload=capture.body_length, kind=kind,
+            seed=url if (seed or url in self.stats.seeds) else None,
+            redirect=urljoin(url, location) if location else None,
+        )
+        self.crawler.signals.send_catch_log(
+            uri_archived, request=request, response=response, domain=domain, host=host,
+            status=capture.status, size=capture.body_length, content_size=capture.content_size,
+            revisit="" if referent is None else referent.short_profile)
+
+    def _log_unfetched(self, request: Request, status: int, notes: list[str]) -> None:
+        # Nothing was fetched, so no fetch time and digest: Heritrix writes "-" for them too.
+        path, via, seed = self._path_via(request)
+        self.crawllog.log(
+            status=status, size=None, uri=request.url, path=path, via=via, mime=None,
+            thread=int(request.meta.get("nh_thread", 0)), annotations=notes,
+        )
+        host = urlparse_cached(request).hostname or ""
+        self.stats.record_unfetched(host=host, domain=self._domain_of(request, host), status=status,
+                                    seed=request.url if (seed or request.url in self.stats.seeds) else None)
+
+    # -- statistics ----------------------------------------------------------------------------
+    def stats_for(self, domain: str) -> dict[str, Any]:
+        tally = self.stats.domains.get(domain)
+        from harvester.reports import Tally
+
+        return (tally or Tally()).snapshot()
+
+    def stats_for_host(self, host: str) -> dict[str, Any]:
+        from harvester.reports import Tally
+
+        return (self.stats.hosts.get(host) or Tally()).snapshot()
+
+    def totals(self) -> dict[str, Any]:
+        return self.stats.total.snapshot()
+
+    # -- the end -------------------------------------------------------------------------------
+    def finish(self, *, frontier_summary: str | Mapping[str, Any] | None = None,
+               stop_reasons: Mapping[str, str] | None = None, crawl_status: str = "Finished",
+               remaining: Mapping[str, int] | None = None) -> list[FileResult]:
+        """Close WARCs, write reports, then the metadata WARC; return all files (idempotent)."""
+        if self._files is not None:
+            return self._files
+        if frontier_summary is None and self.frontier_summary_provider is not None:
+            frontier_summary = self.frontier_summary_provider()
+        if stop_reasons is None and self.stop_reasons_provider is not None:
+            stop_reasons = self.stop_reasons_provider()
+        self.stats.ended = datetime.now(UTC)
+        self.writer.close()
+        self.crawllog.close()
+        self.dedup.close()
+        crawl_name = str(self.job.get("harvest_name") or f"job {self.job_id}")
+        reports = write_reports(self.report_dir, self.stats, crawl_name=crawl_name,
+                                crawl_status=crawl_status, frontier_summary=frontier_summary,
+                                stop_reasons=stop_reasons, domains=self._configured_domains(),
+                                remaining=remaining)
+        metadata = write_metadata_warc(
+            self.warc_dir, job=self.job, job_id=self.job_id, harvest_id=self.harvest_id,
+            crawl_log=self.crawllog.path, reports=reports, seeds=list(self.stats.seeds),
+            warcinfo=self._warcinfo_fields(), compresslevel=self.compresslevel)
+        files = [file_result(p, "warc") for p in sorted(self.warc_dir.glob(f"{self.prefix}-*.warc.gz"))]
+        files.append(file_result(metadata, "metadata"))
+        self._files = files
+        return files
+
+    @property
+    def files(self) -> list[FileResult] | None:
+        return self._files
+
+
+def file_result(path: Path, kind: str) -> FileResult:
+    """Name, path, size and SHA-256 of a produced file (streamed, never read whole)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            h.update(chunk)
+    return FileResult(name=path.name, path=str(path), size=path.stat().st_size, sha256=h.hexdigest(),
+                      kind=kind)
+
+
+def write_metadata_warc(directory: Path, *, job: Mapping[str, Any], job_id: str, harvest_id: str,
+                        crawl_log: Path, reports: list[Path], seeds: list[str],
+                        warcinfo: list[tuple[str, str]], compresslevel: int = 6) -> Path:
+    """``{job}-metadata-1.warc.gz``: crawl.log, each report, the JobSpec and the seeds, as
+    ``metadata`` records with NetarchiveSuite-style URIs (docs/FORMATS.md, "Metadata WARC"):
+    ``metadata://netharvest/crawl/<logs|reports|setup>/<name>?netharvestVersion=…&harvestid=…
+    &harvestnum=…&jobid=…``."""
+    query = (f"?netharvestVersion={harvester.__version__}&harvestid={harvest_id}"
+             f"&harvestnum={job.get('harvest_run', 0)}&jobid={job_id}")
+    now = warc_date(datetime.now(UTC))
+    spec = job.get("jobspec") or {k: v for k, v in job.items() if k != "seeds"}
+    items: list[tuple[str, str, Any]] = [("logs", "crawl.log", crawl_log)]
+    items += [("reports", p.name, p) for p in reports]
+    items.append(("setup", "jobspec.json", json.dumps(spec, indent=2, sort_keys=True).encode()))
+    items.append(("setup", "seeds.txt", "".join(f"{s}\n" for s in seeds).encode()))
+
+    def records() -> Any:
+        for folder, name, content in items:
+            ctype = "application/json" if name.endswith(".json") else "text/plain"
+            if isinstance(content, Path):
+                with open(content, "rb") as f:
+                    digest, size = file_sha1(f)
+                    yield _metadata_record(folder, name, query, now, ctype, [f], size, digest)
+            else:
+                yield _metadata_record(folder, name, query, now, ctype, [content], len(content),
+                                       hashlib.sha1(content).digest())
+
+    return write_warc_file(directory / f"{job_id}-metadata-1.warc.gz", records(), warcinfo, compresslevel)
+
+
+def _metadata_record(folder: str, name: str, query: str, date: str, ctype: str, parts: list[Any],
+                     length: int, digest: bytes) -> WarcRecord:
+    return WarcRecord(
+        type="metadata",
+        headers=[("WARC-Date", date),
+                 ("WARC-Target-URI", f"metadata://{METADATA_HOST}/crawl/{folder}/{name}{query}"),
+                 ("WARC-Block-Digest", sha1_b32(digest))],
+        parts=parts, length=length, content_type=ctype,
+    )

@@ -1,0 +1,389 @@
+"""One running crawl: scope + frontier + robots + budgets, glued to Scrapy's engine.
+
+The Scrapy side is thin: :class:`harvester.scheduler.FrontierScheduler` asks :meth:`CrawlJob.issue`
+for the next request, :class:`harvester.spider.HarvestSpider` hands every response and failure to
+:meth:`CrawlJob.on_response` / :meth:`CrawlJob.on_failure`. Discovered links go straight into the
+frontier (not through Scrapy's scheduler queue), because the frontier is what decides order,
+politeness, and what survives a crash.
+
+Every request carries ``meta["nh"] = {"path", "via", "hops", "domain", "seed"}`` (the interface with
+the archive side), plus ``meta["retry_times"]`` so :class:`harvester.archive.ArchiveMiddleware`
+predicts our retries exactly: retries are ours (Heritrix style, the URI goes back to its queue
+for ``retry_delay_s``), Scrapy's RetryMiddleware is switched off, and ``RETRY_TIMES`` /
+``RETRY_HTTP_CODES`` / ``RETRY_EXCEPTIONS`` in the settings describe what we do.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from scrapy import Request
+from scrapy.exceptions import IgnoreRequest
+from scrapy.utils.misc import load_object
+
+from harvester import links as linkx
+from harvester.budget import WAIT, Budgets
+from harvester.contracts import JobSpec, Progress
+from harvester.frontier import Entry, Frontier, Politeness
+from harvester.politeness import retry_after_seconds
+from harvester.robots import RobotsCache, robots_url
+from harvester.scope import (
+    S_BLOCKED_BY_TRAP,
+    S_QUOTA,
+    S_ROBOTS,
+    Scope,
+    canonical_key,
+    host_key,
+    link_hops,
+    registrable_domain,
+)
+from harvester.signals import uri_rejected
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+    from twisted.python.failure import Failure
+
+logger = logging.getLogger(__name__)
+
+#: Statuses retried like network failures (the URI goes back to its queue), Retry-After honoured.
+RETRY_STATUSES = (429, 503)
+
+
+def _now_iso() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class CrawlJob:
+    """See the module docstring. One per crawl process."""
+
+    def __init__(self, spec: JobSpec, out_dir: str | Path, crawler: Crawler | None = None) -> None:
+        self.spec = spec
+        self.out_dir = Path(out_dir)
+        self.crawler = crawler
+        s = spec.settings
+        self.scope = Scope(spec)
+        self.budgets = Budgets(spec.domains)
+        self.robots = RobotsCache(s.robots == "obey", s.effective_user_agent)
+        queue_of = registrable_domain if s.politeness_scope == "domain" else host_key
+        self.frontier = Frontier(self.out_dir / "state" / "frontier.sqlite",
+                                 Politeness(s.delay_factor, s.min_delay_ms, s.max_delay_ms, s.host_valence),
+                                 queue_of)
+        self.max_retries = s.max_retries
+        self.retry_delay_s = float(s.retry_delay_s)
+        self.javascript = s.extract_javascript
+        self.paused = False
+        self.ended_by = "finished"
+        self.failed = 0
+        self.spider: Any = None
+        self.archive: Any = None
+        self._retry_exceptions: tuple[type, ...] = ()
+        self._started_at = time.time()
+        self._prior_crawl_s = 0.0
+        self._rate_mark = (time.time(), 0, 0)
+        self.started_iso = _now_iso()
+        self.alerts: list[str] = []
+        self._restore()
+
+    # -- state ---------------------------------------------------------------------------------
+    def _restore(self) -> None:
+        kv = self.frontier.kv
+        if self.frontier.resumed:
+            self.budgets.restore(kv.get("budgets", {}))
+            self.robots.restore(kv.get("robots", {}))
+            for trap in kv.get("live_traps", []):
+                self.scope.add_trap(trap)
+            self.paused = bool(kv.get("paused", False))
+            self._prior_crawl_s = float(kv.get("crawl_s", 0.0))
+            self.started_iso = str(kv.get("started", self.started_iso))
+            self.failed = int(kv.get("failed", 0))
+            # Hosts whose robots.txt was still queued at the crash wait for it again.
+            for q in self.frontier.queues.values():
+                for e in q.items:
+                    if e.nh.get("path", "").endswith("P"):
+                        self.robots.mark_pending(host_key(e.url))
+            logger.info("resumed job %s: %d queued, %d done", self.spec.job_id, self.frontier.queued,
+                        self.frontier.done)
+        else:
+            self.frontier.set_state("started", self.started_iso)
+            for d in self.spec.domains:
+                for seed in d.seeds:
+                    nh = {"path": "", "via": None, "hops": 0, "domain": d.name, "seed": True}
+                    self._ensure_robots(seed, "", None, d.name)
+                    self.frontier.add(seed, canonical_key(seed), nh)
+        self.checkpoint()
+
+    @property
+    def resumed(self) -> bool:
+        return self.frontier.resumed
+
+    def crawl_seconds(self) -> float:
+        return self._prior_crawl_s + (time.time() - self._started_at)
+
+    def checkpoint(self) -> None:
+        """Journal counters and the frontier (called every second and at the end)."""
+        f = self.frontier
+        f.set_state("budgets", self.budgets.snapshot())
+        f.set_state("robots", self.robots.snapshot())
+        f.set_state("live_traps", [p for p in self.scope.global_traps.patterns
+                                   if p not in self.spec.global_traps])
+        f.set_state("paused", self.paused)
+        f.set_state("crawl_s", self.crawl_seconds())
+        f.set_state("failed", self.failed)
+        f.checkpoint()
+
+    # -- wiring --------------------------------------------------------------------------------
+    def attach(self, crawler: Crawler, spider: Any) -> None:
+        self.crawler = crawler
+        self.spider = spider
+        self.archive = getattr(crawler, "nh_archive", None)
+        if self.archive is not None:
+            self.archive.stop_reasons_provider = self.stop_reasons
+            self.archive.frontier_summary_provider = self.frontier_summary
+        exceptions = []
+        for path in crawler.settings.getlist("RETRY_EXCEPTIONS"):
+            try:
+                exceptions.append(load_object(path) if isinstance(path, str) else path)
+            except Exception:
+                continue
+        self._retry_exceptions = tuple(exceptions)
+
+    def reject(self, url: str, nh: dict[str, Any], status: int, annotation: str = "") -> None:
+        """Tell the archive side to log a URI let go without a fetch."""
+        if self.crawler is None:
+            return
+        request = Request(url, meta={"nh": nh}, dont_filter=True)
+        self.crawler.signals.send_catch_log(uri_rejected, request=request, status=status,
+                                            annotation=annotation)
+
+    # -- discovery -----------------------------------------------------------------------------
+    def _ensure_robots(self, url: str, path: str, via: str | None, domain: str) -> None:
+        host = host_key(url)
+        if self.robots.requested(host):
+            return
+        self.robots.mark_pending(host)
+        r_url = robots_url(url)
+        nh = {"path": path + "P", "via": via or url, "hops": link_hops(path), "domain": domain, "seed": False}
+        if self.frontier.add(r_url, canonical_key(r_url), nh, front=True) is None:
+            self.robots.load(host, None)  # already fetched under another name: nothing to wait for
+
+    def discover(self, url: str, letter: str, parent: dict[str, Any], via: str) -> None:
+        """Judge one outlink and queue it if it is in scope and new."""
+        path = parent.get("path", "") + letter
+        key = canonical_key(url)
+        if self.frontier.was_seen(key):
+            return
+        decision = self.scope.decide(url, path, parent.get("domain"))
+        nh = {"path": path, "via": via, "hops": link_hops(path), "domain": decision.domain, "seed": False}
+        if not decision.accepted:
+            if decision.status:
+                # Logged once: the key joins the seen-set so the next sighting is silent.
+                self.frontier.mark_seen(key)
+                self.reject(url, nh, decision.status)
+            return
+        self._ensure_robots(url, path, via, decision.domain)
+        self.frontier.add(url, key, nh)
+
+    # -- issuing -------------------------------------------------------------------------------
+    def issue(self, now: float) -> Request | None:
+        """The next request to download, or None (nothing ready now, or paused)."""
+        if self.paused:
+            return None
+        f = self.frontier
+        while True:
+            entry = f.next_ready(now)
+            if entry is None:
+                return None
+            host = host_key(entry.url)
+            nh = entry.nh
+            prerequisite = nh.get("path", "").endswith("P")
+            if not prerequisite:
+                if self.robots.pending(host):
+                    f.schedule(entry, now + 0.2)  # wait for the host's robots.txt
+                    continue
+                if not self.robots.requested(host):
+                    self._ensure_robots(entry.url, nh.get("path", ""), nh.get("via"), nh.get("domain", ""))
+                    f.schedule(entry, now)
+                    continue
+                if not self.robots.allowed(host, entry.url):
+                    self.reject(entry.url, nh, S_ROBOTS)
+                    f.skip(entry, now)
+                    continue
+                if self.scope.blocked_by_trap(entry.url, nh.get("domain", "")):
+                    self.reject(entry.url, nh, S_BLOCKED_BY_TRAP)  # a trap added while it waited
+                    f.skip(entry, now)
+                    continue
+            reached = self.budgets.try_issue(nh.get("domain", ""), prerequisite)
+            if reached == WAIT:
+                f.schedule(entry, now + 0.1)  # fetches in flight may fill the budget: wait for them
+                continue
+            if reached:
+                self.reject(entry.url, nh, S_QUOTA, self.budgets.annotation(reached))
+                f.skip(entry, now)
+                continue
+            return self._request(entry)
+
+    def _request(self, entry: Entry) -> Request:
+        meta = {"nh": entry.nh, "nh_entry": entry, "retry_times": entry.retries,
+                "handle_httpstatus_all": True, "dont_redirect": True, "dont_retry": False,
+                "download_slot": entry.queue, "nh_issued": time.time()}
+        try:
+            return Request(entry.url, callback=self._callback, errback=self._errback, meta=meta,
+                           dont_filter=True)
+        except ValueError:  # a URL Scrapy refuses: give the entry a Request it can carry anyway
+            return Request("http://invalid.invalid/", callback=self._callback, errback=self._errback,
+                           meta=meta, dont_filter=True)
+
+    @property
+    def _callback(self) -> Any:
+        return getattr(self.spider, "parse", None)
+
+    @property
+    def _errback(self) -> Any:
+        return getattr(self.spider, "errback", None)
+
+    # -- outcomes ------------------------------------------------------------------------------
+    def on_archived(self, request: Request, domain: str = "", content_size: int = 0, **_: Any) -> None:
+        """``uri_archived`` from the archive side: charge the budget once, with what was stored."""
+        nh = request.meta.get("nh") or {}
+        self.budgets.charge(nh.get("domain", domain), int(content_size))
+        request.meta["nh_charged"] = True
+
+    def _duration(self, request: Request) -> float:
+        capture = request.meta.get("nh_capture")
+        ms = getattr(capture, "duration_ms", None)
+        if ms is not None:
+            return ms / 1000.0
+        return max(time.time() - float(request.meta.get("nh_issued", time.time())), 0.0)
+
+    def on_response(self, response: Response) -> None:
+        request = response.request
+        assert request is not None
+        entry: Entry | None = request.meta.get("nh_entry")
+        if entry is None:
+            return
+        now = time.time()
+        nh = entry.nh
+        domain = nh.get("domain", "")
+        status = response.status
+        if not request.meta.get("nh_charged"):
+            if self.archive is None:  # no archive side (plain Scrapy run): charge what we got
+                self.budgets.charge(domain, len(response.body))
+                request.meta["nh_charged"] = True
+        retry_after = retry_after_seconds(response.headers.get(b"Retry-After")) \
+            if status in RETRY_STATUSES else None
+        if status in RETRY_STATUSES and entry.retries < self.max_retries:
+            if not request.meta.get("nh_charged"):
+                self.budgets.release(domain)
+            entry.retries += 1
+            delay = retry_after if retry_after is not None else self.retry_delay_s
+            self.frontier.schedule(entry, now + delay)
+            return
+        if not request.meta.get("nh_charged"):
+            self.budgets.release(domain)
+        try:
+            self._extract(entry, response)
+        except Exception:  # a hostile document never kills the job
+            logger.exception("processing %s failed", entry.url)
+        snooze = now + retry_after if retry_after is not None else None
+        self.frontier.finished(entry, now, self._duration(request), snooze)
+
+    def _extract(self, entry: Entry, response: Response) -> None:
+        url = entry.url
+        host = host_key(url)
+        nh = entry.nh
+        is_robots = nh.get("path", "").endswith("P") and url.endswith("/robots.txt")
+        status = response.status
+        if is_robots:
+            text = response.body.decode("utf-8", "replace") if 200 <= status < 300 else None
+            self.robots.load(host, text)
+        ctype = response.headers.get(b"Content-Type", b"").decode("latin-1", "replace")
+        location = response.headers.get(b"Location")
+        text = None
+        encoding = getattr(response, "encoding", None)
+        found = linkx.extract(url, nh.get("path", ""), ctype, response.body, text, encoding, status,
+                              location.decode("latin-1", "replace") if location else None, self.javascript)
+        for link, letter in found:
+            self.discover(link, letter, nh, url)
+
+    def on_failure(self, failure: Failure) -> None:
+        request = getattr(failure, "request", None)
+        if request is None:
+            return
+        entry: Entry | None = request.meta.get("nh_entry")
+        if entry is None:
+            return
+        now = time.time()
+        domain = entry.nh.get("domain", "")
+        self.budgets.release(domain)
+        exc = failure.value
+        if isinstance(exc, IgnoreRequest):
+            self.frontier.skip(entry, now)
+            return
+        if isinstance(exc, self._retry_exceptions) and entry.retries < self.max_retries:
+            entry.retries += 1
+            self.frontier.schedule(entry, now + self.retry_delay_s)
+            return
+        self.failed += 1
+        if entry.nh.get("path", "").endswith("P") and entry.url.endswith("/robots.txt"):
+            self.robots.load(host_key(entry.url), None)
+        self.frontier.finished(entry, now, self._duration(request))
+
+    # -- control -------------------------------------------------------------------------------
+    def pause(self) -> None:
+        self.paused = True
+
+    def resume(self) -> None:
+        self.paused = False
+
+    def add_trap(self, pattern: str) -> None:
+        self.scope.add_trap(pattern)
+
+    def has_pending(self) -> bool:
+        return self.frontier.queued > 0 or self.paused
+
+    # -- reporting -----------------------------------------------------------------------------
+    def remaining_by_domain(self) -> dict[str, int]:
+        return self.frontier.remaining_by(lambda e: str(e.nh.get("domain", "")))
+
+    def stop_reasons(self) -> dict[str, str]:
+        remaining = self.remaining_by_domain()
+        return {d.name: self.budgets.stop_reason(d.name, remaining.get(d.name, 0), self.ended_by)
+                for d in self.spec.domains}
+
+    def frontier_summary(self) -> dict[str, Any]:
+        f = self.frontier
+        return {"queued": f.queued, "in_flight": f.in_flight, "done": f.done,
+                "queues": f.queue_states(time.time()), "seen": len(f.seen),
+                "ended_by": self.ended_by}
+
+    def domain_results(self) -> list[Any]:
+        return self.budgets.results(self.remaining_by_domain(), self.ended_by,
+                                    only=[d.name for d in self.spec.domains])
+
+    def progress(self) -> Progress:
+        now = time.time()
+        f = self.frontier
+        totals = self.archive.totals() if self.archive is not None else {}
+        done = f.done
+        nbytes = int(totals.get("bytes", sum(b.bytes for b in self.budgets.domains.values())))
+        t0, d0, b0 = self._rate_mark
+        span = max(now - t0, 1e-6)
+        self._rate_mark = (now, done, nbytes)
+        elapsed = max(self.crawl_seconds(), 1e-6)
+        states = f.queue_states(now)
+        remaining = self.remaining_by_domain()
+        domains = {name: {"objects": b.objects, "bytes": b.bytes, "queued": remaining.get(name, 0)}
+                   for name, b in self.budgets.domains.items()}
+        return Progress(
+            job_id=self.spec.job_id, at=_now_iso(), uris_done=done, uris_queued=f.queued,
+            uris_failed=self.failed, bytes=nbytes, uri_rate=round((done - d0) / span, 2),
+            avg_uri_rate=round(done / elapsed, 2), kb_rate=round((nbytes - b0) / 1024 / span, 2),
+            avg_kb_rate=round(nbytes / 1024 / elapsed, 2), queues_active=states["active"],
+            queues_snoozed=states["snoozed"], queues_exhausted=states["exhausted"], paused=self.paused,
+            domains=domains, alerts=tuple(self.alerts[-10:]))
+

@@ -1,0 +1,96 @@
+"""Scrapy settings for one job, built from its JobSpec (the only place they are decided).
+
+What is switched off, and why: Scrapy's retries (the frontier retries, Heritrix style), redirects
+(a ``Location`` becomes a new URI with path letter ``R`` so every hop is archived), meta-refresh
+(extracted as ``R`` too), robots.txt (ours is a prerequisite that is archived), download-size
+cut-offs (the raw handler truncates at ``max_document_bytes`` and marks the WARC record), the
+per-domain download delay and AutoThrottle (politeness is the frontier's), the offsite filter
+(scope is ours), the dupefilter (the frontier's seen-set), telnet. ``RETRY_*`` still describe our
+retry policy, because the archive middleware reads them to know when a failure is final.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from harvester.contracts import JobSpec
+from harvester.crawljob import RETRY_STATUSES
+from harvester.defaults import CRAWL_CONCURRENCY
+
+RAW_HANDLER = "harvester.fetch.RawHTTPDownloadHandler"
+ARCHIVE_MIDDLEWARE = "harvester.archive.ArchiveMiddleware"
+#: Nearest the downloader: above HttpCompressionMiddleware (590), so it sees the raw response.
+ARCHIVE_MIDDLEWARE_ORDER = 950
+
+
+def job_metadata(spec: JobSpec) -> dict[str, Any]:
+    """``NH_JOB``: what the archive side writes into warcinfo, reports and the metadata WARC."""
+    s = spec.settings
+    return {
+        "job_id": spec.job_id, "harvest_id": spec.harvest_id, "harvest_name": spec.harvest_name,
+        "harvest_run": spec.harvest_run, "template": spec.template, "kind": spec.kind,
+        "channel": spec.channel, "operator": s.operator_contact, "robots": s.robots,
+        "user_agent": s.effective_user_agent, "jobspec": spec.to_dict(),
+        "seeds": [seed for d in spec.domains for seed in d.seeds],
+    }
+
+
+def build_settings(spec: JobSpec, out_dir: str | Path, *, archive: bool = True,
+                   concurrency: int = CRAWL_CONCURRENCY, log_file: str | None = None) -> dict[str, Any]:
+    """The settings dict for ``CrawlerProcess``/``Crawler``. ``archive=False`` gives the same crawl
+    with Scrapy's own download handler and no WARC (the benchmark's "plain Scrapy" baseline)."""
+    s = spec.settings
+    settings: dict[str, Any] = {
+        "NH_JOBSPEC": spec.to_dict(),
+        "NH_JOB": job_metadata(spec),
+        "NH_OUT_DIR": str(Path(out_dir).resolve()),
+        "NH_WARC_MAX_BYTES": s.warc_max_bytes,
+        "NH_DEDUP": s.dedup,
+        "NH_DEDUP_INDEX": spec.dedup_index,
+        "NH_MAX_DOCUMENT_BYTES": s.max_document_bytes,
+        "NH_CONNECT_TIMEOUT": s.connect_timeout_s,
+        "SCHEDULER": "harvester.scheduler.FrontierScheduler",
+        "USER_AGENT": s.effective_user_agent,
+        "DOWNLOAD_TIMEOUT": s.connect_timeout_s + s.read_timeout_s,
+        "CONCURRENT_REQUESTS": concurrency,
+        "CONCURRENT_REQUESTS_PER_DOMAIN": concurrency,
+        "CONCURRENT_REQUESTS_PER_IP": 0,
+        "DOWNLOAD_DELAY": 0,
+        "DOWNLOAD_DELAY_JITTER": 0,
+        "AUTOTHROTTLE_ENABLED": False,
+        "ROBOTSTXT_OBEY": False,
+        "COOKIES_ENABLED": True,
+        "REDIRECT_ENABLED": False,
+        "METAREFRESH_ENABLED": False,
+        "RETRY_ENABLED": True,  # describes the frontier's retries; RetryMiddleware itself is removed
+        "RETRY_TIMES": s.max_retries,
+        "RETRY_HTTP_CODES": list(RETRY_STATUSES),
+        "HTTPERROR_ALLOW_ALL": True,
+        "DOWNLOAD_MAXSIZE": 0,
+        "DOWNLOAD_WARNSIZE": 0,
+        "DOWNLOAD_FAIL_ON_DATALOSS": False,
+        "URLLENGTH_LIMIT": 2083,
+        "DEPTH_LIMIT": 0,
+        "DEPTH_STATS_VERBOSE": False,
+        "TELNETCONSOLE_ENABLED": False,
+        "LOG_LEVEL": "INFO",
+        "LOGSTATS_INTERVAL": 60,
+        "REACTOR_THREADPOOL_MAXSIZE": 10,
+        "DNS_TIMEOUT": s.connect_timeout_s,
+        "SPIDER_MIDDLEWARES": {"scrapy.spidermiddlewares.referer.RefererMiddleware": None},
+        "DOWNLOADER_MIDDLEWARES": {
+            "scrapy.downloadermiddlewares.offsite.OffsiteMiddleware": None,
+            "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
+            "scrapy.downloadermiddlewares.retry.RetryMiddleware": None,
+            "scrapy.downloadermiddlewares.redirect.RedirectMiddleware": None,
+            "scrapy.downloadermiddlewares.redirect.MetaRefreshMiddleware": None,
+        },
+        "TWISTED_REACTOR": "twisted.internet.asyncioreactor.AsyncioSelectorReactor",
+    }
+    if archive:
+        settings["DOWNLOAD_HANDLERS"] = {"http": RAW_HANDLER, "https": RAW_HANDLER}
+        settings["DOWNLOADER_MIDDLEWARES"][ARCHIVE_MIDDLEWARE] = ARCHIVE_MIDDLEWARE_ORDER
+    if log_file:
+        settings["LOG_FILE"] = log_file
+    return settings

@@ -1,0 +1,560 @@
+"""A Scrapy download handler that records the exact bytes on the wire (docs/FORMATS.md, "WARC").
+
+Scrapy's own HTTP/1.1 handler (Twisted's ``Agent``) hands a parsed response to Scrapy: the status
+reason, header order, repeated headers and chunk framing are gone by then, and an archive must
+keep them. :class:`RawHTTPDownloadHandler` speaks HTTP/1.1 itself over a Twisted TCP (or TLS)
+connection and keeps, in a :class:`RawCapture` attached as ``request.meta["nh_capture"]``:
+
+* the request exactly as sent (request line, ``Host`` first, then Scrapy's headers in order);
+* the response head exactly as received (status line with its own reason, headers in order with
+  repeats, ``Content-Length`` / ``Transfer-Encoding`` / ``Content-Encoding`` untouched);
+* the body as transferred (chunk framing and gzip/br kept) in a ``SpooledTemporaryFile``, so a
+  large body goes to disk rather than sitting in memory twice, with its SHA-1 (WARC payload digest)
+  and the SHA-1 of head + body (WARC block digest) computed while the bytes arrive;
+* the peer IP, fetch start (UTC), duration, and why the body was cut short, if it was
+  (``"length"``: ``NH_MAX_DOCUMENT_BYTES`` reached; ``"time"``: ``DOWNLOAD_TIMEOUT`` mid-body;
+  ``"disconnect"``: the server closed mid-body) — as in WARC-Truncated.
+
+The :class:`scrapy.http.Response` it returns has the body de-chunked but still content-encoded, so
+Scrapy's ``HttpCompressionMiddleware`` decodes it as usual; this handler never decompresses
+(a gzip bomb costs it only the compressed bytes, bounded by the document limit).
+
+Failures before a usable response raise Scrapy's download errors (so ``RetryMiddleware`` works)
+and set ``request.meta["nh_failure"]`` to the Heritrix status code: -1 DNS lookup failed, -2
+connect failed (refused, unreachable, connect timeout), -3 connection broken before a complete
+response head, -4 timeout waiting for the response head.
+
+Settings: ``NH_MAX_DOCUMENT_BYTES`` (-1: no limit), ``DOWNLOAD_TIMEOUT`` (whole fetch, also per
+request via ``meta["download_timeout"]``), ``NH_CONNECT_TIMEOUT`` (seconds, default 20),
+``NH_SPOOL_MEMORY_BYTES`` (body bytes kept in memory before spooling to disk, default 1 MiB).
+TLS uses Scrapy's context factory (``DOWNLOADER_CLIENTCONTEXTFACTORY``), which does not verify
+certificates, as crawlers do. Connections are not reused (``Connection: close``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import heapq
+import ipaddress
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from tempfile import SpooledTemporaryFile
+from typing import TYPE_CHECKING, Any
+
+from scrapy.exceptions import NotConfigured
+from scrapy.http import Headers
+from scrapy.responsetypes import responsetypes
+from scrapy.utils.defer import maybe_deferred_to_future
+from scrapy.utils.httpobj import urlparse_cached
+from twisted.internet import defer
+from twisted.internet import error as txerror
+from twisted.internet.protocol import Factory, Protocol
+from twisted.python.failure import Failure
+
+try:  # Scrapy >= 2.14 names its download errors; older versions retry on Twisted's own.
+    from scrapy.exceptions import (
+        CannotResolveHostError,
+        DownloadConnectionRefusedError,
+        DownloadFailedError,
+        DownloadTimeoutError,
+    )
+except ImportError:  # pragma: no cover - depends on the installed Scrapy
+    CannotResolveHostError = txerror.DNSLookupError  # type: ignore[misc,assignment]
+    DownloadConnectionRefusedError = txerror.ConnectionRefusedError  # type: ignore[misc,assignment]
+    DownloadFailedError = txerror.ConnectionLost  # type: ignore[misc,assignment]
+    DownloadTimeoutError = txerror.TimeoutError  # type: ignore[misc,assignment]
+
+if TYPE_CHECKING:
+    from scrapy import Request
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+
+#: Heritrix status codes for fetch failures (glossary, "Status codes").
+S_DNS_FAILED = -1
+S_CONNECT_FAILED = -2
+S_CONNECT_LOST = -3
+S_TIMEOUT = -4
+
+MAX_HEAD_BYTES = 1024 * 1024
+_NO_BODY_STATUSES = frozenset({204, 304})
+
+
+@dataclass(slots=True)
+class RawCapture:
+    """The wire-level record of one fetch (``request.meta["nh_capture"]``)."""
+
+    url: str
+    request_bytes: bytes
+    started: datetime
+    thread: int = 0
+    response_head: bytes = b""
+    status: int = 0
+    reason: str = ""
+    http_version: str = "HTTP/1.1"
+    headers: list[tuple[bytes, bytes]] = field(default_factory=list)
+    body: Any = None  # SpooledTemporaryFile of the body as transferred
+    body_length: int = 0
+    payload_sha1: bytes = b""  # raw SHA-1 of the body as transferred
+    block_sha1: bytes = b""  # raw SHA-1 of response head + body
+    peer_ip: str | None = None
+    duration_ms: int = 0
+    truncated: str | None = None  # WARC-Truncated reason
+    malformed: str | None = None  # e.g. "chunked": framing broken, body kept as received
+
+    @property
+    def content_size(self) -> int:
+        """Status line + headers + body, as Heritrix's ``content-size`` annotation counts."""
+        return len(self.response_head) + self.body_length
+
+    def header(self, name: str) -> str | None:
+        """First value of a response header (case-insensitive), decoded as Latin-1."""
+        key = name.lower().encode("latin-1")
+        for k, v in self.headers:
+            if k.lower() == key:
+                return v.decode("latin-1")
+        return None
+
+    def close(self) -> None:
+        """Release the spooled body (after it has been written to the WARC)."""
+        if self.body is not None:
+            self.body.close()
+            self.body = None
+
+
+def build_request_bytes(request: Request) -> bytes:
+    """The request as it goes on the wire: request line, Host, Scrapy's headers in order."""
+    parsed = urlparse_cached(request)
+    target = parsed.path or "/"
+    if parsed.params:
+        target += ";" + parsed.params
+    if parsed.query:
+        target += "?" + parsed.query
+    lines = [f"{request.method} {target} HTTP/1.1".encode("latin-1")]
+    host = request.headers.get(b"Host")
+    if host is None:
+        host = parsed.netloc.rpartition("@")[2].encode("ascii")
+        default = ":443" if parsed.scheme == "https" else ":80"
+        if host.endswith(default.encode()):
+            host = host[: -len(default)]
+    lines.append(b"Host: " + host)
+    for name, values in request.headers.items():
+        lname = name.lower()
+        if lname in (b"host", b"connection", b"content-length"):
+            continue
+        for value in values:
+            lines.append(name + b": " + value)
+    if request.body or request.method in ("POST", "PUT", "PATCH"):
+        lines.append(b"Content-Length: " + str(len(request.body)).encode())
+    lines.append(b"Connection: close")
+    return b"\r\n".join(lines) + b"\r\n\r\n" + (request.body or b"")
+
+
+class _Dechunker:
+    """Incremental chunked-transfer decoder that tells where the message ends in the raw stream."""
+
+    __slots__ = ("state", "line", "remaining", "done", "broken")
+
+    SIZE, DATA, CRLF, TRAILER = range(4)
+
+    def __init__(self) -> None:
+        self.state = self.SIZE
+        self.line = bytearray()
+        self.remaining = 0
+        self.done = False
+        self.broken = False
+
+    def feed(self, data: bytes, out: bytearray) -> int:
+        """Decode ``data`` into ``out``; return how many bytes of ``data`` belong to the message."""
+        i, n = 0, len(data)
+        while i < n and not self.done and not self.broken:
+            if self.state == self.DATA:
+                take = min(self.remaining, n - i)
+                out += data[i : i + take]
+                self.remaining -= take
+                i += take
+                if self.remaining == 0:
+                    self.state = self.CRLF
+                continue
+            j = data.find(b"\n", i)
+            if j < 0:
+                self.line += data[i:]
+                if len(self.line) > 8192:
+                    self.broken = True
+                return n
+            self.line += data[i:j]
+            i = j + 1
+            line = bytes(self.line).strip()
+            self.line.clear()
+            if self.state == self.SIZE:
+                try:
+                    size = int(line.split(b";", 1)[0].strip(), 16)
+                except ValueError:
+                    self.broken = True
+                    break
+                if size < 0:
+                    self.broken = True
+                    break
+                if size == 0:
+                    self.state = self.TRAILER
+                else:
+                    self.remaining = size
+                    self.state = self.DATA
+            elif self.state == self.CRLF:
+                if line:
+                    self.broken = True
+                    break
+                self.state = self.SIZE
+            elif not line:  # TRAILER: an empty line ends the message
+                self.done = True
+        return n if self.broken else i
+
+
+class _RawHTTPClient(Protocol):
+    """Sends one request, records the response bytes, fires ``finished`` once."""
+
+    HEAD, BODY, DONE = range(3)
+
+    def __init__(self, fetch: _Fetch) -> None:
+        self.fetch = fetch
+
+    def connectionMade(self) -> None:
+        self.fetch.connection_made(self.transport)
+
+    def dataReceived(self, data: bytes) -> None:
+        self.fetch.data_received(data)
+
+    def connectionLost(self, reason: Failure = txerror.ConnectionDone) -> None:  # type: ignore[assignment]
+        self.fetch.connection_lost(reason)
+
+
+class _Fetch:
+    """State of one fetch; separate from the protocol so timeouts can reach it before connect."""
+
+    def __init__(self, request: Request, capture: RawCapture, max_bytes: int, spool_memory: int,
+                 reactor: Any) -> None:
+        self.request = request
+        self.capture = capture
+        self.max_bytes = max_bytes
+        self.spool_memory = spool_memory
+        self.reactor = reactor
+        self.finished: defer.Deferred[Response] = defer.Deferred()
+        self.transport: Any = None
+        self.state = _RawHTTPClient.HEAD
+        self.head = bytearray()
+        self.decoded = bytearray()
+        self.framing = "close"
+        self.remaining = 0
+        self.dechunker: _Dechunker | None = None
+        self.payload_hash = hashlib.sha1()
+        self.block_hash = hashlib.sha1()
+        self.t0 = time.monotonic()
+        self.received_any = False
+        self.head_time: float | None = None
+
+    # -- connection events ---------------------------------------------------------------------
+    def connection_made(self, transport: Any) -> None:
+        self.transport = transport
+        try:
+            self.capture.peer_ip = transport.getPeer().host
+        except Exception:
+            self.capture.peer_ip = None
+        transport.write(self.capture.request_bytes)
+
+    def data_received(self, data: bytes) -> None:
+        if self.state == _RawHTTPClient.DONE:
+            return
+        self.received_any = True
+        if self.state == _RawHTTPClient.HEAD:
+            self.head += data
+            end, sep = self._find_head_end()
+            if end < 0:
+                if len(self.head) > MAX_HEAD_BYTES:
+                    self._fail(DownloadFailedError(f"response head over {MAX_HEAD_BYTES} bytes"),
+                               S_CONNECT_LOST)
+                return
+            rest = bytes(self.head[end + sep :])
+            head = bytes(self.head[: end + sep])
+            del self.head[:]
+            if not self._parse_head(head):
+                return
+            if self.state == _RawHTTPClient.HEAD:  # an interim 1xx head: wait for the real one
+                if rest:
+                    self.data_received(rest)
+                return
+            if self.state == _RawHTTPClient.DONE:
+                return
+            data = rest
+            if not data:
+                return
+        self._body(data)
+
+    def connection_lost(self, reason: Failure) -> None:
+        if self.state == _RawHTTPClient.DONE:
+            return
+        if self.state == _RawHTTPClient.HEAD:
+            what = "before any response" if not self.received_any else "inside the response head"
+            self._fail(DownloadFailedError(f"connection lost {what}: {reason.getErrorMessage()}"),
+                       S_CONNECT_LOST)
+            return
+        if self.framing == "close" or self.capture.malformed:
+            self._complete()
+        else:
+            self._complete(truncated="disconnect")
+
+    def timed_out(self) -> None:
+        """DOWNLOAD_TIMEOUT elapsed: keep what we have of a body, else fail with -4 (-2 connecting)."""
+        if self.state == _RawHTTPClient.DONE:
+            return
+        if self.state == _RawHTTPClient.BODY:
+            self._complete(truncated="time")
+        else:
+            code = S_TIMEOUT if self.transport is not None else S_CONNECT_FAILED
+            self._fail(DownloadTimeoutError(f"Getting {self.request.url} timed out"), code)
+
+    # -- parsing -------------------------------------------------------------------------------
+    def _find_head_end(self) -> tuple[int, int]:
+        end = self.head.find(b"\r\n\r\n")
+        lf = self.head.find(b"\n\n")
+        if lf >= 0 and (end < 0 or lf < end):
+            return lf, 2
+        return end, 4 if end >= 0 else 0
+
+    def _parse_head(self, head: bytes) -> bool:
+        lines = head.split(b"\n")
+        status_line = lines[0].rstrip(b"\r")
+        parts = status_line.split(b" ", 2)
+        if len(parts) < 2 or not parts[0].startswith(b"HTTP/") or not parts[1].isdigit():
+            self._fail(DownloadFailedError(f"not an HTTP response: {status_line[:80]!r}"), S_CONNECT_LOST)
+            return False
+        status = int(parts[1])
+        if 100 <= status < 200 and status != 101:
+            return True  # interim response (103 Early Hints…): not archived, keep reading
+        cap = self.capture
+        cap.http_version = parts[0].decode("latin-1")
+        cap.status = status
+        cap.reason = parts[2].decode("latin-1") if len(parts) > 2 else ""
+        headers: list[tuple[bytes, bytes]] = []
+        for raw in lines[1:]:
+            line = raw.rstrip(b"\r")
+            if not line:
+                continue
+            if line[:1] in (b" ", b"\t") and headers:  # obsolete line folding
+                name, value = headers[-1]
+                headers[-1] = (name, value + b" " + line.strip())
+                continue
+            name, sep, value = line.partition(b":")
+            if sep:
+                headers.append((name.strip(), value.strip()))
+        cap.headers = headers
+        cap.response_head = head
+        self.block_hash.update(head)
+        self.head_time = time.monotonic()
+        self.request.meta["download_latency"] = self.head_time - self.t0
+        cap.body = SpooledTemporaryFile(max_size=self.spool_memory)
+        self.state = _RawHTTPClient.BODY
+        if self.request.method == "HEAD" or status in _NO_BODY_STATUSES:
+            self._complete()
+            return True
+        te = b""
+        length: bytes | None = None
+        for name, value in headers:
+            lname = name.lower()
+            if lname == b"transfer-encoding":
+                te = value.lower()
+            elif lname == b"content-length" and length is None:
+                length = value
+        if te and te.rsplit(b",", 1)[-1].strip() == b"chunked":
+            self.framing = "chunked"
+            self.dechunker = _Dechunker()
+        elif length is not None and length.strip().isdigit():
+            self.framing = "length"
+            self.remaining = int(length)
+            if self.remaining == 0:
+                self._complete()
+        return True
+
+    def _body(self, data: bytes) -> None:
+        cap = self.capture
+        if self.framing == "chunked" and self.dechunker is not None:
+            used = self.dechunker.feed(data, self.decoded)
+            if self.dechunker.broken:
+                cap.malformed = "chunked"
+                self.framing = "close"  # keep what arrives, as it arrives, until the server closes
+            data = data[:used]
+        elif self.framing == "length":
+            data = data[: self.remaining]
+            self.remaining -= len(data)
+        done_by_framing = (self.framing == "length" and self.remaining == 0) or (
+            self.dechunker is not None and self.dechunker.done
+        )
+        truncated = None
+        if self.max_bytes >= 0 and cap.body_length + len(data) > self.max_bytes:
+            data = data[: self.max_bytes - cap.body_length]
+            truncated = "length"
+        if data:
+            cap.body.write(data)
+            cap.body_length += len(data)
+            self.payload_hash.update(data)
+            self.block_hash.update(data)
+            if self.framing != "chunked" and not cap.malformed:
+                self.decoded += data
+        if truncated:
+            del self.decoded[self.max_bytes :]
+            self._complete(truncated=truncated)
+        elif done_by_framing:
+            self._complete()
+
+    # -- endings -------------------------------------------------------------------------------
+    def _finish_capture(self, truncated: str | None) -> None:
+        cap = self.capture
+        self.state = _RawHTTPClient.DONE
+        cap.truncated = truncated
+        cap.payload_sha1 = self.payload_hash.digest()
+        cap.block_sha1 = self.block_hash.digest()
+        cap.duration_ms = int((time.monotonic() - self.t0) * 1000)
+        if self.transport is not None:
+            if truncated:
+                self.transport.abortConnection()
+            else:
+                self.transport.loseConnection()
+
+    def _complete(self, truncated: str | None = None) -> None:
+        self._finish_capture(truncated)
+        cap = self.capture
+        headers = Headers()
+        for name, value in cap.headers:
+            headers.appendlist(name, value)
+        body = bytes(self.decoded)
+        self.decoded = bytearray()
+        respcls = responsetypes.from_args(headers=headers, url=self.request.url, body=body)
+        try:
+            ip = ipaddress.ip_address(cap.peer_ip) if cap.peer_ip else None
+        except ValueError:
+            ip = None
+        flags = ["truncated"] if truncated else None
+        response = respcls(url=self.request.url, status=cap.status, headers=headers, body=body,
+                           flags=flags, ip_address=ip, protocol=cap.http_version)
+        self.finished.callback(response)
+
+    def _fail(self, exc: Exception, code: int) -> None:
+        self.state = _RawHTTPClient.DONE
+        self.capture.duration_ms = int((time.monotonic() - self.t0) * 1000)
+        self.capture.close()
+        self.request.meta["nh_failure"] = code
+        if self.transport is not None:
+            self.transport.abortConnection()
+        if not self.finished.called:
+            self.finished.errback(Failure(exc))
+
+
+class _OneShotFactory(Factory):
+    def __init__(self, fetch: _Fetch) -> None:
+        self.fetch = fetch
+
+    def buildProtocol(self, addr: Any) -> Protocol:
+        return _RawHTTPClient(self.fetch)
+
+
+class RawHTTPDownloadHandler:
+    """Scrapy download handler for ``http`` and ``https`` that records the wire bytes.
+
+    ``DOWNLOAD_HANDLERS = {"http": "harvester.fetch.RawHTTPDownloadHandler",
+    "https": "harvester.fetch.RawHTTPDownloadHandler"}``.
+    """
+
+    lazy = False
+
+    def __init__(self, crawler: Crawler) -> None:
+        settings = crawler.settings
+        if not settings.getbool("TWISTED_REACTOR_ENABLED", True):
+            raise NotConfigured("RawHTTPDownloadHandler needs the Twisted reactor")
+        self.crawler = crawler
+        self.max_bytes = settings.getint("NH_MAX_DOCUMENT_BYTES", -1)
+        self.default_timeout = settings.getfloat("DOWNLOAD_TIMEOUT", 180)
+        self.connect_timeout = settings.getfloat("NH_CONNECT_TIMEOUT", 20)
+        self.spool_memory = settings.getint("NH_SPOOL_MEMORY_BYTES", 1024 * 1024)
+        self._context_factory: Any = None
+        self._free: list[int] = []
+        self._next_thread = 0
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> RawHTTPDownloadHandler:
+        return cls(crawler)
+
+    def _tls_policy(self) -> Any:
+        if self._context_factory is None:
+            from scrapy.core.downloader import contextfactory
+
+            loader = getattr(contextfactory, "_load_context_factory_from_settings", None)
+            if loader is not None:
+                self._context_factory = loader(self.crawler)
+            else:  # pragma: no cover - older Scrapy
+                self._context_factory = contextfactory.load_context_factory_from_settings(
+                    self.crawler.settings, self.crawler)
+        return self._context_factory
+
+    def _take_thread(self) -> int:
+        if self._free:
+            return heapq.heappop(self._free)
+        self._next_thread += 1
+        return self._next_thread - 1
+
+    async def download_request(self, request: Request) -> Response:
+        from twisted.internet import reactor
+
+        thread = self._take_thread()
+        request.meta["nh_thread"] = thread
+        capture = RawCapture(url=request.url, request_bytes=build_request_bytes(request),
+                             started=datetime.now(UTC), thread=thread)
+        request.meta["nh_capture"] = capture
+        fetch = _Fetch(request, capture, self.max_bytes, self.spool_memory, reactor)
+        timeout = float(request.meta.get("download_timeout") or self.default_timeout)
+        timer = reactor.callLater(timeout, fetch.timed_out)
+        connecting = self._connect(request, fetch, min(timeout, self.connect_timeout), reactor)
+        fetch.connecting = connecting  # type: ignore[attr-defined]
+        try:
+            return await maybe_deferred_to_future(fetch.finished)
+        finally:
+            if timer.active():
+                timer.cancel()
+            if not connecting.called:
+                connecting.cancel()
+            heapq.heappush(self._free, thread)
+
+    def _connect(self, request: Request, fetch: _Fetch, timeout: float, reactor: Any) -> defer.Deferred:
+        from twisted.internet.endpoints import TCP4ClientEndpoint, TCP6ClientEndpoint, wrapClientTLS
+
+        parsed = urlparse_cached(request)
+        host = parsed.hostname or ""
+        port = parsed.port or (443 if parsed.scheme == "https" else 80)
+        try:
+            is_v6 = ipaddress.ip_address(host).version == 6
+        except ValueError:
+            is_v6 = False
+        endpoint: Any = (TCP6ClientEndpoint if is_v6 else TCP4ClientEndpoint)(
+            reactor, host, port, timeout=max(1, int(round(timeout))))
+        if parsed.scheme == "https":
+            creator = self._tls_policy().creatorForNetloc(host.encode("idna"), port)
+            endpoint = wrapClientTLS(creator, endpoint)
+        d = endpoint.connect(_OneShotFactory(fetch))
+
+        def failed(failure: Failure) -> None:
+            if fetch.state == _RawHTTPClient.DONE or failure.check(defer.CancelledError):
+                return None
+            if failure.check(txerror.DNSLookupError):
+                fetch._fail(CannotResolveHostError(str(failure.value)), S_DNS_FAILED)
+            elif failure.check(txerror.ConnectionRefusedError):
+                fetch._fail(DownloadConnectionRefusedError(str(failure.value)), S_CONNECT_FAILED)
+            elif failure.check(txerror.TimeoutError):
+                fetch._fail(DownloadTimeoutError(f"connect to {host}:{port} timed out"), S_CONNECT_FAILED)
+            else:
+                fetch._fail(DownloadFailedError(f"connect to {host}:{port} failed: "
+                                                f"{failure.getErrorMessage()}"), S_CONNECT_FAILED)
+            return None
+
+        d.addErrback(failed)
+        return d
+
+    async def close(self) -> None:
+        return None

@@ -1,0 +1,374 @@
+"""The frontier: per-host queues with politeness, valence and retries, persisted for resume.
+
+Heritrix's model (seed 002, "frontier queue states"; glossary, "Queue States"): URIs wait in one
+queue per politeness unit (host, or registrable domain), FIFO with prerequisites and retries at
+the front. A queue is
+
+* **ready** — it may emit a URI now;
+* **in-process** (``busy``) — it has emitted as many URIs as its valence allows;
+* **snoozed** — waiting for its time of next fetch (politeness delay, Retry-After, retry delay);
+* **exhausted** — empty.
+
+:meth:`Frontier.next_ready` emits the next URI of the ready queue that has waited longest (round
+robin); :meth:`Frontier.finished` ends a fetch and snoozes the queue for the politeness delay;
+:meth:`Frontier.schedule` puts a URI back to be processed at a given time (retries now; the
+adaptive-revisit frontier will order whole queues by time of next processing through the same
+call, so :class:`FrontierBase` is the interface that frontier implements).
+
+Persistence: ``<spool>/<job>/state/frontier.sqlite`` journals every queued URI with its meta,
+the seen-set (64-bit fingerprints of canonical keys) and key/value state (per-domain counters,
+live-added traps, accumulated crawl time). Changes are batched in memory and committed by
+:meth:`Frontier.checkpoint` (the crawl calls it every second and at the end), so after a kill -9
+the next run reloads every URI not finished before the last checkpoint; nothing finished before
+it is fetched again. SQLite's WAL journal makes the commit atomic.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import heapq
+import json
+import sqlite3
+import time
+from abc import ABC, abstractmethod
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harvester.politeness import politeness_delay
+
+QUEUED, DONE = 0, 1
+
+
+def fingerprint(key: str) -> int:
+    """A signed 64-bit fingerprint of a canonical key (fits SQLite's INTEGER; 1 collision in ~10^19)."""
+    return int.from_bytes(hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=8).digest(),
+                          "big", signed=True)
+
+
+@dataclass(slots=True)
+class Entry:
+    """One queued URI: its id in the journal, the URL as found, its ``nh`` meta and retry count."""
+
+    id: int
+    url: str
+    queue: str
+    nh: dict[str, Any]
+    retries: int = 0
+
+
+@dataclass(slots=True)
+class HostQueue:
+    key: str
+    items: deque[Entry] = field(default_factory=deque)
+    busy: int = 0
+    wake: float = 0.0  # time of next fetch
+    in_ready: bool = False
+    retired: bool = False
+    heaped: float = -1.0  # the wake time this queue is already on the snooze heap for
+
+
+@dataclass(frozen=True, slots=True)
+class Politeness:
+    delay_factor: float = 0.0
+    min_delay_ms: int = 0
+    max_delay_ms: int = 0
+    valence: int = 1
+
+    def delay(self, duration_s: float) -> float:
+        return politeness_delay(duration_s, self.delay_factor, self.min_delay_ms, self.max_delay_ms)
+
+
+class FrontierBase(ABC):
+    """What the crawl engine needs of a frontier (the adaptive-revisit frontier implements it too)."""
+
+    @abstractmethod
+    def add(self, url: str, key: str, nh: dict[str, Any], *, front: bool = False) -> Entry | None:
+        """Queue a newly discovered URI unless its canonical ``key`` was seen; None if seen."""
+
+    @abstractmethod
+    def next_ready(self, now: float) -> Entry | None:
+        """The next URI a ready queue may fetch now (its queue becomes busy), or None."""
+
+    @abstractmethod
+    def schedule(self, entry: Entry, when: float) -> None:
+        """Put an emitted URI back in its queue, to be processed not before ``when``."""
+
+    @abstractmethod
+    def finished(self, entry: Entry, now: float, duration_s: float,
+                 snooze_until: float | None = None) -> None:
+        """An emitted URI is done: release its queue after the politeness delay."""
+
+    @abstractmethod
+    def next_wake(self) -> float | None:
+        """When the earliest snoozed queue wakes (None: no snoozed queue)."""
+
+    @abstractmethod
+    def checkpoint(self) -> None:
+        """Make everything so far durable."""
+
+
+class Frontier(FrontierBase):
+    """The breadth-first, per-queue politeness frontier of one job (see the module docstring)."""
+
+    def __init__(self, db_path: str | Path | None, politeness: Politeness,
+                 queue_of: Callable[[str], str]) -> None:
+        self.politeness = politeness
+        self.queue_of = queue_of
+        self.queues: dict[str, HostQueue] = {}
+        self._ready: deque[HostQueue] = deque()
+        self._snoozed: list[tuple[float, str]] = []
+        self.seen: set[int] = set()
+        self.queued = 0
+        self.in_flight = 0
+        self.done = 0
+        self._next_id = 1
+        self.kv: dict[str, Any] = {}
+        self._pending_insert: list[tuple[int, str, str, str, int]] = []
+        self._pending_done: list[int] = []
+        self._pending_retry: list[tuple[int, int]] = []
+        self._pending_seen: list[int] = []
+        self._dirty_kv = False
+        self.resumed = False
+        self.db: sqlite3.Connection | None = None
+        if db_path is not None:
+            self._open(Path(db_path))
+
+    # -- persistence ---------------------------------------------------------------------------
+    def _open(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=NORMAL")
+        self.db.executescript("""
+            CREATE TABLE IF NOT EXISTS uris (id INTEGER PRIMARY KEY, queue TEXT NOT NULL, url TEXT NOT NULL,
+                nh TEXT NOT NULL, retries INTEGER NOT NULL DEFAULT 0, state INTEGER NOT NULL DEFAULT 0);
+            CREATE INDEX IF NOT EXISTS uris_state ON uris(state, id);
+            CREATE TABLE IF NOT EXISTS seen (fp INTEGER PRIMARY KEY) WITHOUT ROWID;
+            CREATE TABLE IF NOT EXISTS kv (k TEXT PRIMARY KEY, v TEXT NOT NULL);
+        """)
+        for k, v in self.db.execute("SELECT k, v FROM kv"):
+            self.kv[k] = json.loads(v)
+        self.seen = {fp for (fp,) in self.db.execute("SELECT fp FROM seen")}
+        row = self.db.execute("SELECT COALESCE(MAX(id), 0) FROM uris").fetchone()
+        self._next_id = int(row[0]) + 1
+        self.done = int(self.db.execute("SELECT COUNT(*) FROM uris WHERE state=1").fetchone()[0])
+        for id_, queue, url, nh, retries in self.db.execute(
+                "SELECT id, queue, url, nh, retries FROM uris WHERE state=0 ORDER BY id"):
+            self._enqueue(Entry(id_, url, queue, json.loads(nh), retries), front=False)
+        self.resumed = bool(self.seen)
+
+    def checkpoint(self) -> None:
+        if self.db is None:
+            self._pending_insert.clear()
+            self._pending_done.clear()
+            self._pending_retry.clear()
+            self._pending_seen.clear()
+            return
+        if not (self._pending_insert or self._pending_done or self._pending_retry or self._pending_seen
+                or self._dirty_kv):
+            return
+        db = self.db
+        db.execute("BEGIN")
+        try:
+            db.executemany("INSERT OR REPLACE INTO uris (id, queue, url, nh, retries) VALUES (?,?,?,?,?)",
+                           self._pending_insert)
+            db.executemany("INSERT OR IGNORE INTO seen (fp) VALUES (?)", ((f,) for f in self._pending_seen))
+            db.executemany("UPDATE uris SET retries=? WHERE id=?", self._pending_retry)
+            db.executemany("UPDATE uris SET state=1 WHERE id=?", ((i,) for i in self._pending_done))
+            if self._dirty_kv:
+                db.executemany("INSERT OR REPLACE INTO kv (k, v) VALUES (?, ?)",
+                               ((k, json.dumps(v)) for k, v in self.kv.items()))
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        self._pending_insert.clear()
+        self._pending_done.clear()
+        self._pending_retry.clear()
+        self._pending_seen.clear()
+        self._dirty_kv = False
+
+    def set_state(self, key: str, value: Any) -> None:
+        """Key/value state journalled with the next checkpoint (counters, traps, crawl time)."""
+        self.kv[key] = value
+        self._dirty_kv = True
+
+    def close(self) -> None:
+        self.checkpoint()
+        if self.db is not None:
+            self.db.close()
+            self.db = None
+
+    # -- adding --------------------------------------------------------------------------------
+    def mark_seen(self, key: str) -> None:
+        """Remember a key without queueing it (a URI rejected and logged once)."""
+        fp = fingerprint(key)
+        if fp not in self.seen:
+            self.seen.add(fp)
+            self._pending_seen.append(fp)
+
+    def was_seen(self, key: str) -> bool:
+        return fingerprint(key) in self.seen
+
+    def add(self, url: str, key: str, nh: dict[str, Any], *, front: bool = False) -> Entry | None:
+        fp = fingerprint(key)
+        if fp in self.seen:
+            return None
+        self.seen.add(fp)
+        self._pending_seen.append(fp)
+        entry = Entry(self._next_id, url, self.queue_of(url), nh)
+        self._next_id += 1
+        self._pending_insert.append((entry.id, entry.queue, url, json.dumps(nh), 0))
+        self._enqueue(entry, front=front)
+        return entry
+
+    def _queue(self, key: str) -> HostQueue:
+        q = self.queues.get(key)
+        if q is None:
+            q = self.queues[key] = HostQueue(key)
+        return q
+
+    def _enqueue(self, entry: Entry, front: bool) -> None:
+        q = self._queue(entry.queue)
+        if front:
+            q.items.appendleft(entry)
+        else:
+            q.items.append(entry)
+        self.queued += 1
+        self._consider(q, time.time())
+
+    def _consider(self, q: HostQueue, now: float) -> None:
+        """Put ``q`` where it belongs: ready, snoozed (heap) or nowhere (busy/empty/retired)."""
+        if q.in_ready or q.retired or not q.items or q.busy >= self.politeness.valence:
+            return
+        if q.wake > now:
+            if q.heaped != q.wake:
+                q.heaped = q.wake
+                heapq.heappush(self._snoozed, (q.wake, q.key))
+            return
+        q.in_ready = True
+        self._ready.append(q)
+
+    def _wake_due(self, now: float) -> None:
+        while self._snoozed and self._snoozed[0][0] <= now:
+            wake, key = heapq.heappop(self._snoozed)
+            q = self.queues.get(key)
+            if q is not None and q.heaped == wake:
+                q.heaped = -1.0
+                self._consider(q, now)
+
+    # -- emitting ------------------------------------------------------------------------------
+    def next_ready(self, now: float) -> Entry | None:
+        self._wake_due(now)
+        while self._ready:
+            q = self._ready.popleft()
+            q.in_ready = False
+            if q.retired or not q.items or q.busy >= self.politeness.valence or q.wake > now:
+                self._consider(q, now)
+                continue
+            entry = q.items.popleft()
+            q.busy += 1
+            self.queued -= 1
+            self.in_flight += 1
+            self._consider(q, now)  # a queue of valence > 1 may stay ready
+            return entry
+        return None
+
+    def next_wake(self) -> float | None:
+        while self._snoozed:
+            wake, key = self._snoozed[0]
+            q = self.queues.get(key)
+            if q is not None and q.heaped == wake and q.items and not q.in_ready:
+                return wake
+            heapq.heappop(self._snoozed)
+        return None
+
+    def finished(self, entry: Entry, now: float, duration_s: float,
+                 snooze_until: float | None = None) -> None:
+        q = self._queue(entry.queue)
+        q.busy = max(q.busy - 1, 0)
+        self.in_flight = max(self.in_flight - 1, 0)
+        self.done += 1
+        self._pending_done.append(entry.id)
+        wake = now + self.politeness.delay(duration_s)
+        if snooze_until is not None:
+            wake = max(wake, snooze_until)
+        q.wake = max(q.wake, wake)
+        self._consider(q, now)
+
+    def skip(self, entry: Entry, now: float) -> None:
+        """An emitted URI disposed of without a fetch (robots, quota): no politeness wait."""
+        q = self._queue(entry.queue)
+        q.busy = max(q.busy - 1, 0)
+        self.in_flight = max(self.in_flight - 1, 0)
+        self.done += 1
+        self._pending_done.append(entry.id)
+        self._consider(q, now)
+
+    def schedule(self, entry: Entry, when: float) -> None:
+        """Back to the front of its queue (Heritrix: a retried URI goes back to its queue), the queue
+        snoozed until ``when``. Used for retries; the caller has counted ``entry.retries``."""
+        q = self._queue(entry.queue)
+        q.busy = max(q.busy - 1, 0)
+        self.in_flight = max(self.in_flight - 1, 0)
+        self._pending_retry.append((entry.retries, entry.id))
+        q.items.appendleft(entry)
+        self.queued += 1
+        q.wake = max(q.wake, when)
+        self._consider(q, time.time())
+
+    def snooze(self, queue: str, until: float) -> None:
+        """Hold a whole queue until ``until`` (Retry-After)."""
+        q = self._queue(queue)
+        if until > q.wake:
+            q.wake = until
+            if not q.in_ready:  # a ready queue is re-checked by next_ready before it emits
+                self._consider(q, time.time())
+
+    def retire(self, queue: str) -> list[Entry]:
+        """Empty a queue for good (e.g. its domain's quota is spent); returns what it held."""
+        q = self._queue(queue)
+        q.retired = True
+        items = list(q.items)
+        q.items.clear()
+        self.queued -= len(items)
+        return items
+
+    def drain(self, queue: str) -> Iterator[Entry]:
+        """Remove and yield a queue's waiting URIs (to reject them one by one)."""
+        q = self._queue(queue)
+        while q.items:
+            self.queued -= 1
+            yield q.items.popleft()
+
+    # -- statistics ----------------------------------------------------------------------------
+    def queue_states(self, now: float) -> dict[str, int]:
+        ready = snoozed = busy = exhausted = 0
+        for q in self.queues.values():
+            if not q.items:
+                if q.busy:
+                    busy += 1
+                else:
+                    exhausted += 1
+            elif q.busy >= self.politeness.valence:
+                busy += 1
+            elif q.wake > now:
+                snoozed += 1
+            else:
+                ready += 1
+        return {"ready": ready, "in-process": busy, "snoozed": snoozed,
+                "active": ready + busy + snoozed, "exhausted": exhausted}
+
+    def has_pending(self) -> bool:
+        return self.queued > 0 or self.in_flight > 0
+
+    def remaining_by(self, key: Callable[[Entry], str]) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for q in self.queues.values():
+            for e in q.items:
+                k = key(e)
+                counts[k] = counts.get(k, 0) + 1
+        return counts

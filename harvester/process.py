@@ -1,0 +1,270 @@
+"""The crawl child process: ``python -m harvester.process JOB_DIR [--control-stdin]``.
+
+Why a separate process (started with ``subprocess``, not ``multiprocessing``): Twisted's reactor
+cannot be restarted, so every job needs a fresh interpreter; a Celery prefork worker is a daemonic
+process, which ``multiprocessing`` forbids to have children; and a crash in the crawl (memory,
+a C extension) must not take the worker down. The parent (the Celery task, or the trial-crawl
+CLI) and this child talk through the job directory and a pipe:
+
+``JOB_DIR/jobspec.json``
+    The JobSpec (written by the parent before the start).
+``JOB_DIR/progress.json``
+    The latest :class:`~harvester.contracts.Progress`, replaced atomically every
+    ``PROGRESS_INTERVAL_S``.
+stdin (``--control-stdin``)
+    One JSON :class:`~harvester.contracts.Control` per line: ``stop``, ``pause``, ``resume``,
+    ``add_trap``. End of input means the parent is gone: the child checkpoints and exits with
+    :data:`EXIT_INTERRUPTED` without concluding the job, so a redelivered task resumes it.
+``JOB_DIR/jobresult.json``
+    The :class:`~harvester.contracts.JobResult`, written atomically once the crawl is over and every
+    file is closed. Its absence after the child exits means the job did not conclude.
+``JOB_DIR/state/frontier.sqlite``
+    The frontier journal: a re-run on the same directory resumes (SIGTERM also checkpoints and
+    exits with :data:`EXIT_INTERRUPTED`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import traceback
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from harvester.contracts import ContractError, Control, JobResult, JobSpec
+from harvester.defaults import PROGRESS_INTERVAL_S
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 75  # EX_TEMPFAIL: try again later (resume)
+
+JOBSPEC_FILE = "jobspec.json"
+PROGRESS_FILE = "progress.json"
+RESULT_FILE = "jobresult.json"
+ENGINE_LOG = "logs/harvester.log"
+
+logger = logging.getLogger(__name__)
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    """Write to a temporary name, fsync, rename: a reader never sees half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(data, f, indent=1, sort_keys=True)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def failed_result(job_id: int, category: str, detail: str, started: str | None = None) -> JobResult:
+    return JobResult(job_id=job_id, status="FAILED", started=started, ended=now_iso(),
+                     error_category=category, error_detail=detail[-4000:], harvester=socket.gethostname())
+
+
+class _Controller:
+    """Applies Control commands inside the reactor thread, and writes progress on a timer."""
+
+    def __init__(self, crawler: Any, job_dir: Path, time_limit_s: int) -> None:
+        self.crawler = crawler
+        self.job_dir = job_dir
+        self.time_limit_s = time_limit_s
+        self.job: Any = None
+        self.interrupted = False
+
+    def start(self) -> None:
+        from twisted.internet import reactor, task
+
+        self.job = self.crawler.spider.job
+        self._progress = task.LoopingCall(self.write_progress)
+        self._progress.start(PROGRESS_INTERVAL_S, now=True)
+        self._checkpoint = task.LoopingCall(self.job.checkpoint)
+        self._checkpoint.start(1.0, now=False)
+        if self.time_limit_s:
+            left = max(self.time_limit_s - self.job.crawl_seconds(), 0.0)
+            reactor.callLater(left, self.stop, "time_limit")  # type: ignore[attr-defined]
+
+    def stop_timers(self) -> None:
+        for loop in (getattr(self, "_progress", None), getattr(self, "_checkpoint", None)):
+            if loop is not None and loop.running:
+                loop.stop()
+
+    def write_progress(self) -> None:
+        try:
+            write_json_atomic(self.job_dir / PROGRESS_FILE, self.job.progress().to_dict())
+        except Exception:
+            logger.exception("could not write progress")
+
+    def stop(self, ended_by: str = "stopped") -> None:
+        if self.job.ended_by == "finished":
+            self.job.ended_by = ended_by
+        logger.info("stopping the crawl (%s)", ended_by)
+        engine = self.crawler.engine
+        if engine is not None and engine.spider is not None:
+            engine.close_spider(engine.spider, ended_by)
+
+    def apply(self, data: dict[str, Any]) -> None:
+        try:
+            control = Control.from_dict(data)
+        except ContractError as exc:
+            logger.warning("ignoring a bad control message %r: %s", data, exc)
+            return
+        logger.info("control: %s %s", control.action, control.argument)
+        if control.action == "stop":
+            self.stop("stopped")
+        elif control.action == "pause":
+            self.job.pause()
+        elif control.action == "resume":
+            self.job.resume()
+            sched = getattr(self.crawler.engine, "_slot", None)
+            if sched is not None:
+                sched.nextcall.schedule()
+        elif control.action == "add_trap":
+            self.job.add_trap(control.argument)
+        self.job.checkpoint()
+
+    def interrupt(self, why: str) -> None:
+        """The parent is gone or asked us to go: checkpoint, exit without concluding (resumable)."""
+        if self.interrupted:
+            return
+        self.interrupted = True
+        logger.warning("interrupted (%s): checkpointing for a later resume", why)
+        try:
+            self.job.checkpoint()
+        finally:
+            logging.shutdown()
+            os._exit(EXIT_INTERRUPTED)
+
+
+def _read_stdin(controller: _Controller) -> None:
+    from twisted.internet import reactor
+
+    for line in sys.stdin:
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            data = json.loads(line)
+        except ValueError:
+            logger.warning("ignoring a control line that is not JSON: %r", line[:200])
+            continue
+        reactor.callFromThread(controller.apply, data)  # type: ignore[attr-defined]
+    reactor.callFromThread(controller.interrupt, "parent closed the control pipe")  # type: ignore[attr-defined]
+
+
+def run(job_dir: Path, control_stdin: bool = False, archive: bool = True) -> int:
+    """Run (or resume) the crawl of ``job_dir``; write ``jobresult.json``; return an exit code."""
+    spec = JobSpec.from_dict(json.loads((job_dir / JOBSPEC_FILE).read_text(encoding="utf-8")))
+    (job_dir / "logs").mkdir(parents=True, exist_ok=True)
+    from scrapy.crawler import CrawlerProcess
+
+    from harvester.crawlsettings import build_settings
+    from harvester.spider import HarvestSpider
+
+    settings = build_settings(spec, job_dir, archive=archive, log_file=str(job_dir / ENGINE_LOG))
+    process = CrawlerProcess(settings, install_root_handler=True)
+    crawler = process.create_crawler(HarvestSpider)
+    controller = _Controller(crawler, job_dir, spec.time_limit_s)
+    from scrapy import signals
+
+    crawler.signals.connect(controller.start, signal=signals.spider_opened)
+    failure: list[str] = []
+
+    def on_closed(spider: Any = None, reason: str = "") -> None:
+        controller.stop_timers()
+
+    crawler.signals.connect(on_closed, signal=signals.spider_closed)
+    d = process.crawl(crawler)
+    d.addErrback(lambda f: failure.append(f.getTraceback()))
+    from twisted.internet import reactor
+
+    def on_sigterm(signum: int, frame: Any) -> None:
+        reactor.callFromThread(controller.interrupt, f"signal {signum}")  # type: ignore[attr-defined]
+
+    signal.signal(signal.SIGTERM, on_sigterm)
+    signal.signal(signal.SIGINT, lambda s, f: reactor.callFromThread(controller.stop, "stopped"))  # type: ignore[attr-defined]
+    if control_stdin:
+        threading.Thread(target=_read_stdin, args=(controller,), daemon=True, name="control").start()
+    process.start(install_signal_handlers=False)
+
+    job = getattr(crawler.spider, "job", None)
+    if failure or job is None:
+        detail = failure[0] if failure else "the crawl did not start"
+        write_json_atomic(job_dir / RESULT_FILE,
+                          failed_result(spec.job_id, "crawl-error", detail).to_dict())
+        return EXIT_FAILED
+    controller.write_progress()
+    archive_mw = getattr(crawler, "nh_archive", None)
+    files = archive_mw.finish() if archive_mw is not None else []
+    job.checkpoint()
+    result = JobResult(
+        job_id=spec.job_id, status="DONE", started=job.started_iso, ended=now_iso(),
+        domains=tuple(job.domain_results()), files=tuple(files), harvester=socket.gethostname(),
+        stats={"uris_done": job.frontier.done, "uris_failed": job.failed, "ended_by": job.ended_by,
+               "crawl_seconds": round(job.crawl_seconds(), 1),
+               "queued_left": job.frontier.queued},
+    )
+    job.frontier.close()
+    write_json_atomic(job_dir / RESULT_FILE, result.to_dict())
+    return EXIT_OK
+
+
+def start_child(job_dir: Path, control: bool = True) -> subprocess.Popen[bytes]:
+    """The crawl child on ``job_dir``; its stdout/stderr go to the job's engine log."""
+    (job_dir / "logs").mkdir(parents=True, exist_ok=True)
+    out = open(job_dir / "logs" / "process.out", "ab")
+    try:
+        args = [sys.executable, "-m", "harvester.process", str(job_dir)]
+        if control:
+            args.append("--control-stdin")
+        return subprocess.Popen(args, stdin=subprocess.PIPE if control else subprocess.DEVNULL,
+                                stdout=out, stderr=subprocess.STDOUT, close_fds=True,
+                                env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    finally:
+        out.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m harvester.process", description=__doc__.split("\n")[0])
+    parser.add_argument("job_dir", type=Path)
+    parser.add_argument("--control-stdin", action="store_true",
+                        help="read Control JSON lines on stdin; end of input interrupts (resumable)")
+    parser.add_argument("--no-archive", action="store_true",
+                        help="Scrapy's own download handler and no WARC (benchmark baseline)")
+    args = parser.parse_args(argv)
+    job_dir: Path = args.job_dir.resolve()
+    if not (job_dir / JOBSPEC_FILE).is_file():
+        print(f"{job_dir / JOBSPEC_FILE}: no such file", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        return run(job_dir, control_stdin=args.control_stdin, archive=not args.no_archive)
+    except ContractError as exc:
+        write_json_atomic(job_dir / RESULT_FILE, failed_result(0, "invalid-jobspec", str(exc)).to_dict())
+        return EXIT_FAILED
+    except Exception:
+        detail = traceback.format_exc()
+        logger.error("crawl failed: %s", detail)
+        try:
+            spec = json.loads((job_dir / JOBSPEC_FILE).read_text(encoding="utf-8"))
+            job_id = int(spec.get("job_id", 0))
+        except Exception:
+            job_id = 0
+        write_json_atomic(job_dir / RESULT_FILE, failed_result(job_id, "crawl-error", detail).to_dict())
+        return EXIT_FAILED
+
+
+if __name__ == "__main__":
+    sys.exit(main())

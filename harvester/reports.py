@@ -1,0 +1,356 @@
+"""Crawl statistics and Heritrix 3's end-of-crawl reports (docs/FORMATS.md, "Reports").
+
+:class:`CrawlStats` is tallied by :class:`harvester.archive.ArchiveMiddleware` as URIs are
+disposed of; :func:`write_reports` turns it into Heritrix's files with Heritrix's names and header
+lines (``StatisticsTracker``'s reports, so tools and people used to them read ours unchanged):
+crawl-report.txt, seeds-report.txt, hosts-report.txt, mimetype-report.txt, responsecode-report.txt,
+frontier-summary-report.txt, plus netharvest's domain-report.json (per domain objects, bytes and
+stop reason, the figures a JobResult carries).
+
+Bytes are Heritrix's "content size": status line + headers + body as transferred, so hosts-report
+byte counts add up to the ``content-size:`` annotations of crawl.log.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+#: Heritrix's "disregarded" dispositions (``CrawlURI.isDisregarded``): not failures, choices.
+DISREGARD_CODES = frozenset({-9998, -5000, -5001, -5002, -5003, -5004, -6000, -4001, -4002})
+ROBOTS_PRECLUDED = -9998
+
+NOVEL, DUPLICATE, NOT_MODIFIED = "novel", "duplicate", "not-modified"
+
+
+@dataclass(slots=True)
+class Tally:
+    """Counts for one host, one domain, or the whole crawl."""
+
+    urls: int = 0  # fetched (status > 0), revisits included
+    bytes: int = 0  # content size of those fetches
+    payload_bytes: int = 0  # bodies only
+    successes: int = 0  # 2xx and 3xx
+    novel_urls: int = 0
+    novel_bytes: int = 0
+    dup_urls: int = 0  # duplicate by payload digest
+    dup_bytes: int = 0
+    not_modified_urls: int = 0
+    not_modified_bytes: int = 0
+    robots: int = 0  # -9998
+    failed: int = 0  # negative codes that are failures
+    disregarded: int = 0  # negative codes that are choices (scope, quota, robots…)
+    statuses: Counter = field(default_factory=Counter)
+    mimes: dict[str, list[int]] = field(default_factory=dict)  # mime -> [urls, bytes]
+
+    def add_fetch(self, status: int, mime: str, content_size: int, payload: int, kind: str) -> None:
+        self.urls += 1
+        self.bytes += content_size
+        self.payload_bytes += payload
+        if 200 <= status < 400:
+            self.successes += 1
+        self.statuses[status] += 1
+        slot = self.mimes.get(mime)
+        if slot is None:
+            self.mimes[mime] = [1, content_size]
+        else:
+            slot[0] += 1
+            slot[1] += content_size
+        if kind == DUPLICATE:
+            self.dup_urls += 1
+            self.dup_bytes += content_size
+        elif kind == NOT_MODIFIED:
+            self.not_modified_urls += 1
+            self.not_modified_bytes += content_size
+        else:
+            self.novel_urls += 1
+            self.novel_bytes += content_size
+
+    def add_unfetched(self, status: int) -> None:
+        self.statuses[status] += 1
+        if status == ROBOTS_PRECLUDED:
+            self.robots += 1
+        if status in DISREGARD_CODES:
+            self.disregarded += 1
+        else:
+            self.failed += 1
+
+    @property
+    def revisits(self) -> int:
+        return self.dup_urls + self.not_modified_urls
+
+    def snapshot(self) -> dict[str, Any]:
+        """A JSON-able copy (what :meth:`ArchiveMiddleware.stats_for` returns)."""
+        return {
+            "objects": self.urls,
+            "bytes": self.bytes,
+            "payload_bytes": self.payload_bytes,
+            "successes": self.successes,
+            "novel_urls": self.novel_urls,
+            "novel_bytes": self.novel_bytes,
+            "dup_urls": self.dup_urls,
+            "dup_bytes": self.dup_bytes,
+            "not_modified_urls": self.not_modified_urls,
+            "not_modified_bytes": self.not_modified_bytes,
+            "revisits": self.revisits,
+            "bytes_saved": self.dup_bytes + self.not_modified_bytes,
+            "robots": self.robots,
+            "failed": self.failed,
+            "disregarded": self.disregarded,
+            "status_codes": {str(k): v for k, v in sorted(self.statuses.items())},
+            "mime_types": {k: {"urls": v[0], "bytes": v[1]} for k, v in sorted(self.mimes.items())},
+        }
+
+
+@dataclass
+class SeedRecord:
+    status: int = 0
+    redirect: str | None = None
+
+
+@dataclass
+class CrawlStats:
+    """Everything the reports need, tallied once per disposed URI."""
+
+    started: datetime = field(default_factory=lambda: datetime.now(UTC))
+    ended: datetime | None = None
+    total: Tally = field(default_factory=Tally)
+    hosts: dict[str, Tally] = field(default_factory=dict)
+    domains: dict[str, Tally] = field(default_factory=dict)
+    seeds: dict[str, SeedRecord] = field(default_factory=dict)
+
+    def _pair(self, host: str, domain: str) -> tuple[Tally, Tally]:
+        h = self.hosts.get(host)
+        if h is None:
+            h = self.hosts[host] = Tally()
+        d = self.domains.get(domain)
+        if d is None:
+            d = self.domains[domain] = Tally()
+        return h, d
+
+    def add_seed(self, url: str) -> None:
+        self.seeds.setdefault(url, SeedRecord())
+
+    def record_fetch(self, *, host: str, domain: str, status: int, mime: str, content_size: int,
+                     payload: int, kind: str = NOVEL, seed: str | None = None,
+                     redirect: str | None = None) -> None:
+        for tally in (self.total, *self._pair(host, domain)):
+            tally.add_fetch(status, mime, content_size, payload, kind)
+        if seed is not None:
+            self.seeds[seed] = SeedRecord(status, redirect if 300 <= status < 400 else None)
+
+    def record_unfetched(self, *, host: str, domain: str, status: int, seed: str | None = None) -> None:
+        for tally in (self.total, *self._pair(host, domain)):
+            tally.add_unfetched(status)
+        if seed is not None:
+            self.seeds[seed] = SeedRecord(status)
+
+    @property
+    def processed(self) -> int:
+        return self.total.urls + self.total.failed + self.total.disregarded
+
+
+# -- Heritrix's number formats -----------------------------------------------------------------
+def format_bytes(amount: int) -> str:
+    """Heritrix 3 ``ArchiveUtils.formatBytesForDisplay``: ``7.2 KiB``, ``150 KiB``, ``0 B``."""
+    if amount <= 0:
+        return "0 B"
+    value = float(amount)
+    power = 0
+    while value >= 1024 and power < 4:
+        value /= 1024
+        power += 1
+    unit = (" B", " KiB", " MiB", " GiB", " TiB")[power]
+    digits = 1 if value < 10 else 0
+    return f"{value:,.{digits}f}{unit}"
+
+
+def format_duration(ms: int) -> str:
+    """Heritrix ``ArchiveUtils.formatMillisecondsToConventional``: ``1h33m38s651ms``, ``41s968ms``."""
+    ms = max(0, int(ms))
+    parts = []
+    for size, unit in ((86_400_000, "d"), (3_600_000, "h"), (60_000, "m"), (1000, "s")):
+        if ms >= size or parts:
+            parts.append(f"{ms // size}{unit}")
+            ms %= size
+    parts.append(f"{ms}ms")
+    return "".join(parts)
+
+
+# -- the reports -------------------------------------------------------------------------------
+def crawl_report(stats: CrawlStats, *, crawl_name: str, crawl_status: str) -> str:
+    """crawl-report.txt (Heritrix ``CrawlSummaryReport``)."""
+    t = stats.total
+    ended = stats.ended or datetime.now(UTC)
+    elapsed_ms = int((ended - stats.started).total_seconds() * 1000)
+    seeds_crawled = sum(1 for s in stats.seeds.values() if s.status > 0)
+    hosts = sum(1 for h in stats.hosts.values() if h.urls)
+    secs = max(elapsed_ms / 1000, 0.001)
+    total_bytes = t.bytes
+    lines = [
+        f"crawl name: {crawl_name}",
+        f"crawl status: {crawl_status}",
+        f"duration: {format_duration(elapsed_ms)}",
+        "",
+        f"seeds crawled: {seeds_crawled}",
+        f"seeds uncrawled: {len(stats.seeds) - seeds_crawled}",
+        "",
+        f"hosts visited: {hosts}",
+        "",
+        f"URIs processed: {stats.processed}",
+        f"URI successes: {t.urls}",
+        f"URI failures: {t.failed}",
+        f"URI disregards: {t.disregarded}",
+        "",
+        f"novel URIs: {t.novel_urls}",
+    ]
+    if t.dup_urls:
+        lines.append(f"duplicate-by-hash URIs: {t.dup_urls}")
+    if t.not_modified_urls:
+        lines.append(f"not-modified URIs: {t.not_modified_urls}")
+    lines += ["", f"total crawled bytes: {total_bytes} ({format_bytes(total_bytes)}) ",
+              f"novel crawled bytes: {t.novel_bytes} ({format_bytes(t.novel_bytes)})"]
+    if t.dup_urls:
+        lines.append(f"duplicate-by-hash crawled bytes: {t.dup_bytes} ({format_bytes(t.dup_bytes)}) ")
+    if t.not_modified_urls:
+        lines.append(f"not-modified crawled bytes: {t.not_modified_bytes} "
+                     f"({format_bytes(t.not_modified_bytes)}) ")
+    lines += ["", f"URIs/sec: {t.urls / secs:,.2f}".rstrip("0").rstrip(".") if t.urls else "URIs/sec: 0",
+              f"KB/sec: {int(total_bytes / 1024 / secs)}"]
+    return "\n".join(lines) + "\n"
+
+
+def seeds_report(stats: CrawlStats) -> str:
+    """seeds-report.txt (Heritrix ``SeedsReport``): code, CRAWLED/NOTCRAWLED, seed, redirect."""
+    out = ["[code] [status] [seed] [redirect]\n"]
+    for uri, rec in sorted(stats.seeds.items(), key=lambda kv: (kv[1].status, kv[0])):
+        line = f"{rec.status} {'CRAWLED' if rec.status > 0 else 'NOTCRAWLED'} {uri}"
+        if rec.redirect:
+            line += f" {rec.redirect}"
+        out.append(line + "\n")
+    return "".join(out)
+
+
+def hosts_report(stats: CrawlStats, remaining: Mapping[str, int] | None = None) -> str:
+    """hosts-report.txt (Heritrix ``HostsReport``); each line ends with a blank, as Heritrix's does."""
+    out = ["[#urls] [#bytes] [host] [#robots] [#remaining] [#novel-urls] [#novel-bytes] "
+           "[#dup-by-hash-urls] [#dup-by-hash-bytes] [#not-modified-urls] [#not-modified-bytes]\n"]
+    remaining = remaining or {}
+    for host, t in sorted(stats.hosts.items(), key=lambda kv: (-kv[1].urls, kv[0])):
+        fields = (t.urls, t.bytes, host, t.robots, remaining.get(host, 0), t.novel_urls, t.novel_bytes,
+                  t.dup_urls, t.dup_bytes, t.not_modified_urls, t.not_modified_bytes)
+        out.append("".join(f"{f} " for f in fields) + "\n")
+    return "".join(out)
+
+
+def mimetype_report(stats: CrawlStats) -> str:
+    """mimetype-report.txt (Heritrix ``MimetypesReport``)."""
+    out = ["[#urls] [#bytes] [mime-types]\n"]
+    for mime, (n, size) in sorted(stats.total.mimes.items(), key=lambda kv: (-kv[1][0], kv[0])):
+        out.append(f"{n} {size} {mime}\n")
+    return "".join(out)
+
+
+def responsecode_report(stats: CrawlStats) -> str:
+    """responsecode-report.txt (Heritrix ``ResponseCodeReport``): fetched URIs by status."""
+    out = ["[#urls] [rescode]\n"]
+    codes = [(n, code) for code, n in stats.total.statuses.items() if code > 0]
+    for n, code in sorted(codes, key=lambda x: (-x[0], x[1])):
+        out.append(f"{n} {code}\n")
+    return "".join(out)
+
+
+def frontier_summary_report(summary: str | Mapping[str, Any] | None, *, job_name: str,
+                            stats: CrawlStats | None = None, when: datetime | None = None) -> str:
+    """frontier-summary-report.txt. The crawl engine owns the frontier, so it supplies either the
+    finished text or the numbers (keys as below); missing numbers come from our own tallies."""
+    if isinstance(summary, str):
+        return summary if summary.endswith("\n") else summary + "\n"
+    s = dict(summary or {})
+    t = stats.total if stats else Tally()
+    finished = s.get("finished", (t.urls + t.failed + t.disregarded))
+    n = {
+        "discovered": s.get("discovered", finished + s.get("queued", 0)),
+        "queued": s.get("queued", 0),
+        "finished": finished,
+        "succeeded": s.get("succeeded", t.urls),
+        "failed": s.get("failed", t.failed),
+        "disregarded": s.get("disregarded", t.disregarded),
+    }
+    queues = {k: s.get(k, 0) for k in ("all_queues", "active", "in_process", "ready", "snoozed",
+                                        "inactive", "retired", "exhausted")}
+    stamp = (when or datetime.now(UTC)).strftime("%Y%m%d%H%M")
+    return (
+        f"Frontier report - {stamp}\n"
+        f" Job being crawled: {job_name}\n"
+        "\n -----===== STATS =====-----\n"
+        f" Discovered:    {n['discovered']}\n"
+        f" Queued:        {n['queued']}\n"
+        f" Finished:      {n['finished']}\n"
+        f"  Successfully: {n['succeeded']}\n"
+        f"  Failed:       {n['failed']}\n"
+        f"  Disregarded:  {n['disregarded']}\n"
+        "\n -----===== QUEUES =====-----\n"
+        f" Already included size:     {s.get('already_included', n['discovered'])}\n"
+        f"               pending:     {s.get('pending', 0)}\n"
+        f"\n All class queues map size: {queues['all_queues']}\n"
+        f"             Active queues: {queues['active']}\n"
+        f"                    In-process: {queues['in_process']}\n"
+        f"                         Ready: {queues['ready']}\n"
+        f"                       Snoozed: {queues['snoozed']}\n"
+        f"           Inactive queues: {queues['inactive']}\n"
+        f"            Retired queues: {queues['retired']}\n"
+        f"          Exhausted queues: {queues['exhausted']}\n"
+        f"\n             Last state: {s.get('last_state', 'FINISH')}\n"
+    )
+
+
+def domain_report(stats: CrawlStats, stop_reasons: Mapping[str, str] | None,
+                  domains: Iterable[str] = ()) -> dict[str, Any]:
+    """domain-report.json: per domain objects, bytes, stop reason (reasons come from the engine)."""
+    stop_reasons = stop_reasons or {}
+    names = sorted(set(domains) | set(stats.domains) | set(stop_reasons))
+    out: dict[str, Any] = {}
+    for name in names:
+        t = stats.domains.get(name) or Tally()
+        entry = t.snapshot()
+        entry["stop_reason"] = stop_reasons.get(name, "DOWNLOAD_COMPLETE")
+        out[name] = entry
+    return {"domains": out}
+
+
+REPORT_NAMES = ("crawl-report.txt", "seeds-report.txt", "hosts-report.txt", "mimetype-report.txt",
+                "responsecode-report.txt", "frontier-summary-report.txt", "domain-report.json")
+
+
+def write_reports(directory: str | Path, stats: CrawlStats, *, crawl_name: str,
+                  crawl_status: str = "Finished", frontier_summary: str | Mapping[str, Any] | None = None,
+                  stop_reasons: Mapping[str, str] | None = None, domains: Iterable[str] = (),
+                  remaining: Mapping[str, int] | None = None) -> list[Path]:
+    """Write all reports into ``directory`` (each via a temporary name, then renamed)."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    contents = {
+        "crawl-report.txt": crawl_report(stats, crawl_name=crawl_name, crawl_status=crawl_status),
+        "seeds-report.txt": seeds_report(stats),
+        "hosts-report.txt": hosts_report(stats, remaining),
+        "mimetype-report.txt": mimetype_report(stats),
+        "responsecode-report.txt": responsecode_report(stats),
+        "frontier-summary-report.txt": frontier_summary_report(frontier_summary, job_name=crawl_name,
+                                                               stats=stats),
+        "domain-report.json": json.dumps(domain_report(stats, stop_reasons, domains), indent=2,
+                                         sort_keys=True) + "\n",
+    }
+    paths = []
+    for name in REPORT_NAMES:
+        path = directory / name
+        tmp = path.with_name(name + ".tmp")
+        tmp.write_text(contents[name], encoding="utf-8", newline="\n")
+        tmp.replace(path)
+        paths.append(path)
+    return paths

@@ -1,0 +1,112 @@
+"""Deduplication decisions: when a fetch becomes a WARC ``revisit`` record, and what it refers to.
+
+Three sources, in Heritrix's order of precedence:
+
+1. **server-not-modified**: a conditional request (If-None-Match / If-Modified-Since taken from the
+   dedup index's URL table) answered ``304``: the revisit refers to the earlier capture of the
+   same URL and carries its payload digest (Heritrix's FetchHistoryProcessor copies it forward).
+2. **identical-payload-digest within the job**: the payload digest was already stored earlier in
+   this job (any URL); the revisit refers to that first capture, record ID included.
+3. **identical-payload-digest against the dedup index** (earlier jobs).
+
+Only complete (not truncated), non-empty payloads are deduplicated: an empty body (every redirect)
+or a cut-short one is never "the same" as anything worth pointing at.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+
+from indexer.dedup import Capture, DedupIndex
+
+logger = logging.getLogger(__name__)
+
+PROFILE_IDENTICAL = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"
+PROFILE_NOT_MODIFIED = "http://netpreserve.org/warc/1.1/revisit/server-not-modified"
+
+
+@dataclass(frozen=True, slots=True)
+class Referent:
+    """What a revisit record points at."""
+
+    profile: str
+    target_uri: str
+    date: str  # WARC date (ISO 8601 UTC) of the earlier capture
+    payload_digest: str
+    record_id: str | None = None  # WARC-Refers-To, when known (same job)
+    annotation: str = "duplicate:digest"
+
+    @property
+    def short_profile(self) -> str:
+        return "server-not-modified" if self.profile == PROFILE_NOT_MODIFIED else "identical-payload-digest"
+
+
+def cdx_to_warc_date(timestamp: str) -> str:
+    """``20261122183012`` → ``2026-11-22T18:30:12Z`` (dedup index timestamps are CDX's 14 digits)."""
+    t = (timestamp + "00000000000000")[:14]
+    return f"{t[0:4]}-{t[4:6]}-{t[6:8]}T{t[8:10]}:{t[10:12]}:{t[12:14]}Z"
+
+
+class Deduplicator:
+    """Remembers this job's stored digests and consults the (read-only) dedup index."""
+
+    def __init__(self, enabled: bool, index_path: str | Path | None) -> None:
+        self.enabled = enabled
+        self.seen: dict[str, Referent] = {}
+        self.index: DedupIndex | None = None
+        if enabled and index_path:
+            try:
+                self.index = DedupIndex(index_path, readonly=True)
+            except Exception as exc:
+                logger.warning("dedup index %s unavailable: %s", index_path, exc)
+
+    def conditional_headers(self, url: str) -> tuple[dict[bytes, bytes], Capture | None]:
+        """Validators for a conditional GET of ``url`` from its latest indexed capture."""
+        if not self.index:
+            return {}, None
+        try:
+            capture = self.index.by_url(url)
+        except Exception as exc:
+            logger.warning("dedup index lookup failed for %s: %s", url, exc)
+            return {}, None
+        if capture is None or not (capture.etag or capture.last_modified):
+            return {}, None
+        headers = {}
+        if capture.etag:
+            headers[b"If-None-Match"] = capture.etag.encode("latin-1", "replace")
+        if capture.last_modified:
+            headers[b"If-Modified-Since"] = capture.last_modified.encode("latin-1", "replace")
+        return headers, capture
+
+    def not_modified(self, capture: Capture) -> Referent:
+        return Referent(PROFILE_NOT_MODIFIED, capture.url, cdx_to_warc_date(capture.timestamp),
+                        capture.digest, None, "duplicate:server-not-modified")
+
+    def lookup(self, digest: str) -> Referent | None:
+        """An earlier capture with this payload digest, or ``None`` (the payload is novel)."""
+        if not self.enabled:
+            return None
+        hit = self.seen.get(digest)
+        if hit is not None:
+            return hit
+        if self.index is not None:
+            try:
+                capture = self.index.by_digest(digest)
+            except Exception as exc:
+                logger.warning("dedup index lookup failed for %s: %s", digest, exc)
+                return None
+            if capture is not None:
+                return Referent(PROFILE_IDENTICAL, capture.url, cdx_to_warc_date(capture.timestamp), digest)
+        return None
+
+    def remember(self, digest: str, url: str, date: str, record_id: str) -> None:
+        """Note a full capture stored in this job (the first one of a digest stays the referent)."""
+        if self.enabled:
+            self.seen.setdefault(digest, Referent(PROFILE_IDENTICAL, url, date, digest, record_id))
+
+    def close(self) -> None:
+        if self.index is not None:
+            self.index.close()
+            self.index = None

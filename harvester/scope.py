@@ -1,0 +1,259 @@
+"""Which discovered URIs a job fetches: scope rules, hops, embeds, crawler traps, canonical keys.
+
+One :class:`Scope` per job, built from the JobSpec. :meth:`Scope.decide` answers with a
+:class:`Decision`: accepted with the budget key (the JobSpec domain charged for the URI), or
+rejected with the Heritrix status code the crawl.log should show (glossary, "Status codes"):
+
+* ``-5001`` blocked by a crawler trap ("blocked from fetch by user setting");
+* ``-4001`` too many link hops (count of ``L`` in the discovery path, glossary "Link Hop Count");
+* ``-4002`` an out-of-scope embed too many transitive hops from the last in-scope URI;
+* ``OUT_OF_SCOPE`` (0, never logged): plain out of scope. Heritrix does not log URIs its scope
+  rejects at discovery (``-5000`` is for re-examination after a scope change), and logging every
+  external link would drown crawl.log.
+
+Scope rules (``CrawlSettings.scope``), per JobSpec domain, from that domain's seeds:
+``surt`` — the seeds' implied SURT prefixes (:mod:`harvester.surts`); ``host`` — the seeds' hosts
+(with port); ``domain`` — the seeds' registrable domains and every subdomain (tldextract with its
+*bundled* public-suffix snapshot, never a network fetch; an IP address stands for itself with its
+port, so several ports on 127.0.0.1 act as several sites); ``path`` — the seeds' host and
+directory prefix.
+
+Embeds (Heritrix's TransclusionDecideRule): an out-of-scope URI whose discovery path ends in a run
+of 1..``max_embed_hops`` non-navigational hops (``E``, ``X``, ``R``, ``P``, ``I``) is fetched anyway,
+so a page's off-site images, stylesheets and redirects are archived with it.
+
+Crawler traps are Java-style ``matches()`` regexes (the whole URI must match), as in
+NetarchiveSuite's trap lists. Global, per-domain and live-added traps are each combined into one
+alternation compiled once, so a thousand traps cost one regex run per URI.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import lru_cache
+from urllib.parse import urlsplit
+
+from harvester.contracts import JobSpec
+from harvester.surts import SurtPrefixSet, implied_surt_prefix, surt_form
+
+OUT_OF_SCOPE = 0
+S_TOO_MANY_HOPS = -4001
+S_TOO_MANY_EMBED_HOPS = -4002
+S_BLOCKED_BY_TRAP = -5001
+S_QUOTA = -5003
+S_ROBOTS = -9998
+
+#: Letters that are not navigation: what an out-of-scope URI's path may end with to be fetched.
+TRANSCLUSION_LETTERS = frozenset("EXRPI")
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+@lru_cache(maxsize=1)
+def _tld_extractor():  # type: ignore[no-untyped-def]
+    import tldextract
+
+    # suffix_list_urls=(): the snapshot bundled with tldextract, never a network fetch.
+    return tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None)
+
+
+def _is_ip(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return False
+    return True
+
+
+def host_key(url: str) -> str:
+    """``host`` or ``host:port`` (non-default port): the logical host of politeness and scope."""
+    parts = urlsplit(url)
+    host = (parts.hostname or "").rstrip(".")
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    if port and port != _DEFAULT_PORTS.get(parts.scheme.lower()):
+        return f"{host}:{port}"
+    return host
+
+
+def registrable_domain(url_or_host: str) -> str:
+    """The registrable domain (``www.bbc.co.uk`` → ``bbc.co.uk``); an IP with its port as is."""
+    key = host_key(url_or_host) if "://" in url_or_host else url_or_host.lower()
+    host = key.rsplit(":", 1)[0] if key.count(":") == 1 else key
+    if _is_ip(host) or "." not in host:
+        return key
+    ext = _tld_extractor()(host)
+    top = getattr(ext, "top_domain_under_public_suffix", None)
+    if top is None:  # tldextract < 5.3
+        top = ext.registered_domain
+    return top or host
+
+
+def link_hops(path: str) -> int:
+    """Link hop count: the number of ``L`` in the discovery path (glossary)."""
+    return path.count("L")
+
+
+def trailing_transclusions(path: str) -> int:
+    """How many non-navigational hops end the path (0 if it ends with a link or is a seed)."""
+    n = 0
+    for letter in reversed(path):
+        if letter not in TRANSCLUSION_LETTERS:
+            break
+        n += 1
+    return n
+
+
+class TrapSet:
+    """Crawler-trap regexes matched Java-style (whole URI), combined into one compiled pattern."""
+
+    def __init__(self, patterns: Iterable[str] = ()) -> None:
+        self.patterns: list[str] = []
+        self._combined: re.Pattern[str] | None = None
+        self._separate: list[re.Pattern[str]] = []
+        self.extend(patterns)
+
+    def extend(self, patterns: Iterable[str]) -> None:
+        new = [p for p in patterns if p and p not in self.patterns]
+        if not new:
+            return
+        self.patterns.extend(new)
+        self._compile()
+
+    def _compile(self) -> None:
+        try:
+            # Group references inside a trap would be renumbered by the combination: use separate
+            # patterns in that (rare) case.
+            if any(re.search(r"\\[1-9]|\(\?P=", p) for p in self.patterns):
+                raise re.error("back-references")
+            self._combined = re.compile("|".join(f"(?:{p})" for p in self.patterns))
+            self._separate = []
+        except re.error:
+            self._combined = None
+            self._separate = [re.compile(p) for p in self.patterns]
+
+    def matches(self, url: str) -> bool:
+        if self._combined is not None:
+            return self._combined.fullmatch(url) is not None
+        return any(p.fullmatch(url) for p in self._separate)
+
+    def __len__(self) -> int:
+        return len(self.patterns)
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    accepted: bool
+    status: int = 0  # the negative crawl.log code when rejected (0: out of scope, not logged)
+    domain: str = ""  # the budget key (JobSpec domain name) charged for the URI
+
+
+class _DomainScope:
+    """One JobSpec domain's scope, built from its seeds under the template's rule."""
+
+    def __init__(self, name: str, seeds: Iterable[str], rule: str) -> None:
+        self.name = name
+        self.rule = rule
+        seeds = list(seeds)
+        self.hosts = {host_key(s) for s in seeds}
+        self.domains = {registrable_domain(s) for s in seeds}
+        self.surts = SurtPrefixSet([implied_surt_prefix(s) for s in seeds])
+        paths = []
+        for s in seeds:
+            parts = urlsplit(s)
+            directory = parts.path[: parts.path.rfind("/") + 1] or "/"
+            paths.append((host_key(s), directory))
+        self.paths = paths
+
+    def contains(self, url: str, host: str) -> bool:
+        if self.rule == "surt":
+            return self.surts.matches(surt_form(url))
+        if self.rule == "host":
+            return host in self.hosts
+        if self.rule == "domain":
+            if host in self.hosts:
+                return True
+            return registrable_domain(host) in self.domains
+        # path
+        path = urlsplit(url).path or "/"
+        return any(host == h and path.startswith(d) for h, d in self.paths)
+
+
+class Scope:
+    """The job's scope: see the module docstring."""
+
+    def __init__(self, spec: JobSpec) -> None:
+        s = spec.settings
+        self.max_hops = s.max_hops
+        self.max_embed_hops = s.max_embed_hops
+        self.domains = [_DomainScope(d.name, d.seeds, s.scope) for d in spec.domains]
+        self.global_traps = TrapSet(spec.global_traps)
+        self.domain_traps = {d.name: TrapSet(d.traps) for d in spec.domains}
+        self._by_host: dict[str, str | None] = {}
+
+    def add_trap(self, pattern: str) -> None:
+        """A live-added trap (Control ``add_trap``): applies to every domain from now on."""
+        re.compile(pattern)
+        self.global_traps.extend([pattern])
+
+    def domain_of(self, url: str, host: str | None = None) -> str | None:
+        """The JobSpec domain whose scope holds ``url`` (first match), or None."""
+        host = host if host is not None else host_key(url)
+        for d in self.domains:
+            if d.contains(url, host):
+                return d.name
+        return None
+
+    def blocked_by_trap(self, url: str, domain: str) -> bool:
+        if self.global_traps.matches(url):
+            return True
+        traps = self.domain_traps.get(domain)
+        return bool(traps and traps.matches(url))
+
+    def decide(self, url: str, path: str, parent_domain: str | None) -> Decision:
+        """Judge a discovered URI reached by discovery path ``path`` from a URI of
+        ``parent_domain``."""
+        host = host_key(url)
+        in_scope = self.domain_of(url, host)
+        domain = in_scope or parent_domain or ""
+        if self.blocked_by_trap(url, domain):
+            return Decision(False, S_BLOCKED_BY_TRAP, domain)
+        if in_scope is None:
+            n = trailing_transclusions(path)
+            if n == 0:
+                return Decision(False, OUT_OF_SCOPE, domain)
+            if n > self.max_embed_hops:
+                return Decision(False, S_TOO_MANY_EMBED_HOPS, domain)
+        if link_hops(path) > self.max_hops:
+            return Decision(False, S_TOO_MANY_HOPS, domain)
+        return Decision(True, 0, domain)
+
+
+# -- canonical keys for the seen-set -------------------------------------------------------------
+_SESSION_PARAMS = re.compile(
+    r"^(?:jsessionid|phpsessid|aspsessionid[a-z]{8}|sid|sessionid|cfid|cftoken)$", re.IGNORECASE)
+_PATH_SESSION = re.compile(r";jsessionid=[^/?#]*", re.IGNORECASE)
+
+
+def canonical_key(url: str) -> str:
+    """The seen-set key of a URL: w3lib canonical form (sorted query, normalised escapes, no
+    fragment, lowercase host) minus session ids, as Heritrix's canonicalisation rules strip them.
+    The URL itself is fetched as found; only duplicates are judged on this key."""
+    from w3lib.url import canonicalize_url
+
+    try:
+        canon = canonicalize_url(_PATH_SESSION.sub("", url), keep_fragments=False)
+    except Exception:  # a hostile URL must not crash the crawl: fall back to the text itself
+        return url.split("#", 1)[0]
+    if "?" in canon:
+        base, query = canon.split("?", 1)
+        kept = [p for p in query.split("&") if not _SESSION_PARAMS.match(p.split("=", 1)[0])]
+        canon = base + ("?" + "&".join(kept) if kept else "")
+    parts = urlsplit(canon)
+    if parts.port and parts.port == _DEFAULT_PORTS.get(parts.scheme):
+        canon = canon.replace(f":{parts.port}", "", 1)
+    return canon

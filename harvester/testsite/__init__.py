@@ -1,0 +1,121 @@
+"""A small bundled website to crawl: ``python -m harvester.testsite --port 8001 [--peer-port 8002]``.
+
+Static pages under ``site/`` (links, images with ``srcset``, CSS with ``url()`` and ``@import``,
+an iframe, a robots.txt disallowing ``/private/`` with a ``Sitemap:`` line, a sitemap listing an
+orphan page) plus dynamic routes a static directory cannot give:
+
+* ``/old-page`` → ``301`` to ``/about.html`` (a redirect, path letter ``R``);
+* ``/missing.html`` → ``404``;
+* ``/calendar?month=YYYY-MM`` → a calendar page linking the previous and next month, forever
+  (a crawler trap, bounded by hops, budgets or a trap regex);
+* ``/busy`` → ``503`` with ``Retry-After: 1`` the first time, then ``200`` (retries).
+
+``{{PORT}}`` and ``{{PEER}}`` in the files become the server's port and its sister site's port,
+so several servers on 127.0.0.1 stand for several hosts that link to each other. The server is
+the stdlib's threading HTTP server: enough for tests and the README demo (the benchmark uses its
+own faster server).
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+SITE_DIR = Path(__file__).with_name("site")
+_MONTH = re.compile(r"^(\d{4})-(\d{2})$")
+
+
+def _shift(month: str, delta: int) -> str:
+    m = _MONTH.match(month)
+    year, mon = (int(m.group(1)), int(m.group(2))) if m else (2026, 1)
+    index = year * 12 + (mon - 1) + delta
+    return f"{index // 12:04d}-{index % 12 + 1:02d}"
+
+
+class Handler(SimpleHTTPRequestHandler):
+    server_version = "netharvest-testsite/1"
+    protocol_version = "HTTP/1.1"
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, directory=str(SITE_DIR), **kwargs)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        if getattr(self.server, "verbose", False):
+            super().log_message(format, *args)
+
+    def _send(self, status: int, body: bytes, ctype: str = "text/html; charset=utf-8",
+              headers: dict[str, str] | None = None) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    def _substitute(self, data: bytes) -> bytes:
+        port = str(self.server.server_address[1])
+        peer = str(getattr(self.server, "peer_port", None) or port)
+        return data.replace(b"{{PORT}}", port.encode()).replace(b"{{PEER}}", peer.encode())
+
+    def do_GET(self) -> None:
+        parts = urlsplit(self.path)
+        path = parts.path
+        if path == "/old-page":
+            return self._send(301, b"<a href='/about.html'>moved</a>", headers={"Location": "/about.html"})
+        if path == "/calendar":
+            month = parse_qs(parts.query).get("month", ["2026-01"])[0]
+            body = (f"<!DOCTYPE html><html><head><title>Calendar {month}</title></head><body>"
+                    f"<h1>{month}</h1><a href='/calendar?month={_shift(month, -1)}'>previous</a> "
+                    f"<a href='/calendar?month={_shift(month, 1)}'>next</a></body></html>").encode()
+            return self._send(200, body)
+        if path == "/busy":
+            with self.server.lock:  # type: ignore[attr-defined]
+                first = not self.server.busy_served  # type: ignore[attr-defined]
+                self.server.busy_served = True  # type: ignore[attr-defined]
+            if first:
+                return self._send(503, b"busy", headers={"Retry-After": "1"})
+            return self._send(200, b"<html><body>not busy now</body></html>")
+        target = (SITE_DIR / path.lstrip("/")).resolve()
+        if target.is_dir():
+            target = target / "index.html"
+        if SITE_DIR.resolve() not in target.parents or not target.is_file():
+            return self._send(404, b"<html><body>Not found</body></html>")
+        data = target.read_bytes()
+        if target.suffix in (".html", ".xml", ".css", ".txt", ".js"):
+            data = self._substitute(data)
+        return self._send(200, data, self.guess_type(str(target)))
+
+    do_HEAD = do_GET
+
+
+class TestSiteServer(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, port: int = 0, peer_port: int | None = None, verbose: bool = False) -> None:
+        super().__init__(("127.0.0.1", port), Handler)
+        self.peer_port = peer_port
+        self.verbose = verbose
+        self.lock = threading.Lock()
+        self.busy_served = False
+
+    @property
+    def port(self) -> int:
+        return int(self.server_address[1])
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/"
+
+
+def serve_in_thread(port: int = 0, peer_port: int | None = None) -> TestSiteServer:
+    """Start a server on 127.0.0.1 in a daemon thread (tests); ``.shutdown()`` stops it."""
+    server = TestSiteServer(port, peer_port)
+    threading.Thread(target=server.serve_forever, daemon=True, name=f"testsite-{server.port}").start()
+    return server

@@ -1,0 +1,57 @@
+"""Helpers for the crawl-engine tests: JobSpecs, running the crawl child the way the Celery task
+does, reading crawl.log (imported by name: pytest puts this directory on sys.path)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[2]
+
+#: Politeness off: tests measure behaviour, not patience.
+FAST = {"min_delay_ms": 0, "max_delay_ms": 0, "delay_factor": 0.0, "retry_delay_s": 1, "max_retries": 2}
+
+
+def make_spec(seeds: list[str], job_id: int = 1, settings: dict[str, Any] | None = None,
+              max_objects: int = -1, max_bytes: int = -1, traps: list[str] | None = None,
+              global_traps: list[str] | None = None, time_limit_s: int = 0,
+              domains: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    return {
+        "version": 1, "job_id": job_id, "harvest_id": 7, "harvest_name": "test harvest", "harvest_run": 1,
+        "kind": "selective", "channel": "test", "template": "default",
+        "settings": {**FAST, **(settings or {})},
+        "domains": domains or [{"name": "site-a", "configuration": "default", "seeds": seeds,
+                                "max_objects": max_objects, "max_bytes": max_bytes, "traps": traps or []}],
+        "global_traps": global_traps or [], "time_limit_s": time_limit_s,
+    }
+
+
+def write_spec(job_dir: Path, spec: dict[str, Any]) -> None:
+    job_dir.mkdir(parents=True, exist_ok=True)
+    (job_dir / "jobspec.json").write_text(json.dumps(spec))
+
+
+def start_crawl(job_dir: Path, *extra: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen([sys.executable, "-m", "harvester.process", str(job_dir), *extra], cwd=REPO,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def run_crawl(job_dir: Path, spec: dict[str, Any], timeout: float = 90) -> dict[str, Any]:
+    """Run the crawl child to its end and return its JobResult dict."""
+    write_spec(job_dir, spec)
+    proc = start_crawl(job_dir)
+    assert proc.wait(timeout) == 0, (job_dir / "logs" / "harvester.log").read_text()[-3000:]
+    return json.loads((job_dir / "jobresult.json").read_text())
+
+
+def crawl_log(job_dir: Path) -> list[list[str]]:
+    """crawl.log lines split into fields."""
+    return [line.split() for line in (job_dir / "logs" / "crawl.log").read_text().splitlines() if line]
+
+
+def fetched(job_dir: Path) -> dict[str, str]:
+    """URI → status (as text) from crawl.log."""
+    return {f[3]: f[1] for f in crawl_log(job_dir)}

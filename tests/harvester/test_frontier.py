@@ -1,0 +1,162 @@
+"""Frontier: queue states, politeness timing, valence, retries, persistence and resume."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harvester.frontier import Frontier, Politeness
+from harvester.politeness import MAX_RETRY_AFTER_S, politeness_delay, retry_after_seconds
+from harvester.scope import canonical_key, host_key
+
+
+def _frontier(db: Path | None = None, **p: float) -> Frontier:
+    politeness = Politeness(p.get("delay_factor", 5.0), int(p.get("min_delay_ms", 3000)),
+                            int(p.get("max_delay_ms", 30000)), int(p.get("valence", 1)))
+    return Frontier(db, politeness, host_key)
+
+
+def _add(f: Frontier, url: str, front: bool = False) -> None:
+    f.add(url, canonical_key(url), {"path": "L", "via": None, "hops": 1, "domain": "d", "seed": False},
+          front=front)
+
+
+def test_politeness_delay_is_duration_times_factor_clamped() -> None:
+    assert politeness_delay(1.0, 5.0, 3000, 30000) == 5.0
+    assert politeness_delay(0.1, 5.0, 3000, 30000) == 3.0  # min
+    assert politeness_delay(20.0, 5.0, 3000, 30000) == 30.0  # max
+    assert politeness_delay(0.5, 0.0, 0, 0) == 0.0
+
+
+def test_retry_after() -> None:
+    assert retry_after_seconds("120") == 120.0
+    assert retry_after_seconds(b"5") == 5.0
+    assert retry_after_seconds("99999999") == MAX_RETRY_AFTER_S
+    assert retry_after_seconds("Wed, 21 Oct 2015 07:28:00 GMT") == 0.0  # in the past
+    assert retry_after_seconds("soon") is None
+    assert retry_after_seconds(None) is None
+
+
+def test_one_host_waits_for_politeness_others_do_not() -> None:
+    f = _frontier()
+    for url in ("http://a.org/1", "http://a.org/2", "http://b.org/1"):
+        _add(f, url)
+    t = 1000.0
+    first = f.next_ready(t)
+    second = f.next_ready(t)
+    assert {first.url, second.url} == {"http://a.org/1", "http://b.org/1"}
+    assert f.next_ready(t) is None  # a.org is busy (valence 1)
+    a = first if first.url.startswith("http://a.org") else second
+    f.finished(a, t + 0.2, duration_s=0.2)  # 0.2 s × 5 = 1 s, clamped up to the 3 s minimum
+    assert f.next_ready(t + 0.2) is None
+    assert f.next_wake() == pytest.approx(t + 3.2)
+    assert f.next_ready(t + 3.1) is None
+    nxt = f.next_ready(t + 3.3)
+    assert nxt is not None and nxt.url == "http://a.org/2"
+    states = f.queue_states(t + 3.3)
+    assert states["in-process"] == 2
+
+
+def test_slow_fetch_gives_longer_delay() -> None:
+    f = _frontier()
+    _add(f, "http://a.org/1")
+    _add(f, "http://a.org/2")
+    e = f.next_ready(0.0)
+    f.finished(e, 10.0, duration_s=2.0)  # 2 s × 5 = 10 s
+    assert f.next_wake() == pytest.approx(20.0)
+
+
+def test_valence_allows_parallel_fetches_per_queue() -> None:
+    f = _frontier(valence=2, min_delay_ms=0, max_delay_ms=0, delay_factor=0)
+    for i in range(4):
+        _add(f, f"http://a.org/{i}")
+    got = [f.next_ready(0.0), f.next_ready(0.0), f.next_ready(0.0)]
+    assert [g is not None for g in got] == [True, True, False]
+    f.finished(got[0], 0.0, 0.0)
+    assert f.next_ready(0.0) is not None
+
+
+def test_retry_goes_back_to_its_queue_after_the_delay() -> None:
+    f = _frontier(min_delay_ms=0, max_delay_ms=0, delay_factor=0)
+    _add(f, "http://a.org/1")
+    _add(f, "http://a.org/2")
+    e = f.next_ready(0.0)
+    e.retries += 1
+    f.schedule(e, 60.0)
+    assert f.next_ready(30.0) is None  # the whole queue waits (Heritrix: retry delay snoozes it)
+    again = f.next_ready(60.0)
+    assert again is not None and again.url == "http://a.org/1" and again.retries == 1
+
+
+def test_snooze_for_retry_after() -> None:
+    f = _frontier(min_delay_ms=0, max_delay_ms=0, delay_factor=0)
+    _add(f, "http://a.org/1")
+    _add(f, "http://a.org/2")
+    e = f.next_ready(0.0)
+    f.finished(e, 1.0, 0.1, snooze_until=100.0)
+    assert f.next_ready(50.0) is None
+    assert f.next_ready(100.0) is not None
+
+
+def test_seen_set_and_prerequisites_first() -> None:
+    f = _frontier(min_delay_ms=0, max_delay_ms=0, delay_factor=0)
+    _add(f, "http://a.org/x?b=1&a=2")
+    assert f.add("http://a.org/x?a=2&b=1", canonical_key("http://a.org/x?a=2&b=1"), {}) is None
+    _add(f, "http://a.org/robots.txt", front=True)
+    assert f.next_ready(0.0).url == "http://a.org/robots.txt"
+
+
+def test_round_robin_across_ready_queues() -> None:
+    f = _frontier(min_delay_ms=0, max_delay_ms=0, delay_factor=0)
+    for host in "abc":
+        for i in range(2):
+            _add(f, f"http://{host}.org/{i}")
+    order = []
+    for _ in range(6):
+        e = f.next_ready(0.0)
+        order.append(e.url)
+        f.finished(e, 0.0, 0.0)
+    assert [u.split("/")[2] for u in order[:3]] == ["a.org", "b.org", "c.org"]
+
+
+def test_persistence_and_resume(tmp_path: Path) -> None:
+    db = tmp_path / "state" / "frontier.sqlite"
+    f = _frontier(db, min_delay_ms=0, max_delay_ms=0, delay_factor=0)
+    for i in range(5):
+        _add(f, f"http://a.org/{i}")
+    done = f.next_ready(0.0)
+    f.finished(done, 0.0, 0.0)
+    retried = f.next_ready(0.0)
+    retried.retries = 2
+    f.schedule(retried, 0.0)
+    in_flight = f.next_ready(0.0)  # emitted but never finished: the crash happens now
+    f.set_state("budgets", {"d": {"objects": 1}})
+    f.checkpoint()
+    _add(f, "http://a.org/after-checkpoint")  # lost with the crash
+    del f  # no close: as after kill -9
+
+    g = _frontier(db, min_delay_ms=0, max_delay_ms=0, delay_factor=0)
+    assert g.resumed
+    assert g.kv["budgets"] == {"d": {"objects": 1}}
+    assert g.done == 1
+    urls = []
+    while (e := g.next_ready(0.0)) is not None:
+        urls.append((e.url, e.retries))
+        g.finished(e, 0.0, 0.0)
+    assert done.url not in [u for u, _ in urls]
+    assert (retried.url, 2) in urls
+    assert in_flight.url in [u for u, _ in urls]  # emitted but unfinished: fetched again
+    assert "http://a.org/after-checkpoint" not in [u for u, _ in urls]
+    assert g.was_seen(canonical_key("http://a.org/0"))
+    g.close()
+
+
+def test_domain_politeness_scope_groups_hosts() -> None:
+    from harvester.scope import registrable_domain
+
+    f = Frontier(None, Politeness(0, 1000, 1000, 1), registrable_domain)
+    _add(f, "http://www.a.org/1")
+    _add(f, "http://img.a.org/1")
+    assert f.next_ready(0.0) is not None
+    assert f.next_ready(0.0) is None  # same politeness unit: a.org

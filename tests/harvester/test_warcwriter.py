@@ -1,0 +1,107 @@
+"""The rotating WARC writer: names, warcinfo first, rotation, .open handling, crash recovery."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import random
+import re
+from datetime import UTC, datetime
+
+import pytest
+from warcio.archiveiterator import ArchiveIterator
+
+from harvester.warcwriter import (
+    RotatingWarcWriter,
+    WarcRecord,
+    complete_members_end,
+    next_serial,
+    recover_open_files,
+    sha1_b32,
+    warc_date,
+)
+
+
+def resource(i: int, size: int = 2000) -> WarcRecord:
+    body = f"record {i} ".encode() + random.Random(i).randbytes(size)  # incompressible
+    return WarcRecord(
+        type="resource",
+        headers=[("WARC-Date", warc_date(datetime.now(UTC))), ("WARC-Target-URI", f"http://x/{i}"),
+                 ("WARC-Block-Digest", sha1_b32(hashlib.sha1(body).digest()))],
+        parts=[io.BytesIO(body)], length=len(body), content_type="text/plain",
+    )
+
+
+def read_all(path):
+    with open(path, "rb") as f:
+        out = []
+        for rec in ArchiveIterator(f, check_digests=True):
+            rec.content_stream().read()
+            assert rec.digest_checker.passed is not False
+            out.append((rec.rec_type, rec.rec_headers.get_header("WARC-Target-URI"),
+                        rec.rec_headers.get_header("WARC-Warcinfo-ID")))
+        return out
+
+
+def test_names_warcinfo_first_and_rotation(tmp_path):
+    w = RotatingWarcWriter(tmp_path, "12-34", max_bytes=3000, warcinfo=[("operator", "ops")],
+                           host="crawler1")
+    for i in range(6):
+        w.write([resource(i)])
+        assert len(list(tmp_path.glob("*.open"))) == 1  # being written under a temporary name
+    files = w.close()
+    assert not list(tmp_path.glob("*.open"))
+    assert len(files) >= 3
+    serials = []
+    for path in files:
+        m = re.fullmatch(r"12-34-(\d{14})-(\d{5})-crawler1\.warc\.gz", path.name)
+        assert m, path.name
+        serials.append(int(m.group(2)))
+        recs = read_all(path)
+        assert recs[0][0] == "warcinfo"
+        assert all(r[2] for r in recs[1:])  # every record names its file's warcinfo
+    assert serials == list(range(len(files)))
+    total = [r for p in files for r in read_all(p) if r[0] == "resource"]
+    assert [r[1] for r in total] == [f"http://x/{i}" for i in range(6)]
+
+
+def test_a_group_never_straddles_files(tmp_path):
+    w = RotatingWarcWriter(tmp_path, "1-1", max_bytes=1, host="h")
+    locs = w.write([resource(1), resource(2)])
+    assert locs[0].filename == locs[1].filename
+    assert locs[1].offset == locs[0].offset + locs[0].length
+    w.close()
+
+
+@pytest.mark.parametrize("cut", [1, 10, 200])
+def test_recovery_cuts_a_killed_file_back_to_its_last_whole_record(tmp_path, cut):
+    w = RotatingWarcWriter(tmp_path, "5-6", max_bytes=10**9, host="h")
+    locs = [w.write([resource(i, 5000)])[0] for i in range(3)]
+    w._file.flush()  # simulate kill -9: the file stays .open, the last member is torn
+    open_path = w._path
+    w._file.close()
+    data = open_path.read_bytes()
+    open_path.write_bytes(data[: len(data) - cut])
+    assert complete_members_end(open_path) == locs[1].offset + locs[1].length
+
+    w2 = RotatingWarcWriter(tmp_path, "5-6", max_bytes=10**9, host="h")
+    assert [p.name for p in w2.recovered] == [open_path.name[: -len(".open")]]
+    recovered = read_all(w2.recovered[0])
+    assert [r[1] for r in recovered if r[0] == "resource"] == ["http://x/0", "http://x/1"]
+    w2.write([resource(9)])
+    files = w2.close()
+    assert re.search(r"-00001-h\.warc\.gz$", files[0].name)  # continues with the next serial
+    assert not list(tmp_path.glob("*.open"))
+
+
+def test_recovery_removes_a_file_without_any_whole_record(tmp_path):
+    (tmp_path / "5-6-20260101000000-00000-h.warc.gz.open").write_bytes(b"\x1f\x8b\x08\x00garbage")
+    assert recover_open_files(tmp_path, "5-6") == []
+    assert not list(tmp_path.iterdir())
+    assert next_serial(tmp_path, "5-6") == 0
+
+
+def test_next_serial_ignores_other_jobs(tmp_path):
+    (tmp_path / "5-6-20260101000000-00004-h.warc.gz").write_bytes(b"")
+    (tmp_path / "5-61-20260101000000-00009-h.warc.gz").write_bytes(b"")
+    assert next_serial(tmp_path, "5-6") == 5
