@@ -22,6 +22,12 @@ Running the stack
 
 Domains and harvests
   import-domains FILE bulk-load domains, one per line (invalid lines reported by line number)
+  channels            list or create harvest channels (a channel is a queue served by its workers)
+  jobs                list, show, resubmit, stop, pause, resume jobs; add a crawler trap to a running job
+
+Crawling
+  crawl               a trial crawl of a template on a site, no database or broker needed:
+                      netharvest crawl --seeds FILE --template default --out DIR
 
 Environment
   NETHARVEST_DATA_DIR      data directory (embedded database and broker, spool, archive, index); ./var
@@ -39,6 +45,11 @@ def main(argv: list[str] | None = None) -> None:
     if len(argv) == 1 or argv[1] in ("-h", "--help") or argv[1:] == ["help"]:
         sys.stdout.write(OVERVIEW)
         return
+    if argv[1] == "crawl":
+        # The trial crawl is the harvester's own: no Django, no database, no broker.
+        from harvester.cli import crawl_main
+
+        sys.exit(crawl_main(argv[2:]))
     if argv[1:] == ["help", "--all"]:
         argv = argv[:2]
     elif not argv[1].startswith("-"):
