@@ -29,6 +29,14 @@ Crawling
   crawl               a trial crawl of a template on a site, no database or broker needed:
                       netharvest crawl --seeds FILE --template default --out DIR
 
+Indexing and storage
+  index status        files per chain state and per storage location, failures with their errors
+  index run           do every pending chain step now (ingest, CDX, transfer, backup, delete); retries failures
+  index reindex FILE  rewrite one WARC's CDX and dedup entries from its stored copy
+  index merge [--big] merge newly indexed files into a daily file; --big: then into the master CDX and PATH
+  index verify        re-hash stored copies, report missing/corrupt ones per location (exit 1 if any)
+  index cdx WARC...   print CDX lines for any WARC files (no database needed)
+
 Environment
   NETHARVEST_DATA_DIR      data directory (embedded database and broker, spool, archive, index); ./var
   NETHARVEST_DATABASE_URL  e.g. postgres://postgres@127.0.0.1:5432/netharvest; unset = embedded SQLite
@@ -50,6 +58,11 @@ def main(argv: list[str] | None = None) -> None:
         from harvester.cli import crawl_main
 
         sys.exit(crawl_main(argv[2:]))
+    if argv[1:3] == ["index", "cdx"]:
+        # A crawl engineer's CDX tool: pure indexer code, no Django.
+        from indexer.cli import cdx_main
+
+        sys.exit(cdx_main(argv[3:]))
     if argv[1:] == ["help", "--all"]:
         argv = argv[:2]
     elif not argv[1].startswith("-"):

@@ -40,3 +40,6 @@ def reap_jobs() -> None:
 @shared_task(name="orchestrator.submit_new_jobs", ignore_result=True)
 def submit_new_jobs() -> None:
     dispatch.submit_new_jobs()
+
+
+from orchestrator.harvest import indextasks  # noqa: E402, F401  (the indexer chain's tasks, registered here)
