@@ -38,7 +38,7 @@ class Command(BaseCommand):
         verify.add_argument("--location", help="only this storage location")
         verify.add_argument("--file", help="only this file (name)")
         cdx = sub.add_parser("cdx", help="print the CDX of WARC files (needs no database)")
-        cdx.add_argument("args", nargs="*", metavar="WARC")
+        cdx.add_argument("warcs", nargs="*", metavar="WARC")
 
     def handle(self, *args: object, action: str, **options: object) -> None:
         try:
@@ -150,9 +150,9 @@ class Command(BaseCommand):
             raise CommandError(f"{len(report.problems)} problem(s) found")
         self.stdout.write("all copies verified")
 
-    def do_cdx(self, args: list[str], **_: object) -> None:
+    def do_cdx(self, warcs: list[str], **_: object) -> None:
         from indexer.cli import cdx_main
 
-        status = cdx_main(list(args))
+        status = cdx_main(list(warcs))
         if status:
             raise CommandError(f"netharvest index cdx failed (exit status {status})")
