@@ -132,3 +132,17 @@ def test_netharvest_index_cdx_needs_no_database(warcs, tmp_path):
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith(b" CDX N b a m s k r M S V g\n") and data_lines_of(done.stdout)
     assert all(line.endswith(warcs[0].name.encode()) for line in data_lines_of(done.stdout))
+
+
+def test_status_of_one_file(warcs, storage_env):
+    harvest(warcs[:1], storage_env / "spool")
+    f = ArchiveFile.objects.get()
+    assert "state HARVESTED" in run("status", f.name) and "(present)" in run("status", f.name)
+    run("run")
+    text = run("status", f.name)
+    assert "state CLEANED" in text and "(gone)" in text
+    f.refresh_from_db()
+    assert f"SHA-256 {f.sha256}" in text and f"({f.records} lines)" in text
+    assert "primary" in text and "replica" in text and "NO" not in text.split("verified (UTC)")[1]
+    with pytest.raises(CommandError, match="no archive file named x.warc.gz"):
+        run("status", "x.warc.gz")

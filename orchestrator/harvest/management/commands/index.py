@@ -23,7 +23,9 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         sub = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
-        sub.add_parser("status", help="files per state and per storage location; files in progress; failures")
+        status = sub.add_parser("status", help="files per state and per storage location; files in progress; "
+                                "failures; or one file's state and copies")
+        status.add_argument("file", nargs="?", metavar="FILE", help="show this file only")
         run = sub.add_parser("run", help="do every pending step now, in this process (failed files are retried)")
         run.add_argument("files", nargs="*", metavar="FILE", help="only these files (names)")
         run.add_argument("--take-over", action="store_true",
@@ -48,7 +50,10 @@ class Command(BaseCommand):
 
     # --- status ---------------------------------------------------------------------------------------
 
-    def do_status(self, **_: object) -> None:
+    def do_status(self, file: str | None = None, **_: object) -> None:
+        if file:
+            self._show(chain.find(file))
+            return
         counts = {row["index_state"]: row for row in ArchiveFile.objects.values("index_state").annotate(
             files=Count("id"), bytes=Sum("size"))}
         rows = [(state.value, counts.get(state, {}).get("files", 0), filesize(counts.get(state, {}).get("bytes", 0)))
@@ -70,7 +75,7 @@ class Command(BaseCommand):
             loc_rows.append((name, "unconfigured", "-", row["copies"], filesize(row["bytes"] or 0),
                              bad.get(name, 0), "-"))
         self.stdout.write("\nStorage locations\n" + render(
-            ["location", "kind", "path", "copies", "size", "unverified/bad", "free"], loc_rows))
+            ["location", "kind", "path", "copies", "size", "not verified ok", "free"], loc_rows))
 
         now = timezone.now()
         busy = ArchiveFile.objects.filter(claimed_until__gt=now).order_by("name")[:50]
@@ -90,6 +95,27 @@ class Command(BaseCommand):
             f"{dailies} daily merges waiting for bigmerge, master CDX "
             f"{filesize(master.stat().st_size) if master.is_file() else 'not built yet'}; "
             f"dedup index {storage.dedup_index_path()}\n")
+
+    def _show(self, f: ArchiveFile) -> None:
+        lines = [
+            f"{f.name}: {f.get_kind_display()}, {filesize(f.size)}, job {f.job_id or '-'}, harvest definition "
+            f"{f.harvest.name if f.harvest else '-'}",
+            f"  state {f.index_state}" + (f" (failed at {chain.step_name(f.failed_step)}, {f.attempts} attempts)"
+                                          if f.index_state == IndexState.FAILED else ""),
+            f"  SHA-256 {f.sha256 or '(not ingested yet)'}; harvester's {f.harvester_sha256 or '-'}",
+            f"  spool {f.spool_path or '-'} ({'present' if f.spool_path and Path(f.spool_path).exists() else 'gone'})",
+            f"  CDX {f.cdx_path or '-'} ({f.records} lines); merged {f.merged_at or 'not yet'}",
+        ]
+        if f.claimed_until and f.claimed_until > timezone.now():
+            lines.append(f"  being worked on: {chain.step_name(f.index_state)}, lease until {f.claimed_until:%H:%M:%S}")
+        if f.error:
+            lines.append(f"  error: {f.error}")
+        self.stdout.write("\n".join(lines))
+        copies = f.copies.order_by("is_replica", "location")
+        if copies:
+            self.stdout.write(render(["location", "kind", "path", "verified (UTC)", "ok"], [
+                (c.location, "replica" if c.is_replica else "primary", c.path, c.verified_at,
+                 "yes" if c.verified_ok else "NO") for c in copies]))
 
     # --- run, reindex ---------------------------------------------------------------------------------
 
