@@ -1,0 +1,113 @@
+"""K-way external merge of sorted CDX or PATH files into one sorted file, replaced atomically.
+
+The BnF chain's ``merge`` (the day's files) and ``bigmerge`` (the day into the master index) are
+both this one operation. Memory is bounded whatever the sizes: one read buffer per input and one
+batch of output lines; ``heapq.merge`` does the k-way selection, ``itertools.groupby`` collapses
+identical lines (a file indexed twice after a crash adds nothing), and the whole pipeline runs in
+C-implemented iterators so it keeps up with ``LC_ALL=C sort -m`` (docs/BENCHMARKS.md, "Indexer").
+
+Order is ``LC_ALL=C`` byte order of lines *without* their newline, as ``sort`` compares them (so
+``a.warc.gz<TAB>/x`` comes before ``a.warc.gz<TAB>/x<TAB>/y``, which plain byte comparison of the
+lines with their newline would invert). The output is written under a temporary name in the
+destination directory, fsynced and renamed over the target: readers (pywb's binary search) see
+the old index or the new one, never half of one. An input that turns out not to be sorted is an
+error and leaves the target untouched.
+"""
+
+from __future__ import annotations
+
+import heapq
+import os
+import tempfile
+from collections.abc import Iterator
+from itertools import chain, groupby, islice
+from operator import itemgetter, methodcaller
+from pathlib import Path
+from typing import BinaryIO
+
+#: Output batch: lines joined and written at once (bounded: at most this many lines in memory).
+BATCH_LINES = 1 << 15
+READ_BUFFER = 1 << 16
+
+_strip_newline = methodcaller("rstrip", b"\r\n")
+
+
+class UnsortedInputError(ValueError):
+    """An input of a merge is not in LC_ALL=C byte order."""
+
+
+def _lines(f: BinaryIO, header: bytes | None) -> Iterator[bytes]:
+    """Lines of one sorted input, without newlines and blank lines; a leading header line is dropped."""
+    lines = filter(None, map(_strip_newline, f))
+    if header is None:
+        return lines
+    first = next(lines, None)
+    if first is None:
+        return iter(())
+    if first == header:
+        return lines
+    return chain((first,), lines)
+
+
+def fsync_dir(directory: Path) -> None:
+    """Make a rename durable: fsync the directory that holds the new name."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:  # pragma: no cover - some platforms cannot open directories
+        return
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def merge_sorted(inputs: list[Path], output: Path, header: bytes | None = None) -> int:
+    """Merge sorted ``inputs`` into ``output`` (which may be one of the inputs: it is replaced only
+    at the end). ``header`` (e.g. ``CDX_HEADER``) is written first and dropped from the inputs.
+    Returns the number of lines written, header excluded."""
+    output = Path(output)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    head = header.rstrip(b"\r\n") if header else None
+    files: list[BinaryIO] = []
+    fd, tmp = tempfile.mkstemp(prefix=f".{output.name}.", suffix=".tmp", dir=output.parent)
+    count = 0
+    try:
+        for p in inputs:
+            files.append(open(p, "rb", buffering=READ_BUFFER))
+        merged = heapq.merge(*(_lines(f, head) for f in files))
+        unique = map(itemgetter(0), groupby(merged))
+        with os.fdopen(fd, "wb", buffering=1 << 20) as out:
+            if head:
+                out.write(head + b"\n")
+            last: bytes | None = None
+            while batch := list(islice(unique, BATCH_LINES)):
+                # Cheap order check (timsort on sorted data is one linear pass in C): an unsorted
+                # input would otherwise give a silently unsorted index that binary search misreads.
+                if (last is not None and batch[0] < last) or batch != sorted(batch):
+                    raise UnsortedInputError(
+                        f"merge into {output}: an input is not sorted in LC_ALL=C byte order "
+                        f"(near {_first_disorder(last, batch)!r}); inputs: {', '.join(map(str, inputs))}")
+                out.write(b"\n".join(batch))
+                out.write(b"\n")
+                count += len(batch)
+                last = batch[-1]
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, output)
+        fsync_dir(output.parent)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    finally:
+        for f in files:
+            f.close()
+    return count
+
+
+def _first_disorder(last: bytes | None, batch: list[bytes]) -> bytes:
+    previous = last
+    for line in batch:
+        if previous is not None and line < previous:
+            return line[:200]
+        previous = line
+    return batch[0][:200]

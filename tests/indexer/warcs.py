@@ -1,0 +1,78 @@
+"""Test WARCs: small ones built with warcio (edge cases) and real ones from a crawl of the bundled
+test site by the harvester's own child process (what the indexer chain will really see)."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+from pathlib import Path
+
+from warcio.statusandheaders import StatusAndHeaders
+from warcio.warcwriter import WARCWriter
+
+from tests.harvester.crawlhelp import make_spec, run_crawl
+
+REVISIT_PROFILE = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"
+
+
+def http(status: str, headers: list[tuple[str, str]]) -> StatusAndHeaders:
+    return StatusAndHeaders(status, headers, protocol="HTTP/1.1")
+
+
+def build_warc(path: Path, gzip: bool = True) -> Path:
+    """A WARC with every record kind an index meets: warcinfo, responses (HTML, a redirect, no
+    Content-Type, a URL with a space), request, revisit, resource, metadata (text and warc-fields)."""
+    with open(path, "wb") as f:
+        w = WARCWriter(f, gzip=gzip)
+        w.write_record(w.create_warcinfo_record(path.name, {"software": "tests"}))
+        for i in range(3):
+            body = b"<html>page %d</html>" % i
+            rec = w.create_warc_record(f"http://example.com/p{i}?b=2&a=1", "response", payload=io.BytesIO(body),
+                                       http_headers=http("200 OK", [("Content-Type", "text/html; charset=utf-8"),
+                                                                    ("ETag", f'"e{i}"')]))
+            w.write_record(rec)
+            w.write_record(w.create_warc_record(f"http://example.com/p{i}?b=2&a=1", "request",
+                                                payload=io.BytesIO(b""),
+                                                http_headers=StatusAndHeaders("GET /p HTTP/1.1", [("Host", "x")],
+                                                                              is_http_request=True)))
+        w.write_record(w.create_warc_record("http://example.com/old", "response", payload=io.BytesIO(b""),
+                                            http_headers=http("301 Moved", [("Location", "/p1?b=2&a=1")])))
+        w.write_record(w.create_warc_record("http://Example.com:80/no type", "response",
+                                            payload=io.BytesIO(b"x" * 5000), http_headers=http("200 OK", [])))
+        rv = w.create_revisit_record("http://example.com/again", digest="sha1:" + "A" * 32,
+                                     refers_to_uri="http://example.com/p0", refers_to_date="2020-01-01T00:00:00Z",
+                                     http_headers=http("200 OK", [("Content-Type", "text/html")]))
+        w.write_record(rv)
+        w.write_record(w.create_warc_record("http://example.com/res", "resource", payload=io.BytesIO(b"resource"),
+                                            warc_content_type="text/plain"))
+        w.write_record(w.create_warc_record("metadata://example/crawl.log", "metadata", payload=io.BytesIO(b"log"),
+                                            warc_content_type="text/plain"))
+        w.write_record(w.create_warc_record("metadata://example/fields", "metadata", payload=io.BytesIO(b"a: b\r\n"),
+                                            warc_content_type="application/warc-fields"))
+    return path
+
+
+def cdxj_indexer_cdx11(*paths: Path) -> list[bytes]:
+    """cdxj-indexer's CDX 11 lines for the files (header dropped), in its order."""
+    out = subprocess.run([sys.executable, "-m", "cdxj_indexer.main", "-11", *map(str, paths)], check=True,
+                         capture_output=True).stdout
+    return [line for line in out.splitlines(keepends=True) if not line.startswith(b" CDX")]
+
+
+def crawl_testsite(tmp: Path, dedup_index: Path | None = None, job_id: int = 1) -> Path:
+    """Crawl the bundled test site (two sister hosts) with the real harvester; returns the WARC dir."""
+    from harvester.testsite import serve_in_thread
+
+    a = serve_in_thread(0)
+    b = serve_in_thread(0, peer_port=a.port)
+    a.peer_port = b.port
+    try:
+        spec = make_spec([a.url], job_id=job_id, settings={"max_hops": 3})
+        if dedup_index is not None:
+            spec["dedup_index"] = str(dedup_index)
+        run_crawl(tmp, spec)
+    finally:
+        a.shutdown()
+        b.shutdown()
+    return tmp / "warcs"
