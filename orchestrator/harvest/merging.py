@@ -105,6 +105,7 @@ def bigmerge() -> BigMergeResult:
 
 def _bigmerge() -> BigMergeResult:
     result = BigMergeResult()
+    _remove_stray_temporaries()
     daily = storage.daily_dir()
     manifests = sorted(daily.glob("*.files")) if daily.is_dir() else []
     complete = [m for m in manifests if m.with_suffix(".cdx").is_file() and m.with_suffix(".path").is_file()]
@@ -176,6 +177,15 @@ def rebuild() -> BigMergeResult:
         for leftover in (list(daily.iterdir()) if daily.is_dir() else []):
             leftover.unlink()
         return result
+
+
+def _remove_stray_temporaries() -> None:
+    """Temporary outputs of a merge killed half-way (``.<name>.<random>.tmp``); no merge is running now, as
+    we hold the merge lock, so none of them is anyone's work in progress."""
+    for directory in (storage.index_dir(), storage.daily_dir(), storage.harvest_cdx(0).parent):
+        if directory.is_dir():
+            for stray in directory.glob(".*.tmp"):
+                stray.unlink(missing_ok=True)
 
 
 def _write_atomic(path: Path, text: str) -> None:

@@ -255,11 +255,12 @@ def test_merge_crash_between_daily_and_marking_adds_no_duplicates(warcs, storage
     # And a daily cut short before its manifest: removed by bigmerge, its files merged again later.
     daily = storage.daily_dir()
     (daily / "20260101000000000000.cdx").write_bytes(b"a line that must never reach the master\n")
+    (storage.index_dir() / ".master.cdx.k1ll3d.tmp").write_bytes(b"half a master")  # a merge killed half-way
     big = merging.bigmerge()
     assert big.dailies == 2
     master = data_lines(storage.master_cdx())
     assert len(master) == len(set(master)) and b"never reach" not in b"".join(master)
-    assert not list(daily.iterdir())
+    assert not list(daily.iterdir()) and not list(storage.index_dir().glob(".*.tmp"))
 
 
 def test_rebuild_gives_the_same_master(warcs, storage_env):
