@@ -19,15 +19,19 @@ from __future__ import annotations
 import heapq
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from itertools import chain, groupby, islice
 from operator import itemgetter, methodcaller
 from pathlib import Path
 from typing import BinaryIO
 
+from indexer.fsutil import fsync_dir
+
 #: Output batch: lines joined and written at once (bounded: at most this many lines in memory).
 BATCH_LINES = 1 << 15
 READ_BUFFER = 1 << 16
+#: Lines held in memory by ``sorted_lines`` before a sorted run is spilled to a temporary file.
+SORT_RUN_LINES = 200_000
 
 _strip_newline = methodcaller("rstrip", b"\r\n")
 
@@ -47,18 +51,6 @@ def _lines(f: BinaryIO, header: bytes | None) -> Iterator[bytes]:
     if first == header:
         return lines
     return chain((first,), lines)
-
-
-def fsync_dir(directory: Path) -> None:
-    """Make a rename durable: fsync the directory that holds the new name."""
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:  # pragma: no cover - some platforms cannot open directories
-        return
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def merge_sorted(inputs: list[Path], output: Path, header: bytes | None = None) -> int:
@@ -111,3 +103,73 @@ def _first_disorder(last: bytes | None, batch: list[bytes]) -> bytes:
             return line[:200]
         previous = line
     return batch[0][:200]
+
+
+def sorted_lines(lines: Iterable[bytes], work_dir: str | Path, run_lines: int | None = None) -> Iterator[bytes]:
+    """Sort lines in LC_ALL=C order within bounded memory: runs of ``run_lines`` are sorted and, if
+    there is more than one, spilled to ``work_dir`` and k-way merged. Identical lines collapse."""
+    run_lines = run_lines or SORT_RUN_LINES
+    run: list[bytes] = []
+    spilled: list[Path] = []
+    try:
+        for line in lines:
+            run.append(line)
+            if len(run) >= run_lines:
+                spilled.append(_spill(run, work_dir))
+                run = []
+        if not spilled:
+            run.sort(key=_sort_key)
+            previous = None
+            for line in run:
+                if line != previous:
+                    yield line
+                previous = line
+            return
+        if run:
+            spilled.append(_spill(run, work_dir))
+        merged = Path(work_dir) / f".merge-{os.getpid()}-{id(spilled)}"
+        merge_sorted(spilled, merged)
+        spilled.append(merged)
+        with open(merged, "rb") as f:
+            yield from f
+    finally:
+        for p in spilled:
+            p.unlink(missing_ok=True)
+
+
+def _sort_key(line: bytes) -> bytes:
+    """``sort`` compares lines without their newline: strip it, so ``a`` sorts before ``a<TAB>b``."""
+    return line[:-1] if line.endswith(b"\n") else line
+
+
+def _spill(run: list[bytes], work_dir: str | Path) -> Path:
+    run.sort(key=_sort_key)
+    fd, name = tempfile.mkstemp(prefix=".cdxrun-", dir=work_dir)
+    with os.fdopen(fd, "wb", buffering=1 << 20) as f:
+        f.writelines(run)
+    return Path(name)
+
+
+def write_sorted(lines: Iterable[bytes], out_path: str | Path, header: bytes | None = None) -> int:
+    """Sort ``lines`` (each ending in a newline) into ``out_path`` in bounded memory, identical lines
+    collapsed, ``header`` first; atomically (temp name in the same directory, fsync, rename).
+    Returns the number of lines written, header excluded."""
+    out_path = Path(out_path)
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{out_path.name}.", suffix=".tmp", dir=out_path.parent)
+    count = 0
+    try:
+        with os.fdopen(fd, "wb", buffering=1 << 20) as f:
+            if header:
+                f.write(header)
+            for line in sorted_lines(lines, out_path.parent):
+                f.write(line)
+                count += 1
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, out_path)
+        fsync_dir(out_path.parent)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return count

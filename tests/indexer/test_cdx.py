@@ -88,12 +88,12 @@ def test_write_cdx_sorted_with_header_and_atomic(tmp_path):
 
 
 def test_write_cdx_spills_sorted_runs(tmp_path, monkeypatch):
-    import indexer.cdx as cdx
+    import indexer.merge
 
-    monkeypatch.setattr(cdx, "SORT_RUN_LINES", 2)
+    monkeypatch.setattr(indexer.merge, "SORT_RUN_LINES", 2)
     warc = build_warc(tmp_path / "edge.warc.gz")
     out = tmp_path / "edge.cdx"
-    assert cdx.write_cdx(warc, out) == 8
+    assert write_cdx(warc, out) == 8
     body = out.read_bytes().splitlines(keepends=True)[1:]
     assert body == sorted(iter_cdx_lines(warc))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["edge.cdx", "edge.warc.gz"]
