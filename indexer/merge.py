@@ -25,7 +25,7 @@ from operator import itemgetter, methodcaller
 from pathlib import Path
 from typing import BinaryIO
 
-from indexer.fsutil import fsync_dir
+from indexer.fsutil import atomic_output
 
 #: Output batch: lines joined and written at once (bounded: at most this many lines in memory).
 BATCH_LINES = 1 << 15
@@ -53,22 +53,24 @@ def _lines(f: BinaryIO, header: bytes | None) -> Iterator[bytes]:
     return chain((first,), lines)
 
 
+def _merged(files: list[BinaryIO], head: bytes | None) -> Iterator[bytes]:
+    """The inputs' lines (without newlines) merged in byte order, identical lines collapsed."""
+    return map(itemgetter(0), groupby(heapq.merge(*(_lines(f, head) for f in files))))
+
+
 def merge_sorted(inputs: list[Path], output: Path, header: bytes | None = None) -> int:
     """Merge sorted ``inputs`` into ``output`` (which may be one of the inputs: it is replaced only
     at the end). ``header`` (e.g. ``CDX_HEADER``) is written first and dropped from the inputs.
     Returns the number of lines written, header excluded."""
     output = Path(output)
-    output.parent.mkdir(parents=True, exist_ok=True)
     head = header.rstrip(b"\r\n") if header else None
     files: list[BinaryIO] = []
-    fd, tmp = tempfile.mkstemp(prefix=f".{output.name}.", suffix=".tmp", dir=output.parent)
     count = 0
     try:
         for p in inputs:
             files.append(open(p, "rb", buffering=READ_BUFFER))
-        merged = heapq.merge(*(_lines(f, head) for f in files))
-        unique = map(itemgetter(0), groupby(merged))
-        with os.fdopen(fd, "wb", buffering=1 << 20) as out:
+        unique = _merged(files, head)
+        with atomic_output(output) as out:
             if head:
                 out.write(head + b"\n")
             last: bytes | None = None
@@ -83,13 +85,6 @@ def merge_sorted(inputs: list[Path], output: Path, header: bytes | None = None) 
                 out.write(b"\n")
                 count += len(batch)
                 last = batch[-1]
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, output)
-        fsync_dir(output.parent)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
     finally:
         for f in files:
             f.close()
@@ -106,11 +101,13 @@ def _first_disorder(last: bytes | None, batch: list[bytes]) -> bytes:
 
 
 def sorted_lines(lines: Iterable[bytes], work_dir: str | Path, run_lines: int | None = None) -> Iterator[bytes]:
-    """Sort lines in LC_ALL=C order within bounded memory: runs of ``run_lines`` are sorted and, if
-    there is more than one, spilled to ``work_dir`` and k-way merged. Identical lines collapse."""
+    """Sort lines (each ending in a newline) in LC_ALL=C order within bounded memory: runs of
+    ``run_lines`` are sorted in memory and, if there is more than one, spilled to temporary files in
+    ``work_dir`` and k-way merged. Identical lines collapse."""
     run_lines = run_lines or SORT_RUN_LINES
     run: list[bytes] = []
     spilled: list[Path] = []
+    files: list[BinaryIO] = []
     try:
         for line in lines:
             run.append(line)
@@ -119,20 +116,18 @@ def sorted_lines(lines: Iterable[bytes], work_dir: str | Path, run_lines: int | 
                 run = []
         if not spilled:
             run.sort(key=_sort_key)
-            previous = None
-            for line in run:
-                if line != previous:
-                    yield line
-                previous = line
+            yield from map(itemgetter(0), groupby(run))
             return
         if run:
             spilled.append(_spill(run, work_dir))
-        merged = Path(work_dir) / f".merge-{os.getpid()}-{id(spilled)}"
-        merge_sorted(spilled, merged)
-        spilled.append(merged)
-        with open(merged, "rb") as f:
-            yield from f
+            run = []
+        for p in spilled:
+            files.append(open(p, "rb", buffering=READ_BUFFER))
+        for line in _merged(files, None):
+            yield line + b"\n"
     finally:
+        for f in files:
+            f.close()
         for p in spilled:
             p.unlink(missing_ok=True)
 
@@ -144,7 +139,7 @@ def _sort_key(line: bytes) -> bytes:
 
 def _spill(run: list[bytes], work_dir: str | Path) -> Path:
     run.sort(key=_sort_key)
-    fd, name = tempfile.mkstemp(prefix=".cdxrun-", dir=work_dir)
+    fd, name = tempfile.mkstemp(prefix=".sortrun-", dir=work_dir)
     with os.fdopen(fd, "wb", buffering=1 << 20) as f:
         f.writelines(run)
     return Path(name)
@@ -152,24 +147,15 @@ def _spill(run: list[bytes], work_dir: str | Path) -> Path:
 
 def write_sorted(lines: Iterable[bytes], out_path: str | Path, header: bytes | None = None) -> int:
     """Sort ``lines`` (each ending in a newline) into ``out_path`` in bounded memory, identical lines
-    collapsed, ``header`` first; atomically (temp name in the same directory, fsync, rename).
-    Returns the number of lines written, header excluded."""
+    collapsed, ``header`` first, all or nothing (:func:`indexer.fsutil.atomic_output`). Returns the
+    number of lines written, header excluded."""
     out_path = Path(out_path)
     out_path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{out_path.name}.", suffix=".tmp", dir=out_path.parent)
     count = 0
-    try:
-        with os.fdopen(fd, "wb", buffering=1 << 20) as f:
-            if header:
-                f.write(header)
-            for line in sorted_lines(lines, out_path.parent):
-                f.write(line)
-                count += 1
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, out_path)
-        fsync_dir(out_path.parent)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_output(out_path) as f:
+        if header:
+            f.write(header)
+        for line in sorted_lines(lines, out_path.parent):
+            f.write(line)
+            count += 1
     return count
