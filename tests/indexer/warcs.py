@@ -3,6 +3,8 @@ test site by the harvester's own child process (what the indexer chain will real
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import io
 import subprocess
 import sys
@@ -10,6 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from warcio.archiveiterator import ArchiveIterator
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
@@ -94,3 +97,28 @@ def crawl_two_jobs(root: Path) -> Iterator[tuple[list[Path], list[Path], Path, l
     finally:
         a.shutdown()
         b.shutdown()
+
+
+def assert_reads_back(warc: Path, cdx_lines: list[bytes]) -> None:
+    """warcio, given only a CDX line's offset and length, finds exactly one record there: the one
+    the line names (URL, date, revisit or not) with the line's digest, recomputed from the payload
+    (response: after the HTTP head; metadata/resource without a payload digest header: the block)."""
+    data = warc.read_bytes()
+    for line in cdx_lines:
+        f = line.rstrip(b"\n").split(b" ")
+        length, offset = int(f[8]), int(f[9])
+        records = ArchiveIterator(io.BytesIO(data[offset:offset + length]))
+        rec = next(records)
+        assert rec.rec_headers.get_header("WARC-Target-URI") == f[2].decode()
+        date = rec.rec_headers.get_header("WARC-Date")
+        assert "".join(c for c in date if c.isdigit())[:14] == f[1].decode()
+        assert (rec.rec_type == "revisit") == (f[3] == b"warc/revisit")
+        header = rec.rec_headers.get_header("WARC-Payload-Digest")
+        if rec.rec_type == "revisit":
+            assert header == "sha1:" + f[5].decode()
+        else:
+            payload = rec.raw_stream.read()
+            assert base64.b32encode(hashlib.sha1(payload).digest()).decode() == f[5].decode()
+            if header:
+                assert header == "sha1:" + f[5].decode()
+        assert next(records, None) is None, f"more than one record at {warc.name}:{offset}"
