@@ -23,7 +23,7 @@ no capture). Fields never contain blanks: whitespace inside a URL becomes ``%20`
 an empty value becomes ``-``, so every line splits into exactly 11 fields.
 
 Sorting is ``LC_ALL=C`` byte order (what ``sort`` and binary search over CDX files assume);
-``write_cdx`` sorts in bounded memory (sorted runs spilled to temporary files, then merged).
+``write_cdx`` sorts in bounded memory (:func:`indexer.merge.write_sorted`).
 """
 
 from __future__ import annotations
@@ -31,20 +31,17 @@ from __future__ import annotations
 import json
 import os
 import re
-import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urljoin
 
 import surt
 
-from indexer.merge import merge_sorted
+from indexer.merge import write_sorted
 from indexer.warcscan import WarcRecordHead, iter_records
 
 CDX_HEADER = b" CDX N b a m s k r M S V g\n"
 INDEXED_TYPES = frozenset({"response", "revisit", "resource", "metadata"})
-#: Lines held in memory before a sorted run is spilled to a temporary file.
-SORT_RUN_LINES = 200_000
 
 _MIME_CUT = re.compile(r"[;\s]")
 _WS = re.compile(r"\s")
@@ -172,78 +169,12 @@ def iter_cdxj_lines(warc_path: str | Path, filename: str | None = None) -> Itera
         yield line.encode("utf-8", "surrogateescape")
 
 
-def sorted_lines(lines: Iterable[bytes], work_dir: str | Path, run_lines: int = SORT_RUN_LINES) -> Iterator[bytes]:
-    """Sort lines in LC_ALL=C order within bounded memory: runs of ``run_lines`` are sorted and, if
-    there is more than one, spilled to ``work_dir`` and k-way merged. Identical lines collapse."""
-    run: list[bytes] = []
-    spilled: list[Path] = []
-    try:
-        for line in lines:
-            run.append(line)
-            if len(run) >= run_lines:
-                spilled.append(_spill(run, work_dir))
-                run = []
-        if not spilled:
-            run.sort(key=_sort_key)
-            previous = None
-            for line in run:
-                if line != previous:
-                    yield line
-                previous = line
-            return
-        if run:
-            spilled.append(_spill(run, work_dir))
-        merged = Path(work_dir) / f".merge-{os.getpid()}-{id(spilled)}"
-        merge_sorted(spilled, merged)
-        spilled.append(merged)
-        with open(merged, "rb") as f:
-            yield from f
-    finally:
-        for p in spilled:
-            p.unlink(missing_ok=True)
-
-
-def _sort_key(line: bytes) -> bytes:
-    """``sort`` compares lines without their newline: strip it, so ``a`` sorts before ``a<TAB>b``."""
-    return line[:-1] if line.endswith(b"\n") else line
-
-
-def _spill(run: list[bytes], work_dir: str | Path) -> Path:
-    run.sort(key=_sort_key)
-    fd, name = tempfile.mkstemp(prefix=".cdxrun-", dir=work_dir)
-    with os.fdopen(fd, "wb", buffering=1 << 20) as f:
-        f.writelines(run)
-    return Path(name)
-
-
-def _write_sorted(lines: Iterable[bytes], out_path: str | Path, header: bytes | None) -> int:
-    """Sort ``lines`` into ``out_path`` atomically (temp name in the same directory, fsync, rename)."""
-    out_path = Path(out_path)
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{out_path.name}.", suffix=".tmp", dir=out_path.parent)
-    count = 0
-    try:
-        with os.fdopen(fd, "wb", buffering=1 << 20) as f:
-            if header:
-                f.write(header)
-            for line in sorted_lines(lines, out_path.parent):
-                f.write(line)
-                count += 1
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, out_path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return count
-
-
 def write_cdx(warc_path: str | Path, out_path: str | Path, filename: str | None = None) -> int:
     """Write the sorted CDX of one WARC (header first); returns the number of lines (without the
     header). The file appears complete or not at all."""
-    return _write_sorted(iter_cdx_lines(warc_path, filename), out_path, CDX_HEADER)
+    return write_sorted(iter_cdx_lines(warc_path, filename), out_path, CDX_HEADER)
 
 
 def write_cdxj(warc_path: str | Path, out_path: str | Path, filename: str | None = None) -> int:
     """Write the sorted CDXJ of one WARC for pywb (no header line); returns the number of lines."""
-    return _write_sorted(iter_cdxj_lines(warc_path, filename), out_path, None)
+    return write_sorted(iter_cdxj_lines(warc_path, filename), out_path, None)

@@ -19,15 +19,19 @@ from __future__ import annotations
 import heapq
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from itertools import chain, groupby, islice
 from operator import itemgetter, methodcaller
 from pathlib import Path
 from typing import BinaryIO
 
+from indexer.fsutil import atomic_output
+
 #: Output batch: lines joined and written at once (bounded: at most this many lines in memory).
 BATCH_LINES = 1 << 15
 READ_BUFFER = 1 << 16
+#: Lines held in memory by ``sorted_lines`` before a sorted run is spilled to a temporary file.
+SORT_RUN_LINES = 200_000
 
 _strip_newline = methodcaller("rstrip", b"\r\n")
 
@@ -49,16 +53,9 @@ def _lines(f: BinaryIO, header: bytes | None) -> Iterator[bytes]:
     return chain((first,), lines)
 
 
-def fsync_dir(directory: Path) -> None:
-    """Make a rename durable: fsync the directory that holds the new name."""
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:  # pragma: no cover - some platforms cannot open directories
-        return
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+def _merged(files: list[BinaryIO], head: bytes | None) -> Iterator[bytes]:
+    """The inputs' lines (without newlines) merged in byte order, identical lines collapsed."""
+    return map(itemgetter(0), groupby(heapq.merge(*(_lines(f, head) for f in files))))
 
 
 def merge_sorted(inputs: list[Path], output: Path, header: bytes | None = None) -> int:
@@ -66,17 +63,14 @@ def merge_sorted(inputs: list[Path], output: Path, header: bytes | None = None) 
     at the end). ``header`` (e.g. ``CDX_HEADER``) is written first and dropped from the inputs.
     Returns the number of lines written, header excluded."""
     output = Path(output)
-    output.parent.mkdir(parents=True, exist_ok=True)
     head = header.rstrip(b"\r\n") if header else None
     files: list[BinaryIO] = []
-    fd, tmp = tempfile.mkstemp(prefix=f".{output.name}.", suffix=".tmp", dir=output.parent)
     count = 0
     try:
         for p in inputs:
             files.append(open(p, "rb", buffering=READ_BUFFER))
-        merged = heapq.merge(*(_lines(f, head) for f in files))
-        unique = map(itemgetter(0), groupby(merged))
-        with os.fdopen(fd, "wb", buffering=1 << 20) as out:
+        unique = _merged(files, head)
+        with atomic_output(output) as out:
             if head:
                 out.write(head + b"\n")
             last: bytes | None = None
@@ -91,13 +85,6 @@ def merge_sorted(inputs: list[Path], output: Path, header: bytes | None = None) 
                 out.write(b"\n")
                 count += len(batch)
                 last = batch[-1]
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, output)
-        fsync_dir(output.parent)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
     finally:
         for f in files:
             f.close()
@@ -111,3 +98,64 @@ def _first_disorder(last: bytes | None, batch: list[bytes]) -> bytes:
             return line[:200]
         previous = line
     return batch[0][:200]
+
+
+def sorted_lines(lines: Iterable[bytes], work_dir: str | Path, run_lines: int | None = None) -> Iterator[bytes]:
+    """Sort lines (each ending in a newline) in LC_ALL=C order within bounded memory: runs of
+    ``run_lines`` are sorted in memory and, if there is more than one, spilled to temporary files in
+    ``work_dir`` and k-way merged. Identical lines collapse."""
+    run_lines = run_lines or SORT_RUN_LINES
+    run: list[bytes] = []
+    spilled: list[Path] = []
+    files: list[BinaryIO] = []
+    try:
+        for line in lines:
+            run.append(line)
+            if len(run) >= run_lines:
+                spilled.append(_spill(run, work_dir))
+                run = []
+        if not spilled:
+            run.sort(key=_sort_key)
+            yield from map(itemgetter(0), groupby(run))
+            return
+        if run:
+            spilled.append(_spill(run, work_dir))
+            run = []
+        for p in spilled:
+            files.append(open(p, "rb", buffering=READ_BUFFER))
+        for line in _merged(files, None):
+            yield line + b"\n"
+    finally:
+        for f in files:
+            f.close()
+        for p in spilled:
+            p.unlink(missing_ok=True)
+
+
+def _sort_key(line: bytes) -> bytes:
+    """``sort`` compares lines without their newline: strip it, so ``a`` sorts before ``a<TAB>b``."""
+    return line[:-1] if line.endswith(b"\n") else line
+
+
+def _spill(run: list[bytes], work_dir: str | Path) -> Path:
+    run.sort(key=_sort_key)
+    fd, name = tempfile.mkstemp(prefix=".sortrun-", dir=work_dir)
+    with os.fdopen(fd, "wb", buffering=1 << 20) as f:
+        f.writelines(run)
+    return Path(name)
+
+
+def write_sorted(lines: Iterable[bytes], out_path: str | Path, header: bytes | None = None) -> int:
+    """Sort ``lines`` (each ending in a newline) into ``out_path`` in bounded memory, identical lines
+    collapsed, ``header`` first, all or nothing (:func:`indexer.fsutil.atomic_output`). Returns the
+    number of lines written, header excluded."""
+    out_path = Path(out_path)
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    count = 0
+    with atomic_output(out_path) as f:
+        if header:
+            f.write(header)
+        for line in sorted_lines(lines, out_path.parent):
+            f.write(line)
+            count += 1
+    return count

@@ -35,7 +35,7 @@ Indexing and storage
   index reindex FILE  rewrite one WARC's CDX and dedup entries from its stored copy
   index merge [--big] merge newly indexed files into a daily file; --big: then into the master CDX and PATH
   index verify        re-hash stored copies, report missing/corrupt ones per location (exit 1 if any)
-  index cdx WARC...   print CDX lines for any WARC files (no database needed)
+  index cdx WARC...   print the sorted CDX of WARC files, no database needed (--cdxj for pywb's CDXJ)
 
 Environment
   NETHARVEST_DATA_DIR      data directory (embedded database and broker, spool, archive, index); ./var
@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> None:
 
         sys.exit(crawl_main(argv[2:]))
     if argv[1:3] == ["index", "cdx"]:
-        # A crawl engineer's CDX tool: pure indexer code, no Django.
+        # A crawl engineer's tool over files: no Django either.
         from indexer.cli import cdx_main
 
         sys.exit(cdx_main(argv[3:]))

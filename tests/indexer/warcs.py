@@ -3,11 +3,16 @@ test site by the harvester's own child process (what the indexer chain will real
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import io
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
+from warcio.archiveiterator import ArchiveIterator
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
@@ -60,19 +65,60 @@ def cdxj_indexer_cdx11(*paths: Path) -> list[bytes]:
     return [line for line in out.splitlines(keepends=True) if not line.startswith(b" CDX")]
 
 
-def crawl_testsite(tmp: Path, dedup_index: Path | None = None, job_id: int = 1) -> Path:
-    """Crawl the bundled test site (two sister hosts) with the real harvester; returns the WARC dir."""
+@contextmanager
+def crawl_two_jobs(root: Path) -> Iterator[tuple[list[Path], list[Path], Path, list[str]]]:
+    """Crawl the bundled test site (two sister hosts) twice with the real harvester child process:
+    job 1, then its WARCs fed into a dedup index, then job 2 consulting that index (so its
+    duplicates become revisits of job 1's captures). Yields both jobs' WARC paths, the index and
+    the site URLs; the site keeps serving until the block ends."""
     from harvester.testsite import serve_in_thread
+    from indexer.dedup import DedupIndex
+    from indexer.dedupfeed import add_warc
 
     a = serve_in_thread(0)
     b = serve_in_thread(0, peer_port=a.port)
     a.peer_port = b.port
+    index = root / "dedup.sqlite"
     try:
-        spec = make_spec([a.url], job_id=job_id, settings={"max_hops": 3})
-        if dedup_index is not None:
-            spec["dedup_index"] = str(dedup_index)
-        run_crawl(tmp, spec)
+        jobs = []
+        for job_id in (1, 2):
+            spec = make_spec([a.url], job_id=job_id, settings={"max_hops": 3})
+            if job_id == 2:
+                spec["dedup_index"] = str(index)
+            job_dir = root / f"job{job_id}"
+            run_crawl(job_dir, spec)
+            warcs = sorted((job_dir / "warcs").glob("*.warc.gz"), key=lambda p: ("metadata" in p.name, p.name))
+            jobs.append(warcs)
+            if job_id == 1:
+                with DedupIndex(index) as idx:
+                    for w in warcs:
+                        add_warc(idx, w, w.name)
+        yield jobs[0], jobs[1], index, [a.url, b.url]
     finally:
         a.shutdown()
         b.shutdown()
-    return tmp / "warcs"
+
+
+def assert_reads_back(warc: Path, cdx_lines: list[bytes]) -> None:
+    """warcio, given only a CDX line's offset and length, finds exactly one record there: the one
+    the line names (URL, date, revisit or not) with the line's digest, recomputed from the payload
+    (response: after the HTTP head; metadata/resource without a payload digest header: the block)."""
+    data = warc.read_bytes()
+    for line in cdx_lines:
+        f = line.rstrip(b"\n").split(b" ")
+        length, offset = int(f[8]), int(f[9])
+        records = ArchiveIterator(io.BytesIO(data[offset:offset + length]))
+        rec = next(records)
+        assert rec.rec_headers.get_header("WARC-Target-URI") == f[2].decode()
+        date = rec.rec_headers.get_header("WARC-Date")
+        assert "".join(c for c in date if c.isdigit())[:14] == f[1].decode()
+        assert (rec.rec_type == "revisit") == (f[3] == b"warc/revisit")
+        header = rec.rec_headers.get_header("WARC-Payload-Digest")
+        if rec.rec_type == "revisit":
+            assert header == "sha1:" + f[5].decode()
+        else:
+            payload = rec.raw_stream.read()
+            assert base64.b32encode(hashlib.sha1(payload).digest()).decode() == f[5].decode()
+            if header:
+                assert header == "sha1:" + f[5].decode()
+        assert next(records, None) is None, f"more than one record at {warc.name}:{offset}"
