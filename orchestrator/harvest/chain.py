@@ -80,16 +80,19 @@ def index(f: ArchiveFile) -> dict[str, Any]:
 def transfer(f: ArchiveFile) -> dict[str, Any]:
     """Copy into the storage location with the most free space, verify the copy, write the PATH line."""
     copy = _place_copy(f, storage.primary_locations(), replica=False)
-    dest = Path(copy.path)
-    write_path_file([path_line(f.name, dest.parent)], storage.path_file(f.job_id, f.name))
+    write_path_file([path_line(f.name, Path(copy.path).parent)], storage.path_file(f.job_id, f.name))
     return {}
 
 
 def backup(f: ArchiveFile) -> dict[str, Any]:
-    """A verified replica in the backup location, if one is configured (else nothing to do)."""
+    """A verified replica in the backup location, if one is configured (else nothing to do). The PATH line
+    then names the replica after the primary copy, so replay falls back to it (pywb tries each path)."""
     location = storage.backup_location()
     if location is not None:
-        _place_copy(f, [location], replica=True)
+        replica = _place_copy(f, [location], replica=True)
+        primary = f.copies.get(is_replica=False)
+        write_path_file([path_line(f.name, Path(primary.path).parent, Path(replica.path).parent)],
+                        storage.path_file(f.job_id, f.name))
     return {}
 
 
@@ -129,8 +132,9 @@ STEPS: dict[str, Step] = {s.done: s for s in [
     Step("backup", IndexState.TRANSFERRED, IndexState.BACKED_UP, backup),
     Step("delete", IndexState.BACKED_UP, IndexState.CLEANED, delete),
 ]}
-#: States from which a file's WARC is in storage (its CDX and PATH lines may go into the master).
-STORED_STATES = (IndexState.TRANSFERRED, IndexState.BACKED_UP, IndexState.CLEANED)
+#: States in which a file is stored as configured (copy and replica verified): its CDX and final PATH line
+#: may go into the master indexes.
+STORED_STATES = (IndexState.BACKED_UP, IndexState.CLEANED)
 
 
 def step_name(state: str) -> str:
@@ -324,15 +328,16 @@ def _place_copy(f: ArchiveFile, locations: list[Location], replica: bool) -> Arc
             missing = ", ".join(f"{loc.name} ({loc.path})" for loc in locations)
             raise ChainError(f"no storage location is available: {missing} missing (not mounted?)")
         try:
-            location = choose_location(usable, f.size)
+            location = choose_location(usable, f.size, replica=replica)
         except Exception as exc:  # e.g. none has room: say so on the file
-            raise ChainError(f"no storage location can take {f.size} bytes: {exc}") from None
+            raise ChainError(str(exc)) from None
         dest = storage.stored_path(location, f.job_id, f.name)
         if dest.exists() and sha256_file(dest) != f.sha256:
             raise ChainError(f"a different file named {f.name} is already stored at {dest}: refusing to overwrite "
                              "it (a second file with the same name?)")
         copy, _ = ArchiveFileCopy.objects.get_or_create(
             file=f, location=location.name, defaults={"path": str(dest), "is_replica": replica})
+    _remove_partial_copies(Path(copy.path))
     src = _copy_source(f, replica)
     copy_verified(src, Path(copy.path), f.sha256)
     ArchiveFileCopy.objects.filter(pk=copy.pk).update(verified_ok=True, verified_at=timezone.now())
@@ -348,6 +353,14 @@ def _copy_source(f: ArchiveFile, replica: bool) -> Path:
         if primary is not None and Path(primary.path).is_file():
             return Path(primary.path)
     return _spool_copy(f)
+
+
+def _remove_partial_copies(dest: Path) -> None:
+    """What a copy killed half-way left (copy_verified's ``.<name>.<random>.part``). We hold this file's
+    step, so no live worker is writing one of these."""
+    if dest.parent.is_dir():
+        for partial in dest.parent.glob(f".{dest.name}.*.part"):
+            partial.unlink(missing_ok=True)
 
 
 def _remove_if_empty(directory: Path) -> None:

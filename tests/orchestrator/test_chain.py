@@ -50,20 +50,21 @@ def test_the_whole_chain_stores_indexes_and_merges_every_file(warcs, storage_env
     expected = sorted({line for f in files for line in data_lines(Path(f.cdx_path))})
     assert master == expected and big.master_cdx_lines == len(master)
     assert storage.master_cdx().read_bytes().startswith(b" CDX N b a m s k r M S V g\n")
-    paths = [line.decode().rstrip("\n").split("\t") for line in data_lines(storage.master_path())]
-    assert sorted(name for name, _ in paths) == sorted(f.name for f in files)
+    paths = {row[0]: row[1:] for row in (line.decode().rstrip("\n").split("\t")
+                                         for line in data_lines(storage.master_path()))}
+    assert sorted(paths) == sorted(f.name for f in files)
+    for f in files:  # the primary copy, then the replica pywb falls back to
+        assert paths[f.name] == [f.copies.get(is_replica=False).path, f.copies.get(is_replica=True).path]
     assert data_lines(storage.harvest_cdx(job.harvest_id)) == expected  # the definition's sub-index
-    _replay_every_line(master, dict(paths))
+    _replay_every_line(master, paths)
 
 
-def _replay_every_line(master: list[bytes], path_index: dict[str, str]) -> None:
+def _replay_every_line(master: list[bytes], path_index: dict[str, list[str]]) -> None:
     """Each master CDX line's file (through the PATH index), offset and length give back its record."""
     for line in master:
         fields = line.decode().split()
         url, length, offset, filename = fields[2], int(fields[8]), int(fields[9]), fields[10]
-        location = Path(path_index[filename])
-        warc = location if location.name == filename else location / filename
-        with open(warc, "rb") as stream:
+        with open(path_index[filename][0], "rb") as stream:
             stream.seek(offset)
             record = next(iter(ArchiveIterator(stream)))
             assert record.rec_headers.get_header("WARC-Target-URI") == url
@@ -107,7 +108,7 @@ def test_a_worker_killed_mid_transfer_leaves_a_state_the_next_run_finishes(warcs
     dest = storage.stored_path(storage.primary_locations()[1], job.pk, victim.name)
     ArchiveFileCopy.objects.create(file=victim, location="node2", path=str(dest))
     dest.parent.mkdir(parents=True)
-    (dest.parent / f"{victim.name}.part").write_bytes(Path(victim.spool_path).read_bytes()[:1000])
+    (dest.parent / f".{victim.name}.dead1234.part").write_bytes(Path(victim.spool_path).read_bytes()[:1000])
     # A half-written CDX of another step's crash lies about too.
     Path(victim.cdx_path).with_suffix(".tmp").write_bytes(b"garbage")
 
@@ -120,6 +121,7 @@ def test_a_worker_killed_mid_transfer_leaves_a_state_the_next_run_finishes(warcs
     primary = victim.copies.get(is_replica=False)  # the copy went where the dead worker had put it
     assert (primary.location, sha256(dest)) == ("node2", victim.sha256)
     assert ArchiveFileCopy.objects.filter(file=victim).count() == 2
+    assert not list(dest.parent.glob("*.part"))  # the dead worker's partial copy is gone
 
 
 def test_take_over_ignores_a_live_lease(warcs, storage_env):
@@ -174,11 +176,12 @@ def test_the_spool_copy_stays_until_the_replica_is_verified(warcs, storage_env, 
     for f in ArchiveFile.objects.filter(job=job):
         assert (f.index_state, f.failed_step) == ("FAILED", "TRANSFERRED")
         assert f.copies.get().verified_ok and Path(f.spool_path).exists()
-    # Files already in storage count for the merge even though their backup failed.
-    assert merging.merge().files == len(warcs)
+    # Not in the master indexes before they are stored as configured (the PATH line names the replica too).
+    assert merging.merge().files == 0
     (storage_env / "backup-not-mounted").mkdir()
     assert chain.run_pending().done == len(warcs)
     assert all(not Path(f.spool_path).exists() for f in ArchiveFile.objects.filter(job=job))
+    assert merging.merge().files == len(warcs)
 
 
 def test_a_copy_damaged_before_the_delete_step_keeps_the_spool_copy(warcs, storage_env):

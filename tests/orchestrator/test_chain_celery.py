@@ -27,7 +27,7 @@ REPO = Path(__file__).resolve().parents[2]
 #: A worker's life ended by SIGKILL: it ingests and indexes one file, claims its transfer (with a 1 s lease),
 #: records the copy it is making and has written half of it when it dies.
 VICTIM = """
-import os, signal, sys
+import os, signal, sys, tempfile
 import django
 django.setup()
 from pathlib import Path
@@ -45,7 +45,8 @@ dest = storage.stored_path(location, f.job_id, f.name)
 ArchiveFileCopy.objects.create(file=f, location=location.name, path=str(dest))
 dest.parent.mkdir(parents=True, exist_ok=True)
 data = Path(f.spool_path).read_bytes()
-with open(dest.with_name(dest.name + ".part"), "wb") as part:
+fd, _ = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".part", dir=dest.parent)  # as copy_verified names it
+with os.fdopen(fd, "wb") as part:
     part.write(data[: len(data) // 2])
     part.flush()
     os.kill(os.getpid(), signal.SIGKILL)
