@@ -10,6 +10,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db.models import Count, Sum
 from django.utils import timezone
 
+from indexer.merge import UnsortedInputError
 from orchestrator.harvest import chain, merging, storage
 from orchestrator.harvest import verify as verifying
 from orchestrator.harvest.models import ArchiveFile, ArchiveFileCopy
@@ -45,8 +46,10 @@ class Command(BaseCommand):
     def handle(self, *args: object, action: str, **options: object) -> None:
         try:
             getattr(self, f"do_{action}")(**options)
-        except (chain.ChainError, ImproperlyConfigured) as exc:
+        except (chain.ChainError, ImproperlyConfigured, UnsortedInputError) as exc:
             raise CommandError(str(exc)) from None
+        except OSError as exc:  # a full disk, an unreadable index directory: say which file, no traceback
+            raise CommandError(f"{type(exc).__name__}: {exc}") from None
 
     # --- status ---------------------------------------------------------------------------------------
 
