@@ -167,3 +167,22 @@ def test_a_damaged_cdx_file_stops_the_merge_with_its_name_and_leaves_the_master_
     run("reindex", f.name)
     assert run("merge", "--big").startswith("merge: 1 files")
     assert storage.master_cdx().read_bytes() == master
+
+
+def test_verify_repair_restores_copies_from_good_ones_and_reports_lost_files(warcs, storage_env):
+    harvest(warcs, storage_env / "spool")
+    run("run")
+    one, two, three = ArchiveFile.objects.order_by("name")[:3]
+    Path(one.copies.get(is_replica=True).path).unlink()
+    damaged = Path(two.copies.get(is_replica=False).path)
+    damaged.write_bytes(b"rot")
+    text = run("verify", "--repair", "--file", one.name) + run("verify", "--repair", "--file", two.name)
+    assert "backup " + one.name + ": repaired from" in text and two.name + ": repaired from" in text
+    assert run("verify").endswith("all copies verified\n")
+    assert [p.read_bytes() for p in damaged.parent.glob(f".{two.name}.corrupt-*")] == [b"rot"]  # kept aside
+    for copy in three.copies.all():  # every copy of the third file is gone: nothing to repair from
+        Path(copy.path).unlink()
+    out = io.StringIO()
+    with pytest.raises(CommandError, match="2 problem\\(s\\) not repaired"):
+        call_command("index", "verify", "--repair", stdout=out)
+    assert f"{three.name}: LOST: no good copy" in out.getvalue()
