@@ -33,7 +33,7 @@ import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from urllib.parse import urljoin
+from urllib.parse import quote, urljoin
 
 import surt
 
@@ -51,7 +51,7 @@ _TS_CHARS = str.maketrans("", "", "-:TZ.")
 def _escape(value: str) -> str:
     """No blanks inside a field: whitespace is percent-encoded (Wayback's indexers do the same)."""
     if _WS.search(value):
-        return _WS.sub(lambda m: f"%{ord(m.group(0)):02X}" if ord(m.group(0)) < 256 else "%20", value)
+        return _WS.sub(lambda m: quote(m.group(0), safe=""), value)
     return value
 
 

@@ -42,7 +42,9 @@ MAX_OUT = 1 << 22
 #: Whitespace tolerated after a record's block inside its gzip member (WARC ends records with CRLF CRLF).
 MAX_TRAILER = 64
 
-HTTP_RECORD_TYPES = frozenset({"response", "revisit", "request"})
+#: Records whose HTTP head is parsed (an index needs no request heads: not parsing them saves a third
+#: of the per-record work on a harvester's WARCs, where every response has its request).
+HTTP_RECORD_TYPES = frozenset({"response", "revisit"})
 
 
 class WarcFormatError(ValueError):
@@ -98,39 +100,49 @@ def _decode(raw: bytes) -> str:
 
 def _parse_header_lines(block: bytes) -> tuple[str, dict[str, str]]:
     """First line + headers (first value wins, names lower-cased), with folded continuation lines,
-    LF-only line ends and lines without a colon tolerated exactly as warcio's parser does."""
-    lines = block.split(b"\n")
-    first = _decode(lines[0].rstrip(b"\r\n")).strip()
+    LF-only line ends and lines without a colon tolerated exactly as warcio's parser does (UTF-8,
+    falling back to ISO-8859-1 line by line)."""
+    try:
+        text = block.decode("utf-8")
+    except UnicodeDecodeError:
+        text = "\n".join(_decode(raw) for raw in block.split(b"\n"))
+    lines = text.split("\n")
+    first = lines[0].strip()
     headers: dict[str, str] = {}
+    if "\n " not in text and "\n\t" not in text:  # the usual case: no folded lines
+        for line in lines[1:]:
+            name, colon, value = line.partition(":")
+            if not colon:
+                if not line.strip():
+                    break
+                continue
+            name = name.rstrip(" \t").lower()
+            if name not in headers:
+                headers[name] = value.strip()
+        return first, headers
     name: str | None = None
     value = ""
-
-    def flush() -> None:
-        if name is not None and name not in headers:
-            headers[name] = value
-
-    for raw in lines[1:]:
-        line = _decode(raw.rstrip(b"\r"))
+    for line in lines[1:]:
         if not line.strip():
             break
         if line[0] in " \t":
             if name is not None:
                 value += line.rstrip()
             continue
-        flush()
-        if ":" in line:
-            n, v = line.split(":", 1)
-            name, value = n.rstrip(" \t").lower(), v.strip()
-        else:
-            name = None
-    flush()
+        if name is not None and name not in headers:
+            headers[name] = value
+        n, colon, v = line.partition(":")
+        name, value = (n.rstrip(" \t").lower(), v.strip()) if colon else (None, "")
+    if name is not None and name not in headers:
+        headers[name] = value
     return first, headers
 
 
 def _head_end(buf: bytes | bytearray, start: int = 0) -> int:
     """Index just past the blank line that ends a head (CRLF CRLF or LF LF), or -1."""
     crlf = buf.find(b"\r\n\r\n", start)
-    lf = buf.find(b"\n\n", start)
+    # LF-only heads are rare: look for one only before the CRLF end (a binary body may be long).
+    lf = buf.find(b"\n\n", start, crlf + 3 if crlf >= 0 else len(buf))
     if crlf < 0 and lf < 0:
         return -1
     if lf < 0 or (crlf >= 0 and crlf + 2 <= lf):

@@ -164,3 +164,34 @@ def test_large_record_memory_is_bounded(tmp_path):
 def test_cli_module_is_importable_without_django():
     code = "import sys, indexer.cdx, indexer.merge, indexer.warcscan; sys.exit('django' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).resolve().parents[2]).returncode == 0
+
+
+def test_odd_http_heads_as_the_harvester_keeps_them(tmp_path):
+    """Heads archived as received: LF-only line ends, folded headers, no reason phrase, a head with
+    no blank line, a non-UTF-8 header byte: cdxj-indexer (warcio's parser) is the judge."""
+    from warcio.warcwriter import WARCWriter
+
+    raw = {
+        "http://example.com/lf": b"HTTP/1.1 200 OK\nContent-Type: text/plain\n\nok",
+        "http://example.com/folded": b"HTTP/1.1 302 Found\r\nLocation: /a\r\nContent-Type: text/html;\r\n"
+                                     b" charset=utf-8\r\n\r\nx",
+        "http://example.com/noreason": b"HTTP/1.1 204\r\n\r\n",
+        "http://example.com/headonly": b"HTTP/1.1 200 OK\r\nContent-Type: image/gif",
+        "http://example.com/latin1": b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nX-Name: caf\xe9\r\n\r\nbody",
+    }
+    path = tmp_path / "odd.warc.gz"
+    with open(path, "wb") as f:
+        w = WARCWriter(f, gzip=True)
+        for url, block in raw.items():
+            rec = w.create_warc_record(url, "response", payload=io.BytesIO(block), length=len(block),
+                                       warc_content_type="application/http; msgtype=response")
+            w.write_record(rec)
+    ours = list(iter_cdx_lines(path))
+    theirs = [ln for ln in cdxj_indexer("-11", str(path)).splitlines(keepends=True) if not ln.startswith(b" CDX")]
+    assert len(ours) == len(theirs) == len(raw)
+    for mine, ref in zip(ours, theirs, strict=True):
+        a, b = fields(mine), fields(ref)
+        assert a[:R] + a[R + 1:] == b[:R] + b[R + 1:], (mine, ref)
+    folded = fields(ours[1])
+    assert folded[3] == b"text/html" and folded[4] == b"302" and folded[R] == b"http://example.com/a"
+    assert b"".join(iter_cdxj_lines(path)) == cdxj_indexer(str(path))
