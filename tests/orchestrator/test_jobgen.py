@@ -36,7 +36,6 @@ def set_budget(config: DomainConfiguration, max_objects: int = -1, max_bytes: in
     config.save()
 
 
-_history_def = None
 
 
 def history(config: DomainConfiguration, objects: int, size: int, reason: str, days_ago: int,
