@@ -319,8 +319,14 @@ class CrawlJob:
             return
         now = time.time()
         domain = entry.nh.get("domain", "")
-        self.budgets.release(domain)
         exc = failure.value
+        if request.meta.get("nh_charged"):
+            # Archived, then dropped on the way to the spider (a gzip bomb past DOWNLOAD_MAXSIZE):
+            # the fetch happened and was charged; only its links (or robots rules) are lost.
+            self._robots_failed(entry)
+            self.frontier.finished(entry, now, self._duration(request))
+            return
+        self.budgets.release(domain)
         if isinstance(exc, IgnoreRequest):
             self.frontier.skip(entry, now)
             return
@@ -329,9 +335,13 @@ class CrawlJob:
             self.frontier.schedule(entry, now + self.retry_delay_s)
             return
         self.failed += 1
+        self._robots_failed(entry)
+        self.frontier.finished(entry, now, self._duration(request))
+
+    def _robots_failed(self, entry: Entry) -> None:
+        """A robots.txt that could not be read: the host is crawled as if it had none."""
         if entry.nh.get("path", "").endswith("P") and entry.url.endswith("/robots.txt"):
             self.robots.load(host_key(entry.url), None)
-        self.frontier.finished(entry, now, self._duration(request))
 
     # -- control -------------------------------------------------------------------------------
     def pause(self) -> None:
