@@ -134,6 +134,9 @@ class CrawlJob:
         f.set_state("paused", self.paused)
         f.set_state("crawl_s", self.crawl_seconds())
         f.set_state("failed", self.failed)
+        if self.archive is not None:
+            # The reports' tallies, in the same transaction as the frontier they agree with.
+            f.set_state("archive_stats", self.archive.stats.to_state())
         f.checkpoint()
 
     # -- wiring --------------------------------------------------------------------------------
@@ -144,6 +147,9 @@ class CrawlJob:
         if self.archive is not None:
             self.archive.stop_reasons_provider = self.stop_reasons
             self.archive.frontier_summary_provider = self.frontier_summary
+            saved = self.frontier.kv.get("archive_stats")
+            if self.frontier.resumed and saved:
+                self.archive.restore_stats(saved)
         exceptions = []
         for path in crawler.settings.getlist("RETRY_EXCEPTIONS"):
             try:

@@ -40,6 +40,7 @@ from typing import Any
 from harvester.politeness import politeness_delay
 
 QUEUED, DONE = 0, 1
+_MISSING = object()
 
 
 def fingerprint(key: str) -> int:
@@ -130,7 +131,7 @@ class Frontier(FrontierBase):
         self._pending_done: list[int] = []
         self._pending_retry: list[tuple[int, int]] = []
         self._pending_seen: list[int] = []
-        self._dirty_kv = False
+        self._dirty_kv: set[str] = set()
         self.resumed = False
         self.db: sqlite3.Connection | None = None
         if db_path is not None:
@@ -180,7 +181,7 @@ class Frontier(FrontierBase):
             db.executemany("UPDATE uris SET state=1 WHERE id=?", ((i,) for i in self._pending_done))
             if self._dirty_kv:
                 db.executemany("INSERT OR REPLACE INTO kv (k, v) VALUES (?, ?)",
-                               ((k, json.dumps(v)) for k, v in self.kv.items()))
+                               ((k, json.dumps(self.kv[k])) for k in self._dirty_kv))
             db.execute("COMMIT")
         except BaseException:
             db.execute("ROLLBACK")
@@ -189,12 +190,13 @@ class Frontier(FrontierBase):
         self._pending_done.clear()
         self._pending_retry.clear()
         self._pending_seen.clear()
-        self._dirty_kv = False
+        self._dirty_kv.clear()
 
     def set_state(self, key: str, value: Any) -> None:
         """Key/value state journalled with the next checkpoint (counters, traps, crawl time)."""
-        self.kv[key] = value
-        self._dirty_kv = True
+        if self.kv.get(key, _MISSING) != value:
+            self.kv[key] = value
+            self._dirty_kv.add(key)
 
     def close(self) -> None:
         self.checkpoint()

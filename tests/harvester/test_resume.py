@@ -64,6 +64,9 @@ def test_kill_9_then_rerun_resumes(tmp_path: Path, sites: Any) -> None:
         assert records[0].rec_type == "warcinfo"
     names = {f["name"] for f in result["files"]}
     assert {p.name for p in warcs} == names
+    # The reports' tallies were journalled with the frontier: they cover both runs.
+    report = json.loads((job_dir / "reports" / "domain-report.json").read_text())
+    assert report["domains"]["site-a"]["objects"] == result["domains"][0]["objects"]
     json.dumps(result)
 
 
