@@ -5,44 +5,20 @@ and reports cover the whole harvest."""
 from __future__ import annotations
 
 import json
-import os
-import signal
-import sqlite3
-import time
 from pathlib import Path
 from typing import Any
 
-from crawlhelp import crawl_log, make_spec, run_crawl, start_crawl, write_spec
+from crawlhelp import crawl_log, kill_mid_crawl, make_spec, run_crawl
 from warcio.archiveiterator import ArchiveIterator
 
 from harvester.contracts import JobSpec
 from harvester.tasks import prepare_job_dir
 
 
-def _kill_mid_crawl(job_dir: Path, spec: dict[str, Any]) -> set[str]:
-    """Start the crawl, kill -9 it after a checkpoint; the URIs done at that checkpoint."""
-    write_spec(job_dir, spec)
-    proc = start_crawl(job_dir)
-    log = job_dir / "logs" / "crawl.log"
-    deadline = time.time() + 30
-    while time.time() < deadline:
-        if log.exists() and len(log.read_text().splitlines()) >= 25:
-            break
-        time.sleep(0.05)
-    time.sleep(1.2)  # at least one checkpoint (every second) after those lines
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.wait(10)
-    db = sqlite3.connect(str(job_dir / "state" / "frontier.sqlite"))
-    try:
-        return {url for (url,) in db.execute("SELECT url FROM uris WHERE state=1")}
-    finally:
-        db.close()
-
-
 def test_resubmitted_job_takes_over_the_failed_jobs_spool(tmp_path: Path, sites: Any) -> None:
     a, _ = sites
     old = make_spec([a.url], job_id=401, settings={"min_delay_ms": 60, "max_delay_ms": 60})
-    done = _kill_mid_crawl(tmp_path / "401", old)
+    done = kill_mid_crawl(tmp_path / "401", old)
     assert len(done) >= 20
     old_warcs = {p.name.removesuffix(".open") for p in (tmp_path / "401" / "warcs").iterdir()}
     before = len(crawl_log(tmp_path / "401"))
