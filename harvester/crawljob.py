@@ -150,6 +150,10 @@ class CrawlJob:
             saved = self.frontier.kv.get("archive_stats")
             if self.frontier.resumed and saved:
                 self.archive.restore_stats(saved)
+            dedup = self.archive.dedup
+            if self.frontier.resumed:
+                dedup.restore(self.frontier.journal_items("digest"))
+            dedup.journal = lambda digest, capture: self.frontier.journal_add("digest", digest, capture)
         exceptions = []
         for path in crawler.settings.getlist("RETRY_EXCEPTIONS"):
             try:
