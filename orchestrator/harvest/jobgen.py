@@ -120,8 +120,8 @@ def candidates_sql(definition: HarvestDefinition, now: datetime) -> tuple[str, l
     return sql + where, params + where_params
 
 
-def estimate_sql(candidates: str) -> str:
-    """Each candidate with its expected objects and bytes (docs/JOBGEN.md, "Expected size").
+def estimate_sql(cand: str) -> str:
+    """Each candidate of table ``cand`` with its expected objects and bytes (docs/JOBGEN.md, "Expected size").
 
     One pass over the candidates' HarvestInfo rows: pooled bytes per object, the latest run's count
     and stop reason, the best count ever.
@@ -132,7 +132,7 @@ def estimate_sql(candidates: str) -> str:
         "MAX(CASE WHEN rn = 1 THEN stop_reason END) AS last_reason "
         "FROM (SELECT configuration_id, objects, bytes, stop_reason, ROW_NUMBER() OVER "
         "(PARTITION BY configuration_id ORDER BY \"date\" DESC, id DESC) AS rn FROM harvest_harvestinfo "
-        "WHERE configuration_id IN (SELECT config_id FROM cand)) hi GROUP BY configuration_id"
+        f"WHERE configuration_id IN (SELECT config_id FROM {cand})) hi GROUP BY configuration_id"
     )
     bpo = (f"(CASE WHEN h.sum_objects > 0 AND h.sum_bytes > 0 THEN h.sum_bytes / h.sum_objects "
            f"ELSE {DEFAULT_BYTES_PER_OBJECT} END)")
@@ -141,12 +141,11 @@ def estimate_sql(candidates: str) -> str:
            f"ELSE {_max(f'{STOPPED_RUN_FACTOR} * h.last_objects', 'h.best_objects')} END)")
     first = (
         f"SELECT cand.config_id, cand.template_id, cand.max_objects, cand.max_bytes, {bpo} AS bpo, {raw} AS raw "
-        f"FROM cand LEFT JOIN ({h}) h ON h.cid = cand.config_id"
+        f"FROM {cand} cand LEFT JOIN ({h}) h ON h.cid = cand.config_id"
     )
     by_bytes = "(CASE WHEN e.max_bytes = -1 THEN -1 ELSE e.max_bytes / e.bpo END)"
     objects = _min_limit(_min_limit("e.raw", "e.max_objects"), by_bytes)
     return (
-        f"WITH cand AS ({candidates}) "
         f"SELECT x.*, {_min_limit('x.expected_objects * x.bpo', 'x.max_bytes')} AS expected_bytes FROM ("
         f"SELECT e.config_id, e.template_id, e.max_objects, e.max_bytes, e.bpo, {objects} AS expected_objects "
         f"FROM ({first}) e) x"
@@ -169,12 +168,18 @@ def generate_jobs(definition: HarvestDefinition, run: int, now: datetime | None 
         f"SELECT s.config_id, s.template_id, s.max_objects, s.max_bytes, s.expected_objects, s.expected_bytes, "
         f"DENSE_RANK() OVER (ORDER BY {group}) AS grp, "
         f"(ROW_NUMBER() OVER (PARTITION BY {group} ORDER BY s.expected_bytes DESC, s.config_id) - 1) / {int(size)} "
-        f"AS chunk FROM ({estimate_sql(candidates)}) s WHERE s.max_objects <> 0 AND s.max_bytes <> 0"
+        f"AS chunk FROM ({estimate_sql('jobgen_cand')}) s"
     )
     with transaction.atomic(), connection.cursor() as cur:
-        cur.execute("DROP TABLE IF EXISTS jobgen_rows")
-        cur.execute("DROP TABLE IF EXISTS jobgen_map")
-        cur.execute(f"CREATE TEMP TABLE jobgen_rows AS {numbered}", params)
+        for table in ("jobgen_cand", "jobgen_rows", "jobgen_map"):
+            cur.execute(f"DROP TABLE IF EXISTS {table}")
+        # Materialised and analysed, so the planner knows how many candidates there are (a CTE it
+        # guesses at one row, and then re-aggregates the history once per candidate).
+        cur.execute(f"CREATE TEMP TABLE jobgen_cand AS SELECT * FROM ({candidates}) c "
+                    "WHERE c.max_objects <> 0 AND c.max_bytes <> 0", params)
+        cur.execute("ANALYZE jobgen_cand")
+        cur.execute(f"CREATE TEMP TABLE jobgen_rows AS {numbered}")
+        cur.execute("DROP TABLE jobgen_cand")
         cur.execute(
             f"SELECT grp, chunk, {group}, COUNT(*), SUM(expected_objects), SUM(expected_bytes) "
             f"FROM jobgen_rows GROUP BY grp, chunk, {group} ORDER BY grp, chunk"
@@ -268,5 +273,5 @@ class SpecFreezer:
         }
         JobSpec.from_dict(spec)  # what is handed out satisfies the contract, or nothing is written
         Job.objects.filter(pk=job.pk).update(spec=spec, domain_count=len(domains))
-        job.spec, job.domain_count = spec, len(domains)
+        job.domain_count = len(domains)  # the spec itself is not kept: a run holds one job's spec at a time
         return spec
