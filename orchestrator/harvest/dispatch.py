@@ -30,8 +30,10 @@ class DispatchError(Exception):
 def submit_jobs(job_ids: Iterable[int]) -> int:
     """Publish the NEW jobs among ``job_ids``; returns how many this call submitted."""
     submitted = 0
-    for job in Job.objects.filter(pk__in=list(job_ids), status=JobStatus.NEW).select_related("channel"):
-        submitted += submit(job)
+    for pk in job_ids:  # one job (and its spec, megabytes for a broad-crawl job) in memory at a time
+        job = Job.objects.filter(pk=pk, status=JobStatus.NEW).select_related("channel").first()
+        if job is not None:
+            submitted += submit(job)
     return submitted
 
 
