@@ -30,6 +30,9 @@ Crawling
   crawl               a trial crawl of a template on a site, no database or broker needed:
                       netharvest crawl --seeds FILE --template default --out DIR
 
+Indexing
+  index cdx WARC...   print the sorted CDX of WARC files, no database needed (--cdxj for pywb's CDXJ)
+
 Environment
   NETHARVEST_DATA_DIR      data directory (embedded database and broker, spool, archive, index); ./var
   NETHARVEST_DATABASE_URL  e.g. postgres://postgres@127.0.0.1:5432/netharvest; unset = embedded SQLite
@@ -51,6 +54,11 @@ def main(argv: list[str] | None = None) -> None:
         from harvester.cli import crawl_main
 
         sys.exit(crawl_main(argv[2:]))
+    if argv[1:3] == ["index", "cdx"]:
+        # A crawl engineer's tool over files: no Django either.
+        from indexer.cli import cdx_main
+
+        sys.exit(cdx_main(argv[3:]))
     if argv[1:] == ["help", "--all"]:
         argv = argv[:2]
     elif not argv[1].startswith("-"):
