@@ -30,7 +30,12 @@ Crawling
   crawl               a trial crawl of a template on a site, no database or broker needed:
                       netharvest crawl --seeds FILE --template default --out DIR
 
-Indexing
+Indexing and storage
+  index status        files per chain state and per storage location, failures with their errors
+  index run           do every pending chain step now (ingest, CDX, transfer, backup, delete); retries failures
+  index reindex FILE  rewrite one WARC's CDX and dedup entries from its stored copy
+  index merge [--big] merge newly indexed files into a daily file; --big: then into the master CDX and PATH
+  index verify        re-hash stored copies, report missing/corrupt ones per location (exit 1 if any)
   index cdx WARC...   print the sorted CDX of WARC files, no database needed (--cdxj for pywb's CDXJ)
 
 Environment
