@@ -1,6 +1,6 @@
 from django.urls import path
 
-from webui import views
+from webui.views import dashboard
 
 app_name = "webui"
-urlpatterns = [path("", views.home, name="home")]
+urlpatterns = [path("", dashboard.home, name="home")]

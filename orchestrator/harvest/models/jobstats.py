@@ -1,0 +1,44 @@
+"""Per-job QA figures (the BnF's NAS_qual, shared/seeds/001…, 3.4), aggregated once at result intake.
+
+Why stored and not parsed on demand: the QA pages sum figures per harvest run and per year, i.e. over
+hundreds or thousands of jobs. Parsing each job's reports out of its metadata WARC for every page view
+would read gigabytes of archive storage; summing a few thousand small JSON rows takes milliseconds.
+The per-domain truth stays in HarvestInfo (top domains are queried there); a JobStats row only holds
+what has no other home in the database (MIME types and status codes from the harvester's reports) and
+per-job roll-ups of HarvestInfo (TLDs, domain-size buckets, stop reasons) so a year's page never scans
+millions of HarvestInfo rows for them. ``orchestrator.harvest.stats`` computes and reads these rows.
+"""
+
+from __future__ import annotations
+
+from django.db import models
+from django.utils import timezone
+
+
+class JobStats(models.Model):
+    job = models.OneToOneField("harvest.Job", primary_key=True, on_delete=models.CASCADE, related_name="stats")
+    # denormalised from the job and its definition, so run and year pages aggregate without joins
+    harvest = models.ForeignKey("harvest.HarvestDefinition", on_delete=models.PROTECT, related_name="+")
+    harvest_run = models.PositiveIntegerField()
+    kind = models.CharField(max_length=10, help_text="The definition's kind: selective, snapshot, continuous.")
+    year = models.PositiveSmallIntegerField(help_text="UTC year the job ended (or was created).")
+    domains = models.PositiveIntegerField(default=0)
+    objects_count = models.BigIntegerField(default=0, db_column="objects")
+    bytes_count = models.BigIntegerField(default=0, db_column="bytes")
+    mime_types = models.JSONField(default=dict, help_text="mime → [urls, bytes], from mimetype-report.txt.")
+    status_codes = models.JSONField(default=dict, help_text="code → urls, from responsecode-report.txt.")
+    tlds = models.JSONField(default=dict, help_text="tld → [domains, objects, bytes], from HarvestInfo.")
+    size_buckets = models.JSONField(default=dict, help_text="bucket → domains (by objects), from HarvestInfo.")
+    stop_reasons = models.JSONField(default=dict, help_text="stop reason → domains, from HarvestInfo.")
+    reports_source = models.CharField(max_length=1000, blank=True,
+                                      help_text="Where the MIME and status figures were read from.")
+    reports_error = models.TextField(blank=True, help_text="Why the reports could not be read, if so.")
+    computed_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        verbose_name = "job statistics"
+        verbose_name_plural = "job statistics"
+        indexes = [models.Index(fields=["harvest", "harvest_run"]), models.Index(fields=["year", "kind"])]
+
+    def __str__(self) -> str:
+        return f"statistics of job {self.job_id}"

@@ -1,0 +1,355 @@
+"""QA statistics after the BnF's NAS_qual (shared/seeds/001…, 3.4): per job, per harvest run, per year.
+
+MIME types, HTTP status codes, TLD distribution, top domains, domain-size buckets and the selective vs
+broad share, with run-to-run and year-to-year comparison and CSV export.
+
+Where each figure comes from, and why it scales:
+
+* MIME types and status codes exist only in the harvester's reports (mimetype-report.txt,
+  responsecode-report.txt). They are read once per job, at result intake (or by ``netharvest
+  job-stats`` later), from the spool or the metadata WARC (:mod:`orchestrator.harvest.jobfiles`) and
+  kept in a :class:`JobStats` row. Parsing them on demand would read every metadata WARC of a year for
+  each page view.
+* TLDs, size buckets, stop reasons and totals are rolled up from HarvestInfo into the same row, so run
+  and year pages sum a few thousand rows instead of grouping millions of HarvestInfo rows.
+* Top domains are exact, so they are queried from HarvestInfo (grouped by domain, indexed by harvest
+  and domain); that is the one query whose cost grows with the number of domains harvested.
+
+Counting rules: "objects" and "bytes" are the harvester's per-domain figures (content size, 1 KB =
+1024 B). A domain harvested by two jobs counts twice in a run or year's size buckets and TLD domain
+counts (per domain harvest, as NAS_qual counts per job). MIME and status counts are per fetched URI.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import ipaddress
+import logging
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db.models import Count, QuerySet, Sum
+from django.utils import timezone
+
+from orchestrator.harvest import jobfiles
+from orchestrator.harvest.models import HarvestDefinition, HarvestInfo, Job, JobStats
+
+log = logging.getLogger(__name__)
+
+#: Domain-size buckets by objects harvested; the BnF reports "< 10", "10–10,000" and "> 10,000".
+SIZE_BUCKETS: tuple[tuple[int, str], ...] = (
+    (0, "0"), (1, "1–9"), (10, "10–99"), (100, "100–999"), (1000, "1,000–9,999"), (10_000, "10,000+"),
+)
+BUCKET_LABELS = tuple(label for _, label in SIZE_BUCKETS)
+#: MIME categories as the BnF groups them (text, image, application, audio, video, other).
+MIME_CATEGORIES = ("text", "image", "application", "audio", "video")
+TOP_DOMAINS = 20
+
+
+def size_bucket(objects: int) -> str:
+    label = SIZE_BUCKETS[0][1]
+    for low, name in SIZE_BUCKETS:
+        if objects >= low:
+            label = name
+    return label
+
+
+def tld_of(domain: str) -> str:
+    """The top-level domain of a domain name; IP addresses are grouped as "(IP address)"."""
+    name = domain.strip().rstrip(".").lower()
+    try:
+        ipaddress.ip_address(name.strip("[]"))
+        return "(IP address)"
+    except ValueError:
+        pass
+    return name.rsplit(".", 1)[-1] if "." in name else "(no TLD)"
+
+
+def mime_category(mime: str) -> str:
+    top = mime.split("/", 1)[0].strip().lower()
+    return top if top in MIME_CATEGORIES else "other"
+
+
+# -- reading the harvester's reports --------------------------------------------------------------
+def parse_mimetype_report(text: str) -> dict[str, list[int]]:
+    """mimetype-report.txt (``[#urls] [#bytes] [mime-types]``) → ``{mime: [urls, bytes]}``."""
+    out: dict[str, list[int]] = {}
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip() or line.startswith("["):
+            continue
+        parts = line.split(None, 2)
+        if len(parts) != 3 or not parts[0].isdigit() or not parts[1].isdigit():
+            raise ValueError(f"mimetype-report.txt line {n}: expected '<urls> <bytes> <mime>', got {line!r}")
+        slot = out.setdefault(parts[2].strip(), [0, 0])
+        slot[0] += int(parts[0])
+        slot[1] += int(parts[1])
+    return out
+
+
+def parse_responsecode_report(text: str) -> dict[str, int]:
+    """responsecode-report.txt (``[#urls] [rescode]``) → ``{code: urls}``."""
+    out: Counter[str] = Counter()
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip() or line.startswith("["):
+            continue
+        parts = line.split()
+        if len(parts) != 2 or not parts[0].isdigit() or not parts[1].lstrip("-").isdigit():
+            raise ValueError(f"responsecode-report.txt line {n}: expected '<urls> <code>', got {line!r}")
+        out[parts[1]] += int(parts[0])
+    return dict(out)
+
+
+# -- per job, at intake ----------------------------------------------------------------------------
+def record_job_stats(job: Job) -> JobStats:
+    """Compute (or recompute) a finished job's JobStats row. Missing reports are not an error: the row
+    says why in ``reports_error`` and the MIME/status figures stay empty for that job."""
+    job = Job.objects.select_related("harvest").get(pk=job.pk)
+    tlds: dict[str, list[int]] = {}
+    buckets: Counter[str] = Counter()
+    reasons: Counter[str] = Counter()
+    domains = objects = nbytes = 0
+    rows = HarvestInfo.objects.filter(job=job).values_list("domain__name", "objects_count", "bytes_count",
+                                                           "stop_reason")
+    for name, n_objects, n_bytes, reason in rows.iterator(chunk_size=5000):
+        domains += 1
+        objects += n_objects
+        nbytes += n_bytes
+        slot = tlds.setdefault(tld_of(name), [0, 0, 0])
+        slot[0] += 1
+        slot[1] += n_objects
+        slot[2] += n_bytes
+        buckets[size_bucket(n_objects)] += 1
+        reasons[reason] += 1
+    mimes: dict[str, list[int]] = {}
+    codes: dict[str, int] = {}
+    sources: list[str] = []
+    errors: list[str] = []
+    for name, parse, target in (("mimetype-report.txt", parse_mimetype_report, "mimes"),
+                                ("responsecode-report.txt", parse_responsecode_report, "codes")):
+        try:
+            source, text, cut = jobfiles.read_text(job, name, limit=64 * 1024 * 1024)
+            if cut:
+                raise ValueError(f"{name} is larger than 64 MB")
+            parsed = parse(text)
+        except (jobfiles.NotAvailable, OSError, ValueError) as exc:
+            errors.append(str(exc))
+            continue
+        sources.append(f"{name}: {source}")
+        if target == "mimes":
+            mimes = parsed  # type: ignore[assignment]
+        else:
+            codes = parsed  # type: ignore[assignment]
+    when = job.ended_at or job.created
+    stats, _ = JobStats.objects.update_or_create(job=job, defaults=dict(
+        harvest_id=job.harvest_id, harvest_run=job.harvest_run, kind=job.harvest.kind, year=when.year,
+        domains=domains, objects_count=objects, bytes_count=nbytes, mime_types=mimes, status_codes=codes,
+        tlds=tlds, size_buckets=dict(buckets), stop_reasons=dict(reasons), reports_source="; ".join(sources),
+        reports_error="; ".join(errors), computed_at=timezone.now(),
+    ))
+    if errors:
+        log.warning("statistics of job %s without some reports: %s", job.pk, "; ".join(errors))
+    return stats
+
+
+def record_job_stats_quietly(job: Job) -> JobStats | None:
+    """For result intake: statistics must never make a good JobResult fail."""
+    try:
+        return record_job_stats(job)
+    except Exception:
+        log.exception("could not compute the statistics of job %s", job.pk)
+        return None
+
+
+# -- aggregation ----------------------------------------------------------------------------------
+@dataclass
+class Figures:
+    """Summed statistics of a set of jobs, and what they are based on."""
+
+    label: str
+    jobs: int = 0
+    jobs_without_reports: int = 0
+    domains: int = 0
+    objects: int = 0
+    bytes: int = 0
+    mime_types: dict[str, list[int]] = field(default_factory=dict)
+    status_codes: dict[str, int] = field(default_factory=dict)
+    tlds: dict[str, list[int]] = field(default_factory=dict)
+    size_buckets: dict[str, int] = field(default_factory=dict)
+    stop_reasons: dict[str, int] = field(default_factory=dict)
+    kinds: dict[str, list[int]] = field(default_factory=dict)  # kind -> [jobs, objects, bytes]
+    top_domains: list[tuple[str, int, int]] = field(default_factory=list)  # (domain, objects, bytes)
+
+    @property
+    def mime_categories(self) -> dict[str, list[int]]:
+        out: dict[str, list[int]] = {}
+        for mime, (urls, nbytes) in self.mime_types.items():
+            slot = out.setdefault(mime_category(mime), [0, 0])
+            slot[0] += urls
+            slot[1] += nbytes
+        return out
+
+    @property
+    def status_classes(self) -> dict[str, int]:
+        out: Counter[str] = Counter()
+        for code, n in self.status_codes.items():
+            out[f"{code[0]}xx" if code.isdigit() else code] += n
+        return dict(out)
+
+    @property
+    def selective_vs_broad(self) -> dict[str, list[int]]:
+        """objects and bytes by kind, with snapshot called "broad" as curators say."""
+        names = {"snapshot": "broad (snapshot)", "selective": "selective", "continuous": "continuous"}
+        return {names.get(k, k): v for k, v in self.kinds.items()}
+
+
+def aggregate(rows: QuerySet[JobStats], label: str) -> Figures:
+    fig = Figures(label=label)
+    mimes: dict[str, list[int]] = {}
+    codes: Counter[str] = Counter()
+    tlds: dict[str, list[int]] = {}
+    buckets: Counter[str] = Counter()
+    reasons: Counter[str] = Counter()
+    for s in rows.only("kind", "domains", "objects_count", "bytes_count", "mime_types", "status_codes", "tlds",
+                       "size_buckets", "stop_reasons", "reports_error").iterator(chunk_size=500):
+        fig.jobs += 1
+        fig.jobs_without_reports += bool(s.reports_error)
+        fig.domains += s.domains
+        fig.objects += s.objects_count
+        fig.bytes += s.bytes_count
+        kind = fig.kinds.setdefault(s.kind, [0, 0, 0])
+        kind[0] += 1
+        kind[1] += s.objects_count
+        kind[2] += s.bytes_count
+        for mime, (urls, nbytes) in s.mime_types.items():
+            slot = mimes.setdefault(mime, [0, 0])
+            slot[0] += urls
+            slot[1] += nbytes
+        codes.update(s.status_codes)
+        for tld, values in s.tlds.items():
+            slot = tlds.setdefault(tld, [0, 0, 0])
+            for i, v in enumerate(values):
+                slot[i] += v
+        buckets.update(s.size_buckets)
+        reasons.update(s.stop_reasons)
+    fig.mime_types = dict(sorted(mimes.items(), key=lambda kv: (-kv[1][0], kv[0])))
+    fig.status_codes = dict(sorted(codes.items(), key=lambda kv: (-kv[1], kv[0])))
+    fig.tlds = dict(sorted(tlds.items(), key=lambda kv: (-kv[1][1], kv[0])))
+    fig.size_buckets = {label: buckets.get(label, 0) for label in BUCKET_LABELS}
+    fig.stop_reasons = dict(sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0])))
+    return fig
+
+
+def _top_domains(infos: QuerySet[HarvestInfo], n: int = TOP_DOMAINS) -> list[tuple[str, int, int]]:
+    rows = (infos.values("domain__name").annotate(o=Sum("objects_count"), b=Sum("bytes_count"))
+            .order_by("-b", "domain__name")[:n])
+    return [(r["domain__name"], r["o"], r["b"]) for r in rows]
+
+
+def job_figures(job: Job) -> Figures:
+    fig = aggregate(JobStats.objects.filter(job=job), f"job {job.pk}")
+    fig.top_domains = _top_domains(HarvestInfo.objects.filter(job=job))
+    return fig
+
+
+def run_figures(harvest: HarvestDefinition, run: int) -> Figures:
+    fig = aggregate(JobStats.objects.filter(harvest=harvest, harvest_run=run), f"{harvest.name} run {run}")
+    fig.top_domains = _top_domains(HarvestInfo.objects.filter(harvest=harvest, job__harvest_run=run))
+    return fig
+
+
+def year_figures(year: int) -> Figures:
+    fig = aggregate(JobStats.objects.filter(year=year), str(year))
+    fig.top_domains = _top_domains(HarvestInfo.objects.filter(job__stats__year=year))
+    return fig
+
+
+def runs_of(harvest: HarvestDefinition) -> list[dict[str, Any]]:
+    """The definition's runs that have statistics, newest first, with totals."""
+    return list(JobStats.objects.filter(harvest=harvest).values("harvest_run")
+                .annotate(jobs=Count("job"), objects=Sum("objects_count"), bytes=Sum("bytes_count"))
+                .order_by("-harvest_run"))
+
+
+def years() -> list[dict[str, Any]]:
+    return list(JobStats.objects.values("year").annotate(jobs=Count("job"), objects=Sum("objects_count"),
+                                                          bytes=Sum("bytes_count")).order_by("-year"))
+
+
+def previous_run(harvest: HarvestDefinition, run: int) -> int | None:
+    return (JobStats.objects.filter(harvest=harvest, harvest_run__lt=run).order_by("-harvest_run")
+            .values_list("harvest_run", flat=True).first())
+
+
+# -- comparison and export -------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Row:
+    section: str
+    key: str
+    measure: str
+    values: tuple[int, ...]
+
+    @property
+    def change(self) -> str:
+        """Relative change from the first value to the last, e.g. "+12.5%", "new", "gone"."""
+        if len(self.values) < 2:
+            return ""
+        a, b = self.values[0], self.values[-1]
+        if a == b:
+            return "0%"
+        if a == 0:
+            return "new"
+        if b == 0:
+            return "gone"
+        return f"{(b - a) / a * 100:+.1f}%"
+
+
+def rows(*figures: Figures) -> list[Row]:
+    """Every figure as one row per (section, key, measure), with one value per Figures given: the
+    table that the comparison pages show and the CSV export writes."""
+    out: list[Row] = []
+
+    def add(section: str, measure: str, getter: Any, keys: Iterable[str]) -> None:
+        for key in keys:
+            out.append(Row(section, key, measure, tuple(getter(f, key) for f in figures)))
+
+    def keys_of(attr: str) -> list[str]:
+        seen: dict[str, None] = {}
+        for f in figures:
+            seen.update(dict.fromkeys(getattr(f, attr)))
+        return list(seen)
+
+    add("totals", "count", lambda f, k: getattr(f, k),
+        ["jobs", "jobs_without_reports", "domains", "objects", "bytes"])
+    add("harvest kind", "objects", lambda f, k: f.selective_vs_broad.get(k, [0, 0, 0])[1],
+        keys_of("selective_vs_broad"))
+    add("harvest kind", "bytes", lambda f, k: f.selective_vs_broad.get(k, [0, 0, 0])[2],
+        keys_of("selective_vs_broad"))
+    add("MIME category", "urls", lambda f, k: f.mime_categories.get(k, [0, 0])[0], keys_of("mime_categories"))
+    add("MIME type", "urls", lambda f, k: f.mime_types.get(k, [0, 0])[0], keys_of("mime_types"))
+    add("MIME type", "bytes", lambda f, k: f.mime_types.get(k, [0, 0])[1], keys_of("mime_types"))
+    add("status code", "urls", lambda f, k: f.status_codes.get(k, 0), keys_of("status_codes"))
+    add("TLD", "domains", lambda f, k: f.tlds.get(k, [0, 0, 0])[0], keys_of("tlds"))
+    add("TLD", "objects", lambda f, k: f.tlds.get(k, [0, 0, 0])[1], keys_of("tlds"))
+    add("TLD", "bytes", lambda f, k: f.tlds.get(k, [0, 0, 0])[2], keys_of("tlds"))
+    add("domain size (objects)", "domains", lambda f, k: f.size_buckets.get(k, 0), BUCKET_LABELS)
+    add("stop reason", "domains", lambda f, k: f.stop_reasons.get(k, 0), keys_of("stop_reasons"))
+    top = {d: (o, b) for f in reversed(figures) for d, o, b in f.top_domains}
+    tops = [{d: (o, b) for d, o, b in f.top_domains} for f in figures]
+    for domain in top:
+        out.append(Row("top domain", domain, "objects", tuple(t.get(domain, (0, 0))[0] for t in tops)))
+        out.append(Row("top domain", domain, "bytes", tuple(t.get(domain, (0, 0))[1] for t in tops)))
+    return out
+
+
+def to_csv(*figures: Figures) -> str:
+    """CSV (RFC 4180, UTF-8): section, key, measure, one column per Figures, then the change."""
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\r\n")
+    writer.writerow(["section", "key", "measure", *(f.label for f in figures),
+                     *(["change"] if len(figures) > 1 else [])])
+    for row in rows(*figures):
+        writer.writerow([row.section, row.key, row.measure, *row.values, *([row.change] if len(figures) > 1 else [])])
+    return buf.getvalue()
