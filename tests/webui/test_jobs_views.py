@@ -39,7 +39,7 @@ def viewer() -> Client:
 
 @pytest.fixture
 def engineer() -> Client:
-    return _client("engineer", "harvest.view_job", "harvest.change_job")
+    return _client("engineer", "harvest.view_job", "harvest.add_jobcontrol")
 
 
 def _rows(text: str) -> int:

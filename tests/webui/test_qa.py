@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import csv
 import io
+import re
+import xml.etree.ElementTree as ET
 from datetime import UTC, datetime
 
 import pytest
@@ -54,7 +56,10 @@ def test_job_page_charts_and_tables(viewer: Client, runs: tuple[Job, Job, Job]) 
     first = runs[0]
     stats = JobStats.objects.get(job=first)
     text = viewer.get(reverse("qa:job", args=[first.pk])).content.decode()
-    assert text.count("<svg") >= 10
+    charts = re.findall(r"<svg.*?</svg>", text, re.S)
+    assert len(charts) >= 10
+    for chart in charts:  # well-formed SVG, labels escaped
+        assert ET.fromstring(chart).tag == "{http://www.w3.org/2000/svg}svg"
     for title in ("MIME categories", "HTTP status codes", "TLDs", "Domain size", "Top domains", "Selective vs broad"):
         assert title in text
     assert "text/html" in text and ">fr<" in text and ">dk<" in text

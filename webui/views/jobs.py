@@ -2,8 +2,9 @@
 job page (domains, seeds report, reports, files, crawl-log search and tail).
 
 Business rules stay in orchestrator: dispatch.send_control / resubmit / reject change state (each a
-conditional UPDATE), jobfiles reads what the harvester left. Reading needs ``harvest.view_job``; any
-action needs ``harvest.change_job`` (the crawl engineer's role).
+conditional UPDATE), jobfiles reads what the harvester left. Reading needs ``harvest.view_job`` (every
+role); any action on a job (stop, pause, resume, trap, resubmit, reject) needs ``harvest.add_jobcontrol``,
+the crawl engineer's job-control permission in the roles migration (webui/migrations/0001_roles.py).
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ from orchestrator.harvest.models import (
 )
 
 VIEW = "harvest.view_job"
-CONTROL = "harvest.change_job"
+CONTROL = "harvest.add_jobcontrol"
 RUNNING = (JobStatus.SUBMITTED, JobStatus.STARTED)
 PAGE_SIZE = 50
 DOMAIN_PAGE_SIZE = 100
