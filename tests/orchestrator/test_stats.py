@@ -115,3 +115,22 @@ def test_helpers() -> None:
         stats.parse_mimetype_report("[#urls] [#bytes] [mime-types]\nthree 4 text/html\n")
     assert stats.parse_responsecode_report("[#urls] [rescode]\n3 200\n1 404\n") == {"200": 3, "404": 1}
     assert stats.rows(stats.Figures("a", objects=0), stats.Figures("b", objects=5))[3].change == "new"
+
+
+def test_top_domains_are_kept_per_job_and_summed(monkeypatch: pytest.MonkeyPatch) -> None:
+    first, second = record(make_job()), record(make_job())
+    infos = {name: (sum(HarvestInfo.objects.filter(domain__name=name).values_list("objects_count", flat=True)),
+                    sum(HarvestInfo.objects.filter(domain__name=name).values_list("bytes_count", flat=True)))
+             for name in DOMAINS}
+    fig = stats.year_figures(first.ended_at.year)
+    assert {d: (o, b) for d, o, b in fig.top_domains} == infos and fig.top_domains_note == ""
+    # keep one domain per measure: the largest by bytes and the largest by objects stay, the note says so
+    monkeypatch.setattr(stats, "TOP_KEPT", 1)
+    for job in (first, second):
+        stats.record_job_stats(job)
+    row = JobStats.objects.get(job=first)
+    by_bytes = max(infos, key=lambda d: infos[d][1])
+    by_objects = max(infos, key=lambda d: infos[d][0])
+    assert {d for d, _, _ in row.top_domains} == {by_bytes, by_objects}
+    if by_bytes == by_objects:
+        assert "2 jobs had more than 1 domains" in stats.year_figures(first.ended_at.year).top_domains_note

@@ -3,10 +3,12 @@
 Why stored and not parsed on demand: the QA pages sum figures per harvest run and per year, i.e. over
 hundreds or thousands of jobs. Parsing each job's reports out of its metadata WARC for every page view
 would read gigabytes of archive storage; summing a few thousand small JSON rows takes milliseconds.
-The per-domain truth stays in HarvestInfo (top domains are queried there); a JobStats row only holds
-what has no other home in the database (MIME types and status codes from the harvester's reports) and
-per-job roll-ups of HarvestInfo (TLDs, domain-size buckets, stop reasons) so a year's page never scans
-millions of HarvestInfo rows for them. ``orchestrator.harvest.stats`` computes and reads these rows.
+The per-domain truth stays in HarvestInfo; a JobStats row holds what has no other home in the database
+(MIME types and status codes from the harvester's reports) and per-job roll-ups of HarvestInfo (TLDs,
+domain-size buckets, stop reasons, the job's largest domains) so a run's or a year's page never groups
+millions of HarvestInfo rows: measured on 400,000 HarvestInfo rows, grouping them for a year's top domains
+took 2 s per year shown (docs/BENCHMARKS.md); a national broad crawl has ten times as many.
+``orchestrator.harvest.stats`` computes and reads these rows.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ class JobStats(models.Model):
     tlds = models.JSONField(default=dict, help_text="tld → [domains, objects, bytes], from HarvestInfo.")
     size_buckets = models.JSONField(default=dict, help_text="bucket → domains (by objects), from HarvestInfo.")
     stop_reasons = models.JSONField(default=dict, help_text="stop reason → domains, from HarvestInfo.")
+    top_domains = models.JSONField(default=list, help_text="The job's largest domains by bytes and by objects "
+                                                           "(at most 100 each): [[domain, objects, bytes], …].")
     reports_source = models.CharField(max_length=1000, blank=True,
                                       help_text="Where the MIME and status figures were read from.")
     reports_error = models.TextField(blank=True, help_text="Why the reports could not be read, if so.")
