@@ -35,7 +35,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db.models import Count, QuerySet, Sum
+from django.core.cache import cache
+from django.db import connection
+from django.db.models import Count, Max, Sum
 from django.utils import timezone
 
 from orchestrator.harvest import jobfiles
@@ -53,6 +55,8 @@ MIME_CATEGORIES = ("text", "image", "application", "audio", "video")
 TOP_DOMAINS = 20
 #: Largest domains kept per job (by bytes and by objects).
 TOP_KEPT = 100
+#: How long summed figures stay in the cache (they are keyed by a fingerprint, so this only bounds memory).
+FIGURES_CACHE_S = 24 * 3600
 
 
 def size_bucket(objects: int) -> str:
@@ -223,67 +227,122 @@ class Figures:
         return {names.get(k, k): v for k, v in self.kinds.items()}
 
 
-def aggregate(rows: QuerySet[JobStats], label: str) -> Figures:
+#: The scopes a page may ask for, and their columns in harvest_jobstats.
+SCOPES = {"job": "job_id", "harvest": "harvest_id", "harvest_run": "harvest_run", "year": "year"}
+
+
+def aggregate(label: str, **scope: Any) -> Figures:
+    """Sum the JobStats rows of a scope (``job=``, ``harvest=`` + ``harvest_run=``, ``year=``) in the database.
+
+    The JSON figures are summed by SQL (``jsonb_each`` on PostgreSQL, ``json_each`` on the embedded
+    SQLite): decoding each row's JSON in Python cost 0.4 ms per job, i.e. seconds for a year of jobs.
+    """
+    unknown = set(scope) - set(SCOPES)
+    if unknown or not scope:
+        raise ValueError(f"scope must be some of {', '.join(SCOPES)}; got {', '.join(sorted(scope)) or 'none'}")
+    where = " AND ".join(f"s.{SCOPES[k]} = %s" for k in scope)
+    params = [getattr(v, "pk", v) for v in scope.values()]
     fig = Figures(label=label)
-    mimes: dict[str, list[int]] = {}
-    codes: Counter[str] = Counter()
-    tlds: dict[str, list[int]] = {}
-    buckets: Counter[str] = Counter()
-    reasons: Counter[str] = Counter()
-    top: dict[str, list[int]] = {}
-    cut_jobs = 0
-    for s in rows.only("kind", "domains", "objects_count", "bytes_count", "mime_types", "status_codes", "tlds",
-                       "size_buckets", "stop_reasons", "top_domains", "reports_error").iterator(chunk_size=500):
-        fig.jobs += 1
-        cut_jobs += len(s.top_domains) < s.domains
-        for name, n_objects, n_bytes in s.top_domains:
-            slot = top.setdefault(name, [0, 0])
-            slot[0] += n_objects
-            slot[1] += n_bytes
-        fig.jobs_without_reports += bool(s.reports_error)
-        fig.domains += s.domains
-        fig.objects += s.objects_count
-        fig.bytes += s.bytes_count
-        kind = fig.kinds.setdefault(s.kind, [0, 0, 0])
-        kind[0] += 1
-        kind[1] += s.objects_count
-        kind[2] += s.bytes_count
-        for mime, (urls, nbytes) in s.mime_types.items():
-            slot = mimes.setdefault(mime, [0, 0])
-            slot[0] += urls
-            slot[1] += nbytes
-        codes.update(s.status_codes)
-        for tld, values in s.tlds.items():
-            slot = tlds.setdefault(tld, [0, 0, 0])
-            for i, v in enumerate(values):
-                slot[i] += v
-        buckets.update(s.size_buckets)
-        reasons.update(s.stop_reasons)
+    rows = JobStats.objects.filter(**scope)
+    for r in rows.values("kind").annotate(jobs=Count("job"), domains=Sum("domains"), objects=Sum("objects_count"),
+                                          bytes=Sum("bytes_count")).order_by("kind"):
+        fig.kinds[r["kind"]] = [r["jobs"], r["objects"] or 0, r["bytes"] or 0]
+        fig.jobs += r["jobs"]
+        fig.domains += r["domains"] or 0
+        fig.objects += r["objects"] or 0
+        fig.bytes += r["bytes"] or 0
+    if not fig.jobs:
+        fig.size_buckets = dict.fromkeys(BUCKET_LABELS, 0)
+        return fig
+    fig.jobs_without_reports = rows.exclude(reports_error="").count()
+    mimes = _sum_json(where, params, "mime_types", 2)
     fig.mime_types = dict(sorted(mimes.items(), key=lambda kv: (-kv[1][0], kv[0])))
+    codes = _sum_json(where, params, "status_codes", 0)
     fig.status_codes = dict(sorted(codes.items(), key=lambda kv: (-kv[1], kv[0])))
+    tlds = _sum_json(where, params, "tlds", 3)
     fig.tlds = dict(sorted(tlds.items(), key=lambda kv: (-kv[1][1], kv[0])))
+    buckets = _sum_json(where, params, "size_buckets", 0)
     fig.size_buckets = {label: buckets.get(label, 0) for label in BUCKET_LABELS}
+    reasons = _sum_json(where, params, "stop_reasons", 0)
     fig.stop_reasons = dict(sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0])))
-    largest = heapq.nsmallest(TOP_DOMAINS, top.items(), key=lambda kv: (-kv[1][1], kv[0]))
-    largest += heapq.nsmallest(TOP_DOMAINS, top.items(), key=lambda kv: (-kv[1][0], kv[0]))
-    fig.top_domains = sorted({(name, o, b) for name, (o, b) in largest}, key=lambda r: (-r[2], -r[1], r[0]))
-    if cut_jobs > 1:
-        fig.top_domains_note = (f"{cut_jobs} jobs had more than {TOP_KEPT} domains: top domains are summed from "
-                                f"each job's {TOP_KEPT} largest, so a domain spread over several of those jobs "
-                                "may be under-counted")
+    fig.top_domains, cut_jobs = _top_domains(where, params)
+    if cut_jobs and fig.jobs > 1:
+        fig.top_domains_note = (f"{cut_jobs} of these jobs had more than {TOP_KEPT} domains: top domains are summed "
+                                f"from each job's {TOP_KEPT} largest, so a domain harvested by several jobs may be "
+                                "under-counted")
+    return fig
+
+
+def _postgres() -> bool:
+    return connection.vendor == "postgresql"
+
+
+def _sum_json(where: str, params: list[Any], column: str, width: int) -> dict[str, Any]:
+    """``{key: sum}`` (``width`` 0: the values are numbers) or ``{key: [sum, …]}`` (values are arrays of
+    ``width`` numbers) over the JSON objects in ``column`` of the scope's rows."""
+    if _postgres():
+        each, item = f"CROSS JOIN LATERAL jsonb_each(s.{column}) e", "(e.value->>{i})::bigint"
+        scalar = "(e.value #>> '{}')::bigint"
+    else:
+        each, item, scalar = f", json_each(s.{column}) e", "json_extract(e.value, '$[{i}]')", "e.value"
+    sums = ", ".join(f"SUM({item.format(i=i)})" for i in range(width)) if width else f"SUM({scalar})"
+    sql = f"SELECT e.key, {sums} FROM harvest_jobstats s {each} WHERE {where} GROUP BY e.key"
+    with connection.cursor() as cur:
+        cur.execute(sql, params)
+        return {key: (int(values[0] or 0) if not width else [int(v or 0) for v in values])
+                for key, *values in cur.fetchall()}
+
+
+def _top_domains(where: str, params: list[Any]) -> tuple[list[tuple[str, int, int]], int]:
+    """The scope's largest domains by bytes and by objects (TOP_DOMAINS each), summed over the jobs' lists;
+    and how many jobs' lists were cut (more than TOP_KEPT domains)."""
+    if _postgres():
+        each = "CROSS JOIN LATERAL jsonb_array_elements(s.top_domains) t"
+        name, objects, nbytes = "t->>0", "(t->>1)::bigint", "(t->>2)::bigint"
+        length = "jsonb_array_length(s.top_domains)"
+    else:
+        each = ", json_each(s.top_domains) t"
+        name, objects, nbytes = ("json_extract(t.value, '$[0]')", "json_extract(t.value, '$[1]')",
+                                 "json_extract(t.value, '$[2]')")
+        length = "json_array_length(s.top_domains)"
+    # one grouping, the largest by each measure taken from it
+    sql = (f"WITH g AS (SELECT {name} AS d, SUM({objects}) AS o, SUM({nbytes}) AS b FROM harvest_jobstats s "
+           f"{each} WHERE {where} GROUP BY d) "
+           "SELECT * FROM (SELECT d, o, b FROM g ORDER BY b DESC, d LIMIT %s) x UNION "
+           "SELECT * FROM (SELECT d, o, b FROM g ORDER BY o DESC, d LIMIT %s) y")
+    with connection.cursor() as cur:
+        cur.execute(sql, [*params, TOP_DOMAINS, TOP_DOMAINS])
+        found = {d: (int(o or 0), int(b or 0)) for d, o, b in cur.fetchall()}
+        cur.execute(f"SELECT COUNT(*) FROM harvest_jobstats s WHERE {where} AND {length} < s.domains", params)
+        cut = cur.fetchone()[0]
+    return sorted(((d, o, b) for d, (o, b) in found.items()), key=lambda r: (-r[2], -r[1], r[0])), cut
+
+
+def cached(label: str, **scope: Any) -> Figures:
+    """:func:`aggregate`, kept in Django's cache under a fingerprint of the scope's rows (how many, their
+    job ids, the latest computation): a new or recomputed job changes the fingerprint, so a cached figure
+    is never stale, and a year's page (thousands of jobs, about a second of SQL) is summed once."""
+    fp = JobStats.objects.filter(**scope).aggregate(n=Count("job"), ids=Sum("job_id"), last=Max("computed_at"))
+    parts = [f"{k}={getattr(v, 'pk', v)}" for k, v in sorted(scope.items())]
+    key = "qa:" + ":".join(parts) + f":{fp['n']}:{fp['ids']}:{fp['last'].timestamp() if fp['last'] else 0}"
+    fig = cache.get(key)
+    if fig is None:
+        fig = aggregate(label, **scope)
+        cache.set(key, fig, FIGURES_CACHE_S)
+    fig.label = label
     return fig
 
 
 def job_figures(job: Job) -> Figures:
-    return aggregate(JobStats.objects.filter(job=job), f"job {job.pk}")
+    return aggregate(f"job {job.pk}", job=job)
 
 
 def run_figures(harvest: HarvestDefinition, run: int) -> Figures:
-    return aggregate(JobStats.objects.filter(harvest=harvest, harvest_run=run), f"{harvest.name} run {run}")
+    return cached(f"{harvest.name} run {run}", harvest=harvest, harvest_run=run)
 
 
 def year_figures(year: int) -> Figures:
-    return aggregate(JobStats.objects.filter(year=year), str(year))
+    return cached(str(year), year=year)
 
 
 def runs_of(harvest: HarvestDefinition) -> list[dict[str, Any]]:

@@ -133,4 +133,4 @@ def test_top_domains_are_kept_per_job_and_summed(monkeypatch: pytest.MonkeyPatch
     by_objects = max(infos, key=lambda d: infos[d][0])
     assert {d for d, _, _ in row.top_domains} == {by_bytes, by_objects}
     if by_bytes == by_objects:
-        assert "2 jobs had more than 1 domains" in stats.year_figures(first.ended_at.year).top_domains_note
+        assert "2 of these jobs had more than 1 domains" in stats.year_figures(first.ended_at.year).top_domains_note
