@@ -17,3 +17,6 @@ class Access(models.Model):
             ("curate", "Can edit domains, harvest definitions, selections and schedules, and run harvests now"),
             ("engineer", "Can edit crawl templates, channels and crawler-trap lists, control jobs and storage"),
         ]
+
+    def __str__(self) -> str:
+        return "web UI access"

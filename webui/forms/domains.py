@@ -23,8 +23,8 @@ def add_extended_fields(form: forms.Form, owner: str, values: dict) -> list[Exte
             form.fields[name] = forms.ChoiceField(label=ext.label, choices=[("", "-"), ("yes", "yes"), ("no", "no")],
                                                   required=False)
         else:
-            form.fields[name] = forms.CharField(label=ext.label, required=False,
-                                                help_text={"date": "YYYY-MM-DD", "number": "a number"}.get(ext.kind, ""))
+            hint = {"date": "YYYY-MM-DD", "number": "a number"}.get(ext.kind, "")
+            form.fields[name] = forms.CharField(label=ext.label, required=False, help_text=hint)
         value = values.get(ext.name, ext.default)
         form.initial[name] = {True: "yes", False: "no"}.get(value, value) if isinstance(value, bool) else value
     return fields

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django import forms
 from django.core.exceptions import ValidationError
 
+from harvester.defaults import CRAWL_DEFAULTS
 from orchestrator.harvest import validators
 from orchestrator.harvest.models import CrawlTemplate, GlobalCrawlerTrapList, HarvestChannel, Schedule
 
@@ -14,14 +15,15 @@ UTC_INPUT = forms.DateTimeInput(attrs={"placeholder": "YYYY-MM-DD HH:MM (UTC)"})
 class TemplateForm(forms.ModelForm):
     class Meta:
         model = CrawlTemplate
-        fields = "__all__"
+        fields = ["name", "description", "active", *CRAWL_DEFAULTS]
         widgets = {"description": forms.Textarea(attrs={"rows": 2})}
 
 
 class ScheduleForm(forms.ModelForm):
     class Meta:
         model = Schedule
-        fields = "__all__"
+        fields = ["name", "comments", "every", "unit", "anytime", "at_minute", "at_hour", "at_weekday",
+                  "at_day_of_month", "start", "end", "end_date", "max_runs"]
         widgets = {"comments": forms.Textarea(attrs={"rows": 2}), "start": UTC_INPUT, "end_date": UTC_INPUT}
         labels = {"start": "Start (UTC)", "end_date": "End date (UTC)", "at_minute": "At minute",
                   "at_hour": "At hour (UTC)", "at_weekday": "On weekday", "at_day_of_month": "On day of month"}
@@ -30,7 +32,7 @@ class ScheduleForm(forms.ModelForm):
 class ChannelForm(forms.ModelForm):
     class Meta:
         model = HarvestChannel
-        fields = "__all__"
+        fields = ["name", "priority", "default_for", "comments"]
         widgets = {"comments": forms.Textarea(attrs={"rows": 2})}
 
     def clean_name(self) -> str:

@@ -1,7 +1,8 @@
 """Indexes for the web UI's domain search (orchestrator.harvest.domainsearch), PostgreSQL only.
 
-- ``name varchar_pattern_ops``: ordered prefix scans (``LIKE 'abc%' ORDER BY name LIMIT 51``) under
-  any database collation (the unique index serves them only under the C collation).
+Ordered prefix scans (``LIKE 'abc%' ORDER BY name LIMIT 51``) need nothing new: Django already made
+``harvest_domain_name_…_like`` (varchar_pattern_ops) for the unique name.
+
 - pg_trgm GIN on the name: infix patterns (``*shop*``).
 - partial pg_trgm GIN on crawler traps and comments, only over the rows where they are not empty
   (a few thousand of millions), so they cost almost nothing.
@@ -12,9 +13,6 @@ searches still work, infix ones by scan. SQLite gets none of these and scans.
 
 from django.db import migrations
 
-FORWARD = [
-    "CREATE INDEX IF NOT EXISTS domain_name_pattern ON harvest_domain (name varchar_pattern_ops)",
-]
 TRIGRAM = [
     "CREATE INDEX IF NOT EXISTS domain_name_trgm ON harvest_domain USING gin (name gin_trgm_ops)",
     "CREATE INDEX IF NOT EXISTS domain_traps_trgm ON harvest_domain USING gin (crawler_traps gin_trgm_ops) "
@@ -22,7 +20,7 @@ TRIGRAM = [
     "CREATE INDEX IF NOT EXISTS domain_comments_trgm ON harvest_domain USING gin (comments gin_trgm_ops) "
     "WHERE comments <> ''",
 ]
-BACKWARD = ["DROP INDEX IF EXISTS domain_name_pattern", "DROP INDEX IF EXISTS domain_name_trgm",
+BACKWARD = ["DROP INDEX IF EXISTS domain_name_trgm",
             "DROP INDEX IF EXISTS domain_traps_trgm", "DROP INDEX IF EXISTS domain_comments_trgm"]
 
 
@@ -30,8 +28,6 @@ def forward(apps, schema_editor):
     if schema_editor.connection.vendor != "postgresql":
         return
     with schema_editor.connection.cursor() as cur:
-        for sql in FORWARD:
-            cur.execute(sql)
         cur.execute("SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm'")
         if not cur.fetchone():
             cur.execute("SAVEPOINT trgm")

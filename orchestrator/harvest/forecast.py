@@ -1,0 +1,81 @@
+"""What runs next: the coming runs of active scheduled harvests, per channel, with their expected load.
+
+Times come from the schedule arithmetic (orchestrator.harvest.schedules.upcoming_runs), the same the
+scheduler uses, so the calendar shows what will actually happen. The expected load of a run is what
+the definition's last run harvested (HarvestInfo), or only its number of domains if it never ran.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+
+from django.db.models import Count, Q, Sum
+
+from orchestrator.harvest import schedules
+from orchestrator.harvest.models import HarvestDefinition, HarvestInfo
+
+#: Never more than this many events per definition in the window (a minute schedule over a week).
+MAX_EVENTS_PER_DEFINITION = 200
+
+
+@dataclass(frozen=True)
+class ComingRun:
+    definition: HarvestDefinition
+    when: datetime
+    domains: int
+    #: What the last run harvested; None when the definition never ran.
+    expected_objects: int | None
+    expected_bytes: int | None
+
+
+@dataclass
+class ChannelDay:
+    runs: list[ComingRun]
+
+    @property
+    def expected_bytes(self) -> int:
+        return sum(r.expected_bytes or 0 for r in self.runs)
+
+    @property
+    def domains(self) -> int:
+        return sum(r.domains for r in self.runs)
+
+
+def coming_runs(days: int = 7, now: datetime | None = None) -> list[ComingRun]:
+    """Every run of an active scheduled definition between ``now`` and ``now + days``, by time."""
+    now = now or datetime.now(UTC)
+    until = now + timedelta(days=days)
+    definitions = list(HarvestDefinition.objects.filter(active=True, schedule__isnull=False)
+                       .select_related("schedule", "channel")
+                       .annotate(n_domains=Count("configurations", filter=~Q(configurations__max_objects=0)
+                                                 & ~Q(configurations__max_bytes=0))))
+    last = {(row["harvest"], row["job__harvest_run"]): row for row in HarvestInfo.objects.filter(
+        harvest__in=[d.pk for d in definitions], job__harvest_run__in={d.runs for d in definitions})
+        .values("harvest", "job__harvest_run").annotate(objects=Sum("objects_count"), bytes=Sum("bytes_count"))}
+    runs: list[ComingRun] = []
+    for definition in definitions:
+        previous = last.get((definition.pk, definition.runs))
+        overdue_seen = False
+        for when in schedules.upcoming_runs(definition.schedule, MAX_EVENTS_PER_DEFINITION, definition.next_date,
+                                            definition.runs, now=now):
+            if when > until:
+                break
+            if when < now:  # overdue: the scheduler runs it once at its next pass and skips the rest
+                if overdue_seen:
+                    continue
+                overdue_seen, when = True, now
+            runs.append(ComingRun(definition, when, definition.n_domains,
+                                  previous["objects"] if previous else None, previous["bytes"] if previous else None))
+    return sorted(runs, key=lambda r: (r.when, r.definition.name))
+
+
+def calendar(days: int = 7, now: datetime | None = None) -> tuple[list[date], dict[str, dict[date, ChannelDay]]]:
+    """The coming runs as a grid: channel name → day → the runs that day (overdue runs count today)."""
+    now = now or datetime.now(UTC)
+    dates = [(now + timedelta(days=i)).date() for i in range(days + 1)]
+    grid: dict[str, dict[date, ChannelDay]] = {}
+    for run in coming_runs(days, now):
+        grid.setdefault(run.definition.channel.name, {d: ChannelDay([]) for d in dates})[run.when.date()].runs.append(
+            run)
+    return dates, grid
