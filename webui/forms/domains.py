@@ -129,6 +129,7 @@ class ConfigurationForm(forms.ModelForm):
         self.fields["template"].help_text = "Only active templates can be chosen."
         self.fields["seedlists"].queryset = SeedList.objects.filter(domain=domain)
         self.fields["seedlists"].help_text = "The seed lists this configuration crawls from."
+        self.fields["seedlists"].required = False  # clean_seedlists says why one is needed
         if self.instance.pk and self.instance.is_default:
             self.fields["is_default"].disabled = True
             self.fields["is_default"].help_text = ("This is the default; make another configuration the default "
