@@ -61,7 +61,7 @@ def coming_runs(days: int = 7, now: datetime | None = None) -> list[ComingRun]:
                                             definition.runs, now=now):
             if when > until:
                 break
-            if when < now:  # overdue: the scheduler runs it once at its next pass and skips the rest
+            if when <= now:  # due or overdue: the scheduler runs it once at its next pass and skips the rest
                 if overdue_seen:
                     continue
                 overdue_seen, when = True, now

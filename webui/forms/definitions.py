@@ -12,16 +12,21 @@ COMMON = ["name", "channel", "audience", "comments", "crawler_traps"]
 
 
 class DefinitionForm(forms.ModelForm):
-    """The fields of one kind; ``kind`` is fixed by the caller and never changes after creation."""
+    """The fields of one kind; ``kind`` is fixed by the caller and never changes after creation.
+
+    The next date is not a model field here: a new one goes through the scheduler's ``set_next``.
+    """
+
+    next_date = forms.DateTimeField(required=False, label="Next run (UTC)",
+                                    widget=forms.DateTimeInput(attrs={"placeholder": "YYYY-MM-DD HH:MM (UTC)"}))
 
     class Meta:
         model = HarvestDefinition
-        fields = [*COMMON, "schedule", "next_date", "max_objects", "max_bytes", "max_job_running_time_s",
+        fields = [*COMMON, "schedule", "max_objects", "max_bytes", "max_job_running_time_s",
                   "previous"]
         widgets = {"comments": forms.Textarea(attrs={"rows": 2}),
-                   "crawler_traps": forms.Textarea(attrs={"rows": 4, "spellcheck": "false"}),
-                   "next_date": forms.DateTimeInput(attrs={"placeholder": "YYYY-MM-DD HH:MM (UTC)"})}
-        labels = {"next_date": "Next run (UTC)", "max_objects": "Max objects per domain",
+                   "crawler_traps": forms.Textarea(attrs={"rows": 4, "spellcheck": "false"})}
+        labels = {"max_objects": "Max objects per domain",
                   "max_bytes": "Max bytes per domain", "max_job_running_time_s": "Max job running time (seconds)",
                   "previous": "Continue snapshot", "crawler_traps": "Crawler traps"}
 
@@ -46,7 +51,8 @@ class DefinitionForm(forms.ModelForm):
             self.fields["schedule"].queryset = Schedule.objects.all()
             self.fields["schedule"].help_text = "Needed before the harvest can be activated."
             self.fields["next_date"].help_text = ("Empty: the schedule decides when it is activated. Set it to "
-                                                  "move the next run.")
+                                                  "move the next run; the schedule carries on from there.")
+            self.initial["next_date"] = self.instance.next_date
         if "previous" in self.fields:
             self.fields["previous"].queryset = HarvestDefinition.objects.filter(kind=HarvestDefinition.SNAPSHOT)\
                 .exclude(pk=self.instance.pk)
@@ -70,7 +76,7 @@ class SeedsForm(forms.Form):
 
 
 class RemoveForm(forms.Form):
-    configurations = forms.ModelMultipleChoiceField(queryset=None, widget=forms.CheckboxSelectMultiple)
+    configurations = forms.ModelMultipleChoiceField(queryset=None, widget=forms.CheckboxSelectMultiple, required=False)
 
     def __init__(self, *args: object, definition: HarvestDefinition, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)

@@ -9,13 +9,15 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from django.contrib import messages
+from django.db import transaction
 from django.db.models import Count, Max, Q, Sum
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from orchestrator.harvest import schedules, seeding
+from orchestrator.harvest import scheduler, schedules, seeding
 from orchestrator.harvest.models import HarvestDefinition, HarvestInfo, Job
+from orchestrator.harvest.scheduler import SchedulerError
 from webui.access import CURATE, READ, require
 from webui.forms.definitions import DefinitionForm, RemoveForm, SeedsForm
 
@@ -74,7 +76,10 @@ def definition_edit(request: HttpRequest, pk: int | None = None, kind: str | Non
         raise Http404(f"no {kind} harvest definitions in the web UI")
     form = DefinitionForm(request.POST or None, instance=instance, kind=kind)
     if request.method == "POST" and form.is_valid():
-        definition = form.save()
+        with transaction.atomic():
+            definition = form.save()
+            if form.cleaned_data.get("next_date") and form.cleaned_data["next_date"] != form.initial.get("next_date"):
+                scheduler.set_next(definition, form.cleaned_data["next_date"])
         messages.success(request, f"Harvest definition {definition.name} saved"
                                   + ("." if definition.active else " (inactive: activate it to schedule runs)."))
         return redirect("webui:definition", pk=definition.pk)
@@ -127,16 +132,14 @@ def remove_configurations(request: HttpRequest, pk: int) -> HttpResponse:
 @require(CURATE)
 @require_POST
 def activate(request: HttpRequest, pk: int) -> HttpResponse:
-    from orchestrator.harvest import scheduler
-
     definition = get_object_or_404(HarvestDefinition, pk=pk)
     try:
         scheduler.activate(definition)
-    except Exception as exc:  # the scheduler's refusals say why (no schedule, nothing selected, …)
-        messages.error(request, f"{definition.name} was not activated: {_reason(exc)}")
+    except SchedulerError as exc:  # the scheduler's refusals say why (no schedule, nothing selected, …)
+        messages.error(request, f"{definition.name} was not activated: {exc}")
     else:
-        definition.refresh_from_db()
-        when = f" Next run {definition.next_date:%Y-%m-%d %H:%M} UTC." if definition.next_date else ""
+        when = (f" Next run {definition.next_date:%Y-%m-%d %H:%M} UTC." if definition.kind == definition.SELECTIVE
+                else " Its first run is made at the scheduler's next round.")
         messages.success(request, f"{definition.name} is active.{when}")
     return redirect("webui:definition", pk=pk)
 
@@ -144,32 +147,27 @@ def activate(request: HttpRequest, pk: int) -> HttpResponse:
 @require(CURATE)
 @require_POST
 def deactivate(request: HttpRequest, pk: int) -> HttpResponse:
-    from orchestrator.harvest import scheduler
-
     definition = get_object_or_404(HarvestDefinition, pk=pk)
-    scheduler.deactivate(definition)
-    messages.success(request, f"{definition.name} is inactive: no further runs are scheduled "
-                              "(jobs already made still run).")
+    try:
+        scheduler.deactivate(definition)
+    except SchedulerError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, f"{definition.name} is inactive: no further runs are scheduled "
+                                  "(jobs already made still run).")
     return redirect("webui:definition", pk=pk)
 
 
 @require(CURATE)
 @require_POST
 def run_now(request: HttpRequest, pk: int) -> HttpResponse:
-    from orchestrator.harvest import scheduler
-
     definition = get_object_or_404(HarvestDefinition, pk=pk)
     try:
         jobs = scheduler.run_now(definition, requested_by=request.user.username)
-    except Exception as exc:
-        messages.error(request, f"{definition.name} was not run: {_reason(exc)}")
+    except SchedulerError as exc:
+        messages.error(request, f"{definition.name} was not run: {exc}")
     else:
-        messages.success(request, f"Run {definition.runs + 0 if not jobs else jobs[0].harvest_run} of "
-                                  f"{definition.name}: {len(jobs)} job(s) made, queued on channel "
-                                  f"{definition.channel.name}.")
+        messages.success(request, f"Run {jobs[0].harvest_run} of {definition.name}: {len(jobs)} job(s) made and "
+                                  f"submitted to channel {definition.channel.name} (jobs "
+                                  f"{', '.join(str(j.pk) for j in jobs[:10])}{'…' if len(jobs) > 10 else ''}).")
     return redirect("webui:definition", pk=pk)
-
-
-def _reason(exc: Exception) -> str:
-    messages_ = getattr(exc, "messages", None)
-    return "; ".join(messages_) if messages_ else str(exc)
