@@ -10,10 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 
-from django.db.models import Count, Q, Sum
+from django.db.models import Count, F, OuterRef, Subquery, Sum
+from django.db.models.functions import Coalesce
 
 from orchestrator.harvest import schedules
-from orchestrator.harvest.models import HarvestDefinition, HarvestInfo
+from orchestrator.harvest.models import DomainConfiguration, HarvestDefinition, HarvestInfo, Job
 
 #: Never more than this many events per definition in the window (a minute schedule over a week).
 MAX_EVENTS_PER_DEFINITION = 200
@@ -46,28 +47,39 @@ def coming_runs(days: int = 7, now: datetime | None = None) -> list[ComingRun]:
     """Every run of an active scheduled definition between ``now`` and ``now + days``, by time."""
     now = now or datetime.now(UTC)
     until = now + timedelta(days=days)
+    harvested = DomainConfiguration.objects.filter(harvest_definitions=OuterRef("pk")).exclude(
+        max_objects=0).exclude(max_bytes=0).order_by().values("harvest_definitions").annotate(n=Count("id"))
     definitions = list(HarvestDefinition.objects.filter(active=True, schedule__isnull=False)
                        .select_related("schedule", "channel")
-                       .annotate(n_domains=Count("configurations", filter=~Q(configurations__max_objects=0)
-                                                 & ~Q(configurations__max_bytes=0))))
-    last = {(row["harvest"], row["job__harvest_run"]): row for row in HarvestInfo.objects.filter(
-        harvest__in=[d.pk for d in definitions], job__harvest_run__in={d.runs for d in definitions})
-        .values("harvest", "job__harvest_run").annotate(objects=Sum("objects_count"), bytes=Sum("bytes_count"))}
+                       .annotate(n_domains=Coalesce(Subquery(harvested.values("n")), 0)))
+    # The jobs of each definition's last run (index on harvest, harvest_run), then their history.
+    last_jobs = Job.objects.filter(harvest__in=[d.pk for d in definitions], harvest_run=F("harvest__runs"))
+    last = {row["harvest"]: row for row in HarvestInfo.objects.filter(job__in=last_jobs.values("id"))
+            .order_by().values("harvest").annotate(objects=Sum("objects_count"), bytes=Sum("bytes_count"))}
     runs: list[ComingRun] = []
     for definition in definitions:
-        previous = last.get((definition.pk, definition.runs))
-        overdue_seen = False
-        for when in schedules.upcoming_runs(definition.schedule, MAX_EVENTS_PER_DEFINITION, definition.next_date,
-                                            definition.runs, now=now):
-            if when > until:
-                break
-            if when <= now:  # due or overdue: the scheduler runs it once at its next pass and skips the rest
-                if overdue_seen:
-                    continue
-                overdue_seen, when = True, now
+        previous = last.get(definition.pk)
+        for when in _events(definition, now, until):
             runs.append(ComingRun(definition, when, definition.n_domains,
                                   previous["objects"] if previous else None, previous["bytes"] if previous else None))
     return sorted(runs, key=lambda r: (r.when, r.definition.name))
+
+
+def _events(definition: HarvestDefinition, now: datetime, until: datetime) -> list[datetime]:
+    """The definition's runs up to ``until``, stepped one event at a time (never more than the window
+    needs). A due or overdue next date shows once, now: the scheduler runs it once and skips the rest."""
+    first = schedules.upcoming_runs(definition.schedule, 1, definition.next_date, definition.runs, now=now)
+    events: list[datetime] = []
+    event = first[0] if first else None
+    overdue_seen = False
+    while event is not None and event <= until and len(events) < MAX_EVENTS_PER_DEFINITION:
+        if event > now:
+            events.append(event)
+        elif not overdue_seen:
+            overdue_seen = True
+            events.append(now)
+        event = schedules.next_event(definition.schedule, event, definition.runs + len(events))
+    return events
 
 
 def calendar(days: int = 7, now: datetime | None = None) -> tuple[list[date], dict[str, dict[date, ChannelDay]]]:

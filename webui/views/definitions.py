@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 
 from django.contrib import messages
 from django.db import transaction
-from django.db.models import Count, Max, Q, Sum
+from django.db.models import Count, Max, OuterRef, Q, Subquery, Sum
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
@@ -27,9 +27,12 @@ SHOWN_CONFIGURATIONS = 500
 @require(READ)
 def definition_list(request: HttpRequest) -> HttpResponse:
     kind = request.GET.get("kind", "")
+    # Subqueries, not joins: joining configurations and jobs together would multiply their rows.
+    through = HarvestDefinition.configurations.through
     definitions = HarvestDefinition.objects.select_related("channel", "schedule").annotate(
-        n_configurations=Count("configurations", distinct=True),
-        last_job=Max("jobs__id"),
+        n_configurations=Subquery(through.objects.filter(harvestdefinition=OuterRef("pk")).order_by()
+                                  .values("harvestdefinition").annotate(n=Count("id")).values("n")),
+        last_job=Subquery(Job.objects.filter(harvest=OuterRef("pk")).order_by("-id").values("id")[:1]),
     )
     if kind in dict(HarvestDefinition.KINDS):
         definitions = definitions.filter(kind=kind)
