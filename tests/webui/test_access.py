@@ -121,3 +121,26 @@ def test_login_page_logs_in_and_out(django_user_model):
     assert client.get(reverse("webui:home")).status_code == 403
     assert client.post(reverse("webui:logout")).status_code == 302
     assert client.get(reverse("webui:home")).status_code == 302
+
+
+@pytest.mark.django_db
+def test_every_form_on_a_page_carries_the_csrf_token(django_user_model, sample: Sample):
+    """Buttons drawn by the shared macros too (a Jinja import without context would drop the token)."""
+    import re
+
+    from tests.webui.conftest import login
+
+    client = login(django_user_model, "admin")
+    client.handler.enforce_csrf_checks = True
+    for url in (reverse("webui:definition", args=[sample.selective.pk]), reverse("webui:traps"),
+                reverse("webui:domain-edit", args=[sample.domain.name])):
+        page = client.get(url).content.decode()
+        forms = re.findall(r'<form method="post".*?</form>', page, re.S)
+        assert forms, url
+        for form in forms:
+            assert 'name="csrfmiddlewaretoken"' in form, (url, form[:200])
+    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"',
+                      client.get(reverse("webui:traps")).content.decode()).group(1)
+    response = client.post(reverse("webui:trap-toggle", args=[sample.traps.pk]),
+                           {"active": "0", "csrfmiddlewaretoken": token})
+    assert response.status_code == 302 and not GlobalCrawlerTrapList.objects.get().active
