@@ -1,5 +1,6 @@
 """The Jobs pages: list with filters and pagination, resubmit/reject, running jobs' progress JSON,
-controls and trap preview, the job page, reports and crawl-log search, each behind its permission.
+controls and trap preview, the job page, reports and crawl-log search, each behind its role (the groups
+of webui/migrations/0001_roles.py; fixtures from tests/webui/conftest.py).
 Real PostgreSQL and Redis, a real harvest's files (tests/orchestrator/crawled_job.py)."""
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ import shutil
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from django.contrib.auth.models import Permission, User
+from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import reverse
 
@@ -18,28 +19,13 @@ from orchestrator.harvest import intake
 from orchestrator.harvest.models import ArchiveFile, HarvestChannel, Job, JobControl, JobStatus
 from tests.orchestrator import factories
 from tests.orchestrator.crawled_job import DOMAINS, crawled, make_job, record
+from tests.webui.conftest import ROLES
+from webui import jobs_urls
+
+EVERYONE = set(ROLES)
+ENGINEERS = {"crawl engineer", "admin"}
 
 pytestmark = pytest.mark.django_db
-
-
-def _client(name: str, *perms: str) -> Client:
-    user = User.objects.create_user(name, password="pw")
-    for perm in perms:
-        app, codename = perm.split(".")
-        user.user_permissions.add(Permission.objects.get(content_type__app_label=app, codename=codename))
-    client = Client()
-    client.force_login(user)
-    return client
-
-
-@pytest.fixture
-def viewer() -> Client:
-    return _client("viewer", "harvest.view_job")
-
-
-@pytest.fixture
-def engineer() -> Client:
-    return _client("engineer", "harvest.view_job", "harvest.add_jobcontrol")
 
 
 def _rows(text: str) -> int:
@@ -59,28 +45,57 @@ def _flash(client: Client, response) -> str:  # type: ignore[no-untyped-def]
     return client.get(response["Location"]).content.decode()
 
 
-def test_every_page_needs_login_and_the_view_permission() -> None:
-    job = make_job()
-    anonymous, nobody = Client(), _client("nobody")
-    urls = [reverse("jobs:list"), reverse("jobs:running"), reverse("jobs:running-json"),
-            reverse("jobs:job", args=[job.pk]), reverse("jobs:progress-json", args=[job.pk]),
-            reverse("jobs:trap-preview", args=[job.pk]) + "?regex=x",
-            reverse("jobs:report", args=[job.pk, "crawl-report.txt"]),
-            reverse("jobs:crawl-log", args=[job.pk]) + "?tail=5"]
-    for url in urls:
-        assert anonymous.get(url).status_code == 302, url
-        assert nobody.get(url).status_code == 403, url
+#: URL name → (roles that may use it, POST only?). Reading: every role; acting on a job: crawl engineers.
+ACCESS = {
+    "list": (EVERYONE, False), "running": (EVERYONE, False), "running-json": (EVERYONE, False),
+    "job": (EVERYONE, False), "progress-json": (EVERYONE, False), "trap-preview": (EVERYONE, False),
+    "report": (EVERYONE, False), "crawl-log": (EVERYONE, False),
+    "control": (ENGINEERS, True), "trap": (ENGINEERS, True), "resubmit": (ENGINEERS, True),
+    "reject": (ENGINEERS, True),
+}
 
 
-def test_actions_need_the_change_permission(viewer: Client) -> None:
+def _url(name: str, job: Job) -> str:
+    if name in ("list", "running", "running-json"):
+        return reverse(f"jobs:{name}")
+    if name == "report":
+        return reverse("jobs:report", args=[job.pk, "crawl-report.txt"])
+    suffix = {"trap-preview": "?regex=.*", "crawl-log": "?tail=5"}.get(name, "")
+    return reverse(f"jobs:{name}", args=[job.pk]) + suffix
+
+
+def test_every_url_is_in_the_access_table() -> None:
+    assert {p.name for p in jobs_urls.urlpatterns} == set(ACCESS)
+    for pattern in jobs_urls.urlpatterns:
+        assert getattr(pattern.callback, "required_permission", None), pattern.name
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_each_role_gets_exactly_its_pages_and_actions(role: str, clients: dict[str, Client]) -> None:
     job = make_job(status=JobStatus.FAILED)
-    for name, data in (("jobs:resubmit", {}), ("jobs:reject", {}), ("jobs:control", {"action": "stop"}),
-                       ("jobs:trap", {"regex": ".*x"})):
-        assert viewer.post(reverse(name, args=[job.pk]), data).status_code == 403
-    assert Client().post(reverse("jobs:reject", args=[job.pk])).status_code == 302  # to the login page
+    harvested = record(make_job())  # a job with files, so report and crawl-log answer 200
+    for name, (allowed, post_only) in ACCESS.items():
+        target = harvested if name in ("report", "crawl-log") else job
+        response = clients[role].get(_url(name, target))
+        if role in allowed:
+            assert response.status_code == (405 if post_only else 200), (name, role, response.content[:300])
+        else:
+            assert response.status_code == 403, (name, role)
+            assert "crawl engineer role" in response.content.decode()
+            assert clients[role].post(_url(name, target), {"action": "stop", "regex": ".*"}).status_code == 403
     job.refresh_from_db()
     assert job.status == JobStatus.FAILED and job.rejected_at is None and not JobControl.objects.exists()
-    assert viewer.get(reverse("jobs:reject", args=[job.pk])).status_code == 405
+
+
+def test_anonymous_and_roleless_users_see_nothing(django_user_model: type[User]) -> None:
+    job = make_job()
+    nobody = Client()
+    nobody.force_login(django_user_model.objects.create_user("nobody"))
+    for name in ACCESS:
+        for method in ("get", "post"):
+            response = getattr(Client(), method)(_url(name, job))
+            assert response.status_code == 302 and "?next=" in response["Location"], name
+            assert getattr(nobody, method)(_url(name, job)).status_code == 403, name
 
 
 def test_list_filters_and_paginates(viewer: Client) -> None:
@@ -121,13 +136,14 @@ def test_resubmit_and_reject(engineer: Client) -> None:
     other = make_job(status=JobStatus.FAILED)
     text = _flash(engineer, engineer.post(reverse("jobs:reject", args=[other.pk]), {"next": "/jobs/?status=FAILED"}))
     other.refresh_from_db()
-    assert other.rejected_at is not None and other.rejected_by == "engineer"
+    assert other.rejected_at is not None and other.rejected_by == "crawl_engineer"
     assert f"Job {other.pk} rejected" in text
     # a rejected job is never resubmitted, and a second reject says who did it
     text = _flash(engineer, engineer.post(reverse("jobs:resubmit", args=[other.pk])))
-    assert "was rejected by engineer" in text
+    assert "was rejected by crawl_engineer" in text
     assert Job.objects.get(pk=other.pk).status == JobStatus.FAILED and not Job.objects.filter(continues=other).exists()
-    assert "already rejected by engineer" in _flash(engineer, engineer.post(reverse("jobs:reject", args=[other.pk])))
+    again = engineer.post(reverse("jobs:reject", args=[other.pk]))
+    assert "already rejected by crawl_engineer" in _flash(engineer, again)
     done = make_job(status=JobStatus.DONE)
     assert "only a FAILED job can be rejected" in _flash(engineer, engineer.post(reverse("jobs:reject",
                                                                                          args=[done.pk])))
@@ -167,7 +183,7 @@ def test_controls_are_recorded_and_sent(engineer: Client) -> None:
     text = _flash(engineer, engineer.post(reverse("jobs:control", args=[job.pk]), {"action": "pause"}))
     assert "pause sent" in text
     control = JobControl.objects.get(job=job)
-    assert (control.action, control.requested_by) == ("pause", "engineer") and control.sent_at is not None
+    assert (control.action, control.requested_by) == ("pause", "crawl_engineer") and control.sent_at is not None
     assert "Unknown action" in _flash(engineer, engineer.post(reverse("jobs:control", args=[job.pk]),
                                                               {"action": "explode"}))
     assert "invalid regular expression" in _flash(engineer, engineer.post(reverse("jobs:trap", args=[job.pk]),

@@ -10,7 +10,7 @@ import xml.etree.ElementTree as ET
 from datetime import UTC, datetime
 
 import pytest
-from django.contrib.auth.models import Permission, User
+from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import reverse
 
@@ -19,15 +19,6 @@ from tests.orchestrator import factories
 from tests.orchestrator.crawled_job import DOMAINS, make_job, record
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def viewer() -> Client:
-    user = User.objects.create_user("curator", password="pw")
-    user.user_permissions.add(Permission.objects.get(content_type__app_label="harvest", codename="view_job"))
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 @pytest.fixture

@@ -2,21 +2,20 @@
 job page (domains, seeds report, reports, files, crawl-log search and tail).
 
 Business rules stay in orchestrator: dispatch.send_control / resubmit / reject change state (each a
-conditional UPDATE), jobfiles reads what the harvester left. Reading needs ``harvest.view_job`` (every
-role); any action on a job (stop, pause, resume, trap, resubmit, reject) needs ``harvest.add_jobcontrol``,
-the crawl engineer's job-control permission in the roles migration (webui/migrations/0001_roles.py).
+conditional UPDATE), jobfiles reads what the harvester left. Every view is wrapped in
+webui.access.require: reading needs READ (every role); any action on a job (stop, pause, resume, trap,
+resubmit, reject) needs ENGINEER (crawl engineers and admins).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import UTC, datetime, time
 from typing import Any
 
 from django import forms
 from django.contrib import messages
-from django.contrib.auth.decorators import login_required, permission_required
 from django.core.paginator import Paginator
 from django.http import (
     Http404,
@@ -44,9 +43,10 @@ from orchestrator.harvest.models import (
     JobDomain,
     JobStatus,
 )
+from webui.access import ENGINEER, READ, require
 
-VIEW = "harvest.view_job"
-CONTROL = "harvest.add_jobcontrol"
+VIEW = READ
+CONTROL = ENGINEER
 RUNNING = (JobStatus.SUBMITTED, JobStatus.STARTED)
 PAGE_SIZE = 50
 DOMAIN_PAGE_SIZE = 100
@@ -59,15 +59,6 @@ PATTERN_MAX = 500
 #: Trap preview: how many of the latest crawl.log lines it looks at.
 PREVIEW_LINES = 5000
 TAIL_LINES = 50
-
-
-def guard(permission: str) -> Callable[[Callable[..., HttpResponse]], Callable[..., HttpResponse]]:
-    """Login, then the permission (403 otherwise). ``required_permission`` lets a test walk every URL."""
-    def decorate(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
-        guarded = login_required(permission_required(permission, raise_exception=True)(view))
-        guarded.required_permission = permission  # type: ignore[attr-defined]
-        return guarded
-    return decorate
 
 
 # -- the list -----------------------------------------------------------------------------------
@@ -106,8 +97,8 @@ class JobFilter(forms.Form):
         return jobs
 
 
+@require(VIEW)
 @require_GET
-@guard(VIEW)
 def job_list(request: HttpRequest) -> HttpResponse:
     form = JobFilter(request.GET or None)
     jobs = Job.objects.select_related("harvest", "channel").only(
@@ -136,8 +127,8 @@ def _who(request: HttpRequest) -> str:
     return request.user.get_username()
 
 
+@require(CONTROL)
 @require_POST
-@guard(CONTROL)
 def job_resubmit(request: HttpRequest, job_id: int) -> HttpResponse:
     job = get_object_or_404(Job, pk=job_id)
     try:
@@ -152,8 +143,8 @@ def job_resubmit(request: HttpRequest, job_id: int) -> HttpResponse:
     return _back(request, job)
 
 
+@require(CONTROL)
 @require_POST
-@guard(CONTROL)
 def job_reject(request: HttpRequest, job_id: int) -> HttpResponse:
     job = get_object_or_404(Job, pk=job_id)
     try:
@@ -198,22 +189,22 @@ def progress_of(job: Job, domains: int = PROGRESS_DOMAINS) -> dict[str, Any]:
     }
 
 
+@require(VIEW)
 @require_GET
-@guard(VIEW)
 def running(request: HttpRequest) -> HttpResponse:
     jobs = Job.objects.filter(status__in=RUNNING).select_related("harvest", "channel").order_by("id")[:500]
     return render(request, "jobs/running.html", {"jobs": [(j, progress_of(j, domains=5)) for j in jobs]})
 
 
+@require(VIEW)
 @require_GET
-@guard(VIEW)
 def running_json(request: HttpRequest) -> JsonResponse:
     jobs = Job.objects.filter(status__in=RUNNING).select_related("harvest").order_by("id")[:500]
     return JsonResponse({"now": timezone.now().isoformat(), "jobs": [progress_of(j, domains=5) for j in jobs]})
 
 
+@require(VIEW)
 @require_GET
-@guard(VIEW)
 def progress_json(request: HttpRequest, job_id: int) -> JsonResponse:
     job = get_object_or_404(Job.objects.select_related("harvest"), pk=job_id)
     data = progress_of(job)
@@ -228,8 +219,8 @@ def _control(c: JobControl) -> dict[str, Any]:
             "sent": t(c.sent_at), "acknowledged": t(c.acknowledged_at)}
 
 
+@require(CONTROL)
 @require_POST
-@guard(CONTROL)
 def job_control(request: HttpRequest, job_id: int) -> HttpResponse:
     job = get_object_or_404(Job, pk=job_id)
     action = request.POST.get("action", "")
@@ -249,8 +240,8 @@ def clean_trap(pattern: str) -> str:
     return validate_regex(pattern, "regex")
 
 
+@require(CONTROL)
 @require_POST
-@guard(CONTROL)
 def job_trap(request: HttpRequest, job_id: int) -> HttpResponse:
     job = get_object_or_404(Job, pk=job_id)
     try:
@@ -275,8 +266,8 @@ def _send(request: HttpRequest, job: Job, action: str, argument: str) -> HttpRes
     return _back(request, job)
 
 
+@require(VIEW)
 @require_GET
-@guard(VIEW)
 def trap_preview(request: HttpRequest, job_id: int) -> JsonResponse:
     """How much a trap would cut, from what the orchestrator can see: the latest crawl.log lines.
 
@@ -311,8 +302,8 @@ def trap_preview(request: HttpRequest, job_id: int) -> JsonResponse:
 
 
 # -- the job page ---------------------------------------------------------------------------------
+@require(VIEW)
 @require_GET
-@guard(VIEW)
 def job_detail(request: HttpRequest, job_id: int) -> HttpResponse:
     job = get_object_or_404(Job.objects.select_related("harvest", "channel", "continues"), pk=job_id)
     domains = Paginator(JobDomain.objects.filter(job=job).select_related("configuration__domain")
@@ -354,8 +345,8 @@ def parse_seeds_report(text: str) -> list[dict[str, str]]:
     return out
 
 
+@require(VIEW)
 @require_GET
-@guard(VIEW)
 def job_report(request: HttpRequest, job_id: int, name: str) -> HttpResponse:
     job = get_object_or_404(Job, pk=job_id)
     if name not in REPORT_NAMES:
@@ -371,8 +362,8 @@ def job_report(request: HttpRequest, job_id: int, name: str) -> HttpResponse:
     return response
 
 
+@require(VIEW)
 @require_GET
-@guard(VIEW)
 def crawl_log(request: HttpRequest, job_id: int) -> HttpResponse:
     """crawl.log lines matching a regex (``search``: Python ``re``, anywhere in the line), streamed as
     text, at most ``limit`` matches; or the last ``tail`` lines."""

@@ -13,9 +13,9 @@ from django.views.decorators.http import require_GET
 
 from orchestrator.harvest import stats
 from orchestrator.harvest.models import HarvestDefinition, Job, JobStats
+from webui.access import READ, require
 from webui.jinja import filesize
 from webui.svg import hbars, paired_hbars
-from webui.views.jobs import VIEW, guard
 
 #: Rows per section on the page (the CSV has them all).
 SHOWN = 15
@@ -92,8 +92,8 @@ def _respond(request: HttpRequest, a: stats.Figures, b: stats.Figures | None, co
     return render(request, "qa/figures.html", context)
 
 
+@require(READ)
 @require_GET
-@guard(VIEW)
 def index(request: HttpRequest) -> HttpResponse:
     years = stats.years()
     harvest_ids = JobStats.objects.values("harvest").distinct()
@@ -103,8 +103,8 @@ def index(request: HttpRequest) -> HttpResponse:
                                              "missing": JobStats.objects.exclude(reports_error="").count()})
 
 
+@require(READ)
 @require_GET
-@guard(VIEW)
 def harvest_runs(request: HttpRequest, harvest_id: int) -> HttpResponse:
     harvest = get_object_or_404(HarvestDefinition, pk=harvest_id)
     runs = stats.runs_of(harvest)
@@ -121,8 +121,8 @@ def _int(request: HttpRequest, name: str) -> int | None:
     return int(raw)
 
 
+@require(READ)
 @require_GET
-@guard(VIEW)
 def job(request: HttpRequest, job_id: int) -> HttpResponse:
     j = get_object_or_404(Job.objects.select_related("harvest"), pk=job_id)
     fig = stats.job_figures(j)
@@ -136,8 +136,8 @@ def job(request: HttpRequest, job_id: int) -> HttpResponse:
                     f"qa-job-{j.pk}" + (f"-vs-{compare}" if compare else ""))
 
 
+@require(READ)
 @require_GET
-@guard(VIEW)
 def run(request: HttpRequest, harvest_id: int, run: int) -> HttpResponse:
     harvest = get_object_or_404(HarvestDefinition, pk=harvest_id)
     if not JobStats.objects.filter(harvest=harvest, harvest_run=run).exists():
@@ -153,8 +153,8 @@ def run(request: HttpRequest, harvest_id: int, run: int) -> HttpResponse:
                     f"qa-{harvest.pk}-run-{run}" + (f"-vs-{compare}" if compare else ""))
 
 
+@require(READ)
 @require_GET
-@guard(VIEW)
 def year(request: HttpRequest, year: int) -> HttpResponse:
     years = [y["year"] for y in stats.years()]
     if year not in years:
