@@ -10,6 +10,7 @@ import shutil
 from datetime import UTC, datetime
 
 import pytest
+from django.core.cache import cache
 
 from orchestrator.harvest import jobfiles, stats
 from orchestrator.harvest.models import HarvestInfo, Job, JobStats
@@ -17,6 +18,11 @@ from tests.orchestrator import factories
 from tests.orchestrator.crawled_job import DOMAINS, Crawl, crawled, make_job, record
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cache() -> None:
+    cache.clear()  # summed figures are cached by scope (e.g. the year), across test databases
 
 
 def _report(name: str) -> str:
@@ -126,6 +132,7 @@ def test_top_domains_are_kept_per_job_and_summed(monkeypatch: pytest.MonkeyPatch
     assert {d: (o, b) for d, o, b in fig.top_domains} == infos and fig.top_domains_note == ""
     # keep one domain per measure: the largest by bytes and the largest by objects stay, the note says so
     monkeypatch.setattr(stats, "TOP_KEPT", 1)
+    monkeypatch.setattr(stats, "FIGURES_STALE_S", 0)
     for job in (first, second):
         stats.record_job_stats(job)
     row = JobStats.objects.get(job=first)
@@ -134,3 +141,17 @@ def test_top_domains_are_kept_per_job_and_summed(monkeypatch: pytest.MonkeyPatch
     assert {d for d, _, _ in row.top_domains} == {by_bytes, by_objects}
     if by_bytes == by_objects:
         assert "2 of these jobs had more than 1 domains" in stats.year_figures(first.ended_at.year).top_domains_note
+
+
+def test_cached_sums_say_when_they_miss_newer_jobs(monkeypatch: pytest.MonkeyPatch) -> None:
+    first = record(make_job())
+    year = first.ended_at.year
+    before = stats.year_figures(year)
+    assert (before.jobs, before.pending_jobs) == (1, 0)
+    record(make_job())
+    stale = stats.year_figures(year)  # younger than FIGURES_STALE_S: served, and says what it misses
+    assert (stale.jobs, stale.pending_jobs) == (1, 1)
+    monkeypatch.setattr(stats, "FIGURES_STALE_S", 0)
+    fresh = stats.year_figures(year)
+    assert (fresh.jobs, fresh.pending_jobs, fresh.objects) == (2, 0, 2 * before.objects)
+    assert stats.year_figures(year).computed_at == fresh.computed_at  # unchanged rows: served from the cache

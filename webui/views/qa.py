@@ -88,7 +88,8 @@ def _respond(request: HttpRequest, a: stats.Figures, b: stats.Figures | None, co
         return response
     query = request.GET.copy()
     query["format"] = "csv"
-    context.update(fig=a, other=b, sections=sections(a, b), csv_query=query.urlencode())
+    context.update(fig=a, other=b, sections=sections(a, b), csv_query=query.urlencode(),
+                   stale_minutes=stats.FIGURES_STALE_S // 60)
     return render(request, "qa/figures.html", context)
 
 
