@@ -25,6 +25,8 @@ Domains and harvests
   channels            list or create harvest channels (a channel is a queue served by its workers)
   harvests            list, show, run-now, activate, deactivate harvest definitions; set-next moves a run
   jobs                list, show, resubmit, stop, pause, resume jobs; add a crawler trap to a running job
+  job-stats [JOB…]    compute the QA statistics of ended jobs that lack them (--retry-reports: retry those
+                      whose reports could not be read)
 
 Crawling
   crawl               a trial crawl of a template on a site, no database or broker needed:

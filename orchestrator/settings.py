@@ -124,7 +124,8 @@ STATIC_URL = "/static/"
 STATIC_ROOT = DATA_DIR / "static"
 STATIC_ROOT.mkdir(exist_ok=True)  # whitenoise serves from the app directories; this keeps it quiet
 WHITENOISE_USE_FINDERS = True
-LOGIN_URL = "/admin/login/"
+LOGIN_URL = "webui:login"  # the web UI's own login page
+LOGIN_REDIRECT_URL = "webui:home"
 
 LOGGING = {
     "version": 1,

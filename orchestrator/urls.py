@@ -7,5 +7,7 @@ admin.site.site_title = "netharvest"
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/", include("django.contrib.auth.urls")),
+    path("jobs/", include("webui.jobs_urls")),
+    path("qa/", include("webui.qa_urls")),
     path("", include("webui.urls")),
 ]
