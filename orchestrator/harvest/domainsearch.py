@@ -9,6 +9,7 @@ on the few non-empty trap and comment texts) for infix patterns. On SQLite the s
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from django.db import connection
@@ -16,6 +17,8 @@ from django.db import connection
 from orchestrator.harvest.models import Domain
 
 FIELDS = ("name", "crawler_traps", "comments")
+#: How many names in index order a name search looks through before asking the indexes instead.
+WINDOW = 10_000
 
 
 @dataclass
@@ -48,10 +51,11 @@ def search(query: str, field: str = "name", after: str = "", limit: int = 50) ->
     query = query.strip()
     if query:
         if field == "name":
-            if "*" not in query and "?" not in query:
-                qs = qs.filter(name__startswith=query.lower())
-            else:
-                qs = qs.extra(where=["harvest_domain.name LIKE %s ESCAPE '\\'"], params=[like_pattern(query.lower())])
+            names = _window_search(query.lower(), after, limit)
+            if names is not None:
+                rows = list(qs.filter(name__in=names).order_by("name"))
+                return DomainPage(rows[:limit], rows[limit - 1].name if len(rows) > limit else None)
+            qs = qs.extra(where=["harvest_domain.name LIKE %s ESCAPE '\\'"], params=[like_pattern(query.lower())])
         else:
             op = "ILIKE" if connection.vendor == "postgresql" else "LIKE"  # SQLite's LIKE ignores ASCII case
             needle = "%" + query.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
@@ -64,6 +68,29 @@ def search(query: str, field: str = "name", after: str = "", limit: int = 50) ->
     more = len(rows) > limit
     rows = rows[:limit]
     return DomainPage(rows, rows[-1].name if more and rows else None)
+
+
+def _window_search(query: str, after: str, limit: int) -> list[str] | None:
+    """The first ``limit + 1`` matching names, looked for among the next WINDOW names in index order
+    (from the query's literal prefix on), or None when that window cannot tell.
+
+    An ordered scan of the unique index finds the matches of a common pattern (``ab``, ``?b*.se``) in
+    a few milliseconds, where the planner, misjudging how many rows match, would fetch and sort tens
+    of thousands; a rare pattern (``*zzz*``) fills the window without enough matches and falls back
+    to the indexed query (trigram or prefix index), which is fast exactly when matches are rare.
+    Both are exact: the window is the consecutive run of names at or after the bound, and every match
+    sorts at or after its own literal prefix.
+    """
+    prefix = re.split(r"[*?]", query, maxsplit=1)[0]
+    window = "SELECT name FROM harvest_domain WHERE name > %s AND name >= %s ORDER BY name"
+    with connection.cursor() as cur:
+        cur.execute(f"SELECT name FROM ({window} LIMIT %s) w WHERE name LIKE %s ESCAPE '\\' ORDER BY name LIMIT %s",
+                    [after, prefix, WINDOW, like_pattern(query), limit + 1])
+        names = [row[0] for row in cur.fetchall()]
+        if len(names) > limit:
+            return names
+        cur.execute(f"{window} LIMIT 1 OFFSET %s", [after, prefix, WINDOW - 1])
+        return None if cur.fetchone() else names  # a full window may have more matches beyond it
 
 
 def estimated_count() -> int:
