@@ -12,13 +12,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from django.db import connection
+from django.db import OperationalError, connection, transaction
 
 from orchestrator.harvest.models import Domain
 
 FIELDS = ("name", "crawler_traps", "comments")
 #: How many names in index order a name search looks through before asking the indexes instead.
 WINDOW = 10_000
+#: The longest a search may run (PostgreSQL) before the curator is asked to narrow it.
+TIMEOUT_MS = 10_000
 
 
 @dataclass
@@ -64,10 +66,31 @@ def search(query: str, field: str = "name", after: str = "", limit: int = 50) ->
                           params=[needle])
     if after:
         qs = qs.filter(name__gt=after)
-    rows = list(qs.order_by("name")[: limit + 1])
+    rows = _bounded(qs.order_by("name")[: limit + 1])
     more = len(rows) > limit
     rows = rows[:limit]
     return DomainPage(rows, rows[-1].name if more and rows else None)
+
+
+class SearchTooBroad(Exception):
+    """The search would read most of the table; the message says how to narrow it."""
+
+
+def _bounded(qs: object) -> list[Domain]:
+    """Run ``qs`` under a statement timeout on PostgreSQL, so one broad pattern cannot hold a web
+    worker for minutes: past TIMEOUT_MS the curator is told to narrow the pattern instead."""
+    if connection.vendor != "postgresql":
+        return list(qs)
+    try:
+        with transaction.atomic(), connection.cursor() as cur:
+            cur.execute(f"SET LOCAL statement_timeout = {int(TIMEOUT_MS)}")
+            return list(qs)
+    except OperationalError as exc:
+        if "statement timeout" not in str(exc):
+            raise
+        raise SearchTooBroad(f"this search reads too much of the domain table to answer within "
+                             f"{TIMEOUT_MS / 1000:g} s: put more letters before the first wildcard, "
+                             "or at least three letters in a row between wildcards") from None
 
 
 def _window_search(query: str, after: str, limit: int) -> list[str] | None:
