@@ -22,6 +22,8 @@ Running the stack
 
 Domains and harvests
   import-domains FILE bulk-load domains, one per line (invalid lines reported by line number)
+  preload --source NAME=FILE …
+                      prepare a broad crawl: merge sources, DNS check, redirect discovery, load (resumable)
   channels            list or create harvest channels (a channel is a queue served by its workers)
   jobs                list, show, resubmit, stop, pause, resume jobs; add a crawler trap to a running job
 
