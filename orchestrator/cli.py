@@ -25,6 +25,7 @@ Domains and harvests
   preload --source NAME=FILE …
                       prepare a broad crawl: merge sources, DNS check, redirect discovery, load (resumable)
   channels            list or create harvest channels (a channel is a queue served by its workers)
+  harvests            list, show, run-now, activate, deactivate harvest definitions; set-next moves a run
   jobs                list, show, resubmit, stop, pause, resume jobs; add a crawler trap to a running job
 
 Crawling
