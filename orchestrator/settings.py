@@ -54,6 +54,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django_celery_beat",
     "orchestrator.harvest",
+    "orchestrator.selection",
     "webui",
 ]
 
@@ -146,3 +147,9 @@ NETHARVEST_SUBMITTED_TIMEOUT_S = int(os.environ.get("NETHARVEST_SUBMITTED_TIMEOU
 NETHARVEST_MAX_CONFIGS_PER_JOB = int(os.environ.get("NETHARVEST_MAX_CONFIGS_PER_JOB", 10000))
 #: The template a new domain's default configuration uses.
 NETHARVEST_DEFAULT_TEMPLATE = os.environ.get("NETHARVEST_DEFAULT_TEMPLATE", "default")
+
+# --- selection tool (orchestrator/selection) ---------------------------------------------------
+#: Nameservers (IP[:PORT], comma-separated) for the online check of a new record's URL; empty = the
+#: system's. Seconds each step of that check may take.
+NETHARVEST_SELECTION_NAMESERVERS = os.environ.get("NETHARVEST_SELECTION_NAMESERVERS", "")
+NETHARVEST_SELECTION_CHECK_TIMEOUT = float(os.environ.get("NETHARVEST_SELECTION_CHECK_TIMEOUT", 10))

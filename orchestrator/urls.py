@@ -7,5 +7,6 @@ admin.site.site_title = "netharvest"
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/", include("django.contrib.auth.urls")),
+    path("selection/", include("webui.selection_urls")),
     path("", include("webui.urls")),
 ]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import ssl
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
 from urllib.parse import urljoin, urlsplit
@@ -64,15 +65,27 @@ class Probe:
         return urljoin(self.url, self.location)
 
 
-async def fetch_head(host: str, address: str, config: ProbeConfig) -> Probe:
-    """GET http://host/ from ``address``: the status and Location, nothing of the body."""
-    url = f"http://{host}/"
+async def fetch_head(host: str, address: str, config: ProbeConfig, scheme: str = "http",
+                     path: str = "/") -> Probe:
+    """GET scheme://host/path from ``address`` on ``config.port``: the status and Location, no body.
+
+    HTTPS certificates are not verified: the question is whether the site answers and where it sends
+    the visitor, and archives harvest sites with broken certificates too.
+    """
+    default_port = 443 if scheme == "https" else 80
+    netloc = host if config.port == default_port else f"{host}:{config.port}"
+    url = f"{scheme}://{netloc}{path}"
     writer = None
     try:
-        reader, writer = await asyncio.wait_for(asyncio.open_connection(address, config.port), config.timeout)
-        request = (f"GET / HTTP/1.1\r\nHost: {host}\r\nUser-Agent: {config.user_agent}\r\n"
+        tls = None
+        if scheme == "https":
+            tls = ssl.create_default_context()
+            tls.check_hostname, tls.verify_mode = False, ssl.CERT_NONE
+        connect = asyncio.open_connection(address, config.port, ssl=tls, server_hostname=host if tls else None)
+        reader, writer = await asyncio.wait_for(connect, config.timeout)
+        request = (f"GET {path} HTTP/1.1\r\nHost: {netloc}\r\nUser-Agent: {config.user_agent}\r\n"
                    f"Accept: */*\r\nConnection: close\r\n\r\n")
-        writer.write(request.encode("ascii"))
+        writer.write(request.encode("ascii", "replace"))
         head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), config.timeout)
     except asyncio.LimitOverrunError:
         return Probe(url, 0, error="headers too long")
@@ -80,8 +93,8 @@ async def fetch_head(host: str, address: str, config: ProbeConfig) -> Probe:
         head = exc.partial  # LF-only servers or a close after the headers: parse what came
         if not head:
             return Probe(url, 0, error="connection closed without a response")
-    except (OSError, TimeoutError) as exc:
-        return Probe(url, 0, error=type(exc).__name__ if not str(exc) else str(exc)[:200])
+    except (OSError, TimeoutError, ssl.SSLError) as exc:
+        return Probe(url, 0, error=f"{type(exc).__name__}: {exc}"[:200] if str(exc) else type(exc).__name__)
     finally:
         if writer is not None:
             writer.close()
