@@ -153,7 +153,7 @@ def add(request: HttpRequest) -> HttpResponse:
         result = checks.check(url)
     # A redirect target is not vouched for here: choosing it runs stage 1 again on the target.
     token = signing.dumps(result.url, salt=_SIGNER_SALT) if result and result.valid else ""
-    return render(request, "selection/add.html", _context(request, url=url, result=result, token=token))
+    return render(request, "selection/add.html", _context(request, entered=url, result=result, token=token))
 
 
 @reader
