@@ -67,6 +67,9 @@ def main() -> None:
     parser.add_argument("--existing", type=int, default=200_000)
     parser.add_argument("--concurrency", type=int, default=1000)
     parser.add_argument("--dns-port", type=int, default=15353)
+    parser.add_argument("--http-port", type=int, default=18080)
+    parser.add_argument("--redirect-sample", type=int, default=20000,
+                        help="then a second preload of this many domains with redirect probes on (0 = none)")
     args = parser.parse_args()
 
     env, exe, work = fresh_database(DB, "bench-preload-", {"PYTHONPATH": str(ROOT)})
@@ -90,18 +93,48 @@ def main() -> None:
         result = subprocess.run(command, env=env, capture_output=True, text=True)
         elapsed = time.monotonic() - started
         peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+        if result.returncode != 0:
+            sys.exit(result.stderr[-5000:])
+        print(result.stdout)
+        steps = [line for line in result.stderr.splitlines() if ": done in " in line]
+        print("\n".join(steps))
+        stats = json.loads((work / "preload" / "stats.json").read_text())
+        d = stats["dns"]
+        print(f"total wall time {elapsed:,.1f} s; DNS {d['checked_this_run']:,} domains in {d['seconds']:,.1f} s = "
+              f"{d['domains_per_s']:,.0f} domains/s, {d['queries_per_s']:,.0f} queries/s at concurrency "
+              f"{args.concurrency}; peak RSS of the command {peak_kb / 1024:,.0f} MB")
+        if args.redirect_sample:
+            redirect_sample(args, domains[: args.redirect_sample])
     finally:
         dns.terminate()
+
+
+def redirect_sample(args: argparse.Namespace, domains: list[str]) -> None:
+    """A second preload, into its own fresh database, of a sample with redirect probes on."""
+    env, exe, work = fresh_database(DB + "_redirects", "bench-preload-redirects-", {"PYTHONPATH": str(ROOT)})
+    source = work / "sample.txt"
+    source.write_text("".join(d + "\n" for d in domains))
+    http = subprocess.Popen([sys.executable, "-m", "tests.preload.http_server", "--port", str(args.http_port)],
+                            cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
+    assert http.stdout is not None
+    if not http.stdout.readline():
+        sys.exit(f"the loopback HTTP server did not start (is port {args.http_port} taken? --http-port)")
+    try:
+        started = time.monotonic()
+        result = subprocess.run([exe, "preload", "--workdir", str(work / "preload"), f"--source=sample={source}",
+                                 "--nameserver", f"127.0.0.1:{args.dns_port}", "--http-port", str(args.http_port),
+                                 "--dns-concurrency", str(args.concurrency)], env=env, capture_output=True, text=True)
+        elapsed = time.monotonic() - started
+    finally:
+        http.terminate()
     if result.returncode != 0:
         sys.exit(result.stderr[-5000:])
-    print(result.stdout)
-    steps = [line for line in result.stderr.splitlines() if ": done in " in line]
-    print("\n".join(steps))
     stats = json.loads((work / "preload" / "stats.json").read_text())
-    d = stats["dns"]
-    print(f"total wall time {elapsed:,.1f} s; DNS {d['checked_this_run']:,} domains in {d['seconds']:,.1f} s = "
-          f"{d['domains_per_s']:,.0f} domains/s, {d['queries_per_s']:,.0f} queries/s at concurrency "
-          f"{args.concurrency}; peak RSS of the command {peak_kb / 1024:,.0f} MB")
+    r = stats["redirects"]
+    rate = r["requests_this_run"] / r["seconds"]
+    print(f"redirect sample: {len(domains):,} domains, {r['domains_probed']:,} live probed with "
+          f"{r['requests_this_run']:,} requests in {r['seconds']:,.1f} s = {rate:,.0f} requests/s, "
+          f"{r['new_domains']:,} new domains found; whole run {elapsed:,.1f} s")
 
 
 if __name__ == "__main__":

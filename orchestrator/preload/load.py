@@ -19,6 +19,9 @@ from collections.abc import Iterator
 from django.db import connection, transaction
 
 from orchestrator.harvest.domains import _records, create_domains
+from orchestrator.harvest.management.commands.import_domains import (
+    _skip_fk_triggers_if_allowed as skip_fk_triggers_if_allowed,
+)
 from orchestrator.harvest.models import CrawlTemplate, Domain
 
 PRELOAD_SEEDLIST = "preload"
@@ -82,10 +85,13 @@ def exclude(names: list[str], note: str) -> int:
 def write_batch(create: list[str], seeds: dict[str, list[str]], excluded: list[str], note: str,
                 template: CrawlTemplate) -> dict[str, int]:
     """One batch, all in or all out. Commits need not wait for the disk: a crash loses at most the
-    batches not yet recorded as done, and those are redone on the next run."""
+    batches not yet recorded as done, and those are redone on the next run. Foreign-key triggers are
+    skipped where the role may (every reference is an id the same statements just read), as
+    ``import-domains`` does (docs/DESIGN.md, "Creating domains in bulk")."""
     with transaction.atomic():
         if connection.vendor == "postgresql":
             with connection.cursor() as cur:
                 cur.execute("SET LOCAL synchronous_commit = off")
+                skip_fk_triggers_if_allowed(cur)
         return {"created": create_new(create, template), "seedlists": set_seeds(seeds),
                 "excluded": exclude(excluded, note)}

@@ -25,10 +25,16 @@ import json
 import os
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, as_completed, wait
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TextIO
 
+from django.db import connection
+
+from orchestrator.harvest.domains import default_template
+from orchestrator.harvest.models import CrawlTemplate
 from orchestrator.preload import load as loader
 from orchestrator.preload.ingest import REDIRECT, InputError, SourceStats, ingest
 from orchestrator.preload.redirects import ProbeConfig, is_ip, probe_all
@@ -47,6 +53,7 @@ class Options:
     skip_redirects: bool = False
     stop_after: str | None = None
     batch_size: int = 20000
+    parallel: int = 2
     show_errors: int = 50
 
 
@@ -273,8 +280,6 @@ class Preload:
 
     # -- step 4 --------------------------------------------------------------------------------------
     def step_load(self) -> None:
-        from orchestrator.harvest.domains import default_template
-
         template = default_template()
         note = f"preload {self.dir.name} {datetime.now(UTC):%Y-%m-%d}: DNS lookup failed"
         partial = self.dir / "load.partial"
@@ -314,27 +319,57 @@ class Preload:
             if batch:
                 yield batch
 
-        index = -1
+        parallel = self.o.parallel if connection.vendor == "postgresql" else 1  # SQLite: one writer
+
+        def record(index: int, counts: dict[str, int], log: TextIO) -> None:
+            log.write(f"{index}\t{json.dumps(counts)}\n")
+            log.flush()
+            for key, value in counts.items():
+                totals[key] += value
+
         with partial.open("a", encoding="utf-8") as log:
-            seen = 0
-            for index, batch in enumerate(batches()):
-                seen += len(batch)
-                if index in finished:
-                    continue
-                create = [n for n, exists, bad, _ in batch if not exists and not bad]
-                seeds = {n: u for n, exists, bad, u in batch if u and not (bad and not exists)}
-                excluded = [n for n, exists, bad, _ in batch if exists and bad]
-                counts = loader.write_batch(create, seeds, excluded, note, template)
-                counts["not_created_dns_failed"] = sum(1 for _, exists, bad, _ in batch if bad and not exists)
-                counts["existing_dns_failed"] = len(excluded)
-                log.write(f"{index}\t{json.dumps(counts)}\n")
-                log.flush()
-                for key, value in counts.items():
-                    totals[key] += value
-                self.progress.tick(seen, f" — {totals['created']:,} created, {totals['excluded']:,} excluded")
-        totals["batches"] = index + 1
+            todo = ((i, b) for i, b in enumerate(batches()) if i not in finished)
+            if parallel == 1:
+                for index, batch in todo:
+                    record(index, self._load_batch(batch, note, template, False), log)
+                    self.progress.tick(index * self.o.batch_size, f" — {totals['created']:,} created")
+            else:
+                pool = ThreadPoolExecutor(max_workers=parallel)
+                pending: dict[Future[dict[str, int]], int] = {}
+                try:
+                    for index, batch in todo:
+                        pending[pool.submit(self._load_batch, batch, note, template, True)] = index
+                        while len(pending) >= 2 * parallel:
+                            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                            for future in done:
+                                record(pending.pop(future), future.result(), log)
+                        self.progress.tick(index * self.o.batch_size, f" — {totals['created']:,} created")
+                    for future in as_completed(list(pending)):
+                        record(pending.pop(future), future.result(), log)
+                finally:
+                    # On an error, batches not started are dropped; those running finish and are redone
+                    # (idempotently) by the next run, since they are not recorded.
+                    pool.shutdown(wait=True, cancel_futures=True)
+        size = self.o.batch_size
+        totals["batches"] = -(-(total - len(redirect_rows)) // size) + -(-len(redirect_rows) // size)
         _write_atomic(self.dir / "load.json", json.dumps(totals, indent=2))
         partial.unlink()
+
+    @staticmethod
+    def _load_batch(batch: list[tuple[str, bool, bool, list[str]]], note: str, template: CrawlTemplate,
+                    own_connection: bool) -> dict[str, int]:
+        """One batch in its own transaction (on this thread's own connection when writing in parallel)."""
+        try:
+            create = [n for n, exists, bad, _ in batch if not exists and not bad]
+            seeds = {n: u for n, exists, bad, u in batch if u and not (bad and not exists)}
+            excluded = [n for n, exists, bad, _ in batch if exists and bad]
+            counts = loader.write_batch(create, seeds, excluded, note, template)
+            counts["not_created_dns_failed"] = sum(1 for _, exists, bad, _ in batch if bad and not exists)
+            counts["existing_dns_failed"] = len(excluded)
+            return counts
+        finally:
+            if own_connection:
+                connection.close()
 
     # -- statistics ----------------------------------------------------------------------------------
     def statistics(self) -> dict:

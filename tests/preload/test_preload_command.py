@@ -131,13 +131,21 @@ def test_interrupted_load_resumes_with_committed_batches_kept(tmp_path, dns_serv
 
     monkeypatch.setattr(loader, "write_batch", fail_third)
     with pytest.raises(KeyboardInterrupt):
-        run(tmp_path, dns_server, None, f"s={source}", extra=["--batch-size", "10"])
+        run(tmp_path, dns_server, None, f"s={source}", extra=["--batch-size", "10", "--parallel", "1"])
     assert Domain.objects.count() == 20
     monkeypatch.undo()
     _, err = run(tmp_path, dns_server, None, f"s={source}", extra=["--batch-size", "10"])
     assert "load: resuming, 2 batches were committed" in err
     assert Domain.objects.count() == 40
     assert json.loads((tmp_path / "work" / "load.json").read_text())["created"] == 40
+
+
+def test_parallel_load_writes_every_batch(tmp_path, dns_server):
+    source = write(tmp_path / "s.txt", *[f"n{i:02d}.dk" for i in range(40)], *[f"x{i:02d}.dk" for i in range(5)])
+    run(tmp_path, dns_server, None, f"s={source}", extra=["--batch-size", "7", "--parallel", "3"])
+    load = json.loads((tmp_path / "work" / "load.json").read_text())
+    assert (load["created"], load["not_created_dns_failed"], load["batches"]) == (40, 5, 7)
+    assert Domain.objects.count() == 40 and DomainConfiguration.objects.count() == 40
 
 
 def test_invalid_lines_stop_the_preload_before_anything_is_written(tmp_path, dns_server):

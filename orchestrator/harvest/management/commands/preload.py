@@ -51,11 +51,13 @@ class Command(BaseCommand):
         parser.add_argument("--http-concurrency", type=int, default=200, help="redirect probes at once (200)")
         parser.add_argument("--http-timeout", type=float, default=10.0, help="seconds per HTTP probe step (10)")
         parser.add_argument("--batch-size", type=int, default=20000, help="domains per load transaction (20000)")
+        parser.add_argument("--parallel", type=int, default=2,
+                            help="load batches written at once, each on its own database connection (2)")
 
     def handle(self, *args: object, **options: object) -> None:
         sources = self._sources(options["source"])  # type: ignore[arg-type]
         workdir = self._workdir(options, sources)
-        for key in ("dns_concurrency", "http_concurrency", "batch_size"):
+        for key in ("dns_concurrency", "http_concurrency", "batch_size", "parallel"):
             if int(options[key]) < 1:  # type: ignore[call-overload]
                 raise CommandError(f"--{key.replace('_', '-')} must be at least 1")
         try:
@@ -77,6 +79,7 @@ class Command(BaseCommand):
             skip_invalid=bool(options["skip_invalid"]), skip_redirects=bool(options["skip_redirects"]),
             stop_after=options["stop_after"],  # type: ignore[arg-type]
             batch_size=int(options["batch_size"]),  # type: ignore[call-overload]
+            parallel=int(options["parallel"]),  # type: ignore[call-overload]
             show_errors=int(options["show_errors"]),  # type: ignore[call-overload]
         )
         self.stderr.write(f"preload work directory: {workdir}")
