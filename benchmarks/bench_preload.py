@@ -61,6 +61,16 @@ def make_sources(work: Path, count: int) -> tuple[list[Path], list[str], int]:
     return [registry, library, other], domains, lines
 
 
+def start_server(module: str, port: int, env: dict[str, str]) -> subprocess.Popen[str]:
+    """One of the tests' loopback servers in its own process (the other core), once it listens."""
+    server = subprocess.Popen([sys.executable, "-m", f"tests.preload.{module}", "--port", str(port)],
+                              cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
+    assert server.stdout is not None
+    if not server.stdout.readline():
+        sys.exit(f"the loopback {module} did not start (is port {port} taken?)")
+    return server
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--domains", type=int, default=2_000_000)
@@ -79,11 +89,7 @@ def main() -> None:
     subprocess.run([exe, "import-domains", str(existing)], env=env, check=True, capture_output=True)
     print(f"{lines:,} source lines, {args.domains:,} unique domains, {args.existing:,} already in the database")
 
-    dns = subprocess.Popen([sys.executable, "-m", "tests.preload.dns_server", "--port", str(args.dns_port)],
-                           cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
-    assert dns.stdout is not None
-    if not dns.stdout.readline():
-        sys.exit(f"the loopback DNS server did not start (is port {args.dns_port} taken? --dns-port)")
+    dns = start_server("dns_server", args.dns_port, env)
     try:
         command = [exe, "preload", "--workdir", str(work / "preload"),
                    "--nameserver", f"127.0.0.1:{args.dns_port}", "--dns-concurrency", str(args.concurrency),
@@ -114,11 +120,7 @@ def redirect_sample(args: argparse.Namespace, domains: list[str]) -> None:
     env, exe, work = fresh_database(DB + "_redirects", "bench-preload-redirects-", {"PYTHONPATH": str(ROOT)})
     source = work / "sample.txt"
     source.write_text("".join(d + "\n" for d in domains))
-    http = subprocess.Popen([sys.executable, "-m", "tests.preload.http_server", "--port", str(args.http_port)],
-                            cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
-    assert http.stdout is not None
-    if not http.stdout.readline():
-        sys.exit(f"the loopback HTTP server did not start (is port {args.http_port} taken? --http-port)")
+    http = start_server("http_server", args.http_port, env)
     try:
         started = time.monotonic()
         result = subprocess.run([exe, "preload", "--workdir", str(work / "preload"), f"--source=sample={source}",
