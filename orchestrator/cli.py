@@ -22,6 +22,9 @@ Running the stack
 
 Domains and harvests
   import-domains FILE bulk-load domains, one per line (invalid lines reported by line number)
+  preload --source NAME=FILE …
+                      prepare a broad crawl: merge sources, DNS check, redirect discovery, load (resumable)
+  selection-transfer  transfer the selection's records (web UI /selection/) into their harvest definitions
   channels            list or create harvest channels (a channel is a queue served by its workers)
   harvests            list, show, run-now, activate, deactivate harvest definitions; set-next moves a run
   jobs                list, show, resubmit, stop, pause, resume jobs; add a crawler trap to a running job
