@@ -22,8 +22,14 @@ Running the stack
 
 Domains and harvests
   import-domains FILE bulk-load domains, one per line (invalid lines reported by line number)
+  preload --source NAME=FILE …
+                      prepare a broad crawl: merge sources, DNS check, redirect discovery, load (resumable)
+  selection-transfer  transfer the selection's records (web UI /selection/) into their harvest definitions
   channels            list or create harvest channels (a channel is a queue served by its workers)
+  harvests            list, show, run-now, activate, deactivate harvest definitions; set-next moves a run
   jobs                list, show, resubmit, stop, pause, resume jobs; add a crawler trap to a running job
+  job-stats [JOB…]    compute the QA statistics of ended jobs that lack them (--retry-reports: retry those
+                      whose reports could not be read)
 
 Crawling
   crawl               a trial crawl of a template on a site, no database or broker needed:

@@ -54,6 +54,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django_celery_beat",
     "orchestrator.harvest",
+    "orchestrator.selection",
     "webui",
 ]
 
@@ -124,7 +125,8 @@ STATIC_URL = "/static/"
 STATIC_ROOT = DATA_DIR / "static"
 STATIC_ROOT.mkdir(exist_ok=True)  # whitenoise serves from the app directories; this keeps it quiet
 WHITENOISE_USE_FINDERS = True
-LOGIN_URL = "/admin/login/"
+LOGIN_URL = "webui:login"  # the web UI's own login page
+LOGIN_REDIRECT_URL = "webui:home"
 
 LOGGING = {
     "version": 1,
@@ -160,3 +162,8 @@ NETHARVEST_DEDUP_INDEX = Path(os.environ.get("NETHARVEST_DEDUP_INDEX", NETHARVES
 NETHARVEST_INDEX_LEASE_S = int(os.environ.get("NETHARVEST_INDEX_LEASE_S", 30 * 60))
 #: How often the sweep retries a FAILED file on its own (``netharvest index run`` always retries).
 NETHARVEST_INDEX_AUTO_RETRIES = int(os.environ.get("NETHARVEST_INDEX_AUTO_RETRIES", 3))
+# --- selection tool (orchestrator/selection) ---------------------------------------------------
+#: Nameservers (IP[:PORT], comma-separated) for the online check of a new record's URL; empty = the
+#: system's. Seconds each step of that check may take.
+NETHARVEST_SELECTION_NAMESERVERS = os.environ.get("NETHARVEST_SELECTION_NAMESERVERS", "")
+NETHARVEST_SELECTION_CHECK_TIMEOUT = float(os.environ.get("NETHARVEST_SELECTION_CHECK_TIMEOUT", 10))

@@ -1,11 +1,16 @@
-"""The Jinja2 environment of the web UI: Django's static and url helpers, and byte units as the
-Heritrix glossary counts them (1 KB = 1024 B)."""
+"""The Jinja2 environment of the web UI: Django's static and url helpers, role checks, messages, and
+times and byte units as the glossary shows them (UTC; 1 KB = 1024 B as Heritrix counts)."""
 
 from __future__ import annotations
 
+from datetime import datetime
+
+from django.contrib.messages import get_messages
 from django.templatetags.static import static
 from django.urls import reverse
 from jinja2 import Environment
+
+from webui import access
 
 
 def filesize(value: int | None) -> str:
@@ -19,8 +24,29 @@ def filesize(value: int | None) -> str:
     return f"{value} B"
 
 
+def utc(value: datetime | None, seconds: bool = False) -> str:
+    """A time as ``2026-11-23 14:05 UTC``: the server stores UTC and shows UTC, never local time."""
+    if value is None:
+        return "-"
+    return value.strftime("%Y-%m-%d %H:%M:%S UTC" if seconds else "%Y-%m-%d %H:%M UTC")
+
+
+def number(value: int | float | None) -> str:
+    """Thousands separated by a thin space, so 4 000 000 reads at a glance."""
+    if value is None:
+        return "-"
+    if value == -1:
+        return "unlimited"
+    return f"{value:,}".replace(",", "\u202f")
+
+
 def environment(**options: object) -> Environment:
     env = Environment(**options)
-    env.globals.update(static=static, url=lambda name, *args: reverse(name, args=args))
-    env.filters["filesize"] = filesize
+    env.globals.update(
+        static=static,
+        url=lambda name, *args, **kwargs: reverse(name, args=args or None, kwargs=kwargs or None),
+        can=access.can, READ=access.READ, CURATE=access.CURATE, ENGINEER=access.ENGINEER,
+        get_messages=get_messages,
+    )
+    env.filters.update(filesize=filesize, utc=utc, number=number)
     return env

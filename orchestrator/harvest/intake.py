@@ -115,6 +115,9 @@ def _record(result: JobResult) -> Job:
             chain.enqueue_job_on_commit(job.pk)  # the indexer chain starts once this commits
     job.refresh_from_db()
     log.info("job %s %s: %d domains, %d files", job.pk, job.status, len(infos), len(names))
+    from orchestrator.harvest.stats import record_job_stats_quietly  # QA figures (issue 6), never fatal
+
+    record_job_stats_quietly(job)
     return job
 
 

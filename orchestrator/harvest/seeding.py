@@ -1,0 +1,108 @@
+"""Adding pasted seed URLs to a selective harvest: NetarchiveSuite's "add domains by seeds", checked
+line by line.
+
+Each URL's registrable domain is created if it does not exist yet (with its default seed list and
+configuration, like every new domain); the URLs go into a seed list named after the harvest definition
+on that domain, used by a configuration of the same name, which the definition then harvests. A domain
+already in the definition keeps its configuration and gains the new seeds.
+
+All or nothing: if any line is invalid, nothing is saved and every bad line is reported with its
+number and the reason, so a curator fixes the paste and sends it again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+from django.db import transaction
+
+from orchestrator.harvest import validators
+from orchestrator.harvest.domains import create_domains, default_template
+from orchestrator.harvest.models import (
+    ConfigurationSeedList,
+    CrawlTemplate,
+    Domain,
+    DomainConfiguration,
+    HarvestDefinition,
+    SeedList,
+)
+
+
+@dataclass(frozen=True)
+class LineError:
+    line: int
+    text: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"line {self.line}: {self.text!r}: {self.message}"
+
+
+@dataclass
+class SeedingResult:
+    errors: list[LineError] = field(default_factory=list)
+    #: Seeds per registrable domain, in the order pasted (already normalised, duplicates dropped).
+    seeds: dict[str, list[str]] = field(default_factory=dict)
+    created_domains: list[str] = field(default_factory=list)
+    configurations: list[DomainConfiguration] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+
+def parse(text: str) -> SeedingResult:
+    """Validate a paste: one URL per line (a bare host gets ``http://``); blank and ``#`` lines skipped."""
+    result = SeedingResult()
+    for number, line in validators.iter_lines(text):
+        if line.startswith("#"):
+            continue
+        raw = line if "://" in line else f"http://{line}"
+        try:
+            seed = validators.normalize_seed(raw)
+        except ValueError as exc:
+            result.errors.append(LineError(number, line, str(exc)))
+            continue
+        host = urlsplit(seed).hostname or ""
+        domain = validators.registrable_domain(host)
+        if domain is None:
+            result.errors.append(LineError(number, line, f"{host} is not under a known public suffix, "
+                                                         "so it has no domain to harvest it under"))
+            continue
+        seeds = result.seeds.setdefault(domain, [])
+        if seed not in seeds:
+            seeds.append(seed)
+    if not result.seeds and not result.errors:
+        result.errors.append(LineError(0, "", "no seed URL given"))
+    return result
+
+
+def add_seeds(definition: HarvestDefinition, text: str, template: CrawlTemplate | None = None) -> SeedingResult:
+    """Add the seeds pasted in ``text`` to the selective ``definition``; see the module docstring."""
+    if definition.kind != HarvestDefinition.SELECTIVE:
+        raise ValueError(f"{definition.name} is a {definition.kind} harvest: seeds are added to selective ones")
+    result = parse(text)
+    if not result.ok:
+        return result
+    template = template or default_template()
+    name = definition.name[:100]
+    with transaction.atomic():
+        result.created_domains = create_domains(result.seeds, template).created
+        domains = {d.name: d for d in Domain.objects.filter(name__in=list(result.seeds))}
+        for domain_name, seeds in result.seeds.items():
+            domain = domains[domain_name]
+            seedlist, created = SeedList.objects.select_for_update().get_or_create(
+                domain=domain, name=name, defaults={"seeds": "\n".join(seeds),
+                                                    "comments": f"Seeds added to harvest {definition.name}."})
+            if not created:
+                lines = validators.regex_lines(seedlist.seeds)  # every non-blank line, # lines included
+                seedlist.seeds = "\n".join(lines + [s for s in seeds if s not in lines])
+                seedlist.save(update_fields=["seeds"])
+            configuration, _ = DomainConfiguration.objects.get_or_create(
+                domain=domain, name=name, defaults={"template": template,
+                                                    "comments": f"Made for harvest {definition.name}."})
+            ConfigurationSeedList.objects.get_or_create(configuration=configuration, seedlist=seedlist)
+            result.configurations.append(configuration)
+        definition.configurations.add(*result.configurations)
+    return result

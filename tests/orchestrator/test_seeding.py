@@ -1,0 +1,66 @@
+"""Pasted seeds into a selective harvest: domains, seed lists and configurations made as needed; bad
+lines reported by number with nothing saved."""
+
+from __future__ import annotations
+
+import pytest
+
+from orchestrator.harvest import seeding
+from orchestrator.harvest.models import Domain, DomainConfiguration, SeedList
+from tests.orchestrator import factories
+
+pytestmark = pytest.mark.django_db
+
+
+def test_seeds_create_domains_seedlists_and_configurations():
+    factories.domain("example.fr")
+    hd = factories.selective_definition("elections 2026")
+    result = seeding.add_seeds(hd, "https://www.example.fr/politique/\n\n# a comment\nnews.Bücher.de/a?b=1\n"
+                                   "http://example.fr/\nhttps://www.example.fr/politique/\n")
+    assert result.ok, result.errors
+    assert result.created_domains == ["xn--bcher-kva.de"]
+    assert result.seeds == {"example.fr": ["https://www.example.fr/politique/", "http://example.fr/"],
+                            "xn--bcher-kva.de": ["http://news.xn--bcher-kva.de/a?b=1"]}
+    config = DomainConfiguration.objects.get(domain__name="example.fr", name="elections 2026")
+    assert [s.name for s in config.seedlists.all()] == ["elections 2026"]
+    assert config.seedlists.get().active_seeds == ["https://www.example.fr/politique/", "http://example.fr/"]
+    assert set(hd.configurations.values_list("domain__name", flat=True)) == {"example.fr", "xn--bcher-kva.de"}
+    # The new domain also got its defaults, like every domain.
+    assert Domain.objects.get(name="xn--bcher-kva.de").default_configuration is not None
+
+
+def test_adding_again_merges_seeds_without_duplicates():
+    hd = factories.selective_definition("culture")
+    seeding.add_seeds(hd, "http://example.fr/a")
+    result = seeding.add_seeds(hd, "http://example.fr/b\nhttp://example.fr/a")
+    assert result.ok
+    assert SeedList.objects.get(domain__name="example.fr", name="culture").active_seeds == [
+        "http://example.fr/a", "http://example.fr/b"]
+    assert hd.configurations.count() == 1
+
+
+def test_any_bad_line_saves_nothing_and_every_bad_line_is_reported():
+    hd = factories.selective_definition("culture")
+    result = seeding.add_seeds(hd, "http://good.fr/\nftp://files.fr/\nhttp://localhost/\nhttp://a b.fr/\n"
+                                   "http://x.fr:99999/")
+    assert [(e.line, e.text) for e in result.errors] == [(2, "ftp://files.fr/"), (3, "http://localhost/"),
+                                                         (4, "http://a b.fr/"), (5, "http://x.fr:99999/")]
+    assert "only http:// and https://" in result.errors[0].message
+    assert "public suffix" in result.errors[1].message
+    assert str(result.errors[0]).startswith("line 2: 'ftp://files.fr/'")
+    assert not Domain.objects.exists() and not hd.configurations.exists()
+
+
+def test_empty_paste_is_an_error():
+    result = seeding.add_seeds(factories.selective_definition(), "\n# only a comment\n")
+    assert not result.ok and "no seed URL" in result.errors[0].message
+
+
+def test_ip_seeds_are_their_own_domain():
+    result = seeding.add_seeds(factories.selective_definition(), "http://127.0.0.1:8080/site/")
+    assert result.ok and list(result.seeds) == ["127.0.0.1"]
+
+
+def test_only_selective_harvests_take_seeds():
+    with pytest.raises(ValueError, match="selective"):
+        seeding.add_seeds(factories.snapshot_definition(), "http://example.fr/")

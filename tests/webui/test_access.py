@@ -1,0 +1,148 @@
+"""Who may do what: every URL of the web UI, for every role, anonymous users and CSRF.
+
+The table below is the specification (issue 6); a URL added to webui/urls.py without a line here fails
+test_every_url_is_in_the_table, so no page can be added without saying who may use it.
+"""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from orchestrator.harvest.models import GlobalCrawlerTrapList
+from tests.webui.conftest import ROLES, Sample
+from webui import urls
+
+EVERYONE = set(ROLES)
+CURATORS = {"curator", "admin"}
+ENGINEERS = {"crawl engineer", "admin"}
+
+#: URL name → (who may use it, the URL's arguments from the sample, POST only?)
+TABLE: dict[str, tuple[set[str], object, bool]] = {
+    "home": (EVERYONE, lambda s: [], False),
+    "domains": (EVERYONE, lambda s: [], False),
+    "domain-create": (CURATORS, lambda s: [], False),
+    "domain": (EVERYONE, lambda s: [s.domain.name], False),
+    "domain-edit": (CURATORS, lambda s: [s.domain.name], False),
+    "seedlist-create": (CURATORS, lambda s: [s.domain.name], False),
+    "seedlist-edit": (CURATORS, lambda s: [s.domain.name, s.domain.seedlists.get().pk], False),
+    "configuration-create": (CURATORS, lambda s: [s.domain.name], False),
+    "configuration-edit": (CURATORS, lambda s: [s.domain.name, s.domain.default_configuration.pk], False),
+    "templates": (EVERYONE, lambda s: [], False),
+    "template-create": (ENGINEERS, lambda s: [], False),
+    "template-edit": (ENGINEERS, lambda s: [s.template.pk], False),
+    "schedules": (EVERYONE, lambda s: [], False),
+    "schedule-create": (CURATORS, lambda s: [], False),
+    "schedule-edit": (CURATORS, lambda s: [s.schedule.pk], False),
+    "channels": (EVERYONE, lambda s: [], False),
+    "channel-create": (ENGINEERS, lambda s: [], False),
+    "channel-edit": (ENGINEERS, lambda s: [s.channel.pk], False),
+    "traps": (EVERYONE, lambda s: [], False),
+    "trap-create": (ENGINEERS, lambda s: [], False),
+    "trap-edit": (ENGINEERS, lambda s: [s.traps.pk], False),
+    "trap-toggle": (ENGINEERS, lambda s: [s.traps.pk], True),
+    "definitions": (EVERYONE, lambda s: [], False),
+    "definition-create": (CURATORS, lambda s: ["selective"], False),
+    "definition": (EVERYONE, lambda s: [s.selective.pk], False),
+    "definition-edit": (CURATORS, lambda s: [s.selective.pk], False),
+    "definition-seeds": (CURATORS, lambda s: [s.selective.pk], False),
+    "definition-remove": (CURATORS, lambda s: [s.selective.pk], True),
+    "definition-activate": (CURATORS, lambda s: [s.selective.pk], True),
+    "definition-deactivate": (CURATORS, lambda s: [s.selective.pk], True),
+    "definition-run": (CURATORS, lambda s: [s.selective.pk], True),
+}
+PUBLIC = {"login", "logout"}
+GUARDED = sorted(TABLE)
+
+
+def test_every_url_is_in_the_table():
+    names = {p.name for p in urls.urlpatterns}
+    assert names - PUBLIC == set(TABLE), "add the new URL to TABLE with the roles that may use it"
+
+
+def test_every_view_is_wrapped_in_a_role_check():
+    for pattern in urls.urlpatterns:
+        if pattern.name not in PUBLIC:
+            assert getattr(pattern.callback, "required_permission", None), pattern.name
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("name", GUARDED)
+def test_anonymous_users_are_sent_to_the_login_page(name, sample: Sample):
+    _, args, _ = TABLE[name]
+    for method in ("get", "post"):
+        response = getattr(Client(), method)(reverse(f"webui:{name}", args=args(sample)))
+        assert response.status_code == 302
+        assert response["Location"].startswith(reverse("webui:login") + "?next=")
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("name", GUARDED)
+@pytest.mark.parametrize("role", ROLES)
+def test_each_role_gets_exactly_its_pages(name, role, clients, sample: Sample):
+    allowed, args, post_only = TABLE[name]
+    url = reverse(f"webui:{name}", args=args(sample))
+    client = clients[role]
+    get = client.get(url)
+    if role in allowed:
+        assert get.status_code == (405 if post_only else 200), (name, role, get.content[:500])
+    else:
+        assert get.status_code == 403, (name, role)
+        assert "role" in get.content.decode()
+        # A refused POST changes nothing: here, the one action every engineer page could have done.
+        before = list(GlobalCrawlerTrapList.objects.values_list("active", flat=True))
+        assert client.post(url, {"active": "0", "seeds": "http://x.fr/"}).status_code == 403, (name, role)
+        assert list(GlobalCrawlerTrapList.objects.values_list("active", flat=True)) == before
+
+
+@pytest.mark.django_db
+def test_posts_need_the_csrf_token(django_user_model, sample: Sample):
+    from tests.webui.conftest import login
+
+    client = login(django_user_model, "crawl engineer")
+    client.handler.enforce_csrf_checks = True
+    response = client.post(reverse("webui:trap-toggle", args=[sample.traps.pk]), {"active": "0"})
+    assert response.status_code == 403
+    assert GlobalCrawlerTrapList.objects.get().active
+
+
+@pytest.mark.django_db
+def test_login_page_logs_in_and_out(django_user_model):
+    django_user_model.objects.create_user("anna", password="pw-long-enough")
+    client = Client(enforce_csrf_checks=False)
+    page = client.get(reverse("webui:login"))
+    assert page.status_code == 200 and "Log in" in page.content.decode()
+    bad = client.post(reverse("webui:login"), {"username": "anna", "password": "wrong"})
+    assert bad.status_code == 200 and "correct username and password" in bad.content.decode()
+    ok = client.post(reverse("webui:login"), {"username": "anna", "password": "pw-long-enough", "next": "/domains/"})
+    assert ok.status_code == 302 and ok["Location"] == "/domains/"
+    # A user with no role is logged in but sees nothing.
+    assert client.get(reverse("webui:home")).status_code == 403
+    assert client.post(reverse("webui:logout")).status_code == 302
+    assert client.get(reverse("webui:home")).status_code == 302
+    # Django's own auth URLs (password change) send to the same page.
+    assert "Log in" in client.get("/accounts/login/").content.decode()
+
+
+@pytest.mark.django_db
+def test_every_form_on_a_page_carries_the_csrf_token(django_user_model, sample: Sample):
+    """Buttons drawn by the shared macros too (a Jinja import without context would drop the token)."""
+    import re
+
+    from tests.webui.conftest import login
+
+    client = login(django_user_model, "admin")
+    client.handler.enforce_csrf_checks = True
+    for url in (reverse("webui:definition", args=[sample.selective.pk]), reverse("webui:traps"),
+                reverse("webui:domain-edit", args=[sample.domain.name])):
+        page = client.get(url).content.decode()
+        forms = re.findall(r'<form method="post".*?</form>', page, re.S)
+        assert forms, url
+        for form in forms:
+            assert 'name="csrfmiddlewaretoken"' in form, (url, form[:200])
+    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"',
+                      client.get(reverse("webui:traps")).content.decode()).group(1)
+    response = client.post(reverse("webui:trap-toggle", args=[sample.traps.pk]),
+                           {"active": "0", "csrfmiddlewaretoken": token})
+    assert response.status_code == 302 and not GlobalCrawlerTrapList.objects.get().active

@@ -1,0 +1,134 @@
+"""Domain pages: search, the domain page with its history chart, and the edit forms' validation."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from orchestrator.harvest.models import Domain, DomainConfiguration, ExtendedField, HarvestInfo, SeedList
+from tests.orchestrator import factories
+
+pytestmark = pytest.mark.django_db
+
+
+def text(response) -> str:
+    return response.content.decode()
+
+
+def test_search_pages_by_keyset(viewer):
+    factories.domain("alpha.fr")
+    for name in ("beta.fr", "gamma.fr"):
+        factories.domain(name)
+    from webui.views import domains as view
+
+    view.PAGE_SIZE, old = 2, view.PAGE_SIZE
+    try:
+        first = viewer.get(reverse("webui:domains"))
+        assert "alpha.fr" in text(first) and "beta.fr" in text(first) and "gamma.fr" not in text(first)
+        assert "after=beta.fr" in text(first)
+        second = viewer.get(reverse("webui:domains"), {"after": "beta.fr"})
+        assert "gamma.fr" in text(second) and "alpha.fr" not in text(second) and "after=" not in text(second)
+    finally:
+        view.PAGE_SIZE = old
+    found = viewer.get(reverse("webui:domains"), {"q": "*mm*"})
+    assert "gamma.fr" in text(found) and "beta.fr" not in text(found)
+    assert "No domain matches" in text(viewer.get(reverse("webui:domains"), {"q": "zzz"}))
+
+
+def test_domain_page_shows_configurations_aliases_traps_extended_and_history(viewer):
+    ExtendedField.objects.create(owner="domain", name="publisher", label="Publisher")
+    domain = factories.domain("example.fr")
+    alias = factories.domain("example-alias.fr")
+    Domain.objects.filter(pk=alias.pk).update(alias_of=domain)
+    Domain.objects.filter(pk=domain.pk).update(crawler_traps=r".*/agenda/.*", extended={"publisher": "Le Monde"})
+    job = factories.job(domains=["example.fr"], status="DONE")
+    HarvestInfo.objects.create(job=job, harvest=job.harvest, domain=domain, configuration=domain.default_configuration,
+                               objects_count=1234, bytes_count=5 * 1024 * 1024, stop_reason="max_bytes")
+    page = text(viewer.get(reverse("webui:domain", args=["example.fr"])))
+    for expected in ("defaultconfig", "defaultseeds", "https://www.example.fr/", "example-alias.fr", ".*/agenda/.*",
+                     "Le Monde", "1\u202f234", "5.0 MB", "max_bytes", "<svg", "news"):
+        assert expected in page, expected
+    assert "Edit domain" not in page  # a viewer sees no edit links
+    assert viewer.get(reverse("webui:domain", args=["missing.fr"])).status_code == 404
+
+
+def test_create_domains_by_lines_reports_each_bad_line(curator):
+    response = curator.post(reverse("webui:domain-create"), {"names": "good.fr\nwww.bad.fr\nnot a domain\n"})
+    page = text(response)
+    assert response.status_code == 200
+    assert "line 2" in page and "the domain is bad.fr" in page and "line 3" in page
+    assert not Domain.objects.exists()
+    response = curator.post(reverse("webui:domain-create"), {"names": "good.fr\nBücher.de"})
+    assert response.status_code == 302
+    assert set(Domain.objects.values_list("name", flat=True)) == {"good.fr", "xn--bcher-kva.de"}
+
+
+def test_edit_domain_validates_traps_alias_and_extended_fields(curator):
+    ExtendedField.objects.create(owner="domain", name="since", label="Deposited since", kind="date")
+    domain = factories.domain("example.fr")
+    url = reverse("webui:domain-edit", args=["example.fr"])
+    assert "Deposited since" in text(curator.get(url))
+    bad = curator.post(url, {"crawler_traps": "ok/.*\n(unclosed", "alias_of": "nowhere.fr", "ext_since": "yesterday",
+                             "comments": "x"})
+    page = text(bad)
+    assert bad.status_code == 200 and "Nothing was saved" in page
+    assert "line 2" in page and "not a valid regular expression" in page
+    assert "there is no domain" in page and "not a valid date" in page
+    domain.refresh_from_db()
+    assert domain.comments == "" and domain.crawler_traps == ""
+    ok = curator.post(url, {"crawler_traps": "  ok/.*  \n\n", "alias_of": "", "ext_since": "2020-01-31",
+                            "comments": "Deposit agreement signed."})
+    assert ok.status_code == 302
+    domain.refresh_from_db()
+    assert domain.crawler_traps == "ok/.*" and domain.extended == {"since": "2020-01-31"}
+
+
+def test_alias_chains_are_refused(curator):
+    factories.domain("a.fr")
+    b = factories.domain("b.fr")
+    c = factories.domain("c.fr")
+    Domain.objects.filter(pk=b.pk).update(alias_of=c)
+    response = curator.post(reverse("webui:domain-edit", args=["a.fr"]), {"alias_of": "b.fr"})
+    assert "no alias chains" in text(response)
+    response = curator.post(reverse("webui:domain-edit", args=["a.fr"]), {"alias_of": "c.fr",
+                                                                          "alias_expires": "2030-01-01 00:00"})
+    assert response.status_code == 302
+    assert Domain.objects.get(name="a.fr").alias_of == c
+
+
+def test_seedlist_form(curator):
+    factories.domain("example.fr")
+    url = reverse("webui:seedlist-create", args=["example.fr"])
+    bad = curator.post(url, {"name": "defaultseeds", "seeds": "http://example.fr/\nmailto:x@example.fr"})
+    page = text(bad)
+    assert "already has a seed list" in page and "line 2" in page
+    assert curator.post(url, {"name": "news", "seeds": "# paused\n"}).status_code == 200
+    ok = curator.post(url, {"name": "news", "seeds": "HTTP://Example.FR/news\n# http://example.fr/old"})
+    assert ok.status_code == 302
+    assert SeedList.objects.get(name="news").seeds == "http://example.fr/news\n# http://example.fr/old"
+
+
+def test_configuration_form_and_default_switch(curator):
+    domain = factories.domain("example.fr")
+    seedlist = domain.seedlists.get()
+    url = reverse("webui:configuration-create", args=["example.fr"])
+    bad = curator.post(url, {"name": "deep", "template": domain.default_configuration.template_id,
+                             "max_objects": "-5", "max_bytes": "-1"})
+    page = text(bad)
+    assert "at least one seed list" in page and "must be -1 (unlimited), 0 (excluded)" in page
+    ok = curator.post(url, {"name": "deep", "template": domain.default_configuration.template_id,
+                            "seedlists": [seedlist.pk], "max_objects": "1000", "max_bytes": "-1", "is_default": "on"})
+    assert ok.status_code == 302
+    assert DomainConfiguration.objects.get(domain=domain, is_default=True).name == "deep"
+    assert list(DomainConfiguration.objects.get(name="deep").seedlists.all()) == [seedlist]
+
+
+def test_a_search_too_broad_is_explained(viewer, monkeypatch):
+    from orchestrator.harvest import domainsearch
+
+    def too_broad(*args, **kwargs):
+        raise domainsearch.SearchTooBroad("this search reads too much of the domain table")
+
+    monkeypatch.setattr(domainsearch, "search", too_broad)
+    page = text(viewer.get(reverse("webui:domains"), {"q": "?b*"}))
+    assert "reads too much of the domain table" in page and "Nothing searched" in page

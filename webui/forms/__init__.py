@@ -1,0 +1,2 @@
+"""The web UI's forms. Validation is the models' own (``Model.clean`` and orchestrator.harvest.validators),
+so the UI, the admin and the CLI refuse the same things with the same words."""

@@ -1,0 +1,1 @@
+"""The web UI's views, one module per area; each view is wrapped in webui.access.require."""

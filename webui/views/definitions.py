@@ -1,0 +1,176 @@
+"""Harvest definitions: list, selective and snapshot forms, pasted seeds, activate/deactivate, run now.
+
+The rules (what activation does to the next date, how a run is generated) are the scheduler's
+(orchestrator.harvest.scheduler); these views call it and say what happened.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from django.contrib import messages
+from django.db import transaction
+from django.db.models import Count, Max, OuterRef, Q, Subquery, Sum
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from orchestrator.harvest import scheduler, schedules, seeding
+from orchestrator.harvest.models import HarvestDefinition, HarvestInfo, Job
+from orchestrator.harvest.scheduler import SchedulerError
+from webui.access import CURATE, READ, require
+from webui.forms.definitions import DefinitionForm, RemoveForm, SeedsForm
+
+SHOWN_CONFIGURATIONS = 500
+
+
+@require(READ)
+def definition_list(request: HttpRequest) -> HttpResponse:
+    kind = request.GET.get("kind", "")
+    # Subqueries, not joins: joining configurations and jobs together would multiply their rows.
+    through = HarvestDefinition.configurations.through
+    definitions = HarvestDefinition.objects.select_related("channel", "schedule").annotate(
+        n_configurations=Subquery(through.objects.filter(harvestdefinition=OuterRef("pk")).order_by()
+                                  .values("harvestdefinition").annotate(n=Count("id")).values("n")),
+        last_job=Subquery(Job.objects.filter(harvest=OuterRef("pk")).order_by("-id").values("id")[:1]),
+    )
+    if kind in dict(HarvestDefinition.KINDS):
+        definitions = definitions.filter(kind=kind)
+    return render(request, "webui/definitions/list.html", {"definitions": definitions, "kind": kind,
+                                                           "kinds": HarvestDefinition.KINDS})
+
+
+def upcoming(definition: HarvestDefinition, n: int = 10) -> list[datetime]:
+    """The next runs of an active scheduled definition (an inactive one has none)."""
+    if not definition.active or definition.schedule is None:
+        return []
+    return schedules.upcoming_runs(definition.schedule, n, definition.next_date, definition.runs,
+                                   now=datetime.now(UTC))
+
+
+@require(READ)
+def definition_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    definition = get_object_or_404(HarvestDefinition.objects.select_related("channel", "schedule", "previous"), pk=pk)
+    configurations = definition.configurations.select_related("domain", "template").order_by("domain__name")
+    total = configurations.count()  # one definition's selection: thousands at most, never millions
+    runs = (Job.objects.filter(harvest=definition).values("harvest_run")
+            .annotate(jobs=Count("id"), done=Count("id", filter=Q(status="DONE")),
+                      failed=Count("id", filter=Q(status="FAILED")),
+                      running=Count("id", filter=Q(status__in=["SUBMITTED", "STARTED"])),
+                      first=Max("created"))
+            .order_by("-harvest_run")[:20])
+    figures = {row["job__harvest_run"]: row for row in HarvestInfo.objects.filter(harvest=definition)
+               .values("job__harvest_run").annotate(objects=Sum("objects_count"), bytes=Sum("bytes_count"),
+                                                    domains=Count("id"))}
+    return render(request, "webui/definitions/detail.html", {
+        "definition": definition, "configurations": configurations[:SHOWN_CONFIGURATIONS], "total": total,
+        "shown": SHOWN_CONFIGURATIONS, "runs": runs, "figures": figures,
+        "jobs": Job.objects.filter(harvest=definition).select_related("channel")[:20],
+        "upcoming": upcoming(definition),
+        "seeds_form": SeedsForm(), "remove_form": RemoveForm(definition=definition),
+    })
+
+
+@require(CURATE)
+def definition_edit(request: HttpRequest, pk: int | None = None, kind: str | None = None) -> HttpResponse:
+    instance = get_object_or_404(HarvestDefinition, pk=pk) if pk else None
+    kind = instance.kind if instance else kind
+    if kind not in DefinitionForm.KIND_FIELDS:
+        raise Http404(f"no {kind} harvest definitions in the web UI")
+    form = DefinitionForm(request.POST or None, instance=instance, kind=kind)
+    if request.method == "POST" and form.is_valid():
+        with transaction.atomic():
+            definition = form.save()
+            if form.cleaned_data.get("next_date") and form.cleaned_data["next_date"] != form.initial.get("next_date"):
+                scheduler.set_next(definition, form.cleaned_data["next_date"])
+        messages.success(request, f"Harvest definition {definition.name} saved"
+                                  + ("." if definition.active else " (inactive: activate it to schedule runs)."))
+        return redirect("webui:definition", pk=definition.pk)
+    title = f"Edit {instance.name}" if instance else f"New {dict(HarvestDefinition.KINDS)[kind]} harvest"
+    return render(request, "webui/form.html", {"form": form, "title": title, "submit": "Save",
+                                               "back": ("webui:definition", pk) if pk else ("webui:definitions",)})
+
+
+def _selective(pk: int) -> HarvestDefinition:
+    definition = get_object_or_404(HarvestDefinition, pk=pk)
+    if definition.kind != HarvestDefinition.SELECTIVE:
+        raise Http404("only selective harvests have a selection of domains")
+    return definition
+
+
+@require(CURATE)
+def add_seeds(request: HttpRequest, pk: int) -> HttpResponse:
+    """Paste seeds; on any bad line nothing is added and every bad line is listed with its number."""
+    definition = _selective(pk)
+    form = SeedsForm(request.POST or None)
+    result = None
+    if request.method == "POST" and form.is_valid():
+        result = seeding.add_seeds(definition, form.cleaned_data["seeds"])
+        if result.ok:
+            n_seeds = sum(len(s) for s in result.seeds.values())
+            messages.success(request, f"{n_seeds} seed(s) on {len(result.seeds)} domain(s) added to {definition.name}"
+                                      f" ({len(result.created_domains)} new domain(s)).")
+            return redirect("webui:definition", pk=definition.pk)
+        form.add_error("seeds", [str(e) for e in result.errors])
+    return render(request, "webui/form.html", {
+        "form": form, "title": f"Add seeds to {definition.name}", "submit": "Add seeds",
+        "back": ("webui:definition", definition.pk)})
+
+
+@require(CURATE)
+@require_POST
+def remove_configurations(request: HttpRequest, pk: int) -> HttpResponse:
+    definition = _selective(pk)
+    form = RemoveForm(request.POST, definition=definition)
+    if form.is_valid():
+        removed = list(form.cleaned_data["configurations"])
+        definition.configurations.remove(*removed)
+        messages.success(request, f"{len(removed)} domain configuration(s) removed from {definition.name} "
+                                  "(the domains and their history stay).")
+    else:
+        messages.error(request, "; ".join(e for errors in form.errors.values() for e in errors))
+    return redirect("webui:definition", pk=definition.pk)
+
+
+@require(CURATE)
+@require_POST
+def activate(request: HttpRequest, pk: int) -> HttpResponse:
+    definition = get_object_or_404(HarvestDefinition, pk=pk)
+    try:
+        scheduler.activate(definition)
+    except SchedulerError as exc:  # the scheduler's refusals say why (no schedule, nothing selected, …)
+        messages.error(request, f"{definition.name} was not activated: {exc}")
+    else:
+        when = (f" Next run {definition.next_date:%Y-%m-%d %H:%M} UTC." if definition.kind == definition.SELECTIVE
+                else " Its first run is made at the scheduler's next round.")
+        messages.success(request, f"{definition.name} is active.{when}")
+    return redirect("webui:definition", pk=pk)
+
+
+@require(CURATE)
+@require_POST
+def deactivate(request: HttpRequest, pk: int) -> HttpResponse:
+    definition = get_object_or_404(HarvestDefinition, pk=pk)
+    try:
+        scheduler.deactivate(definition)
+    except SchedulerError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, f"{definition.name} is inactive: no further runs are scheduled "
+                                  "(jobs already made still run).")
+    return redirect("webui:definition", pk=pk)
+
+
+@require(CURATE)
+@require_POST
+def run_now(request: HttpRequest, pk: int) -> HttpResponse:
+    definition = get_object_or_404(HarvestDefinition, pk=pk)
+    try:
+        jobs = scheduler.run_now(definition, requested_by=request.user.username)
+    except SchedulerError as exc:
+        messages.error(request, f"{definition.name} was not run: {exc}")
+    else:
+        messages.success(request, f"Run {jobs[0].harvest_run} of {definition.name}: {len(jobs)} job(s) made and "
+                                  f"submitted to channel {definition.channel.name} (jobs "
+                                  f"{', '.join(str(j.pk) for j in jobs[:10])}{'…' if len(jobs) > 10 else ''}).")
+    return redirect("webui:definition", pk=pk)

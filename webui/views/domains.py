@@ -1,0 +1,122 @@
+"""Domains: search among millions, a domain's page with its history, and the edit forms."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.db import transaction
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+
+from orchestrator.harvest import domainsearch
+from orchestrator.harvest.domains import create_domains
+from orchestrator.harvest.models import (
+    Domain,
+    DomainConfiguration,
+    ExtendedField,
+    HarvestDefinition,
+    HarvestInfo,
+    SeedList,
+)
+from webui import charts
+from webui.access import CURATE, READ, require
+from webui.forms.domains import ConfigurationForm, DomainForm, DomainNamesForm, SeedListForm
+
+PAGE_SIZE = 50
+SEARCH_FIELDS = [("name", "name"), ("crawler_traps", "crawler traps"), ("comments", "comments")]
+
+
+@require(READ)
+def domain_list(request: HttpRequest) -> HttpResponse:
+    """Keyset-paginated search; the total is the planner's estimate, never a COUNT(*) over millions."""
+    query = request.GET.get("q", "").strip()
+    field = request.GET.get("in", "name")
+    if field not in domainsearch.FIELDS:
+        field = "name"
+    after = request.GET.get("after", "")
+    try:
+        page, error = domainsearch.search(query, field, after, PAGE_SIZE), ""
+    except domainsearch.SearchTooBroad as exc:
+        page, error = domainsearch.DomainPage([], None), str(exc)
+    return render(request, "webui/domains/list.html", {
+        "page": page, "query": query, "field": field, "after": after, "fields": SEARCH_FIELDS, "error": error,
+        "estimate": domainsearch.estimated_count(),
+    })
+
+
+@require(CURATE)
+def domain_create(request: HttpRequest) -> HttpResponse:
+    form = DomainNamesForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        result = create_domains(form.cleaned_data["names"])
+        messages.success(request, f"{len(result.created)} domain(s) created, {result.existing} already existed.")
+        if len(form.cleaned_data["names"]) == 1:
+            return redirect("webui:domain", name=form.cleaned_data["names"][0])
+        return redirect("webui:domains")
+    return render(request, "webui/form.html", {"form": form, "title": "New domains", "submit": "Create"})
+
+
+def history(domain: Domain, limit: int = 200) -> list[HarvestInfo]:
+    return list(HarvestInfo.objects.filter(domain=domain).select_related("harvest", "configuration", "job")
+                .order_by("-date")[:limit])
+
+
+@require(READ)
+def domain_detail(request: HttpRequest, name: str) -> HttpResponse:
+    domain = get_object_or_404(Domain.objects.select_related("alias_of"), name=name)
+    runs = history(domain)
+    chrono = list(reversed(runs[:40]))
+    chart = charts.bar_chart(
+        [r.bytes_count for r in chrono], [f"{r.date:%Y-%m-%d}" for r in chrono],
+        [f"{r.date:%Y-%m-%d} {r.harvest.name} run {r.job.harvest_run}: {r.objects_count} objects, "
+         f"{r.bytes_count} bytes, {r.stop_reason}" for r in chrono])
+    extended = [(ext, domain.extended.get(ext.name)) for ext in ExtendedField.objects.filter(owner="domain")]
+    return render(request, "webui/domains/detail.html", {
+        "domain": domain,
+        "configurations": domain.configurations.select_related("template").prefetch_related("seedlists"),
+        "seedlists": domain.seedlists.all(),
+        "aliases": list(domain.aliases.all()[:100]),
+        "extended": extended,
+        "runs": runs, "chart": chart,
+        "definitions": HarvestDefinition.objects.filter(configurations__domain=domain).distinct(),
+    })
+
+
+@require(CURATE)
+def domain_edit(request: HttpRequest, name: str) -> HttpResponse:
+    domain = get_object_or_404(Domain, name=name)
+    form = DomainForm(request.POST or None, instance=domain)
+    if request.method == "POST" and form.is_valid():
+        form.save()
+        messages.success(request, f"{domain.name} saved.")
+        return redirect("webui:domain", name=domain.name)
+    return render(request, "webui/form.html", {"form": form, "title": f"Edit {domain.name}", "submit": "Save",
+                                               "back": ("webui:domain", domain.name)})
+
+
+@require(CURATE)
+def seedlist_edit(request: HttpRequest, name: str, pk: int | None = None) -> HttpResponse:
+    domain = get_object_or_404(Domain, name=name)
+    instance = get_object_or_404(SeedList, pk=pk, domain=domain) if pk else None
+    form = SeedListForm(request.POST or None, instance=instance, domain=domain)
+    if request.method == "POST" and form.is_valid():
+        form.save()
+        messages.success(request, f"Seed list {form.instance.name} of {domain.name} saved.")
+        return redirect("webui:domain", name=domain.name)
+    title = f"Seed list {instance.name} of {domain.name}" if instance else f"New seed list for {domain.name}"
+    return render(request, "webui/form.html", {"form": form, "title": title, "submit": "Save",
+                                               "back": ("webui:domain", domain.name)})
+
+
+@require(CURATE)
+def configuration_edit(request: HttpRequest, name: str, pk: int | None = None) -> HttpResponse:
+    domain = get_object_or_404(Domain, name=name)
+    instance = get_object_or_404(DomainConfiguration, pk=pk, domain=domain) if pk else None
+    form = ConfigurationForm(request.POST or None, instance=instance, domain=domain)
+    if request.method == "POST" and form.is_valid():
+        with transaction.atomic():
+            form.save()
+        messages.success(request, f"Configuration {form.instance.name} of {domain.name} saved.")
+        return redirect("webui:domain", name=domain.name)
+    title = f"Configuration {instance.name} of {domain.name}" if instance else f"New configuration for {domain.name}"
+    return render(request, "webui/form.html", {"form": form, "title": title, "submit": "Save",
+                                               "back": ("webui:domain", domain.name)})
