@@ -11,7 +11,11 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
+
+#: Captures per executemany batch in ``DedupIndex.add``.
+ADD_BATCH = 10_000
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS by_digest (
@@ -90,22 +94,24 @@ class DedupIndex:
     def add(self, captures: Iterable[Capture]) -> int:
         """Record captures in one transaction. The earliest capture of a digest stays its referent;
         the latest capture of a URL replaces its validators. Re-adding the same captures is a no-op,
-        so re-indexing a file after a crash never corrupts the index."""
+        so re-indexing a file after a crash never corrupts the index. Captures are written in
+        batches of ``ADD_BATCH`` with ``executemany`` (memory stays bounded for any input size)."""
         count = 0
+        it = iter(captures)
         with self.db:
-            for c in captures:
-                self.db.execute(
+            while batch := list(islice(it, ADD_BATCH)):
+                self.db.executemany(
                     "INSERT INTO by_digest VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(digest) DO UPDATE SET "
                     "url=excluded.url, timestamp=excluded.timestamp, filename=excluded.filename, "
                     "offset=excluded.offset, mime=excluded.mime WHERE excluded.timestamp < by_digest.timestamp",
-                    (c.digest, c.url, c.timestamp, c.filename, c.offset, c.mime),
+                    [(c.digest, c.url, c.timestamp, c.filename, c.offset, c.mime) for c in batch],
                 )
-                self.db.execute(
+                self.db.executemany(
                     "INSERT INTO by_url VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(url) DO UPDATE SET "
                     "digest=excluded.digest, timestamp=excluded.timestamp, filename=excluded.filename, "
                     "offset=excluded.offset, etag=excluded.etag, last_modified=excluded.last_modified "
                     "WHERE excluded.timestamp >= by_url.timestamp",
-                    (c.url, c.digest, c.timestamp, c.filename, c.offset, c.etag, c.last_modified),
+                    [(c.url, c.digest, c.timestamp, c.filename, c.offset, c.etag, c.last_modified) for c in batch],
                 )
-                count += 1
+                count += len(batch)
         return count
