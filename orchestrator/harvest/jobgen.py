@@ -65,12 +65,21 @@ class JobPlan:
 
 
 def _min_limit(a: str, b: str) -> str:
-    """The smaller of two limits where -1 means unlimited (portable SQL: no LEAST on SQLite)."""
+    """The smaller of two limits where -1 means unlimited.
+
+    PostgreSQL: LEAST ignores NULLs, so each argument appears once (nested CASEs repeat their
+    arguments, and the planner inlines subqueries: three levels made the sort key 27 copies of the
+    estimate). SQLite has no LEAST and its min() returns NULL on any NULL: a CASE there.
+    """
+    if connection.vendor == "postgresql":
+        return f"COALESCE(LEAST(NULLIF({a}, -1), NULLIF({b}, -1)), -1)"
     return f"(CASE WHEN {a} = -1 THEN {b} WHEN {b} = -1 THEN {a} WHEN {a} < {b} THEN {a} ELSE {b} END)"
 
 
 def _max(a: str, b: str) -> str:
-    return f"(CASE WHEN {a} > {b} THEN {a} ELSE {b} END)"
+    if connection.vendor == "postgresql":
+        return f"GREATEST({a}, {b})"
+    return f"max({a}, {b})"
 
 
 def candidates_sql(definition: HarvestDefinition, now: datetime) -> tuple[str, list[Any]]:
@@ -88,11 +97,9 @@ def candidates_sql(definition: HarvestDefinition, now: datetime) -> tuple[str, l
         return sql, [definition.pk]
     if definition.kind != HarvestDefinition.SNAPSHOT:
         raise GenerationError(f"{definition.name} is a {definition.kind} harvest: it is not run as jobs (yet)")
-    limits = (f"{_min_limit('%s', 'c.max_objects')} AS max_objects, "
-              f"{_min_limit('%s', 'c.max_bytes')} AS max_bytes")
-    params: list[Any] = [definition.max_objects, definition.max_objects, definition.max_objects,
-                         definition.max_objects, definition.max_bytes, definition.max_bytes,
-                         definition.max_bytes, definition.max_bytes]
+    limits = (f"{_min_limit(str(int(definition.max_objects)), 'c.max_objects')} AS max_objects, "
+              f"{_min_limit(str(int(definition.max_bytes)), 'c.max_bytes')} AS max_bytes")
+    params: list[Any] = []
     sql = (
         f"SELECT c.id AS config_id, c.template_id, {limits} "
         "FROM harvest_domainconfiguration c JOIN harvest_domain d ON d.id = c.domain_id "
@@ -128,7 +135,8 @@ def estimate_sql(cand: str) -> str:
     and stop reason, the best count ever.
     """
     h = (
-        "SELECT configuration_id AS cid, SUM(objects) AS sum_objects, SUM(bytes) AS sum_bytes, "
+        "SELECT configuration_id AS cid, CAST(SUM(objects) AS BIGINT) AS sum_objects, "
+        "CAST(SUM(bytes) AS BIGINT) AS sum_bytes, "
         "MAX(objects) AS best_objects, MAX(CASE WHEN rn = 1 THEN objects END) AS last_objects, "
         "MAX(CASE WHEN rn = 1 THEN stop_reason END) AS last_reason "
         "FROM (SELECT configuration_id, objects, bytes, stop_reason, ROW_NUMBER() OVER "
