@@ -120,3 +120,43 @@ def test_memory_is_bounded(tmp_path):
     grown_kib = int(out[1])
     assert grown_kib * 1024 < total / 4, (grown_kib, total)
     assert grown_kib < 40 * 1024
+
+
+def test_block_boundaries_long_lines_crlf_and_missing_final_newline(tmp_path, monkeypatch):
+    """Tiny read blocks: lines straddle blocks, some are longer than a block; CRLF input and a
+    last line without newline; an order violation that only shows across two blocks is caught."""
+    import indexer.merge
+
+    monkeypatch.setattr(indexer.merge, "READ_BLOCK", 7)
+    rng = random.Random(9)
+    files = []
+    for i in range(5):
+        lines = sorted({b"k%05d" % rng.randrange(3000) + b"x" * rng.randrange(0, 30) for _ in range(200)})
+        body = b"".join(ln + b"\n" for ln in lines)
+        if i == 1:
+            body = body.replace(b"\n", b"\r\n")
+        if i == 2:
+            body = body[:-1]
+        files.append(tmp_path / f"in{i}.txt")
+        files[-1].write_bytes(body)
+    out = tmp_path / "out.txt"
+    merge_sorted(files, out)
+    expected = sort_m([*files[:1], *files[2:]])
+    crlf_lines = files[1].read_bytes().replace(b"\r\n", b"\n").splitlines(keepends=True)
+    assert out.read_bytes().splitlines(keepends=True) == sorted(set(expected.splitlines(keepends=True))
+                                                                | set(crlf_lines))
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(b"aaaaaaaa\nbbbbbbbbbb\naaaaaaaaac\n")
+    with pytest.raises(UnsortedInputError, match="bad.txt"):
+        merge_sorted([bad], tmp_path / "never.txt")
+    assert not (tmp_path / "never.txt").exists()
+
+
+def test_header_only_and_empty_inputs(tmp_path):
+    only_header = tmp_path / "h.cdx"
+    only_header.write_bytes(CDX_HEADER)
+    empty = tmp_path / "e.cdx"
+    empty.write_bytes(b"")
+    out = tmp_path / "out.cdx"
+    assert merge_sorted([only_header, empty], out, header=CDX_HEADER) == 0
+    assert out.read_bytes() == CDX_HEADER
