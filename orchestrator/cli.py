@@ -40,7 +40,8 @@ Indexing and storage
   index run           do every pending chain step now (ingest, CDX, transfer, backup, delete); retries failures
   index reindex FILE  rewrite one WARC's CDX and dedup entries from its stored copy
   index merge [--big] merge newly indexed files into a daily file; --big: then into the master CDX and PATH
-  index verify        re-hash stored copies, report missing/corrupt ones per location (exit 1 if any)
+  index verify        re-hash stored copies, report missing/corrupt ones per location (exit 1 if any);
+                      --repair restores them from a good copy
   index cdx WARC...   print the sorted CDX of WARC files, no database needed (--cdxj for pywb's CDXJ)
 
 Environment

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import tempfile
 from pathlib import Path
 
 import dj_database_url
@@ -31,10 +32,17 @@ def _secret_key() -> str:
         return os.environ["NETHARVEST_SECRET_KEY"]
     path = DATA_DIR / "secret_key"
     if not path.exists():
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(secrets.token_urlsafe(50))
-        os.chmod(tmp, 0o600)
-        os.replace(tmp, path)
+        # Processes starting together on a fresh data directory (netharvest up) must agree on one key: each
+        # writes its own temporary file (mode 0600) and links it to the name; the first link wins.
+        fd, tmp = tempfile.mkstemp(prefix=".secret_key.", dir=DATA_DIR)
+        with os.fdopen(fd, "w") as f:
+            f.write(secrets.token_urlsafe(50))
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            pass
+        finally:
+            os.unlink(tmp)
     return path.read_text().strip()
 
 

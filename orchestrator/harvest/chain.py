@@ -111,9 +111,7 @@ def delete(f: ArchiveFile) -> dict[str, Any]:
             raise ChainError(f"the copy in {c.location} ({path}) is missing or has the wrong size: the spool copy "
                              "stays (netharvest index verify)")
     if f.spool_path:
-        spool = Path(f.spool_path)
-        spool.unlink(missing_ok=True)
-        _remove_if_empty(spool.parent)
+        Path(f.spool_path).unlink(missing_ok=True)
     return {}
 
 

@@ -273,7 +273,7 @@ class SpecFreezer:
         self.templates = {t.pk: t for t in CrawlTemplate.objects.all()}
         self.global_traps = list(dict.fromkeys(
             GlobalCrawlerTrapList.active_traps() + validators.regex_lines(definition.crawler_traps)))
-        self.dedup_index = str(settings.NETHARVEST_INDEX_DIR / "dedup.sqlite3")
+        self.dedup_index = str(settings.NETHARVEST_DEDUP_INDEX)  # the one the indexer chain feeds
 
     def stream(self) -> Iterator[tuple[int, list[dict[str, Any]]]]:
         """Every job of the run with its domains as JobSpec entries, one job at a time.

@@ -13,9 +13,9 @@ from pathlib import Path
 
 from django.utils import timezone
 
-from indexer.storage import sha256_file
+from indexer.storage import copy_verified, sha256_file, verify_copy
 from orchestrator.harvest import storage
-from orchestrator.harvest.models import ArchiveFileCopy
+from orchestrator.harvest.models import ArchiveFile, ArchiveFileCopy
 
 
 @dataclass
@@ -79,4 +79,43 @@ def _check(copy: ArchiveFileCopy, configured: dict[str, object]) -> Problem | No
     if digest != copy.file.sha256:
         return Problem(copy.location, copy.file.name, copy.path, "corrupt",
                        f"SHA-256 {digest}, expected {copy.file.sha256}")
+    return None
+
+
+def repair(report: VerifyReport) -> list[tuple[Problem, str]]:
+    """Restore each missing or corrupt copy from a good one (another copy, or the spool copy if it is still
+    there), at the same path, so PATH lines stay true. A corrupt file is kept aside as
+    ``.<name>.corrupt-<UTC time>`` for inspection, never overwritten. Returns (problem, outcome) pairs; an
+    outcome starting with "LOST" means no good copy is left."""
+    outcomes = []
+    for problem in report.problems:
+        if problem.kind not in ("missing", "corrupt"):
+            outcomes.append((problem, "not repaired: fix the configuration or mount the location"))
+            continue
+        f = ArchiveFile.objects.get(name=problem.name)
+        source = _good_source(f, exclude=problem.path)
+        if source is None:
+            outcomes.append((problem, "LOST: no good copy of this file is left anywhere"))
+            continue
+        dest = Path(problem.path)
+        if dest.exists():
+            dest.rename(dest.with_name(f".{dest.name}.corrupt-{timezone.now():%Y%m%d%H%M%S}"))
+        try:
+            copy_verified(source, dest, f.sha256)
+        except OSError as exc:
+            outcomes.append((problem, f"not repaired: {exc}"))
+            continue
+        ArchiveFileCopy.objects.filter(file=f, path=problem.path).update(verified_ok=True,
+                                                                          verified_at=timezone.now())
+        outcomes.append((problem, f"repaired from {source}"))
+    return outcomes
+
+
+def _good_source(f: ArchiveFile, exclude: str) -> Path | None:
+    candidates = [c.path for c in f.copies.exclude(path=exclude).order_by("is_replica")]
+    if f.spool_path:
+        candidates.append(f.spool_path)
+    for candidate in candidates:
+        if verify_copy(candidate, f.sha256) == "ok":
+            return Path(candidate)
     return None

@@ -139,3 +139,33 @@ def _stop(worker: subprocess.Popen) -> None:
     except subprocess.TimeoutExpired:
         worker.kill()
         worker.wait()
+
+
+def test_two_engineers_running_the_chain_at_once_share_the_files(warcs, storage_env, settings):
+    """Two `netharvest index run` processes over the same files: each step of each file is done by one of
+    them (the claims), so every file ends CLEANED with exactly one copy per location and nothing failed."""
+    if connection.vendor != "postgresql":
+        pytest.skip("needs the real PostgreSQL")
+    s = connection.settings_dict
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "orchestrator.settings",
+           "NETHARVEST_DATABASE_URL": f"postgres://{s['USER']}@{s['HOST']}:{s['PORT']}/{s['NAME']}",
+           "NETHARVEST_DATA_DIR": str(storage_env / "data"),
+           "NETHARVEST_ARCHIVE_DIR": str(settings.NETHARVEST_ARCHIVE_DIR),
+           "NETHARVEST_INDEX_DIR": str(settings.NETHARVEST_INDEX_DIR),
+           "NETHARVEST_DEDUP_INDEX": str(settings.NETHARVEST_DEDUP_INDEX),
+           "NETHARVEST_STORAGE_LOCATIONS": settings.NETHARVEST_STORAGE_LOCATIONS,
+           "NETHARVEST_BACKUP_LOCATION": settings.NETHARVEST_BACKUP_LOCATION}
+    jobs = [harvest(warcs, storage_env / f"spool{i}") for i in range(3)]
+    _purge()  # the intake's on-commit messages: no worker here, the two processes do the work
+    netharvest = str(Path(sys.executable).with_name("netharvest"))
+    runs = [subprocess.Popen([netharvest, "index", "run"], env=env, cwd=REPO, stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT) for _ in range(2)]
+    outputs = [p.communicate(timeout=300)[0].decode() for p in runs]
+    assert [p.returncode for p in runs] == [0, 0], outputs
+    # Whatever one found held by the other, the other finished; a last run has nothing left to do.
+    done = subprocess.run([netharvest, "index", "run"], env=env, cwd=REPO, capture_output=True, timeout=300)
+    assert done.stdout.decode().startswith("0 files through the chain, 0 failed, 0 held"), done.stdout
+    files = ArchiveFile.objects.filter(job__in=jobs)
+    assert files.count() == 3 * len(warcs) and set(files.values_list("index_state", flat=True)) == {"CLEANED"}
+    assert ArchiveFileCopy.objects.filter(file__in=files, verified_ok=True).count() == 2 * files.count()
+    assert not list(Path(storage_env).glob("**/.*.part"))

@@ -146,3 +146,43 @@ def test_status_of_one_file(warcs, storage_env):
     assert "primary" in text and "replica" in text and "NO" not in text.split("verified (UTC)")[1]
     with pytest.raises(CommandError, match="no archive file named x.warc.gz"):
         run("status", "x.warc.gz")
+
+
+def test_a_damaged_cdx_file_stops_the_merge_with_its_name_and_leaves_the_master_alone(warcs, storage_env):
+    from orchestrator.harvest import storage
+
+    harvest(warcs, storage_env / "spool")
+    run("run")
+    run("merge", "--big")
+    master = storage.master_cdx().read_bytes()
+    f = ArchiveFile.objects.filter(kind="warc").first()
+    ArchiveFile.objects.filter(pk=f.pk).update(merged_at=None)
+    cdx = Path(f.cdx_path)
+    header, *lines = cdx.read_bytes().splitlines(keepends=True)
+    cdx.write_bytes(header + b"".join(reversed(lines)))  # no longer sorted
+    with pytest.raises(CommandError, match=f"not sorted.*{f.name}"):
+        run("merge", "--big")
+    assert storage.master_cdx().read_bytes() == master
+    assert "1 stored files not merged yet" in run("status")
+    run("reindex", f.name)
+    assert run("merge", "--big").startswith("merge: 1 files")
+    assert storage.master_cdx().read_bytes() == master
+
+
+def test_verify_repair_restores_copies_from_good_ones_and_reports_lost_files(warcs, storage_env):
+    harvest(warcs, storage_env / "spool")
+    run("run")
+    one, two, three = ArchiveFile.objects.order_by("name")[:3]
+    Path(one.copies.get(is_replica=True).path).unlink()
+    damaged = Path(two.copies.get(is_replica=False).path)
+    damaged.write_bytes(b"rot")
+    text = run("verify", "--repair", "--file", one.name) + run("verify", "--repair", "--file", two.name)
+    assert "backup " + one.name + ": repaired from" in text and two.name + ": repaired from" in text
+    assert run("verify").endswith("all copies verified\n")
+    assert [p.read_bytes() for p in damaged.parent.glob(f".{two.name}.corrupt-*")] == [b"rot"]  # kept aside
+    for copy in three.copies.all():  # every copy of the third file is gone: nothing to repair from
+        Path(copy.path).unlink()
+    out = io.StringIO()
+    with pytest.raises(CommandError, match="2 problem\\(s\\) not repaired"):
+        call_command("index", "verify", "--repair", stdout=out)
+    assert f"{three.name}: LOST: no good copy" in out.getvalue()

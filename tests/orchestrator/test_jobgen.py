@@ -207,7 +207,7 @@ def test_spec_is_frozen_with_traps_seeds_and_dedup_index(settings):
     assert spec.domains[0].traps == (r".*/calendar/.*",)
     assert spec.domains[0].seeds == ("http://frozen.ee/", "http://www.frozen.ee/", "https://frozen.ee/",
                                      "https://www.frozen.ee/")
-    assert spec.dedup_index == str(settings.NETHARVEST_INDEX_DIR / "dedup.sqlite3")
+    assert spec.dedup_index == str(settings.NETHARVEST_DEDUP_INDEX)  # the one the indexer chain feeds
     before = dict(job.spec)
     seedlist = config.seedlists.get()
     seedlist.seeds = "http://elsewhere.ee/"

@@ -10,6 +10,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db.models import Count, Sum
 from django.utils import timezone
 
+from indexer.merge import UnsortedInputError
 from orchestrator.harvest import chain, merging, storage
 from orchestrator.harvest import verify as verifying
 from orchestrator.harvest.models import ArchiveFile, ArchiveFileCopy
@@ -39,14 +40,18 @@ class Command(BaseCommand):
         verify = sub.add_parser("verify", help="re-hash stored copies; exit status 1 if any is missing or corrupt")
         verify.add_argument("--location", help="only this storage location")
         verify.add_argument("--file", help="only this file (name)")
+        verify.add_argument("--repair", action="store_true",
+                            help="restore missing or corrupt copies from a good one (corrupt files are kept aside)")
         cdx = sub.add_parser("cdx", help="print the CDX of WARC files (needs no database)")
         cdx.add_argument("warcs", nargs="*", metavar="WARC")
 
     def handle(self, *args: object, action: str, **options: object) -> None:
         try:
             getattr(self, f"do_{action}")(**options)
-        except (chain.ChainError, ImproperlyConfigured) as exc:
+        except (chain.ChainError, ImproperlyConfigured, UnsortedInputError) as exc:
             raise CommandError(str(exc)) from None
+        except OSError as exc:  # a full disk, an unreadable index directory: say which file, no traceback
+            raise CommandError(f"{type(exc).__name__}: {exc}") from None
 
     # --- status ---------------------------------------------------------------------------------------
 
@@ -159,7 +164,7 @@ class Command(BaseCommand):
                               f"lines, {result.master_path_lines} PATH lines; harvest sub-indexes "
                               f"{', '.join(map(str, result.harvests)) or '-'}")
 
-    def do_verify(self, location: str | None, file: str | None, **_: object) -> None:
+    def do_verify(self, location: str | None, file: str | None, repair: bool = False, **_: object) -> None:
         name = chain.find(file).name if file else None
         try:
             report = verifying.verify(location=location, name=name)
@@ -172,6 +177,15 @@ class Command(BaseCommand):
              sum(1 for p in report.problems if p.location == loc and p.kind == "corrupt")) for loc in locations]))
         for p in report.problems:
             self.stdout.write(f"  {p.kind.upper()}: {p.location} {p.name} {p.path} {p.detail}".rstrip())
+        if repair and not report.ok:
+            outcomes = verifying.repair(report)
+            for p, outcome in outcomes:
+                self.stdout.write(f"  {p.location} {p.name}: {outcome}")
+            left = [p for p, outcome in outcomes if not outcome.startswith("repaired")]
+            if left:
+                raise CommandError(f"{len(left)} problem(s) not repaired")
+            self.stdout.write(f"all {len(outcomes)} problem(s) repaired")
+            return
         if not report.ok:
             raise CommandError(f"{len(report.problems)} problem(s) found")
         self.stdout.write("all copies verified")

@@ -1,0 +1,134 @@
+"""Benchmark: the indexer chain (`netharvest index run`, then `netharvest index merge --big`) over generated WARCs.
+
+    .venv/bin/python benchmarks/bench_chain.py [--files 40] [--records 2000] [--workdir /tmp]
+
+Makes a fresh PostgreSQL database (netharvest_bench_chain), migrates it, writes one gzipped WARC of
+``--records`` HTML responses (varied payloads, ~2.5 KB each) and gives a job ``--files`` copies of it under
+distinct names in a spool directory, recorded through the real result intake. Then times, as subprocesses:
+the whole chain in one process (ingest: SHA-256; index: CDX + dedup feed; transfer and backup: verified
+copies to two storage locations and a replica on the same disk; delete), and merge + bigmerge into the
+master CDX and PATH. Beside them, ``sha256sum`` of the same bytes as the disk/hash baseline (the chain reads
+each file about six times: two hashes, CDX, dedup, and two copies that are re-read to verify them).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from io import BytesIO
+from pathlib import Path
+
+import psycopg2
+
+DB = "netharvest_bench_chain"
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def make_warc(path: Path, records: int) -> None:
+    from warcio.statusandheaders import StatusAndHeaders
+    from warcio.warcwriter import WARCWriter
+
+    rng = random.Random(7)
+    words = [f"word{i}" for i in range(5000)]
+    with path.open("wb") as out:
+        writer = WARCWriter(out, gzip=True)
+        for i in range(records):
+            body = ("<html><body>" + " ".join(rng.choices(words, k=300)) + "</body></html>").encode()
+            headers = StatusAndHeaders("200 OK", [("Content-Type", "text/html"), ("Content-Length", str(len(body)))],
+                                       protocol="HTTP/1.1")
+            record = writer.create_warc_record(f"http://host{i % 50}.example.fr/page/{i}", "response",
+                                               payload=BytesIO(body), http_headers=headers)
+            writer.write_record(record)
+
+
+def run(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """Wall seconds and peak RSS (MB) of one command (its own rusage, from wait4)."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, env=env, cwd=ROOT, stdout=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode:
+        raise SystemExit(f"{' '.join(cmd)} failed with exit status {proc.returncode}")
+    return wall, usage.ru_maxrss / 1024
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--files", type=int, default=40)
+    parser.add_argument("--records", type=int, default=2000)
+    parser.add_argument("--workdir", default=tempfile.gettempdir())
+    args = parser.parse_args()
+
+    conn = psycopg2.connect(host="127.0.0.1", user="postgres", dbname="postgres")
+    conn.autocommit = True
+    with conn.cursor() as cur:
+        cur.execute(f"DROP DATABASE IF EXISTS {DB}")
+        cur.execute(f"CREATE DATABASE {DB}")
+    conn.close()
+
+    work = Path(tempfile.mkdtemp(prefix="bench-chain-", dir=args.workdir))
+    for name in ("node1", "node2", "backup", "spool", "data"):
+        (work / name).mkdir()
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "orchestrator.settings",
+           "NETHARVEST_DATABASE_URL": f"postgres://postgres@127.0.0.1:5432/{DB}",
+           "NETHARVEST_DATA_DIR": str(work / "data"), "NETHARVEST_INDEX_DIR": str(work / "index"),
+           "NETHARVEST_STORAGE_LOCATIONS": f"node1={work / 'node1'},node2={work / 'node2'}",
+           "NETHARVEST_BACKUP_LOCATION": f"backup={work / 'backup'}", "NETHARVEST_LOG_LEVEL": "WARNING"}
+    os.environ.update(env)
+    netharvest = str(Path(sys.executable).with_name("netharvest"))
+    subprocess.run([netharvest, "migrate", "-v", "0"], env=env, check=True, cwd=ROOT)
+
+    import django
+
+    django.setup()
+    from orchestrator.harvest import intake
+    from tests.orchestrator import factories
+
+    warc = work / "template.warc.gz"
+    make_warc(warc, args.records)
+    job = factories.job(domains=["example.fr"], status="STARTED")
+    spool = work / "spool" / str(job.pk) / "warcs"
+    spool.mkdir(parents=True)
+    files = []
+    from indexer.storage import sha256_file
+
+    digest = sha256_file(warc)
+    for i in range(args.files):
+        dest = spool / f"{job.pk}-{job.harvest_id}-20261123120000-{i:05d}-bench.warc.gz"
+        shutil.copyfile(warc, dest)
+        files.append({"name": dest.name, "path": str(dest), "size": dest.stat().st_size, "sha256": digest})
+    intake.record_result({"version": 1, "job_id": job.pk, "status": "DONE", "ended": "2026-11-23T12:00:00Z",
+                          "files": files, "domains": []})
+    total = sum(f["size"] for f in files)
+    with gzip.open(warc) as g:
+        uncompressed = len(g.read()) * args.files
+
+    subprocess.run(["sync"], check=True)
+    sha_wall, _ = run(["sha256sum", *[f["path"] for f in files]], env)
+    chain_wall, chain_rss = run([netharvest, "index", "run"], env)
+    merge_wall, merge_rss = run([netharvest, "index", "merge", "--big"], env)
+    lines = sum(1 for _ in open(work / "index" / "master.cdx", "rb")) - 1
+
+    mb = total / 1024 / 1024
+    print(f"{args.files} WARCs x {args.records} records: {mb:.1f} MB gzipped ({uncompressed / 1024 / 1024:.0f} MB "
+          f"uncompressed), {args.files * args.records} records")
+    print(f"sha256sum of the spool files:     {sha_wall:7.2f} s  {mb / sha_wall:7.1f} MB/s")
+    print(f"index run (whole chain, 1 proc):  {chain_wall:7.2f} s  {mb / chain_wall:7.1f} MB/s  "
+          f"{args.files / chain_wall:6.1f} files/s  {args.files * args.records / chain_wall:8.0f} records/s  "
+          f"peak RSS {chain_rss:.0f} MB")
+    print(f"index merge --big:                {merge_wall:7.2f} s  {lines} master CDX lines  "
+          f"{lines / merge_wall:8.0f} lines/s  peak RSS {merge_rss:.0f} MB")
+    shutil.rmtree(work)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
