@@ -7,5 +7,8 @@ admin.site.site_title = "netharvest"
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/", include("django.contrib.auth.urls")),
+    path("jobs/", include("webui.jobs_urls")),
+    path("qa/", include("webui.qa_urls")),
+    path("selection/", include("webui.selection_urls")),
     path("", include("webui.urls")),
 ]

@@ -18,6 +18,7 @@ from kombu.simple import SimpleQueue
 
 from harvester.contracts import RUN_JOB_TASK, Control, control_queue
 from orchestrator.celery import app
+from orchestrator.harvest import storage
 from orchestrator.harvest.models import Job, JobControl, JobDomain, JobStatus
 
 log = logging.getLogger(__name__)
@@ -30,8 +31,10 @@ class DispatchError(Exception):
 def submit_jobs(job_ids: Iterable[int]) -> int:
     """Publish the NEW jobs among ``job_ids``; returns how many this call submitted."""
     submitted = 0
-    for job in Job.objects.filter(pk__in=list(job_ids), status=JobStatus.NEW).select_related("channel"):
-        submitted += submit(job)
+    for pk in job_ids:  # one job (and its spec, megabytes for a broad-crawl job) in memory at a time
+        job = Job.objects.filter(pk=pk, status=JobStatus.NEW).select_related("channel").first()
+        if job is not None:
+            submitted += submit(job)
     return submitted
 
 
@@ -45,6 +48,9 @@ def submit(job: Job) -> bool:
     with transaction.atomic():
         if not Job.transition(job.pk, JobStatus.NEW, JobStatus.SUBMITTED, submitted_at=timezone.now()):
             return False
+        if job.spec.get("dedup_index") is None:  # the dedup index the indexer chain keeps up to date
+            job.spec = {**job.spec, "dedup_index": str(storage.dedup_index_path())}
+            Job.objects.filter(pk=job.pk).update(spec=job.spec)
         app.send_task(RUN_JOB_TASK, args=[job.spec], queue=job.channel.queue,
                       task_id=f"job-{job.pk}-{timezone.now():%Y%m%d%H%M%S%f}")
     log.info("job %s submitted to %s", job.pk, job.channel.queue)
@@ -72,9 +78,16 @@ def resubmit(job: Job, requested_by: str = "system") -> Job:
     job's spool resumes its frontier instead of starting over.
     """
     with transaction.atomic():
-        if not Job.transition(job.pk, JobStatus.FAILED, JobStatus.RESUBMITTED):
-            current = Job.objects.filter(pk=job.pk).values_list("status", flat=True).first()
-            raise DispatchError(f"job {job.pk} is {current}: only a FAILED job can be resubmitted")
+        # Job.transition's conditional UPDATE, plus "not rejected": a concurrent reject() and resubmit()
+        # update the same row under its lock, so exactly one of them wins.
+        if not Job.objects.filter(pk=job.pk, status=JobStatus.FAILED, rejected_at__isnull=True).update(
+                status=JobStatus.RESUBMITTED):
+            current = Job.objects.filter(pk=job.pk).values("status", "rejected_by", "rejected_at").first()
+            if current and current["rejected_at"] and current["status"] == JobStatus.FAILED:
+                raise DispatchError(f"job {job.pk} was rejected by {current['rejected_by']} at "
+                                    f"{current['rejected_at']:%Y-%m-%d %H:%M} UTC: it is not to be resubmitted")
+            status = current["status"] if current else "gone"
+            raise DispatchError(f"job {job.pk} is {status}: only a FAILED job can be resubmitted")
         new = Job.objects.create(
             harvest_id=job.harvest_id, harvest_run=job.harvest_run, channel_id=job.channel_id, spec={},
             domain_count=job.domain_count, expected_objects=job.expected_objects,
@@ -90,3 +103,20 @@ def resubmit(job: Job, requested_by: str = "system") -> Job:
     submit_jobs([new.pk])
     new.refresh_from_db()
     return new
+
+
+def reject(job: Job, requested_by: str = "system") -> Job:
+    """Mark a FAILED job as not to be resubmitted (its failure was judged final, e.g. a dead site).
+
+    One conditional UPDATE (still FAILED, not yet rejected), so it cannot race a resubmission.
+    """
+    if not Job.objects.filter(pk=job.pk, status=JobStatus.FAILED, rejected_at__isnull=True).update(
+            rejected_at=timezone.now(), rejected_by=requested_by[:150]):
+        current = Job.objects.filter(pk=job.pk).values("status", "rejected_by").first()
+        if current and current["status"] == JobStatus.FAILED:
+            raise DispatchError(f"job {job.pk} was already rejected by {current['rejected_by']}")
+        status = current["status"] if current else "gone"
+        raise DispatchError(f"job {job.pk} is {status}: only a FAILED job can be rejected")
+    log.info("job %s rejected by %s", job.pk, requested_by)
+    job.refresh_from_db()
+    return job

@@ -59,6 +59,9 @@ class Job(models.Model):
     progress = models.JSONField(default=dict, blank=True, help_text="The latest Progress heartbeat.")
     error_category = models.CharField(max_length=50, blank=True)
     error_detail = models.TextField(blank=True)
+    rejected_at = models.DateTimeField(null=True, blank=True,
+                                       help_text="Set when a FAILED job was judged not worth resubmitting.")
+    rejected_by = models.CharField(max_length=150, blank=True)
 
     class Meta:
         ordering = ["-id"]

@@ -1,0 +1,21 @@
+"""/jobs/: the jobs list, running jobs, the job page and job actions (namespace "jobs")."""
+
+from django.urls import path
+
+from webui.views import jobs
+
+app_name = "jobs"
+urlpatterns = [
+    path("", jobs.job_list, name="list"),
+    path("running/", jobs.running, name="running"),
+    path("running.json", jobs.running_json, name="running-json"),
+    path("<int:job_id>/", jobs.job_detail, name="job"),
+    path("<int:job_id>/progress.json", jobs.progress_json, name="progress-json"),
+    path("<int:job_id>/control/", jobs.job_control, name="control"),
+    path("<int:job_id>/trap/", jobs.job_trap, name="trap"),
+    path("<int:job_id>/trap-preview.json", jobs.trap_preview, name="trap-preview"),
+    path("<int:job_id>/resubmit/", jobs.job_resubmit, name="resubmit"),
+    path("<int:job_id>/reject/", jobs.job_reject, name="reject"),
+    path("<int:job_id>/reports/<str:name>", jobs.job_report, name="report"),
+    path("<int:job_id>/crawl.log", jobs.crawl_log, name="crawl-log"),
+]

@@ -1,0 +1,425 @@
+"""Jobs: the filterable list (resubmit, reject), running jobs with live progress and controls, and the
+job page (domains, seeds report, reports, files, crawl-log search and tail).
+
+Business rules stay in orchestrator: dispatch.send_control / resubmit / reject change state (each a
+conditional UPDATE), jobfiles reads what the harvester left. Every view is wrapped in
+webui.access.require: reading needs READ (every role); any action on a job (stop, pause, resume, trap,
+resubmit, reject) needs ENGINEER (crawl engineers and admins).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from datetime import UTC, datetime, time
+from typing import Any
+
+from django import forms
+from django.contrib import messages
+from django.core.paginator import Paginator
+from django.http import (
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponseBadRequest,
+    JsonResponse,
+    StreamingHttpResponse,
+)
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
+from django.views.decorators.http import require_GET, require_POST
+
+from harvester.contracts import ContractError, validate_regex
+from harvester.reports import REPORT_NAMES
+from orchestrator.harvest import jobfiles
+from orchestrator.harvest.dispatch import DispatchError, reject, resubmit, send_control
+from orchestrator.harvest.models import (
+    ArchiveFile,
+    HarvestChannel,
+    HarvestDefinition,
+    HarvestInfo,
+    Job,
+    JobControl,
+    JobDomain,
+    JobStatus,
+)
+from webui.access import ENGINEER, READ, require
+
+VIEW = READ
+CONTROL = ENGINEER
+RUNNING = (JobStatus.SUBMITTED, JobStatus.STARTED)
+PAGE_SIZE = 50
+DOMAIN_PAGE_SIZE = 100
+#: Per-domain rows in a progress JSON: the most used budgets first; a snapshot job can hold 10,000 domains.
+PROGRESS_DOMAINS = 50
+#: Crawl-log search: at most this many matching lines per request, pattern at most this long.
+SEARCH_MAX_MATCHES = 5000
+SEARCH_DEFAULT_MATCHES = 500
+PATTERN_MAX = 500
+#: Trap preview: how many of the latest crawl.log lines it looks at.
+PREVIEW_LINES = 5000
+TAIL_LINES = 50
+
+
+# -- the list -----------------------------------------------------------------------------------
+class JobFilter(forms.Form):
+    status = forms.ChoiceField(required=False, choices=[("", "any")] + list(JobStatus.choices)
+                               + [("REJECTED", "FAILED, rejected"), ("RESUBMITTABLE", "FAILED, not rejected")])
+    harvest = forms.ModelChoiceField(HarvestDefinition.objects.only("id", "name").order_by("name"), required=False,
+                                     empty_label="any")
+    channel = forms.ModelChoiceField(HarvestChannel.objects.order_by("name"), required=False, empty_label="any")
+    created_from = forms.DateField(required=False, label="created from (UTC, YYYY-MM-DD)")
+    created_to = forms.DateField(required=False, label="created to (UTC, inclusive)")
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        if data.get("created_from") and data.get("created_to") and data["created_from"] > data["created_to"]:
+            self.add_error("created_to", "must not be before 'created from'")
+        return data
+
+    def apply(self, jobs: Any) -> Any:
+        d = self.cleaned_data
+        status = d.get("status")
+        if status == "REJECTED":
+            jobs = jobs.filter(status=JobStatus.FAILED, rejected_at__isnull=False)
+        elif status == "RESUBMITTABLE":
+            jobs = jobs.filter(status=JobStatus.FAILED, rejected_at__isnull=True)
+        elif status:
+            jobs = jobs.filter(status=status)
+        if d.get("harvest"):
+            jobs = jobs.filter(harvest=d["harvest"])
+        if d.get("channel"):
+            jobs = jobs.filter(channel=d["channel"])
+        if d.get("created_from"):
+            jobs = jobs.filter(created__gte=datetime.combine(d["created_from"], time.min, UTC))
+        if d.get("created_to"):
+            jobs = jobs.filter(created__lte=datetime.combine(d["created_to"], time.max, UTC))
+        return jobs
+
+
+@require(VIEW)
+@require_GET
+def job_list(request: HttpRequest) -> HttpResponse:
+    form = JobFilter(request.GET or None)
+    jobs = Job.objects.select_related("harvest", "channel").only(
+        "id", "status", "harvest_run", "created", "started_at", "ended_at", "domain_count", "rejected_at",
+        "rejected_by", "error_category", "harvest__name", "channel__name").order_by("-id")
+    if form.is_bound:
+        if form.is_valid():
+            jobs = form.apply(jobs)
+        else:
+            jobs = jobs.none()
+    page = Paginator(jobs, PAGE_SIZE).get_page(request.GET.get("page"))
+    query = request.GET.copy()
+    query.pop("page", None)
+    return render(request, "jobs/list.html", {"form": form, "page": page, "query": query.urlencode(),
+                                              "can_control": request.user.has_perm(CONTROL)})
+
+
+def _back(request: HttpRequest, job: Job) -> HttpResponse:
+    target = request.POST.get("next", "")
+    if target.startswith("/jobs/") and "//" not in target:
+        return redirect(target)
+    return redirect("jobs:job", job.pk)
+
+
+def _who(request: HttpRequest) -> str:
+    return request.user.get_username()
+
+
+@require(CONTROL)
+@require_POST
+def job_resubmit(request: HttpRequest, job_id: int) -> HttpResponse:
+    job = get_object_or_404(Job, pk=job_id)
+    try:
+        new = resubmit(job, requested_by=_who(request))
+    except DispatchError as exc:
+        messages.error(request, f"Resubmit refused: {exc}")
+    except Exception as exc:  # the broker: the new job stays NEW and the dispatcher retries it
+        messages.warning(request, f"Job {job.pk} was resubmitted but could not be queued yet ({exc}); the "
+                                  "dispatcher will retry.")
+    else:
+        messages.success(request, f"Job {job.pk} resubmitted as job {new.pk} ({new.status}).")
+    return _back(request, job)
+
+
+@require(CONTROL)
+@require_POST
+def job_reject(request: HttpRequest, job_id: int) -> HttpResponse:
+    job = get_object_or_404(Job, pk=job_id)
+    try:
+        reject(job, requested_by=_who(request))
+    except DispatchError as exc:
+        messages.error(request, f"Reject refused: {exc}")
+    else:
+        messages.success(request, f"Job {job.pk} rejected: it will not be resubmitted.")
+    return _back(request, job)
+
+
+# -- running jobs and their progress --------------------------------------------------------------
+def progress_of(job: Job, domains: int = PROGRESS_DOMAINS) -> dict[str, Any]:
+    """A job's latest Progress (as intake stored it) with budgets used per domain, for the JSON
+    endpoints and the first render of the pages (the same dict, so page and poll never disagree)."""
+    p = job.progress or {}
+    limits = {d.get("name"): (d.get("max_objects", -1), d.get("max_bytes", -1))
+              for d in (job.spec or {}).get("domains", []) if isinstance(d, dict)}
+    rows = []
+    for name, figures in (p.get("domains") or {}).items():
+        max_objects, max_bytes = limits.get(name, (-1, -1))
+        objects, nbytes = int(figures.get("objects", 0)), int(figures.get("bytes", 0))
+        shares = [objects / max_objects if max_objects > 0 else None, nbytes / max_bytes if max_bytes > 0 else None]
+        known = [s for s in shares if s is not None]
+        rows.append({"name": name, "objects": objects, "bytes": nbytes, "queued": int(figures.get("queued", 0)),
+                     "max_objects": max_objects, "max_bytes": max_bytes,
+                     "budget_used": round(max(known) * 100, 1) if known else None})
+    rows.sort(key=lambda r: (-(r["budget_used"] or -1), -r["objects"], r["name"]))
+    now = timezone.now()
+    return {
+        "job": job.pk, "status": job.status, "harvest": job.harvest.name if job.harvest_id else "",
+        "at": p.get("at"), "heartbeat_age_s": int((now - job.last_heartbeat).total_seconds())
+        if job.last_heartbeat else None,
+        "uris_done": p.get("uris_done", 0), "uris_queued": p.get("uris_queued", 0),
+        "uris_failed": p.get("uris_failed", 0), "bytes": p.get("bytes", 0),
+        "uri_rate": p.get("uri_rate", 0.0), "avg_uri_rate": p.get("avg_uri_rate", 0.0),
+        "kb_rate": p.get("kb_rate", 0.0), "avg_kb_rate": p.get("avg_kb_rate", 0.0),
+        "queues_active": p.get("queues_active", 0), "queues_snoozed": p.get("queues_snoozed", 0),
+        "queues_exhausted": p.get("queues_exhausted", 0), "paused": bool(p.get("paused", False)),
+        "alerts": list(p.get("alerts", [])), "domains": rows[:domains], "domains_total": len(rows),
+        "has_progress": bool(p),
+    }
+
+
+@require(VIEW)
+@require_GET
+def running(request: HttpRequest) -> HttpResponse:
+    jobs = Job.objects.filter(status__in=RUNNING).select_related("harvest", "channel").order_by("id")[:500]
+    return render(request, "jobs/running.html", {"jobs": [(j, progress_of(j, domains=5)) for j in jobs]})
+
+
+@require(VIEW)
+@require_GET
+def running_json(request: HttpRequest) -> JsonResponse:
+    jobs = Job.objects.filter(status__in=RUNNING).select_related("harvest").order_by("id")[:500]
+    return JsonResponse({"now": timezone.now().isoformat(), "jobs": [progress_of(j, domains=5) for j in jobs]})
+
+
+@require(VIEW)
+@require_GET
+def progress_json(request: HttpRequest, job_id: int) -> JsonResponse:
+    job = get_object_or_404(Job.objects.select_related("harvest"), pk=job_id)
+    data = progress_of(job)
+    data["controls"] = [_control(c) for c in job.controls.order_by("-requested_at")[:10]]
+    return JsonResponse(data)
+
+
+def _control(c: JobControl) -> dict[str, Any]:
+    def t(v: datetime | None) -> str | None:
+        return v.strftime("%Y-%m-%d %H:%M:%S") if v else None
+    return {"action": c.action, "argument": c.argument, "by": c.requested_by, "requested": t(c.requested_at),
+            "sent": t(c.sent_at), "acknowledged": t(c.acknowledged_at)}
+
+
+@require(CONTROL)
+@require_POST
+def job_control(request: HttpRequest, job_id: int) -> HttpResponse:
+    job = get_object_or_404(Job, pk=job_id)
+    action = request.POST.get("action", "")
+    if action not in ("stop", "pause", "resume"):
+        messages.error(request, f"Unknown action {action!r}: choose stop, pause or resume.")
+        return _back(request, job)
+    return _send(request, job, action, "")
+
+
+def clean_trap(pattern: str) -> str:
+    """A crawler-trap regex as the harvester will apply it (Python ``re``, full match of the URI)."""
+    pattern = pattern.strip()
+    if not pattern:
+        raise ContractError("regex: enter a regular expression")
+    if len(pattern) > PATTERN_MAX:
+        raise ContractError(f"regex: at most {PATTERN_MAX} characters (this one has {len(pattern)})")
+    return validate_regex(pattern, "regex")
+
+
+@require(CONTROL)
+@require_POST
+def job_trap(request: HttpRequest, job_id: int) -> HttpResponse:
+    job = get_object_or_404(Job, pk=job_id)
+    try:
+        pattern = clean_trap(request.POST.get("regex", ""))
+    except ContractError as exc:
+        messages.error(request, f"Crawler trap not added: {exc}")
+        return _back(request, job)
+    return _send(request, job, "add_trap", pattern)
+
+
+def _send(request: HttpRequest, job: Job, action: str, argument: str) -> HttpResponse:
+    try:
+        send_control(job, action, argument, requested_by=_who(request))
+    except DispatchError as exc:
+        messages.error(request, f"Not sent: {exc}")
+    except Exception as exc:  # the broker; the request is recorded and shows as not sent
+        messages.error(request, f"{action} was recorded but could not be sent to the harvester: {exc}")
+    else:
+        what = f"crawler trap {argument!r}" if action == "add_trap" else action
+        messages.success(request, f"{what} sent to job {job.pk}; the harvester applies it at its next "
+                                  "control poll (see the control history).")
+    return _back(request, job)
+
+
+@require(VIEW)
+@require_GET
+def trap_preview(request: HttpRequest, job_id: int) -> JsonResponse:
+    """How much a trap would cut, from what the orchestrator can see: the latest crawl.log lines.
+
+    The harvester's frontier (the queued URLs themselves) is not visible from here, so this does not
+    count queued URLs: it counts matches among recently processed URIs and scales the share to the
+    queue size of the latest progress report, and says so.
+    """
+    job = get_object_or_404(Job, pk=job_id)
+    try:
+        pattern = re.compile(clean_trap(request.GET.get("regex", "")))
+    except ContractError as exc:
+        return JsonResponse({"valid": False, "error": str(exc)}, status=400)
+    queued = int((job.progress or {}).get("uris_queued", 0))
+    out: dict[str, Any] = {"valid": True, "queued": queued, "progress_at": (job.progress or {}).get("at")}
+    try:
+        source, lines = jobfiles.tail(job, PREVIEW_LINES)
+    except (jobfiles.NotAvailable, OSError) as exc:
+        out.update(basis=None, note=f"No crawl.log to preview against: {exc}. The regex is valid.")
+        return JsonResponse(out)
+    uris = [f[3] for f in (line.split() for line in lines) if len(f) > 3]
+    matching = [u for u in uris if pattern.fullmatch(u)]
+    share = len(matching) / len(uris) if uris else 0.0
+    out.update(
+        basis=f"the last {len(uris)} URIs in crawl.log ({source}), i.e. URIs already processed",
+        sample=len(uris), matches=len(matching), share=round(share * 100, 1),
+        estimate=round(share * queued) if uris else None, examples=matching[:10],
+        note=("An estimate, not a count: the queued URLs are in the harvester's frontier, which the "
+              "orchestrator cannot see. If the queue resembles the recent crawl, about this many queued URLs "
+              "would be dropped. The harvester matches the whole URI (full match), as here."),
+    )
+    return JsonResponse(out)
+
+
+# -- the job page ---------------------------------------------------------------------------------
+@require(VIEW)
+@require_GET
+def job_detail(request: HttpRequest, job_id: int) -> HttpResponse:
+    job = get_object_or_404(Job.objects.select_related("harvest", "channel", "continues"), pk=job_id)
+    domains = Paginator(JobDomain.objects.filter(job=job).select_related("configuration__domain")
+                        .order_by("configuration__domain__name", "configuration__name"), DOMAIN_PAGE_SIZE)
+    domain_page = domains.get_page(request.GET.get("domains_page"))
+    infos = {h.configuration_id: h for h in HarvestInfo.objects.filter(
+        job=job, configuration_id__in=[d.configuration_id for d in domain_page])}
+    context: dict[str, Any] = {
+        "job": job, "domain_page": domain_page, "infos": infos,
+        "continued_by": list(job.continued_by.values_list("id", "status")),
+        "files": ArchiveFile.objects.filter(job=job).prefetch_related("copies").order_by("kind", "name"),
+        "controls": job.controls.order_by("-requested_at")[:50],
+        "running": job.status in RUNNING, "progress": progress_of(job),
+        "can_control": request.user.has_perm(CONTROL), "report_names": REPORT_NAMES,
+        "search_max": SEARCH_MAX_MATCHES, "search_default": SEARCH_DEFAULT_MATCHES,
+    }
+    try:
+        source, text, cut = jobfiles.read_text(job, "seeds-report.txt", limit=512 * 1024)
+        context["seeds"] = (str(source), parse_seeds_report(text), cut)
+    except (jobfiles.NotAvailable, OSError) as exc:
+        context["seeds_missing"] = str(exc)
+    try:
+        source, lines = jobfiles.tail(job, TAIL_LINES)
+        context["tail"] = (str(source), lines)
+    except (jobfiles.NotAvailable, OSError) as exc:
+        context["tail_missing"] = str(exc)
+    return render(request, "jobs/detail.html", context)
+
+
+def parse_seeds_report(text: str) -> list[dict[str, str]]:
+    """seeds-report.txt (``[code] [status] [seed] [redirect]``) into rows."""
+    out = []
+    for line in text.splitlines():
+        if not line.strip() or line.startswith("["):
+            continue
+        parts = line.split()
+        out.append({"code": parts[0], "status": parts[1] if len(parts) > 1 else "",
+                    "seed": parts[2] if len(parts) > 2 else "", "redirect": parts[3] if len(parts) > 3 else ""})
+    return out
+
+
+@require(VIEW)
+@require_GET
+def job_report(request: HttpRequest, job_id: int, name: str) -> HttpResponse:
+    job = get_object_or_404(Job, pk=job_id)
+    if name not in REPORT_NAMES:
+        raise Http404(f"no report called {name!r}; reports are: {', '.join(REPORT_NAMES)}")
+    try:
+        source, text, cut = jobfiles.read_text(job, name)
+    except (jobfiles.NotAvailable, OSError) as exc:
+        raise Http404(str(exc)) from None
+    response = HttpResponse(text + (f"\n[cut at {jobfiles.MAX_REPORT_BYTES} bytes]\n" if cut else ""),
+                            content_type="application/json; charset=utf-8" if name.endswith(".json")
+                            else "text/plain; charset=utf-8")
+    response["X-Netharvest-Source"] = str(source)
+    return response
+
+
+@require(VIEW)
+@require_GET
+def crawl_log(request: HttpRequest, job_id: int) -> HttpResponse:
+    """crawl.log lines matching a regex (``search``: Python ``re``, anywhere in the line), streamed as
+    text, at most ``limit`` matches; or the last ``tail`` lines."""
+    job = get_object_or_404(Job, pk=job_id)
+    if "tail" in request.GET:
+        try:
+            n = int(request.GET["tail"])
+            if not 1 <= n <= SEARCH_MAX_MATCHES:
+                raise ValueError
+        except ValueError:
+            return HttpResponseBadRequest(f"tail: a number of lines from 1 to {SEARCH_MAX_MATCHES}",
+                                          content_type="text/plain; charset=utf-8")
+        try:
+            source, lines = jobfiles.tail(job, n)
+        except (jobfiles.NotAvailable, OSError) as exc:
+            raise Http404(str(exc)) from None
+        return HttpResponse(f"# the last {len(lines)} lines of crawl.log of job {job.pk} ({source})\n"
+                            + "".join(f"{line}\n" for line in lines), content_type="text/plain; charset=utf-8")
+    raw = request.GET.get("search", "")
+    try:
+        if not raw.strip():
+            raise ContractError("search: enter a regular expression (e.g. ' 404 ' or 'example\\.fr/.*\\.pdf')")
+        if len(raw) > PATTERN_MAX:
+            raise ContractError(f"search: at most {PATTERN_MAX} characters")
+        pattern = re.compile(validate_regex(raw, "search"))
+        limit = int(request.GET.get("limit") or SEARCH_DEFAULT_MATCHES)
+        if not 1 <= limit <= SEARCH_MAX_MATCHES:
+            raise ContractError(f"limit: a number from 1 to {SEARCH_MAX_MATCHES}")
+    except ValueError as exc:  # ContractError is a ValueError; so is int("x")
+        message = str(exc) if isinstance(exc, ContractError) else f"limit: a number from 1 to {SEARCH_MAX_MATCHES}"
+        return HttpResponseBadRequest(message + "\n", content_type="text/plain; charset=utf-8")
+    try:
+        jobfiles.locate(job, jobfiles.CRAWL_LOG)
+    except jobfiles.NotAvailable as exc:
+        raise Http404(str(exc)) from None
+    response = StreamingHttpResponse(_search(job, pattern, limit), content_type="text/plain; charset=utf-8")
+    response["X-Accel-Buffering"] = "no"
+    return response
+
+
+def _search(job: Job, pattern: re.Pattern[str], limit: int) -> Iterator[str]:
+    found = scanned = 0
+    with jobfiles.open_binary(job, jobfiles.CRAWL_LOG) as (source, stream):
+        yield f"# crawl.log of job {job.pk} ({source}): lines matching /{pattern.pattern}/, at most {limit}\n"
+        batch: list[str] = []
+        for line in jobfiles.iter_lines(stream):
+            scanned += 1
+            if pattern.search(line):
+                found += 1
+                batch.append(line + "\n")
+                if len(batch) >= 200:
+                    yield "".join(batch)
+                    batch = []
+                if found >= limit:
+                    break
+        if batch:
+            yield "".join(batch)
+    more = " (limit reached: narrow the search or raise the limit)" if found >= limit else ""
+    yield f"# {found} matching lines in the first {scanned} lines{more}\n"
