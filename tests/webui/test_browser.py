@@ -5,9 +5,11 @@ log in → new selective harvest → paste seeds of the test site → set the do
 → run it now → the job is listed, and (on PostgreSQL + Redis, with a real harvester worker and the
 orchestrator's intake worker started by ``netharvest up --only worker-high,indexer``) reaches DONE.
 
-Screenshots of the pages passed through go to docs/screenshots/, so a reader sees the UI without
-running it. Skipped, saying why, only when Chromium or the playwright package is absent (.ci/run
-installs both).
+Screenshots of the pages passed through show the UI to a reader who does not run it: they are written to
+``$NETHARVEST_SCREENSHOT_DIR`` when set (refresh the committed ones with
+``NETHARVEST_SCREENSHOT_DIR=docs/screenshots .venv/bin/python -m pytest tests/webui/test_browser.py``),
+otherwise to the test data directory, so an ordinary run leaves the work tree clean. Skipped, saying
+why, only when Chromium or the playwright package is absent (.ci/run installs both).
 """
 
 from __future__ import annotations
@@ -29,7 +31,6 @@ from harvester.testsite import serve_in_thread
 from orchestrator.harvest.models import CrawlTemplate, HarvestDefinition, Job
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-SHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed "
                                                              "(pip install playwright)")
@@ -90,8 +91,9 @@ def page(monkeypatch):
 
 
 def shot(page, name: str) -> None:
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+    shots = Path(os.environ.get("NETHARVEST_SCREENSHOT_DIR") or settings.DATA_DIR / "screenshots")
+    shots.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(shots / f"{name}.png"), full_page=True)
 
 
 def test_curator_creates_a_selective_harvest_from_seeds_and_runs_it(live_server, site, page):
