@@ -10,17 +10,16 @@ Reports wall time, lines/s and the command's peak memory (max RSS).
 from __future__ import annotations
 
 import argparse
-import os
 import random
 import resource
 import string
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
-import psycopg2
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from fresh_database import fresh_database
 
 DB = "netharvest_bench_import"
 
@@ -50,16 +49,7 @@ def main() -> None:
     parser.add_argument("--parallel", type=int, default=2)
     args = parser.parse_args()
 
-    admin = psycopg2.connect(host="127.0.0.1", user="postgres", dbname="postgres")
-    admin.autocommit = True
-    with admin.cursor() as cur:
-        cur.execute(f"DROP DATABASE IF EXISTS {DB}")
-        cur.execute(f"CREATE DATABASE {DB}")
-    work = Path(tempfile.mkdtemp(prefix="bench-import-"))
-    env = {**os.environ, "NETHARVEST_DATABASE_URL": f"postgres://postgres@127.0.0.1:5432/{DB}",
-           "NETHARVEST_DATA_DIR": str(work)}
-    exe = str(Path(sys.executable).parent / "netharvest")
-    subprocess.run([exe, "migrate", "-v0"], env=env, check=True)
+    env, exe, work = fresh_database(DB, "bench-import-")
     source = work / "domains.txt"
     make_file(source, args.domains)
 

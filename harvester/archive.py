@@ -368,6 +368,17 @@ class ArchiveMiddleware:
                                     seed=request.url if (seed or request.url in self.stats.seeds) else None)
 
     # -- statistics ----------------------------------------------------------------------------
+    def restore_stats(self, state: Mapping[str, Any]) -> None:
+        """A resumed job: carry on from the tallies journalled at the last checkpoint."""
+        try:
+            restored = CrawlStats.from_state(state)
+        except (KeyError, TypeError, ValueError) as exc:
+            logger.warning("could not restore the report tallies (%s): the reports cover this run only", exc)
+            return
+        for seed in self.stats.seeds:
+            restored.add_seed(seed)
+        self.stats = restored
+
     def stats_for(self, domain: str) -> dict[str, Any]:
         tally = self.stats.domains.get(domain)
         from harvester.reports import Tally
@@ -406,7 +417,9 @@ class ArchiveMiddleware:
             self.warc_dir, job=self.job, job_id=self.job_id, harvest_id=self.harvest_id,
             crawl_log=self.crawllog.path, reports=reports, seeds=list(self.stats.seeds),
             warcinfo=self._warcinfo_fields(), compresslevel=self.compresslevel)
-        files = [file_result(p, "warc") for p in sorted(self.warc_dir.glob(f"{self.prefix}-*.warc.gz"))]
+        # Every WARC in the directory: this job's, and those taken over from a job it continues.
+        files = [file_result(p, "warc") for p in sorted(self.warc_dir.glob("*.warc.gz"))
+                 if p != metadata and not p.name.endswith("-metadata-1.warc.gz")]
         files.append(file_result(metadata, "metadata"))
         self._files = files
         return files

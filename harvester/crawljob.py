@@ -134,6 +134,9 @@ class CrawlJob:
         f.set_state("paused", self.paused)
         f.set_state("crawl_s", self.crawl_seconds())
         f.set_state("failed", self.failed)
+        if self.archive is not None:
+            # The reports' tallies, in the same transaction as the frontier they agree with.
+            f.set_state("archive_stats", self.archive.stats.to_state())
         f.checkpoint()
 
     # -- wiring --------------------------------------------------------------------------------
@@ -144,6 +147,13 @@ class CrawlJob:
         if self.archive is not None:
             self.archive.stop_reasons_provider = self.stop_reasons
             self.archive.frontier_summary_provider = self.frontier_summary
+            saved = self.frontier.kv.get("archive_stats")
+            if self.frontier.resumed and saved:
+                self.archive.restore_stats(saved)
+            dedup = self.archive.dedup
+            if self.frontier.resumed:
+                dedup.restore(self.frontier.journal_items("digest"))
+            dedup.journal = lambda digest, capture: self.frontier.journal_add("digest", digest, capture)
         exceptions = []
         for path in crawler.settings.getlist("RETRY_EXCEPTIONS"):
             try:
@@ -319,8 +329,14 @@ class CrawlJob:
             return
         now = time.time()
         domain = entry.nh.get("domain", "")
-        self.budgets.release(domain)
         exc = failure.value
+        if request.meta.get("nh_charged"):
+            # Archived, then dropped on the way to the spider (a gzip bomb past DOWNLOAD_MAXSIZE):
+            # the fetch happened and was charged; only its links (or robots rules) are lost.
+            self._robots_failed(entry)
+            self.frontier.finished(entry, now, self._duration(request))
+            return
+        self.budgets.release(domain)
         if isinstance(exc, IgnoreRequest):
             self.frontier.skip(entry, now)
             return
@@ -329,9 +345,13 @@ class CrawlJob:
             self.frontier.schedule(entry, now + self.retry_delay_s)
             return
         self.failed += 1
+        self._robots_failed(entry)
+        self.frontier.finished(entry, now, self._duration(request))
+
+    def _robots_failed(self, entry: Entry) -> None:
+        """A robots.txt that could not be read: the host is crawled as if it had none."""
         if entry.nh.get("path", "").endswith("P") and entry.url.endswith("/robots.txt"):
             self.robots.load(host_key(entry.url), None)
-        self.frontier.finished(entry, now, self._duration(request))
 
     # -- control -------------------------------------------------------------------------------
     def pause(self) -> None:

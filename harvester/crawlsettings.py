@@ -2,11 +2,16 @@
 
 What is switched off, and why: Scrapy's retries (the frontier retries, Heritrix style), redirects
 (a ``Location`` becomes a new URI with path letter ``R`` so every hop is archived), meta-refresh
-(extracted as ``R`` too), robots.txt (ours is a prerequisite that is archived), download-size
-cut-offs (the raw handler truncates at ``max_document_bytes`` and marks the WARC record), the
+(extracted as ``R`` too), robots.txt (ours is a prerequisite that is archived), the
 per-domain download delay and AutoThrottle (politeness is the frontier's), the offsite filter
 (scope is ours), the dupefilter (the frontier's seen-set), telnet. ``RETRY_*`` still describe our
 retry policy, because the archive middleware reads them to know when a failure is final.
+
+``DOWNLOAD_MAXSIZE`` is kept, as the gzip-bomb fuse: the raw handler truncates what it *receives*
+at ``max_document_bytes`` (and marks the WARC record) but never decodes; Scrapy's
+``HttpCompressionMiddleware`` decodes for link extraction and gives up (``IgnoreRequest``: the
+capture is archived, its links are not extracted) past ``DOWNLOAD_MAXSIZE``, which is
+``max_document_bytes`` capped at :data:`MAX_DECODED_BYTES`.
 """
 
 from __future__ import annotations
@@ -22,6 +27,13 @@ RAW_HANDLER = "harvester.fetch.RawHTTPDownloadHandler"
 ARCHIVE_MIDDLEWARE = "harvester.archive.ArchiveMiddleware"
 #: Nearest the downloader: above HttpCompressionMiddleware (590), so it sees the raw response.
 ARCHIVE_MIDDLEWARE_ORDER = 950
+#: The most a body is decompressed to for link extraction (a gzip bomb stops there).
+MAX_DECODED_BYTES = 100 * 1024 * 1024
+
+
+def decoded_limit(max_document_bytes: int) -> int:
+    """``DOWNLOAD_MAXSIZE``: the document limit, never unlimited, at most :data:`MAX_DECODED_BYTES`."""
+    return MAX_DECODED_BYTES if max_document_bytes < 0 else min(max_document_bytes, MAX_DECODED_BYTES)
 
 
 def job_metadata(spec: JobSpec) -> dict[str, Any]:
@@ -56,6 +68,9 @@ def build_settings(spec: JobSpec, out_dir: str | Path, *, archive: bool = True,
         "CONCURRENT_REQUESTS": concurrency,
         "CONCURRENT_REQUESTS_PER_DOMAIN": concurrency,
         "CONCURRENT_REQUESTS_PER_IP": 0,
+        # The spider yields nothing (links go straight into the frontier): Scrapy would otherwise
+        # start 100 asyncio tasks per response to process an empty output (a third of the CPU).
+        "CONCURRENT_ITEMS": 1,
         "DOWNLOAD_DELAY": 0,
         "DOWNLOAD_DELAY_JITTER": 0,
         "AUTOTHROTTLE_ENABLED": False,
@@ -67,7 +82,7 @@ def build_settings(spec: JobSpec, out_dir: str | Path, *, archive: bool = True,
         "RETRY_TIMES": s.max_retries,
         "RETRY_HTTP_CODES": list(RETRY_STATUSES),
         "HTTPERROR_ALLOW_ALL": True,
-        "DOWNLOAD_MAXSIZE": 0,
+        "DOWNLOAD_MAXSIZE": decoded_limit(s.max_document_bytes),
         "DOWNLOAD_WARNSIZE": 0,
         "DOWNLOAD_FAIL_ON_DATALOSS": False,
         "URLLENGTH_LIMIT": 2083,

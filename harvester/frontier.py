@@ -40,6 +40,7 @@ from typing import Any
 from harvester.politeness import politeness_delay
 
 QUEUED, DONE = 0, 1
+_MISSING = object()
 
 
 def fingerprint(key: str) -> int:
@@ -130,7 +131,8 @@ class Frontier(FrontierBase):
         self._pending_done: list[int] = []
         self._pending_retry: list[tuple[int, int]] = []
         self._pending_seen: list[int] = []
-        self._dirty_kv = False
+        self._pending_journal: list[tuple[str, str, str]] = []
+        self._dirty_kv: set[str] = set()
         self.resumed = False
         self.db: sqlite3.Connection | None = None
         if db_path is not None:
@@ -148,6 +150,8 @@ class Frontier(FrontierBase):
             CREATE INDEX IF NOT EXISTS uris_state ON uris(state, id);
             CREATE TABLE IF NOT EXISTS seen (fp INTEGER PRIMARY KEY) WITHOUT ROWID;
             CREATE TABLE IF NOT EXISTS kv (k TEXT PRIMARY KEY, v TEXT NOT NULL);
+            CREATE TABLE IF NOT EXISTS journal (kind TEXT NOT NULL, k TEXT NOT NULL, v TEXT NOT NULL,
+                PRIMARY KEY (kind, k)) WITHOUT ROWID;
         """)
         for k, v in self.db.execute("SELECT k, v FROM kv"):
             self.kv[k] = json.loads(v)
@@ -168,7 +172,7 @@ class Frontier(FrontierBase):
             self._pending_seen.clear()
             return
         if not (self._pending_insert or self._pending_done or self._pending_retry or self._pending_seen
-                or self._dirty_kv):
+                or self._dirty_kv or self._pending_journal):
             return
         db = self.db
         db.execute("BEGIN")
@@ -178,9 +182,10 @@ class Frontier(FrontierBase):
             db.executemany("INSERT OR IGNORE INTO seen (fp) VALUES (?)", ((f,) for f in self._pending_seen))
             db.executemany("UPDATE uris SET retries=? WHERE id=?", self._pending_retry)
             db.executemany("UPDATE uris SET state=1 WHERE id=?", ((i,) for i in self._pending_done))
+            db.executemany("INSERT OR IGNORE INTO journal (kind, k, v) VALUES (?,?,?)", self._pending_journal)
             if self._dirty_kv:
                 db.executemany("INSERT OR REPLACE INTO kv (k, v) VALUES (?, ?)",
-                               ((k, json.dumps(v)) for k, v in self.kv.items()))
+                               ((k, json.dumps(self.kv[k])) for k in self._dirty_kv))
             db.execute("COMMIT")
         except BaseException:
             db.execute("ROLLBACK")
@@ -189,12 +194,26 @@ class Frontier(FrontierBase):
         self._pending_done.clear()
         self._pending_retry.clear()
         self._pending_seen.clear()
-        self._dirty_kv = False
+        self._pending_journal.clear()
+        self._dirty_kv.clear()
+
+    def journal_add(self, kind: str, key: str, value: Any) -> None:
+        """An append-only fact journalled with the next checkpoint (first value of a key wins):
+        for state that grows with the crawl (the job's stored digests), unlike :meth:`set_state`."""
+        self._pending_journal.append((kind, key, json.dumps(value)))
+
+    def journal_items(self, kind: str) -> Iterator[tuple[str, Any]]:
+        """What was journalled under ``kind`` up to the last checkpoint."""
+        if self.db is None:
+            return
+        for k, v in self.db.execute("SELECT k, v FROM journal WHERE kind=?", (kind,)):
+            yield k, json.loads(v)
 
     def set_state(self, key: str, value: Any) -> None:
         """Key/value state journalled with the next checkpoint (counters, traps, crawl time)."""
-        self.kv[key] = value
-        self._dirty_kv = True
+        if self.kv.get(key, _MISSING) != value:
+            self.kv[key] = value
+            self._dirty_kv.add(key)
 
     def close(self) -> None:
         self.checkpoint()

@@ -154,6 +154,35 @@ class CrawlStats:
     def processed(self) -> int:
         return self.total.urls + self.total.failed + self.total.disregarded
 
+    # -- persistence: journalled with the frontier, so a resumed job's reports cover all of it ---
+    def to_state(self) -> dict[str, Any]:
+        return {"started": self.started.isoformat(), "total": _tally_state(self.total),
+                "hosts": {k: _tally_state(v) for k, v in self.hosts.items()},
+                "domains": {k: _tally_state(v) for k, v in self.domains.items()},
+                "seeds": {k: [v.status, v.redirect] for k, v in self.seeds.items()}}
+
+    @classmethod
+    def from_state(cls, data: Mapping[str, Any]) -> CrawlStats:
+        stats = cls(started=datetime.fromisoformat(data["started"]), total=_tally_from(data["total"]))
+        stats.hosts = {k: _tally_from(v) for k, v in data.get("hosts", {}).items()}
+        stats.domains = {k: _tally_from(v) for k, v in data.get("domains", {}).items()}
+        stats.seeds = {k: SeedRecord(int(v[0]), v[1]) for k, v in data.get("seeds", {}).items()}
+        return stats
+
+
+def _tally_state(t: Tally) -> dict[str, Any]:
+    state = {f: getattr(t, f) for f in Tally.__dataclass_fields__ if f not in ("statuses", "mimes")}
+    state["statuses"] = {str(k): v for k, v in t.statuses.items()}
+    state["mimes"] = {k: list(v) for k, v in t.mimes.items()}
+    return state
+
+
+def _tally_from(data: Mapping[str, Any]) -> Tally:
+    t = Tally(**{k: int(v) for k, v in data.items() if k not in ("statuses", "mimes")})
+    t.statuses = Counter({int(k): int(v) for k, v in data.get("statuses", {}).items()})
+    t.mimes = {k: [int(v[0]), int(v[1])] for k, v in data.get("mimes", {}).items()}
+    return t
+
 
 # -- Heritrix's number formats -----------------------------------------------------------------
 def format_bytes(amount: int) -> str:

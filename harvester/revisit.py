@@ -16,6 +16,7 @@ or a cut-short one is never "the same" as anything worth pointing at.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,6 +56,9 @@ class Deduplicator:
     def __init__(self, enabled: bool, index_path: str | Path | None) -> None:
         self.enabled = enabled
         self.seen: dict[str, Referent] = {}
+        #: ``journal(digest, [url, date, record_id])`` for each new capture: the crawl journals them
+        #: with its frontier, so a resumed job still deduplicates against what it stored before.
+        self.journal: Callable[[str, list[str]], None] | None = None
         self.index: DedupIndex | None = None
         if enabled and index_path:
             try:
@@ -103,7 +107,14 @@ class Deduplicator:
 
     def remember(self, digest: str, url: str, date: str, record_id: str) -> None:
         """Note a full capture stored in this job (the first one of a digest stays the referent)."""
-        if self.enabled:
+        if self.enabled and digest not in self.seen:
+            self.seen[digest] = Referent(PROFILE_IDENTICAL, url, date, digest, record_id)
+            if self.journal is not None:
+                self.journal(digest, [url, date, record_id])
+
+    def restore(self, items: Iterable[tuple[str, list[str]]]) -> None:
+        """A resumed job: the captures it stored before its last checkpoint (see :attr:`journal`)."""
+        for digest, (url, date, record_id) in items:
             self.seen.setdefault(digest, Referent(PROFILE_IDENTICAL, url, date, digest, record_id))
 
     def close(self) -> None:

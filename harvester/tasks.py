@@ -11,8 +11,8 @@ What it does, in order:
 3. Send ``STARTED_TASK(job_id, hostname)`` and start the crawl child (:mod:`harvester.process`) on
    the job's spool directory; if that directory already holds frontier state (a crash, a
    redelivery, a resubmission), the child resumes it instead of starting over. A job that
-   ``continues_job`` an earlier one starts from a copy of that job's frontier state when it has
-   none of its own.
+   ``continues_job`` an earlier one takes over that job's spool when it has none of its own
+   (:func:`take_over`: frontier and seen-set, budgets, report tallies, crawl.log, WARCs).
 4. While the child runs: relay its Progress every ``PROGRESS_INTERVAL_S`` to ``PROGRESS_TASK`` and
    forward Control messages from the job's control queue (``control.job-<id>``, a kombu
    SimpleQueue on the same broker; JSON Control dicts) to the child within a second, acknowledging
@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import json
 import logging
-import shutil
 import signal
 import socket
 import subprocess
@@ -62,6 +61,7 @@ from harvester.process import (
     write_json_atomic,
 )
 from harvester.runtime import spool_dir
+from harvester.takeover import take_over
 from harvester.worker import app
 
 logger = logging.getLogger(__name__)
@@ -99,15 +99,12 @@ def _how_it_ended(returncode: int) -> str:
 
 
 def prepare_job_dir(spec: JobSpec, root: Path | None = None) -> Path:
-    """``<spool>/<job_id>`` with the JobSpec in it; seeded from ``continues_job``'s state if any."""
+    """``<spool>/<job_id>`` with the JobSpec in it; seeded from ``continues_job``'s spool if any."""
     root = root or spool_dir()
     job_dir = root / str(spec.job_id)
     state = job_dir / "state" / "frontier.sqlite"
     if spec.continues_job is not None and not state.exists():
-        previous = root / str(spec.continues_job) / "state" / "frontier.sqlite"
-        if previous.exists():
-            state.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(previous, state)
+        take_over(root / str(spec.continues_job), job_dir, spec)
     write_json_atomic(job_dir / JOBSPEC_FILE, spec.to_dict())
     return job_dir
 

@@ -8,7 +8,10 @@ orphan page) plus dynamic routes a static directory cannot give:
 * ``/missing.html`` → ``404``;
 * ``/calendar?month=YYYY-MM`` → a calendar page linking the previous and next month, forever
   (a crawler trap, bounded by hops, budgets or a trap regex);
-* ``/busy`` → ``503`` with ``Retry-After: 1`` the first time, then ``200`` (retries).
+* ``/busy`` → ``503`` with ``Retry-After: 1`` the first time, then ``200`` (retries);
+* ``/hostile/`` (linked from nowhere else) → what must never kill a job: a redirect loop, a
+  latin-1 page and one with invalid UTF-8 (each linking on), a gzip bomb (64 MiB of zeros in
+  64 KiB), ever-deeper paths, and a page linking itself under a new session id every time.
 
 ``{{PORT}}`` and ``{{PEER}}`` in the files become the server's port and its sister site's port,
 so several servers on 127.0.0.1 stand for several hosts that link to each other. The server is
@@ -18,6 +21,8 @@ own faster server).
 
 from __future__ import annotations
 
+import gzip
+import itertools
 import re
 import threading
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
@@ -27,6 +32,21 @@ from urllib.parse import parse_qs, urlsplit
 
 SITE_DIR = Path(__file__).with_name("site")
 _MONTH = re.compile(r"^(\d{4})-(\d{2})$")
+_SESSIONS = itertools.count(1)
+_BOMB: list[bytes] = []
+
+HOSTILE_INDEX = b"""<!DOCTYPE html><html><head><title>Hostile</title></head><body>
+<a href="/hostile/loop-a">loop</a> <a href="/hostile/latin1.html">latin-1</a>
+<a href="/hostile/bad-utf8.html">bad utf-8</a> <a href="/hostile/bomb.html">bomb</a>
+<a href="/hostile/deep/">deep</a> <a href="/hostile/session?page=1&amp;jsessionid=0">session</a>
+</body></html>"""
+
+
+def _bomb() -> bytes:
+    """64 MiB of zeros, gzipped once per process (about 64 KiB)."""
+    if not _BOMB:
+        _BOMB.append(gzip.compress(b"\0" * (64 * 1024 * 1024), compresslevel=9, mtime=0))
+    return _BOMB[0]
 
 
 def _shift(month: str, delta: int) -> str:
@@ -81,6 +101,8 @@ class Handler(SimpleHTTPRequestHandler):
             if first:
                 return self._send(503, b"busy", headers={"Retry-After": "1"})
             return self._send(200, b"<html><body>not busy now</body></html>")
+        if path.startswith("/hostile/"):
+            return self._hostile(path)
         target = (SITE_DIR / path.lstrip("/")).resolve()
         if target.is_dir():
             target = target / "index.html"
@@ -90,6 +112,31 @@ class Handler(SimpleHTTPRequestHandler):
         if target.suffix in (".html", ".xml", ".css", ".txt", ".js"):
             data = self._substitute(data)
         return self._send(200, data, self.guess_type(str(target)))
+
+    def _hostile(self, path: str) -> None:
+        if path == "/hostile/":
+            return self._send(200, HOSTILE_INDEX)
+        if path in ("/hostile/loop-a", "/hostile/loop-b"):
+            other = "/hostile/loop-b" if path.endswith("a") else "/hostile/loop-a"
+            return self._send(302, b"", headers={"Location": other})
+        if path == "/hostile/latin1.html":
+            body = ("<html><body><p>Caf\u00e9 \u00e0 la cr\u00e8me</p>"
+                    "<a href='/hostile/after-latin1.html'>on</a></body></html>").encode("latin-1")
+            return self._send(200, body, "text/html; charset=iso-8859-1")
+        if path == "/hostile/bad-utf8.html":
+            body = b"<html><body><p>\xff\xfe\xc3(</p><a href='/hostile/after-bad-utf8.html'>on</a></body></html>"
+            return self._send(200, body)
+        if path == "/hostile/bomb.html":
+            return self._send(200, _bomb(), headers={"Content-Encoding": "gzip"})
+        if path.startswith("/hostile/deep/"):
+            return self._send(200, b"<html><body><a href='x/'>deeper</a></body></html>")
+        if path == "/hostile/session":
+            sid = next(_SESSIONS)
+            return self._send(200, f"<html><body><a href='/hostile/session?page=1&amp;jsessionid={sid}'>again</a>"
+                                   f"</body></html>".encode())
+        if path.startswith("/hostile/after-"):
+            return self._send(200, b"<html><body>reached</body></html>")
+        return self._send(404, b"<html><body>Not found</body></html>")
 
     do_HEAD = do_GET
 

@@ -9,13 +9,18 @@ on the few non-empty trap and comment texts) for infix patterns. On SQLite the s
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
-from django.db import connection
+from django.db import OperationalError, connection, transaction
 
 from orchestrator.harvest.models import Domain
 
 FIELDS = ("name", "crawler_traps", "comments")
+#: How many names in index order a name search looks through before asking the indexes instead.
+WINDOW = 10_000
+#: The longest a search may run (PostgreSQL) before the curator is asked to narrow it.
+TIMEOUT_MS = 10_000
 
 
 @dataclass
@@ -48,10 +53,11 @@ def search(query: str, field: str = "name", after: str = "", limit: int = 50) ->
     query = query.strip()
     if query:
         if field == "name":
-            if "*" not in query and "?" not in query:
-                qs = qs.filter(name__startswith=query.lower())
-            else:
-                qs = qs.extra(where=["harvest_domain.name LIKE %s ESCAPE '\\'"], params=[like_pattern(query.lower())])
+            names = _window_search(query.lower(), after, limit)
+            if names is not None:
+                rows = list(qs.filter(name__in=names).order_by("name"))
+                return DomainPage(rows[:limit], rows[limit - 1].name if len(rows) > limit else None)
+            qs = qs.extra(where=["harvest_domain.name LIKE %s ESCAPE '\\'"], params=[like_pattern(query.lower())])
         else:
             op = "ILIKE" if connection.vendor == "postgresql" else "LIKE"  # SQLite's LIKE ignores ASCII case
             needle = "%" + query.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
@@ -60,10 +66,54 @@ def search(query: str, field: str = "name", after: str = "", limit: int = 50) ->
                           params=[needle])
     if after:
         qs = qs.filter(name__gt=after)
-    rows = list(qs.order_by("name")[: limit + 1])
+    rows = _bounded(qs.order_by("name")[: limit + 1])
     more = len(rows) > limit
     rows = rows[:limit]
     return DomainPage(rows, rows[-1].name if more and rows else None)
+
+
+class SearchTooBroad(Exception):
+    """The search would read most of the table; the message says how to narrow it."""
+
+
+def _bounded(qs: object) -> list[Domain]:
+    """Run ``qs`` under a statement timeout on PostgreSQL, so one broad pattern cannot hold a web
+    worker for minutes: past TIMEOUT_MS the curator is told to narrow the pattern instead."""
+    if connection.vendor != "postgresql":
+        return list(qs)
+    try:
+        with transaction.atomic(), connection.cursor() as cur:
+            cur.execute(f"SET LOCAL statement_timeout = {int(TIMEOUT_MS)}")
+            return list(qs)
+    except OperationalError as exc:
+        if "statement timeout" not in str(exc):
+            raise
+        raise SearchTooBroad(f"this search reads too much of the domain table to answer within "
+                             f"{TIMEOUT_MS / 1000:g} s: put more letters before the first wildcard, "
+                             "or at least three letters in a row between wildcards") from None
+
+
+def _window_search(query: str, after: str, limit: int) -> list[str] | None:
+    """The first ``limit + 1`` matching names, looked for among the next WINDOW names in index order
+    (from the query's literal prefix on), or None when that window cannot tell.
+
+    An ordered scan of the unique index finds the matches of a common pattern (``ab``, ``?b*.se``) in
+    a few milliseconds, where the planner, misjudging how many rows match, would fetch and sort tens
+    of thousands; a rare pattern (``*zzz*``) fills the window without enough matches and falls back
+    to the indexed query (trigram or prefix index), which is fast exactly when matches are rare.
+    Both are exact: the window is the consecutive run of names at or after the bound, and every match
+    sorts at or after its own literal prefix.
+    """
+    prefix = re.split(r"[*?]", query, maxsplit=1)[0]
+    window = "SELECT name FROM harvest_domain WHERE name > %s AND name >= %s ORDER BY name"
+    with connection.cursor() as cur:
+        cur.execute(f"SELECT name FROM ({window} LIMIT %s) w WHERE name LIKE %s ESCAPE '\\' ORDER BY name LIMIT %s",
+                    [after, prefix, WINDOW, like_pattern(query), limit + 1])
+        names = [row[0] for row in cur.fetchall()]
+        if len(names) > limit:
+            return names
+        cur.execute(f"{window} LIMIT 1 OFFSET %s", [after, prefix, WINDOW - 1])
+        return None if cur.fetchone() else names  # a full window may have more matches beyond it
 
 
 def estimated_count() -> int:

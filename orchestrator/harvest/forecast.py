@@ -14,7 +14,7 @@ from django.db.models import Count, F, OuterRef, Subquery, Sum
 from django.db.models.functions import Coalesce
 
 from orchestrator.harvest import schedules
-from orchestrator.harvest.models import DomainConfiguration, HarvestDefinition, HarvestInfo, Job
+from orchestrator.harvest.models import HarvestDefinition, HarvestInfo, Job
 
 #: Never more than this many events per definition in the window (a minute schedule over a week).
 MAX_EVENTS_PER_DEFINITION = 200
@@ -47,8 +47,9 @@ def coming_runs(days: int = 7, now: datetime | None = None) -> list[ComingRun]:
     """Every run of an active scheduled definition between ``now`` and ``now + days``, by time."""
     now = now or datetime.now(UTC)
     until = now + timedelta(days=days)
-    harvested = DomainConfiguration.objects.filter(harvest_definitions=OuterRef("pk")).exclude(
-        max_objects=0).exclude(max_bytes=0).order_by().values("harvest_definitions").annotate(n=Count("id"))
+    through = HarvestDefinition.configurations.through
+    harvested = through.objects.filter(harvestdefinition=OuterRef("pk")).order_by().values(
+        "harvestdefinition").annotate(n=Count("id"))
     definitions = list(HarvestDefinition.objects.filter(active=True, schedule__isnull=False)
                        .select_related("schedule", "channel")
                        .annotate(n_domains=Coalesce(Subquery(harvested.values("n")), 0)))

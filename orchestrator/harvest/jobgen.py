@@ -20,15 +20,16 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
-from harvester.contracts import JOBSPEC_VERSION, JobSpec
+from harvester.contracts import JOBSPEC_VERSION, JobSpec, validate_regex
 from orchestrator.harvest import validators
 from orchestrator.harvest.models import CrawlTemplate, GlobalCrawlerTrapList, HarvestDefinition, Job
 
@@ -120,8 +121,8 @@ def candidates_sql(definition: HarvestDefinition, now: datetime) -> tuple[str, l
     return sql + where, params + where_params
 
 
-def estimate_sql(candidates: str) -> str:
-    """Each candidate with its expected objects and bytes (docs/JOBGEN.md, "Expected size").
+def estimate_sql(cand: str) -> str:
+    """Each candidate of table ``cand`` with its expected objects and bytes (docs/JOBGEN.md, "Expected size").
 
     One pass over the candidates' HarvestInfo rows: pooled bytes per object, the latest run's count
     and stop reason, the best count ever.
@@ -132,7 +133,7 @@ def estimate_sql(candidates: str) -> str:
         "MAX(CASE WHEN rn = 1 THEN stop_reason END) AS last_reason "
         "FROM (SELECT configuration_id, objects, bytes, stop_reason, ROW_NUMBER() OVER "
         "(PARTITION BY configuration_id ORDER BY \"date\" DESC, id DESC) AS rn FROM harvest_harvestinfo "
-        "WHERE configuration_id IN (SELECT config_id FROM cand)) hi GROUP BY configuration_id"
+        f"WHERE configuration_id IN (SELECT config_id FROM {cand})) hi GROUP BY configuration_id"
     )
     bpo = (f"(CASE WHEN h.sum_objects > 0 AND h.sum_bytes > 0 THEN h.sum_bytes / h.sum_objects "
            f"ELSE {DEFAULT_BYTES_PER_OBJECT} END)")
@@ -141,12 +142,11 @@ def estimate_sql(candidates: str) -> str:
            f"ELSE {_max(f'{STOPPED_RUN_FACTOR} * h.last_objects', 'h.best_objects')} END)")
     first = (
         f"SELECT cand.config_id, cand.template_id, cand.max_objects, cand.max_bytes, {bpo} AS bpo, {raw} AS raw "
-        f"FROM cand LEFT JOIN ({h}) h ON h.cid = cand.config_id"
+        f"FROM {cand} cand LEFT JOIN ({h}) h ON h.cid = cand.config_id"
     )
     by_bytes = "(CASE WHEN e.max_bytes = -1 THEN -1 ELSE e.max_bytes / e.bpo END)"
     objects = _min_limit(_min_limit("e.raw", "e.max_objects"), by_bytes)
     return (
-        f"WITH cand AS ({candidates}) "
         f"SELECT x.*, {_min_limit('x.expected_objects * x.bpo', 'x.max_bytes')} AS expected_bytes FROM ("
         f"SELECT e.config_id, e.template_id, e.max_objects, e.max_bytes, e.bpo, {objects} AS expected_objects "
         f"FROM ({first}) e) x"
@@ -169,12 +169,21 @@ def generate_jobs(definition: HarvestDefinition, run: int, now: datetime | None 
         f"SELECT s.config_id, s.template_id, s.max_objects, s.max_bytes, s.expected_objects, s.expected_bytes, "
         f"DENSE_RANK() OVER (ORDER BY {group}) AS grp, "
         f"(ROW_NUMBER() OVER (PARTITION BY {group} ORDER BY s.expected_bytes DESC, s.config_id) - 1) / {int(size)} "
-        f"AS chunk FROM ({estimate_sql(candidates)}) s WHERE s.max_objects <> 0 AND s.max_bytes <> 0"
+        f"AS chunk FROM ({estimate_sql('jobgen_cand')}) s"
     )
     with transaction.atomic(), connection.cursor() as cur:
-        cur.execute("DROP TABLE IF EXISTS jobgen_rows")
-        cur.execute("DROP TABLE IF EXISTS jobgen_map")
-        cur.execute(f"CREATE TEMP TABLE jobgen_rows AS {numbered}", params)
+        if connection.vendor == "postgresql":
+            # Sorts and hash joins over a million rows stay in memory (the default 4 MB spills to disk).
+            cur.execute("SET LOCAL work_mem = '128MB'")
+        for table in ("jobgen_cand", "jobgen_rows", "jobgen_map"):
+            cur.execute(f"DROP TABLE IF EXISTS {table}")
+        # Materialised and analysed, so the planner knows how many candidates there are (a CTE it
+        # guesses at one row, and then re-aggregates the history once per candidate).
+        cur.execute(f"CREATE TEMP TABLE jobgen_cand AS SELECT * FROM ({candidates}) c "
+                    "WHERE c.max_objects <> 0 AND c.max_bytes <> 0", params)
+        cur.execute("ANALYZE jobgen_cand")
+        cur.execute(f"CREATE TEMP TABLE jobgen_rows AS {numbered}")
+        cur.execute("DROP TABLE jobgen_cand")
         cur.execute(
             f"SELECT grp, chunk, {group}, COUNT(*), SUM(expected_objects), SUM(expected_bytes) "
             f"FROM jobgen_rows GROUP BY grp, chunk, {group} ORDER BY grp, chunk"
@@ -193,18 +202,53 @@ def generate_jobs(definition: HarvestDefinition, run: int, now: datetime | None 
         cur.execute("CREATE TEMP TABLE jobgen_map (grp bigint, chunk bigint, job_id bigint)")
         cur.executemany("INSERT INTO jobgen_map (grp, chunk, job_id) VALUES (%s, %s, %s)",
                         [(p.grp, p.chunk, j.pk) for p, j in zip(plans, jobs, strict=True)])
-        cur.execute(
-            "INSERT INTO harvest_jobdomain (job_id, configuration_id, max_objects, max_bytes) "
-            "SELECT m.job_id, r.config_id, r.max_objects, r.max_bytes "
-            "FROM jobgen_rows r JOIN jobgen_map m ON m.grp = r.grp AND m.chunk = r.chunk"
-        )
+        with _without_fk_checks(cur):
+            cur.execute(
+                "INSERT INTO harvest_jobdomain (job_id, configuration_id, max_objects, max_bytes) "
+                "SELECT m.job_id, r.config_id, r.max_objects, r.max_bytes "
+                "FROM jobgen_rows r JOIN jobgen_map m ON m.grp = r.grp AND m.chunk = r.chunk"
+            )
+        freezer = SpecFreezer(definition, run)
+        by_id = {j.pk: (p, j) for p, j in zip(plans, jobs, strict=True)}
+        made = []
+        for job_id, domains in freezer.stream():
+            plan, job = by_id.pop(job_id)
+            if freezer.freeze(job, plan, domains) is not None:
+                made.append(job)
+        for plan, job in by_id.values():  # every configuration of the job had its seeds commented out
+            freezer.freeze(job, plan, [])
         cur.execute("DROP TABLE jobgen_rows")
         cur.execute("DROP TABLE jobgen_map")
-        freezer = SpecFreezer(definition, run)
-        made = [job for plan, job in zip(plans, jobs, strict=True) if freezer.freeze(job, plan) is not None]
+    made.sort(key=lambda j: j.pk)
     log.info("%s run %d: %d jobs, %d domain configurations", definition.name, run, len(made),
              sum(j.domain_count for j in made))
     return [j.pk for j in made]
+
+
+@contextmanager
+def _without_fk_checks(cur: Any) -> Iterator[None]:
+    """Skip PostgreSQL's per-row foreign-key triggers for one statement whose rows are valid by
+    construction (jobs made in this transaction, configurations read in it and never deleted), when
+    the role may (``session_replication_role`` needs a superuser); otherwise check as usual."""
+    if connection.vendor != "postgresql":
+        yield
+        return
+    cur.execute("SAVEPOINT jobgen_fk")
+    try:
+        cur.execute("SET LOCAL session_replication_role = replica")
+    except DatabaseError:
+        cur.execute("ROLLBACK TO SAVEPOINT jobgen_fk")
+        yield
+        return
+    try:
+        yield
+    finally:
+        cur.execute("SET LOCAL session_replication_role = origin")
+    cur.execute("RELEASE SAVEPOINT jobgen_fk")
+
+
+def _lines(text: str) -> list[str]:
+    return [line for line in (raw.strip() for raw in text.splitlines()) if line] if text else []
 
 
 class SpecFreezer:
@@ -219,44 +263,66 @@ class SpecFreezer:
             GlobalCrawlerTrapList.active_traps() + validators.regex_lines(definition.crawler_traps)))
         self.dedup_index = str(settings.NETHARVEST_INDEX_DIR / "dedup.sqlite3")
 
-    def domains(self, job_id: int) -> Iterator[tuple[int, dict[str, Any]]]:
-        """The job's domains as JobSpec entries, from one query (rows are per seed list)."""
-        with connection.cursor() as cur:
-            cur.execute(
-                "SELECT c.id, d.name, c.name, d.crawler_traps, jd.max_objects, jd.max_bytes, s.seeds "
-                "FROM harvest_jobdomain jd JOIN harvest_domainconfiguration c ON c.id = jd.configuration_id "
-                "JOIN harvest_domain d ON d.id = c.domain_id "
-                "JOIN harvest_domainconfiguration_seedlists cs ON cs.configuration_id = c.id "
-                "JOIN harvest_seedlist s ON s.id = cs.seedlist_id "
-                "WHERE jd.job_id = %s ORDER BY d.name, c.id, s.name",
-                [job_id],
-            )
-            current: dict[str, Any] | None = None
-            current_id = None
-            for config_id, domain, config, traps, max_objects, max_bytes, seeds in cur:
+    def stream(self) -> Iterator[tuple[int, list[dict[str, Any]]]]:
+        """Every job of the run with its domains as JobSpec entries, one job at a time.
+
+        One query over the run's rows (hash joins, sequential reads: a million index lookups, one per
+        domain, cost ten times more), streamed through a server-side cursor on PostgreSQL. Within a
+        job the domains come biggest first, so a harvester starts the long ones early.
+        """
+        query = (
+            "SELECT m.job_id, c.id, d.name, c.name, d.crawler_traps, r.max_objects, r.max_bytes, s.seeds "
+            "FROM jobgen_rows r JOIN jobgen_map m ON m.grp = r.grp AND m.chunk = r.chunk "
+            "JOIN harvest_domainconfiguration c ON c.id = r.config_id "
+            "JOIN harvest_domain d ON d.id = c.domain_id "
+            "JOIN harvest_domainconfiguration_seedlists cs ON cs.configuration_id = c.id "
+            "JOIN harvest_seedlist s ON s.id = cs.seedlist_id "
+            "ORDER BY m.job_id, r.expected_bytes DESC, c.id, s.id"
+        )
+        if connection.vendor == "postgresql":
+            connection.ensure_connection()
+            cur = connection.connection.cursor(name="jobgen_stream")
+            cur.itersize = 5000
+        else:
+            cur = connection.connection.cursor()
+        try:
+            cur.execute(query)
+            job_id, domains, current_id, current = None, [], None, None
+            for row_job, config_id, domain, config, traps, max_objects, max_bytes, seeds in cur:
                 if config_id != current_id:
-                    if current is not None:
-                        yield current_id, current
+                    if row_job != job_id:
+                        if job_id is not None:
+                            yield job_id, domains
+                        job_id, domains = row_job, []
                     current_id = config_id
                     current = {"name": domain, "configuration": config, "seeds": [], "max_objects": max_objects,
-                               "max_bytes": max_bytes, "traps": validators.regex_lines(traps)}
-                current["seeds"].extend(s for s in validators.active_seeds(seeds) if s not in current["seeds"])
-            if current is not None:
-                yield current_id, current
+                               "max_bytes": max_bytes, "traps": _lines(traps), "config_id": config_id}
+                    domains.append(current)
+                for seed in _lines(seeds):
+                    if not seed.startswith("#") and seed not in current["seeds"]:
+                        current["seeds"].append(seed)
+            if job_id is not None:
+                yield job_id, domains
+        finally:
+            cur.close()
 
-    def freeze(self, job: Job, plan: JobPlan) -> dict[str, Any] | None:
+    def freeze(self, job: Job, plan: JobPlan, entries: list[dict[str, Any]]) -> dict[str, Any] | None:
         """Store the job's spec; None (and the job removed) if none of its domains has a seed left."""
-        template = self.templates[plan.template_id]
         domains, seedless = [], []
-        for config_id, entry in self.domains(job.pk):
-            (domains if entry["seeds"] else seedless).append(config_id if not entry["seeds"] else entry)
+        for entry in entries:
+            config_id = entry.pop("config_id")
+            if entry["seeds"]:
+                domains.append(entry)
+            else:
+                seedless.append(config_id)
         if seedless:  # every seed line commented out: nothing to start from
             log.warning("job %s: %d configuration(s) without an active seed left out", job.pk, len(seedless))
             job.domains.filter(configuration_id__in=seedless).delete()
         if not domains:
+            job.domains.all().delete()
             Job.objects.filter(pk=job.pk).delete()
             return None
-        definition = self.definition
+        definition, template = self.definition, self.templates[plan.template_id]
         spec = {
             "version": JOBSPEC_VERSION, "job_id": job.pk, "harvest_id": definition.pk,
             "harvest_name": definition.name, "harvest_run": self.run, "kind": definition.kind,
@@ -266,7 +332,13 @@ class SpecFreezer:
             "time_limit_s": definition.max_job_running_time_s if definition.kind == definition.SNAPSHOT else 0,
             "continues_job": None,
         }
-        JobSpec.from_dict(spec)  # what is handed out satisfies the contract, or nothing is written
+        # What is handed out satisfies the contract, or nothing is written. The whole frame is checked
+        # with its first domain; every domain's traps are compiled. Seeds were validated when stored
+        # (checking 4 million of them again would be a third of a broad crawl's generation time).
+        JobSpec.from_dict({**spec, "domains": domains[:1]})
+        for i, entry in enumerate(domains):
+            for k, trap in enumerate(entry["traps"]):
+                validate_regex(trap, f"domains[{i}].traps[{k}]")
         Job.objects.filter(pk=job.pk).update(spec=spec, domain_count=len(domains))
-        job.spec, job.domain_count = spec, len(domains)
+        job.domain_count = len(domains)  # the spec itself is not kept: a run holds one job's spec at a time
         return spec

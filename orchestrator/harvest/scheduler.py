@@ -27,7 +27,7 @@ from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from orchestrator.harvest import dispatch, jobgen
+from orchestrator.harvest import dispatch, jobgen, signals
 from orchestrator.harvest.models import HarvestDefinition, Job
 from orchestrator.harvest.schedules import catch_up, first_event, utc
 
@@ -86,6 +86,7 @@ def _make_due_run(definition: HarvestDefinition, now: datetime) -> list[int]:
         claimed = claim.filter(runs=0).update(runs=run)
     if not claimed:
         return []  # another process made this run first
+    signals.before_run.send(sender=HarvestDefinition, definition=definition)
     ids = jobgen.generate_jobs(definition, run, now)
     log.info("harvest %s run %d: %d job(s)", definition.name, run, len(ids))
     return ids
@@ -105,6 +106,7 @@ def run_now(definition: HarvestDefinition, requested_by: str) -> list[Job]:
             raise SchedulerError(f"{current.name} is a continuous harvest: it is not run as jobs")
         run = current.runs + 1
         HarvestDefinition.objects.filter(pk=current.pk, runs=current.runs).update(runs=run)
+        signals.before_run.send(sender=HarvestDefinition, definition=current)
         ids = jobgen.generate_jobs(current, run)
         if not ids:
             raise SchedulerError(f"{current.name} has no domain configuration to harvest"

@@ -49,3 +49,6 @@ def schedule_due_harvests() -> None:
     job_ids = scheduler.schedule_due_harvests()
     if job_ids:
         dispatch.submit_jobs(job_ids)
+
+
+from orchestrator.harvest import indextasks  # noqa: E402, F401  (the indexer chain's tasks, registered here)

@@ -4,8 +4,12 @@ does, reading crawl.log (imported by name: pytest puts this directory on sys.pat
 from __future__ import annotations
 
 import json
+import os
+import signal
+import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -55,3 +59,24 @@ def crawl_log(job_dir: Path) -> list[list[str]]:
 def fetched(job_dir: Path) -> dict[str, str]:
     """URI → status (as text) from crawl.log."""
     return {f[3]: f[1] for f in crawl_log(job_dir)}
+
+
+def kill_mid_crawl(job_dir: Path, spec: dict[str, Any], lines: int = 25) -> set[str]:
+    """Start the crawl child, kill -9 it once crawl.log has ``lines`` lines and a checkpoint
+    (every second) has passed; return the URIs the frontier journal had done at that checkpoint."""
+    write_spec(job_dir, spec)
+    proc = start_crawl(job_dir)
+    log = job_dir / "logs" / "crawl.log"
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        if log.exists() and len(log.read_text().splitlines()) >= lines:
+            break
+        time.sleep(0.05)
+    time.sleep(1.2)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(10)
+    db = sqlite3.connect(str(job_dir / "state" / "frontier.sqlite"))
+    try:
+        return {url for (url,) in db.execute("SELECT url FROM uris WHERE state=1")}
+    finally:
+        db.close()

@@ -121,3 +121,18 @@ def test_responses_are_archived_and_retried_statuses_logged_once(mw):
 
 def test_cdx_dates():
     assert cdx_to_warc_date("20250102030405") == "2025-01-02T03:04:05Z"
+
+
+def test_in_job_digests_are_journalled_and_restored():
+    from harvester.revisit import Deduplicator
+
+    first = Deduplicator(True, None)
+    journal: list = []
+    first.journal = lambda digest, capture: journal.append((digest, capture))
+    first.remember("sha1:X", "http://a.dk/1", "2026-01-01T00:00:00Z", "<urn:uuid:1>")
+    first.remember("sha1:X", "http://a.dk/2", "2026-01-01T00:00:05Z", "<urn:uuid:2>")  # not the referent
+    assert journal == [("sha1:X", ["http://a.dk/1", "2026-01-01T00:00:00Z", "<urn:uuid:1>"])]
+    resumed = Deduplicator(True, None)
+    resumed.restore(journal)
+    hit = resumed.lookup("sha1:X")
+    assert hit is not None and hit.target_uri == "http://a.dk/1" and hit.record_id == "<urn:uuid:1>"

@@ -101,3 +101,33 @@ def test_hops_bound_the_calendar_trap(tmp_path: Path, sites: Any) -> None:
     got = fetched(tmp_path / "job")
     assert got[f"{a.url}calendar?month=2026-04"] == "200"
     assert got[f"{a.url}calendar?month=2026-05"] == "-4001"
+
+
+def test_hostile_pages_never_kill_the_job(tmp_path: Path, sites: Any) -> None:
+    """Redirect loop, latin-1 and broken UTF-8, a gzip bomb, ever-deeper paths, session ids."""
+    a, _ = sites
+    job_dir = tmp_path / "job"
+    spec = make_spec([f"{a.url}hostile/"], job_id=308,
+                     settings={"scope": "path", "max_hops": 4, "max_document_bytes": 1024 * 1024})
+    result = run_crawl(job_dir, spec)
+    assert result["status"] == "DONE"
+    assert result["domains"][0]["stop_reason"] == "DOWNLOAD_COMPLETE"
+    lines = crawl_log(job_dir)
+    got = {f[3]: f for f in lines}
+    # The loop is cut by the seen-set: each end fetched once, the second one via R.
+    assert [f[3] for f in lines].count(f"{a.url}hostile/loop-a") == 1
+    assert got[f"{a.url}hostile/loop-b"][1] == "302" and got[f"{a.url}hostile/loop-b"][4] == "LR"
+    # Links after undecodable bytes are still found.
+    assert got[f"{a.url}hostile/after-latin1.html"][1] == "200"
+    assert got[f"{a.url}hostile/after-bad-utf8.html"][1] == "200"
+    # The bomb is archived as transferred (64 KiB of gzip), never inflated to 64 MiB.
+    bomb = got[f"{a.url}hostile/bomb.html"]
+    assert bomb[1] == "200" and int(bomb[2]) < 1024 * 1024
+    with open(next((job_dir / "warcs").glob("308-7-*-00000-*.warc.gz")), "rb") as fh:
+        block = next(r.raw_stream.read() for r in ArchiveIterator(fh) if r.rec_type == "response"
+                     and r.rec_headers.get_header("WARC-Target-URI").endswith("/bomb.html"))
+    assert block[:2] == b"\x1f\x8b" and len(block) == int(bomb[2])
+    # Ever-deeper paths end at the hop limit; the self-renewing session id is one URI.
+    assert got[f"{a.url}hostile/deep/x/x/x/"][1] == "200"  # hop 4
+    assert got[f"{a.url}hostile/deep/x/x/x/x/"][1] == "-4001"
+    assert sum("/hostile/session" in f[3] for f in lines) == 1  # its link to itself is the same URI

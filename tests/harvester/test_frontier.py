@@ -132,13 +132,17 @@ def test_persistence_and_resume(tmp_path: Path) -> None:
     f.schedule(retried, 0.0)
     in_flight = f.next_ready(0.0)  # emitted but never finished: the crash happens now
     f.set_state("budgets", {"d": {"objects": 1}})
+    f.journal_add("digest", "sha1:AAA", ["http://a.org/0", "2026-01-01T00:00:00Z", "<urn:uuid:1>"])
     f.checkpoint()
     _add(f, "http://a.org/after-checkpoint")  # lost with the crash
+    f.journal_add("digest", "sha1:BBB", ["http://a.org/9", "2026-01-01T00:00:01Z", "<urn:uuid:2>"])
     del f  # no close: as after kill -9
 
     g = _frontier(db, min_delay_ms=0, max_delay_ms=0, delay_factor=0)
     assert g.resumed
     assert g.kv["budgets"] == {"d": {"objects": 1}}
+    assert dict(g.journal_items("digest")) == {
+        "sha1:AAA": ["http://a.org/0", "2026-01-01T00:00:00Z", "<urn:uuid:1>"]}
     assert g.done == 1
     urls = []
     while (e := g.next_ready(0.0)) is not None:

@@ -82,3 +82,14 @@ def test_frontier_summary_from_text_or_numbers():
     assert (" Job being crawled: h1\n\n -----===== STATS =====-----\n"
             " Discovered:    20\n Queued:        5\n") in text
     assert "          Exhausted queues: 2\n" in text
+
+
+def test_stats_survive_a_json_round_trip(tmp_path):
+    """What the frontier journals at each checkpoint gives back the same reports on resume."""
+    original = sample()
+    restored = CrawlStats.from_state(json.loads(json.dumps(original.to_state())))
+    restored.ended = original.ended
+    write_reports(tmp_path / "a", original, crawl_name="h1")
+    write_reports(tmp_path / "b", restored, crawl_name="h1")
+    for name in REPORT_NAMES:
+        assert (tmp_path / "a" / name).read_text() == (tmp_path / "b" / name).read_text(), name

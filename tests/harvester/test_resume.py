@@ -4,23 +4,11 @@ finished before the last checkpoint is fetched again, and every WARC left behind
 from __future__ import annotations
 
 import json
-import os
-import signal
-import sqlite3
-import time
 from pathlib import Path
 from typing import Any
 
-from crawlhelp import crawl_log, make_spec, run_crawl, start_crawl, write_spec
+from crawlhelp import crawl_log, kill_mid_crawl, make_spec, run_crawl
 from warcio.archiveiterator import ArchiveIterator
-
-
-def _done_at_checkpoint(job_dir: Path) -> set[str]:
-    db = sqlite3.connect(str(job_dir / "state" / "frontier.sqlite"))
-    try:
-        return {url for (url,) in db.execute("SELECT url FROM uris WHERE state=1")}
-    finally:
-        db.close()
 
 
 def test_kill_9_then_rerun_resumes(tmp_path: Path, sites: Any) -> None:
@@ -28,20 +16,9 @@ def test_kill_9_then_rerun_resumes(tmp_path: Path, sites: Any) -> None:
     job_dir = tmp_path / "job"
     # A little politeness so the crawl is still running when it is killed.
     spec = make_spec([a.url], job_id=201, settings={"min_delay_ms": 60, "max_delay_ms": 60})
-    write_spec(job_dir, spec)
-    proc = start_crawl(job_dir)
-    log = job_dir / "logs" / "crawl.log"
-    deadline = time.time() + 30
-    while time.time() < deadline:
-        if log.exists() and len(log.read_text().splitlines()) >= 25:
-            break
-        time.sleep(0.05)
-    time.sleep(1.2)  # at least one checkpoint (every second) after those lines
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.wait(10)
+    done = kill_mid_crawl(job_dir, spec)
     assert not (job_dir / "jobresult.json").exists()
     before = len(crawl_log(job_dir))
-    done = _done_at_checkpoint(job_dir)
     assert len(done) >= 20
 
     result = run_crawl(job_dir, spec)
@@ -64,6 +41,9 @@ def test_kill_9_then_rerun_resumes(tmp_path: Path, sites: Any) -> None:
         assert records[0].rec_type == "warcinfo"
     names = {f["name"] for f in result["files"]}
     assert {p.name for p in warcs} == names
+    # The reports' tallies were journalled with the frontier: they cover both runs.
+    report = json.loads((job_dir / "reports" / "domain-report.json").read_text())
+    assert report["domains"]["site-a"]["objects"] == result["domains"][0]["objects"]
     json.dumps(result)
 
 

@@ -56,3 +56,23 @@ def test_keyset_pages_cover_everything_once(domains):
         after = page.next_after
     assert seen == sorted(Domain.objects.values_list("name", flat=True))
     assert domainsearch.estimated_count() >= 0
+
+
+@pytest.mark.parametrize("window", [2, 3, 10_000])
+def test_window_and_index_paths_give_the_same_pages(domains, monkeypatch, window):
+    """A small window forces the fallback to the indexed query: every path must page identically."""
+    import fnmatch
+
+    monkeypatch.setattr(domainsearch, "WINDOW", window)
+    everything = sorted(Domain.objects.values_list("name", flat=True))
+    for query in ("a", "arch", "*archive*", "?r*", "*.fr", "shop_*", "zz*", "*"):
+        pattern = query if "*" in query or "?" in query else query + "*"
+        expected = [n for n in everything if fnmatch.fnmatchcase(n, pattern)]
+        seen, after = [], ""
+        while True:
+            page = domainsearch.search(query, after=after, limit=2)
+            seen += names(page)
+            if page.next_after is None:
+                break
+            after = page.next_after
+        assert seen == expected, query

@@ -121,6 +121,8 @@ def test_login_page_logs_in_and_out(django_user_model):
     assert client.get(reverse("webui:home")).status_code == 403
     assert client.post(reverse("webui:logout")).status_code == 302
     assert client.get(reverse("webui:home")).status_code == 302
+    # Django's own auth URLs (password change) send to the same page.
+    assert "Log in" in client.get("/accounts/login/").content.decode()
 
 
 @pytest.mark.django_db

@@ -121,3 +121,14 @@ def test_configuration_form_and_default_switch(curator):
     assert ok.status_code == 302
     assert DomainConfiguration.objects.get(domain=domain, is_default=True).name == "deep"
     assert list(DomainConfiguration.objects.get(name="deep").seedlists.all()) == [seedlist]
+
+
+def test_a_search_too_broad_is_explained(viewer, monkeypatch):
+    from orchestrator.harvest import domainsearch
+
+    def too_broad(*args, **kwargs):
+        raise domainsearch.SearchTooBroad("this search reads too much of the domain table")
+
+    monkeypatch.setattr(domainsearch, "search", too_broad)
+    page = text(viewer.get(reverse("webui:domains"), {"q": "?b*"}))
+    assert "reads too much of the domain table" in page and "Nothing searched" in page

@@ -33,9 +33,12 @@ def domain_list(request: HttpRequest) -> HttpResponse:
     if field not in domainsearch.FIELDS:
         field = "name"
     after = request.GET.get("after", "")
-    page = domainsearch.search(query, field, after, PAGE_SIZE)
+    try:
+        page, error = domainsearch.search(query, field, after, PAGE_SIZE), ""
+    except domainsearch.SearchTooBroad as exc:
+        page, error = domainsearch.DomainPage([], None), str(exc)
     return render(request, "webui/domains/list.html", {
-        "page": page, "query": query, "field": field, "after": after, "fields": SEARCH_FIELDS,
+        "page": page, "query": query, "field": field, "after": after, "fields": SEARCH_FIELDS, "error": error,
         "estimate": domainsearch.estimated_count(),
     })
 

@@ -1,0 +1,27 @@
+"""A fresh, migrated PostgreSQL database and data directory for a benchmark run of the real commands."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import psycopg2
+
+
+def fresh_database(name: str, prefix: str, extra_env: dict[str, str] | None = None) -> tuple[dict[str, str], str, Path]:
+    """Drop and create database ``name``, migrate it; returns (environment, netharvest executable, work dir)."""
+    admin = psycopg2.connect(host="127.0.0.1", user="postgres", dbname="postgres")
+    admin.autocommit = True
+    with admin.cursor() as cur:
+        cur.execute(f"DROP DATABASE IF EXISTS {name}")
+        cur.execute(f"CREATE DATABASE {name}")
+    admin.close()
+    work = Path(tempfile.mkdtemp(prefix=prefix))
+    env = {**os.environ, "NETHARVEST_DATABASE_URL": f"postgres://postgres@127.0.0.1:5432/{name}",
+           "NETHARVEST_DATA_DIR": str(work), **(extra_env or {})}
+    exe = str(Path(sys.executable).parent / "netharvest")
+    subprocess.run([exe, "migrate", "-v0"], env=env, check=True)
+    return env, exe, work

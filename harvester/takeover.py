@@ -1,0 +1,66 @@
+"""A resubmitted job carries on from the failed job it continues (``JobSpec.continues_job``).
+
+The orchestrator's resubmit makes a new job whose JobSpec names the old one; when the old job's
+spool is on this machine, :func:`take_over` hands its state and files to the new job before the
+crawl child starts, and the child then resumes as after a crash.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import sqlite3
+from pathlib import Path
+
+from harvester.contracts import JobSpec
+from harvester.warcwriter import recover_open_files
+
+logger = logging.getLogger(__name__)
+
+#: The metadata WARC's name ends so (``{job}-metadata-1.warc.gz``).
+METADATA_SUFFIX = "-metadata-1.warc.gz"
+
+
+def take_over(old_dir: Path, job_dir: Path, spec: JobSpec) -> bool:
+    """Make ``job_dir`` carry on where the failed job in ``old_dir`` stopped (a resubmission).
+
+    The old job ended FAILED, so none of its files reached the archive: its WARCs (an unfinished
+    one cut back to its last whole record) move into this job, which lists them in its JobResult
+    under their own names; its crawl.log becomes the start of this job's; its frontier, seen-set,
+    budgets and report tallies are copied, so nothing it captured before its last checkpoint is
+    fetched again. The frontier journal is copied last, under a temporary name: until it is in
+    place this job has not taken over, and a re-run takes over again (moved files stay moved).
+    Returns False when ``old_dir`` has no state (the job ran on another machine: start over).
+    """
+    previous = old_dir / "state" / "frontier.sqlite"
+    if not previous.exists():
+        logger.info("job %s continues job %s, whose state is not on this machine: starting over",
+                    spec.job_id, old_dir.name)
+        return False
+    old_warcs, warcs = old_dir / "warcs", job_dir / "warcs"
+    warcs.mkdir(parents=True, exist_ok=True)
+    if old_warcs.is_dir():
+        recover_open_files(old_warcs)
+        for path in sorted(old_warcs.glob("*.warc.gz")):
+            if not path.name.endswith(METADATA_SUFFIX):  # the old job's own metadata is superseded
+                os.replace(path, warcs / path.name)
+    old_log = old_dir / "logs" / "crawl.log"
+    if old_log.exists():
+        (job_dir / "logs").mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(old_log, job_dir / "logs" / "crawl.log")
+    state = job_dir / "state" / "frontier.sqlite"
+    state.parent.mkdir(parents=True, exist_ok=True)
+    tmp = state.with_name(".frontier.sqlite.tmp")
+    src = sqlite3.connect(str(previous))
+    try:
+        dst = sqlite3.connect(str(tmp))
+        try:
+            src.backup(dst)  # consistent even with the old job's WAL file beside it
+        finally:
+            dst.close()
+    finally:
+        src.close()
+    os.replace(tmp, state)
+    logger.info("job %s takes over job %s's frontier and files", spec.job_id, old_dir.name)
+    return True

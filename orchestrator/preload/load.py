@@ -1,0 +1,97 @@
+"""Step 4 of the preload: write the result into the harvest database, set-based, in batches.
+
+New live domains are created through ``create_domains`` (default seeds and configuration, as every
+other way in). Each domain the sources gave URLs for gets a seed list named "preload" with them, on
+its default configuration, replaced on every preload (this year's sources say what is current).
+Existing domains whose DNS lookup failed are kept (domains are never deleted) but their default —
+snapshot — configuration's object budget is set to 0, the old budget kept in its comments so an
+engineer can restore it (shared/seeds/001…, 2.2.4).
+
+Every statement joins a JSON array of names; re-running a batch changes nothing more, so a batch
+that was committed but not yet recorded as done before a crash is simply done again.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+from django.db import connection, transaction
+
+from orchestrator.harvest.domains import _records, create_domains
+from orchestrator.harvest.management.commands.import_domains import (
+    _skip_fk_triggers_if_allowed as skip_fk_triggers_if_allowed,
+)
+from orchestrator.harvest.models import CrawlTemplate, Domain
+
+PRELOAD_SEEDLIST = "preload"
+
+
+def existing_domain_names() -> Iterator[str]:
+    """Every domain name in the database, streamed (a server-side cursor on PostgreSQL)."""
+    yield from Domain.objects.order_by().values_list("name", flat=True).iterator(chunk_size=20000)
+
+
+def create_new(names: list[str], template: CrawlTemplate) -> int:
+    """Create the domains of ``names`` that do not exist; returns how many were created."""
+    return len(create_domains(names, template).created) if names else 0
+
+
+def set_seeds(seeds: dict[str, list[str]]) -> int:
+    """Replace each domain's "preload" seed list with ``seeds[domain]`` and attach it to the domain's
+    default configuration. Returns the number of seed lists written."""
+    if not seeds:
+        return 0
+    rows = json.dumps([{"name": name, "seeds": "\n".join(urls)} for name, urls in seeds.items()])
+    with connection.cursor() as cur:
+        cur.execute(
+            f"INSERT INTO harvest_seedlist (domain_id, name, seeds, comments) "
+            f"SELECT d.id, %s, j.seeds, '' FROM {_records('%s', {'name': 'text', 'seeds': 'text'})} "
+            f"JOIN harvest_domain d ON d.name = j.name WHERE true "
+            f"ON CONFLICT (domain_id, name) DO UPDATE SET seeds = excluded.seeds "
+            f"RETURNING domain_id, id",
+            [PRELOAD_SEEDLIST, rows],
+        )
+        pairs = cur.fetchall()
+        if not pairs:
+            return 0
+        cur.execute(
+            f"INSERT INTO harvest_domainconfiguration_seedlists (configuration_id, seedlist_id) "
+            f"SELECT c.id, j.s FROM {_records('%s', {'d': 'bigint', 's': 'bigint'})} "
+            f"JOIN harvest_domainconfiguration c ON c.domain_id = j.d AND c.is_default WHERE true "
+            f"ON CONFLICT (configuration_id, seedlist_id) DO NOTHING",
+            [json.dumps([{"d": d, "s": s} for d, s in pairs])],
+        )
+    return len(pairs)
+
+
+def exclude(names: list[str], note: str) -> int:
+    """Set the default configuration's object budget to 0 for these domains (those not at 0 already),
+    noting the old budget in its comments. Returns how many configurations changed."""
+    if not names:
+        return 0
+    c = "harvest_domainconfiguration"
+    with connection.cursor() as cur:
+        cur.execute(
+            f"UPDATE harvest_domainconfiguration SET max_objects = 0, comments = "
+            f"CASE WHEN {c}.comments = '' THEN '' ELSE {c}.comments || %s END || %s || CAST({c}.max_objects AS text) "
+            f"FROM {_records('%s', {'name': 'text'})} JOIN harvest_domain d ON d.name = j.name "
+            f"WHERE {c}.domain_id = d.id AND {c}.is_default AND {c}.max_objects <> 0",
+            ["\n", f"{note}; max_objects was ", json.dumps([{"name": n} for n in names])],
+        )
+        return cur.rowcount
+
+
+def write_batch(create: list[str], seeds: dict[str, list[str]], excluded: list[str], note: str,
+                template: CrawlTemplate) -> dict[str, int]:
+    """One batch, all in or all out. Commits need not wait for the disk: a crash loses at most the
+    batches not yet recorded as done, and those are redone on the next run. Foreign-key triggers are
+    skipped where the role may (every reference is an id the same statements just read), as
+    ``import-domains`` does (docs/DESIGN.md, "Creating domains in bulk")."""
+    with transaction.atomic():
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cur:
+                cur.execute("SET LOCAL synchronous_commit = off")
+                skip_fk_triggers_if_allowed(cur)
+        return {"created": create_new(create, template), "seedlists": set_seeds(seeds),
+                "excluded": exclude(excluded, note)}
