@@ -16,7 +16,7 @@ from django.urls import reverse
 
 from harvester.runtime import spool_dir
 from orchestrator.harvest import intake
-from orchestrator.harvest.models import ArchiveFile, HarvestChannel, Job, JobControl, JobStatus
+from orchestrator.harvest.models import ArchiveFile, HarvestChannel, Job, JobControl, JobStats, JobStatus
 from tests.orchestrator import factories
 from tests.orchestrator.crawled_job import DOMAINS, crawled, make_job, record
 from tests.webui.conftest import ROLES
@@ -233,6 +233,9 @@ def test_job_page_shows_domains_seeds_files_and_the_log_tail(viewer: Client) -> 
     assert "harvested (in the harvester&#39;s spool)" in text
     last = (crawled().job_dir / "logs" / "crawl.log").read_text().splitlines()[-1]
     assert last.split()[3] in text and "spool" in text
+    listing = viewer.get(reverse("jobs:list")).content.decode()  # objects and bytes from the job's statistics
+    stats = JobStats.objects.get(job=job)
+    assert f"<td class=\"num\">{stats.objects_count:,}</td>" in listing
 
 
 def test_reports_and_crawl_log_search(viewer: Client) -> None:

@@ -17,6 +17,7 @@ from typing import Any
 from django import forms
 from django.contrib import messages
 from django.core.paginator import Paginator
+from django.db.models import F
 from django.http import (
     Http404,
     HttpRequest,
@@ -103,7 +104,8 @@ def job_list(request: HttpRequest) -> HttpResponse:
     form = JobFilter(request.GET or None)
     jobs = Job.objects.select_related("harvest", "channel").only(
         "id", "status", "harvest_run", "created", "started_at", "ended_at", "domain_count", "rejected_at",
-        "rejected_by", "error_category", "harvest__name", "channel__name").order_by("-id")
+        "rejected_by", "error_category", "harvest__name", "channel__name").order_by("-id").annotate(
+        objects=F("stats__objects_count"), nbytes=F("stats__bytes_count"))
     if form.is_bound:
         if form.is_valid():
             jobs = form.apply(jobs)
