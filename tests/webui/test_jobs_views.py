@@ -190,6 +190,8 @@ def test_controls_are_recorded_and_sent(engineer: Client) -> None:
                                                                           {"regex": "(unclosed"}))
     assert "enter a regular expression" in _flash(engineer, engineer.post(reverse("jobs:trap", args=[job.pk]),
                                                                           {"regex": "  "}))
+    assert "exponential time" in _flash(engineer, engineer.post(reverse("jobs:trap", args=[job.pk]),
+                                                                {"regex": r"https?://x\.fr(/[^/]*)*"}))
     assert JobControl.objects.filter(job=job).count() == 1  # nothing half-written
     _flash(engineer, engineer.post(reverse("jobs:trap", args=[job.pk]), {"regex": r".*/calendar\?.*"}))
     trap = JobControl.objects.get(job=job, action="add_trap")
@@ -257,7 +259,8 @@ def test_reports_and_crawl_log_search(viewer: Client) -> None:
     assert len(capped) == 5 and "limit reached" in capped[-1]
     for bad, message in (({"search": "(x"}, "invalid regular expression"), ({"search": ""}, "enter a regular"),
                          ({"search": "x", "limit": "100000"}, "limit: a number"),
-                         ({"search": "x", "limit": "ten"}, "limit: a number"), ({"tail": "0"}, "tail:")):
+                         ({"search": "x", "limit": "ten"}, "limit: a number"), ({"tail": "0"}, "tail:"),
+                         ({"search": "(a+)+$"}, "search: a repeat inside a repeat")):
         r = viewer.get(url, bad)
         assert r.status_code == 400 and message in r.content.decode(), bad
     tail = viewer.get(url, {"tail": "3"}).content.decode().splitlines()
