@@ -9,6 +9,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from kombu.transport import TRANSPORT_ALIASES
+
+# ``filesystem://`` means netharvest's atomic variant of kombu's transport, in every process.
+TRANSPORT_ALIASES["filesystem"] = "harvester.fsbroker:Transport"
+
 
 def data_dir() -> Path:
     """The data directory: embedded database and broker, spool, archive, index."""
@@ -22,8 +27,9 @@ def spool_dir() -> Path:
 def broker_url() -> str:
     """``NETHARVEST_BROKER_URL``, or the embedded transport: kombu's filesystem queue in the data dir.
 
-    The filesystem transport is a real multi-process broker (one file per message, atomic renames),
-    so the embedded stack runs real workers on real queues, just as Redis does in production.
+    The filesystem transport is a real multi-process broker (one file per message, atomic renames:
+    harvester.fsbroker), so the embedded stack runs real workers on real queues, just as Redis does in
+    production.
     """
     return os.environ.get("NETHARVEST_BROKER_URL", "").strip() or "filesystem://"
 

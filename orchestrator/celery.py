@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 
 from celery import Celery
+from celery.schedules import crontab
 
 from harvester.contracts import EVENTS_QUEUE
 from harvester.runtime import celery_config
@@ -24,6 +25,12 @@ app.conf.update(
     beat_schedule={
         "reap-jobs": {"task": "orchestrator.reap_jobs", "schedule": 60.0},
         "submit-new-jobs": {"task": "orchestrator.submit_new_jobs", "schedule": 60.0},
+        # NETHARVEST_SCHEDULER_INTERVAL_S (orchestrator.settings), read here before Django is set up
+        "schedule-due-harvests": {"task": "orchestrator.schedule_due_harvests",
+                                  "schedule": float(os.environ.get("NETHARVEST_SCHEDULER_INTERVAL_S", 30))},
+        # The indexer chain: the sweep recovers files left behind; merge + bigmerge once a day (UTC).
+        "index-sweep": {"task": "orchestrator.index.sweep", "schedule": 300.0},
+        "index-merge": {"task": "orchestrator.index.merge", "schedule": crontab(hour=1, minute=0)},
     },
 )
 app.autodiscover_tasks(["orchestrator.harvest"], related_name="tasks")

@@ -23,11 +23,20 @@ Running the stack
 Domains and harvests
   import-domains FILE bulk-load domains, one per line (invalid lines reported by line number)
   channels            list or create harvest channels (a channel is a queue served by its workers)
+  harvests            list, show, run-now, activate, deactivate harvest definitions; set-next moves a run
   jobs                list, show, resubmit, stop, pause, resume jobs; add a crawler trap to a running job
 
 Crawling
   crawl               a trial crawl of a template on a site, no database or broker needed:
                       netharvest crawl --seeds FILE --template default --out DIR
+
+Indexing and storage
+  index status        files per chain state and per storage location, failures with their errors
+  index run           do every pending chain step now (ingest, CDX, transfer, backup, delete); retries failures
+  index reindex FILE  rewrite one WARC's CDX and dedup entries from its stored copy
+  index merge [--big] merge newly indexed files into a daily file; --big: then into the master CDX and PATH
+  index verify        re-hash stored copies, report missing/corrupt ones per location (exit 1 if any)
+  index cdx WARC...   print the sorted CDX of WARC files, no database needed (--cdxj for pywb's CDXJ)
 
 Environment
   NETHARVEST_DATA_DIR      data directory (embedded database and broker, spool, archive, index); ./var
@@ -50,6 +59,11 @@ def main(argv: list[str] | None = None) -> None:
         from harvester.cli import crawl_main
 
         sys.exit(crawl_main(argv[2:]))
+    if argv[1:3] == ["index", "cdx"]:
+        # A crawl engineer's tool over files: no Django either.
+        from indexer.cli import cdx_main
+
+        sys.exit(cdx_main(argv[3:]))
     if argv[1:] == ["help", "--all"]:
         argv = argv[:2]
     elif not argv[1].startswith("-"):

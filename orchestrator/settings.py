@@ -146,3 +146,17 @@ NETHARVEST_SUBMITTED_TIMEOUT_S = int(os.environ.get("NETHARVEST_SUBMITTED_TIMEOU
 NETHARVEST_MAX_CONFIGS_PER_JOB = int(os.environ.get("NETHARVEST_MAX_CONFIGS_PER_JOB", 10000))
 #: The template a new domain's default configuration uses.
 NETHARVEST_DEFAULT_TEMPLATE = os.environ.get("NETHARVEST_DEFAULT_TEMPLATE", "default")
+
+# --- indexer chain: storage locations and indexes (orchestrator/harvest/storage.py reads these) -------
+#: Where the chain stores WARCs: ``name=/path`` pairs, comma-separated; the transfer step picks the one with
+#: the most free space. Default: one location, ``archive``, in the archive directory.
+NETHARVEST_STORAGE_LOCATIONS = os.environ.get("NETHARVEST_STORAGE_LOCATIONS", "").strip() or \
+    f"archive={NETHARVEST_ARCHIVE_DIR}"
+#: An optional replica location (``name=/path`` or a bare path, named ``backup``); unset = no backup step.
+NETHARVEST_BACKUP_LOCATION = os.environ.get("NETHARVEST_BACKUP_LOCATION", "").strip()
+#: The dedup index the chain feeds and every new job's JobSpec names.
+NETHARVEST_DEDUP_INDEX = Path(os.environ.get("NETHARVEST_DEDUP_INDEX", NETHARVEST_INDEX_DIR / "dedup.sqlite3"))
+#: How long a worker may hold one file's step before another may take it over (a killed worker's claim).
+NETHARVEST_INDEX_LEASE_S = int(os.environ.get("NETHARVEST_INDEX_LEASE_S", 30 * 60))
+#: How often the sweep retries a FAILED file on its own (``netharvest index run`` always retries).
+NETHARVEST_INDEX_AUTO_RETRIES = int(os.environ.get("NETHARVEST_INDEX_AUTO_RETRIES", 3))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 
 from harvester.testsite import TestSiteServer
@@ -15,6 +16,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--verbose", action="store_true", help="log every request")
     args = parser.parse_args(argv)
     server = TestSiteServer(args.port, args.peer_port, args.verbose)
+    # A process manager (netharvest up, honcho) stops us with SIGTERM: that is a clean exit, like Ctrl-C.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     print(f"serving the netharvest test site on {server.url}", flush=True)
     try:
         server.serve_forever()

@@ -18,6 +18,7 @@ from kombu.simple import SimpleQueue
 
 from harvester.contracts import RUN_JOB_TASK, Control, control_queue
 from orchestrator.celery import app
+from orchestrator.harvest import storage
 from orchestrator.harvest.models import Job, JobControl, JobDomain, JobStatus
 
 log = logging.getLogger(__name__)
@@ -30,8 +31,10 @@ class DispatchError(Exception):
 def submit_jobs(job_ids: Iterable[int]) -> int:
     """Publish the NEW jobs among ``job_ids``; returns how many this call submitted."""
     submitted = 0
-    for job in Job.objects.filter(pk__in=list(job_ids), status=JobStatus.NEW).select_related("channel"):
-        submitted += submit(job)
+    for pk in job_ids:  # one job (and its spec, megabytes for a broad-crawl job) in memory at a time
+        job = Job.objects.filter(pk=pk, status=JobStatus.NEW).select_related("channel").first()
+        if job is not None:
+            submitted += submit(job)
     return submitted
 
 
@@ -45,6 +48,9 @@ def submit(job: Job) -> bool:
     with transaction.atomic():
         if not Job.transition(job.pk, JobStatus.NEW, JobStatus.SUBMITTED, submitted_at=timezone.now()):
             return False
+        if job.spec.get("dedup_index") is None:  # the dedup index the indexer chain keeps up to date
+            job.spec = {**job.spec, "dedup_index": str(storage.dedup_index_path())}
+            Job.objects.filter(pk=job.pk).update(spec=job.spec)
         app.send_task(RUN_JOB_TASK, args=[job.spec], queue=job.channel.queue,
                       task_id=f"job-{job.pk}-{timezone.now():%Y%m%d%H%M%S%f}")
     log.info("job %s submitted to %s", job.pk, job.channel.queue)

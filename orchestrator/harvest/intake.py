@@ -16,6 +16,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from harvester.contracts import ContractError, JobResult, Progress
+from orchestrator.harvest import chain
 from orchestrator.harvest.models import ArchiveFile, HarvestDefinition, HarvestInfo, Job, JobDomain, JobStatus
 
 log = logging.getLogger(__name__)
@@ -110,6 +111,8 @@ def _record(result: JobResult) -> Job:
                          harvester_sha256=f.sha256, spool_path=f.path) for f in result.files],
             batch_size=5000,
         )
+        if result.files:
+            chain.enqueue_job_on_commit(job.pk)  # the indexer chain starts once this commits
     job.refresh_from_db()
     log.info("job %s %s: %d domains, %d files", job.pk, job.status, len(infos), len(names))
     return job

@@ -9,7 +9,7 @@ from typing import Any
 from celery import shared_task
 
 from harvester.contracts import PROGRESS_TASK, RESULT_TASK, STARTED_TASK
-from orchestrator.harvest import dispatch, intake, reaper
+from orchestrator.harvest import dispatch, intake, reaper, scheduler
 
 log = logging.getLogger(__name__)
 
@@ -40,3 +40,13 @@ def reap_jobs() -> None:
 @shared_task(name="orchestrator.submit_new_jobs", ignore_result=True)
 def submit_new_jobs() -> None:
     dispatch.submit_new_jobs()
+
+
+@shared_task(name="orchestrator.schedule_due_harvests", ignore_result=True)
+def schedule_due_harvests() -> None:
+    """Make the runs that are due, then dispatch their jobs (jobs left NEW by a failed dispatch are
+    picked up by ``submit_new_jobs``)."""
+    job_ids = scheduler.schedule_due_harvests()
+    if job_ids:
+        dispatch.submit_jobs(job_ids)
+from orchestrator.harvest import indextasks  # noqa: E402, F401  (the indexer chain's tasks, registered here)

@@ -1,7 +1,9 @@
 """Archive files (WARCs and metadata WARCs) and their copies in storage locations.
 
 ``index_state`` follows the BnF indexing chain (shared/seeds/001…, 4.1): each step records that it is
-done, so a re-run after a crash picks up where the chain stopped.
+done, so a re-run after a crash picks up where the chain stopped. A worker doing a step holds a lease on
+the file (``claim_token`` until ``claimed_until``) while the state still names the last step done; a
+killed worker's lease simply runs out (orchestrator/harvest/chain.py).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ class IndexState(models.TextChoices):
     INGESTED = "INGESTED", "ingested (checksum verified)"
     INDEXED = "INDEXED", "indexed (CDX written)"
     TRANSFERRED = "TRANSFERRED", "transferred (in archive storage, PATH line written)"
-    BACKED_UP = "BACKED_UP", "backed up (replica verified)"
+    BACKED_UP = "BACKED_UP", "backed up (replica verified, or no backup location configured)"
     CLEANED = "CLEANED", "done (spool copy removed)"
     FAILED = "FAILED", "failed (see error)"
 
@@ -37,6 +39,14 @@ class ArchiveFile(models.Model):
     cdx_path = models.CharField(max_length=1000, blank=True)
     records = models.PositiveIntegerField(default=0)
     error = models.TextField(blank=True)
+    failed_step = models.CharField(max_length=12, blank=True, choices=IndexState.choices,
+                                   help_text="The state a FAILED file goes back to when retried.")
+    attempts = models.PositiveIntegerField(default=0, help_text="Failed attempts since the last success.")
+    claim_token = models.CharField(max_length=32, blank=True, help_text="The worker doing the next step.")
+    claimed_until = models.DateTimeField(null=True, blank=True, help_text="Its lease; expired = free again.")
+    queued_at = models.DateTimeField(null=True, blank=True, help_text="Last handed to the indexer queue.")
+    merged_at = models.DateTimeField(null=True, blank=True, help_text="When its CDX and PATH lines went into a "
+                                     "daily merge; null = not yet (or reindexed since).")
     created = models.DateTimeField(default=timezone.now)
     updated = models.DateTimeField(auto_now=True)
 

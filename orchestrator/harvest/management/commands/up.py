@@ -8,6 +8,7 @@ stops every process group and waits for them; nothing is left running.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import os
 import secrets
@@ -23,6 +24,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from honcho.environ import parse_procfile
 
 from harvester.runtime import broker_url
+from orchestrator.harvest.demo import ensure_demo_definition
 
 
 class _PoliteProcessManager:
@@ -52,6 +54,13 @@ class Command(BaseCommand):
                             help="address of the web UI (default 127.0.0.1:8000)")
         parser.add_argument("--only", default="", help="comma-separated process names to run (default: all)")
         parser.add_argument("--procfile", default=str(PROCFILE), help="the Procfile to run")
+        parser.add_argument("--demo", action=argparse.BooleanOptionalAction,
+                            default=os.environ.get("NETHARVEST_DEMO", "1") not in ("0", "false", "no"),
+                            help="serve the bundled test site on 127.0.0.1 (two hosts) and add a selective "
+                                 "harvest definition of it, due at once (default: on; NETHARVEST_DEMO=0 or "
+                                 "--no-demo turns it off)")
+        parser.add_argument("--demo-port", type=int, default=8001,
+                            help="first port of the demo site; its sister host is on the next port (default 8001)")
 
     def handle(self, *args: object, **options: object) -> None:
         procfile = Path(str(options["procfile"]))
@@ -66,6 +75,13 @@ class Command(BaseCommand):
 
         call_command("migrate", verbosity=0, interactive=False)
         login = self._ensure_admin()
+        demo_line = ""
+        if options["demo"]:
+            port = int(options["demo_port"])  # type: ignore[call-overload]
+            definition, created = ensure_demo_definition(port, port + 1)
+            state = "due now" if created else "already made: `netharvest harvests run-now` runs it again"
+            demo_line = (f"  demo            http://127.0.0.1:{port}/ and :{port + 1}/, harvest definition "
+                         f"{definition.name!r} ({state})\n")
 
         env = dict(os.environ)
         # The venv's scripts (celery, gunicorn) must be found even when the venv is not activated.
@@ -79,6 +95,7 @@ class Command(BaseCommand):
             f"  database        {db['ENGINE'].rsplit('.', 1)[-1]} {db['NAME']}\n"
             f"  broker          {broker_url()}\n"
             f"  web UI          http://{options['bind']}/   {login}\n"
+            f"{demo_line}"
             f"  Ctrl-C stops everything.\n"
         )
         self.stdout.flush()
@@ -90,6 +107,10 @@ class Command(BaseCommand):
         for name, command in processes.items():
             if not only or name in only:
                 manager.add_process(name, command, env=env, cwd=cwd)
+        if options["demo"]:
+            for name, site, peer in (("demo-site", port, port + 1), ("demo-peer", port + 1, port)):
+                manager.add_process(name, f"exec {sys.executable} -m harvester.testsite --port {site} "
+                                          f"--peer-port {peer}", env=env, cwd=cwd)
         manager.loop()
         # Asked to stop (Ctrl-C, SIGTERM) and every process stopped cleanly: that is success.
         clean = all(p.get("returncode") == 0 for p in manager._processes.values())

@@ -1,0 +1,424 @@
+"""The indexer chain after each job (shared/seeds/001…, 4.1): ingest → index → transfer → backup → delete.
+
+Each file moves on its own, so any number of indexer workers share the work file by file. A step is
+claimed with one conditional UPDATE (``… WHERE index_state = <last step done> AND the lease is free``),
+done, and recorded with another (``… WHERE claim_token = <mine>``); the state only ever names a step that
+finished. Every step is written to be repeated: outputs are written under a temporary name and renamed,
+a copy is recorded before it is made so a re-run finds it, the dedup index ignores captures it has. So a
+worker killed anywhere leaves the file in the last finished state with a lease that runs out
+(``NETHARVEST_INDEX_LEASE_S``), and whoever takes it next redoes only the unfinished step.
+
+A step that fails records why on the file (FAILED, ``failed_step``, ``error``); the sweep retries it a
+few times on its own (a full disk, a location briefly unmounted) and ``netharvest index run`` always does.
+The spool copy is deleted only after the stored copy (and the replica, if configured) passed their
+checksum, and a stored copy is never overwritten by a different file of the same name.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F, Q
+from django.utils import timezone
+
+from indexer.cdx import write_cdx
+from indexer.dedup import DedupIndex
+from indexer.dedupfeed import add_warc
+from indexer.pathindex import path_line, write_path_file
+from indexer.storage import Location, choose_location, copy_verified, sha256_file
+from orchestrator.harvest import storage
+from orchestrator.harvest.locks import file_lock
+from orchestrator.harvest.models import ArchiveFile, ArchiveFileCopy, Job, JobStatus
+from orchestrator.harvest.models.archive import IndexState
+
+log = logging.getLogger(__name__)
+
+INDEX_FILE_TASK = "orchestrator.index.file"
+
+
+class ChainError(Exception):
+    """A step cannot be done; the message says what and where, and is recorded on the file."""
+
+
+# --- the steps -------------------------------------------------------------------------------------
+
+
+def ingest(f: ArchiveFile) -> dict[str, Any]:
+    """Check the spool copy against what the harvester reported, and compute our own SHA-256."""
+    src = _spool_copy(f)
+    size = src.stat().st_size
+    if size != f.size:
+        raise ChainError(f"{src} is {size} bytes; the harvester reported {f.size}")
+    digest = sha256_file(src)
+    if f.harvester_sha256 and digest != f.harvester_sha256:
+        raise ChainError(f"the SHA-256 of {src} is {digest}, the harvester reported {f.harvester_sha256}: "
+                         "the file changed or was damaged after it was written")
+    twin = ArchiveFile.objects.filter(name=f.name).exclude(pk=f.pk).first()  # the unique index forbids it too
+    if twin is not None:
+        raise ChainError(f"a file named {f.name} is already in the archive (job {twin.job_id})")
+    return {"sha256": digest}
+
+
+def index(f: ArchiveFile) -> dict[str, Any]:
+    """One sorted CDX for the file; a WARC's captures go into the dedup index for the next jobs."""
+    src = _spool_copy(f)
+    out = storage.cdx_path(f.job_id, f.name)
+    records = write_cdx(src, out, filename=f.name)
+    if f.kind == "warc":
+        feed_dedup(src, f.name)
+    return {"cdx_path": str(out), "records": records, "merged_at": None}
+
+
+def transfer(f: ArchiveFile) -> dict[str, Any]:
+    """Copy into the storage location with the most free space, verify the copy, write the PATH line."""
+    copy = _place_copy(f, storage.primary_locations(), replica=False)
+    write_path_file([path_line(f.name, Path(copy.path).parent)], storage.path_file(f.job_id, f.name))
+    return {}
+
+
+def backup(f: ArchiveFile) -> dict[str, Any]:
+    """A verified replica in the backup location, if one is configured (else nothing to do). The PATH line
+    then names the replica after the primary copy, so replay falls back to it (pywb tries each path)."""
+    location = storage.backup_location()
+    if location is not None:
+        replica = _place_copy(f, [location], replica=True)
+        primary = f.copies.get(is_replica=False)
+        write_path_file([path_line(f.name, Path(primary.path).parent, Path(replica.path).parent)],
+                        storage.path_file(f.job_id, f.name))
+    return {}
+
+
+def delete(f: ArchiveFile) -> dict[str, Any]:
+    """Remove the harvester's spool copy, only once every copy the configuration asks for is verified."""
+    copies = list(f.copies.all())
+    if not any(not c.is_replica and c.verified_ok for c in copies):
+        raise ChainError("no verified stored copy: the spool copy stays")
+    backup_loc = storage.backup_location()
+    if backup_loc is not None and not any(c.is_replica and c.verified_ok and c.location == backup_loc.name
+                                          for c in copies):
+        raise ChainError(f"no verified replica in {backup_loc.name}: the spool copy stays")
+    for c in copies:
+        path = Path(c.path)
+        if not path.is_file() or path.stat().st_size != f.size:
+            raise ChainError(f"the copy in {c.location} ({path}) is missing or has the wrong size: the spool copy "
+                             "stays (netharvest index verify)")
+    if f.spool_path:
+        spool = Path(f.spool_path)
+        spool.unlink(missing_ok=True)
+        _remove_if_empty(spool.parent)
+    return {}
+
+
+@dataclass(frozen=True)
+class Step:
+    name: str
+    done: str  # the state the file is in before the step
+    next: str  # the state it is in after
+    run: Callable[[ArchiveFile], dict[str, Any]]
+
+
+STEPS: dict[str, Step] = {s.done: s for s in [
+    Step("ingest", IndexState.HARVESTED, IndexState.INGESTED, ingest),
+    Step("index", IndexState.INGESTED, IndexState.INDEXED, index),
+    Step("transfer", IndexState.INDEXED, IndexState.TRANSFERRED, transfer),
+    Step("backup", IndexState.TRANSFERRED, IndexState.BACKED_UP, backup),
+    Step("delete", IndexState.BACKED_UP, IndexState.CLEANED, delete),
+]}
+#: States in which a file is stored as configured (copy and replica verified): its CDX and final PATH line
+#: may go into the master indexes.
+STORED_STATES = (IndexState.BACKED_UP, IndexState.CLEANED)
+
+
+def step_name(state: str) -> str:
+    return STEPS[state].name if state in STEPS else state
+
+
+# --- claiming and recording --------------------------------------------------------------------------
+
+
+def lease() -> timedelta:
+    return timedelta(seconds=settings.NETHARVEST_INDEX_LEASE_S)
+
+
+def claim(file_id: int, state: str, take_over: bool = False) -> str | None:
+    """Take file ``file_id``'s next step if it is still in ``state`` and nobody holds a live lease on it.
+
+    ``take_over`` ignores other leases: for an engineer who knows their holder is dead.
+    """
+    token = uuid.uuid4().hex
+    now = timezone.now()
+    rows = ArchiveFile.objects.filter(pk=file_id, index_state=state)
+    if not take_over:
+        rows = rows.filter(Q(claimed_until__isnull=True) | Q(claimed_until__lt=now))
+    return token if rows.update(claim_token=token, claimed_until=now + lease()) == 1 else None
+
+
+def _record(file_id: int, state: str, token: str, **fields: Any) -> bool:
+    """Write a step's outcome if this worker still holds the step (it may have lost a lease it outlived)."""
+    return ArchiveFile.objects.filter(pk=file_id, index_state=state, claim_token=token).update(
+        claim_token="", claimed_until=None, **fields) == 1
+
+
+def advance(file_id: int, take_over: bool = False) -> str:
+    """Do every step file ``file_id`` still needs, as far as it goes; return the state it is left in."""
+    while True:
+        f = ArchiveFile.objects.filter(pk=file_id).first()
+        if f is None:
+            raise ChainError(f"no archive file with id {file_id}")
+        step = STEPS.get(f.index_state)
+        if step is None:  # CLEANED or FAILED
+            if f.index_state == IndexState.CLEANED and f.job_id:
+                clean_job(f.job_id)
+            return f.index_state
+        token = claim(f.pk, step.done, take_over)
+        if token is None:
+            log.info("%s: %s is claimed by another worker", f.name, step.name)
+            return f.index_state
+        try:
+            fields = step.run(f)
+        except Exception as exc:  # every failure, whatever it is, is recorded on the file
+            message = str(exc) if isinstance(exc, ChainError) else f"{type(exc).__name__}: {exc}"
+            log.warning("%s: %s failed: %s", f.name, step.name, message)
+            _record(f.pk, step.done, token, index_state=IndexState.FAILED, failed_step=step.done,
+                    error=f"{step.name}: {message}"[:10000], attempts=F("attempts") + 1)
+            return IndexState.FAILED
+        if not _record(f.pk, step.done, token, index_state=step.next, error="", failed_step="", attempts=0,
+                       **fields):
+            log.warning("%s: lost the %s step to another worker (lease ran out)", f.name, step.name)
+            return step.done
+        log.info("%s: %s done", f.name, step.name)
+
+
+def retry_failed(names: Iterable[str] | None = None, auto: bool = False) -> int:
+    """Send FAILED files back to the step that failed. ``auto`` (the sweep) gives up after
+    ``NETHARVEST_INDEX_AUTO_RETRIES`` attempts; an engineer's ``index run`` always retries."""
+    rows = ArchiveFile.objects.filter(index_state=IndexState.FAILED).exclude(failed_step="")
+    if names is not None:
+        rows = rows.filter(name__in=list(names))
+    if auto:
+        rows = rows.filter(attempts__lt=settings.NETHARVEST_INDEX_AUTO_RETRIES)
+    return rows.update(index_state=F("failed_step"), claim_token="", claimed_until=None)
+
+
+def pending() -> Any:
+    """Files with a step still to do (FAILED ones excluded: they wait for a retry)."""
+    return ArchiveFile.objects.exclude(index_state__in=[IndexState.CLEANED, IndexState.FAILED])
+
+
+@dataclass
+class RunSummary:
+    done: int = 0
+    failed: list[tuple[str, str]] = field(default_factory=list)
+    busy: list[str] = field(default_factory=list)  # held by another worker's lease
+
+
+def run_pending(take_over: bool = False, names: Iterable[str] | None = None) -> RunSummary:
+    """Everything pending, now, in this process (``netharvest index run``; tests)."""
+    names = list(names) if names is not None else None
+    retry_failed(names)
+    rows = pending()
+    if names is not None:
+        rows = rows.filter(name__in=names)
+    summary = RunSummary()
+    for file_id in rows.order_by("id").values_list("id", flat=True):
+        state = advance(file_id, take_over)
+        f = ArchiveFile.objects.get(pk=file_id)
+        if state == IndexState.CLEANED:
+            summary.done += 1
+        elif state == IndexState.FAILED:
+            summary.failed.append((f.name, f.error))
+        else:
+            summary.busy.append(f.name)
+    return summary
+
+
+# --- queueing: after intake, and the sweep ---------------------------------------------------------
+
+
+def enqueue(file_ids: Iterable[int]) -> int:
+    """Hand files to the indexer queue, one task per file, so workers share them."""
+    from orchestrator.celery import app
+
+    ids = list(file_ids)
+    if not ids:
+        return 0
+    ArchiveFile.objects.filter(pk__in=ids).update(queued_at=timezone.now())
+    for file_id in ids:
+        app.send_task(INDEX_FILE_TASK, args=[file_id], queue="indexer")
+    return len(ids)
+
+
+def enqueue_job_on_commit(job_id: int) -> None:
+    """Start the chain for a job's files once the transaction recording them commits. If the broker is
+    down then, nothing is lost: the sweep finds the files."""
+
+    def send() -> None:
+        try:
+            enqueue(ArchiveFile.objects.filter(job_id=job_id, index_state=IndexState.HARVESTED)
+                    .values_list("id", flat=True))
+        except Exception as exc:  # a broker outage must not undo the recorded result
+            log.warning("could not queue job %s's files for indexing (the sweep will): %s", job_id, exc)
+
+    transaction.on_commit(send)
+
+
+def sweep(limit: int = 5000) -> int:
+    """Beat's safety net: retry failed files (a few times) and queue every file with a step to do that
+    nobody holds and nobody queued lately (a lost message, a killed worker, a broker outage)."""
+    retry_failed(auto=True)
+    now = timezone.now()
+    stale = now - lease()
+    ids = list(pending().filter(Q(claimed_until__isnull=True) | Q(claimed_until__lt=now))
+               .filter(Q(queued_at__isnull=True) | Q(queued_at__lt=stale))
+               .order_by("id").values_list("id", flat=True)[:limit])
+    return enqueue(ids)
+
+
+# --- helpers -----------------------------------------------------------------------------------------
+
+
+def feed_dedup(warc: Path, name: str) -> int:
+    """Add a WARC's captures to the dedup index; one writer at a time across the workers sharing it."""
+    path = storage.dedup_index_path()
+    with file_lock(path.with_name(path.name + ".lock")), DedupIndex(path) as dedup:
+        return add_warc(dedup, warc, name)
+
+
+def _spool_copy(f: ArchiveFile) -> Path:
+    src = Path(f.spool_path) if f.spool_path else None
+    if src is None or not src.is_file():
+        raise ChainError(f"the harvester's spool copy {f.spool_path or '(no path)'} is missing (is the spool "
+                         "directory shared with this indexer machine?)")
+    return src
+
+
+def _ensure_dir(location: Location) -> bool:
+    """A location's directory must exist (a storage node is mounted, not created); only the default one,
+    the archive directory itself, is made on first use."""
+    path = Path(location.path)
+    if not path.is_dir() and path == Path(settings.NETHARVEST_ARCHIVE_DIR):
+        path.mkdir(parents=True, exist_ok=True)
+    return path.is_dir()
+
+
+def _place_copy(f: ArchiveFile, locations: list[Location], replica: bool) -> ArchiveFileCopy:
+    """Make (or finish) the file's verified copy in one of ``locations``.
+
+    The copy is recorded before it is made, so a re-run after a crash goes back to the same place instead
+    of leaving a stray copy in another location; the copy itself is written under a temporary name,
+    checked against ``f.sha256`` and renamed (indexer.storage.copy_verified).
+    """
+    names = {loc.name: loc for loc in locations}
+    copy = f.copies.filter(is_replica=replica, location__in=list(names)).first()
+    if copy is not None:
+        location = names[copy.location]
+        if not _ensure_dir(location):
+            raise ChainError(f"storage location {location.name} ({location.path}) is missing (not mounted?)")
+    else:
+        usable = [loc for loc in locations if _ensure_dir(loc)]
+        if not usable:
+            missing = ", ".join(f"{loc.name} ({loc.path})" for loc in locations)
+            raise ChainError(f"no storage location is available: {missing} missing (not mounted?)")
+        try:
+            location = choose_location(usable, f.size, replica=replica)
+        except Exception as exc:  # e.g. none has room: say so on the file
+            raise ChainError(str(exc)) from None
+        dest = storage.stored_path(location, f.job_id, f.name)
+        if dest.exists() and sha256_file(dest) != f.sha256:
+            raise ChainError(f"a different file named {f.name} is already stored at {dest}: refusing to overwrite "
+                             "it (a second file with the same name?)")
+        copy, _ = ArchiveFileCopy.objects.get_or_create(
+            file=f, location=location.name, defaults={"path": str(dest), "is_replica": replica})
+    _remove_partial_copies(Path(copy.path))
+    src = _copy_source(f, replica)
+    copy_verified(src, Path(copy.path), f.sha256)
+    ArchiveFileCopy.objects.filter(pk=copy.pk).update(verified_ok=True, verified_at=timezone.now())
+    copy.verified_ok = True
+    return copy
+
+
+def _copy_source(f: ArchiveFile, replica: bool) -> Path:
+    """The spool copy for the primary; for the replica, the verified stored copy (which proves it reads
+    back), or the spool copy if that one is gone missing."""
+    if replica:
+        primary = f.copies.filter(is_replica=False, verified_ok=True).first()
+        if primary is not None and Path(primary.path).is_file():
+            return Path(primary.path)
+    return _spool_copy(f)
+
+
+def _remove_partial_copies(dest: Path) -> None:
+    """What a copy killed half-way left (copy_verified's ``.<name>.<random>.part``). We hold this file's
+    step, so no live worker is writing one of these."""
+    if dest.parent.is_dir():
+        for partial in dest.parent.glob(f".{dest.name}.*.part"):
+            partial.unlink(missing_ok=True)
+
+
+def _remove_if_empty(directory: Path) -> None:
+    try:
+        directory.rmdir()
+    except OSError:
+        pass  # not empty (other files of the job still to do) or already gone
+
+
+def clean_job(job_id: int) -> bool:
+    """The BnF's final clean: once a finished job's files have all passed every step, remove its emptied
+    WARC directory from the spool. Logs, reports and the frontier stay for the harvester's own retention
+    (a FAILED job's spool is what its resubmission resumes from)."""
+    job = Job.objects.filter(pk=job_id).first()
+    if job is None or job.status != JobStatus.DONE:
+        return False
+    if ArchiveFile.objects.filter(job_id=job_id).exclude(index_state=IndexState.CLEANED).exists():
+        return False
+    for spool in ArchiveFile.objects.filter(job_id=job_id).exclude(spool_path="").values_list("spool_path",
+                                                                                               flat=True):
+        _remove_if_empty(Path(spool).parent)
+    return True
+
+
+def find(name: str) -> ArchiveFile:
+    """The file named ``name`` (a bare file name, or a path ending in one), or a ChainError saying so."""
+    bare = Path(name).name
+    f = ArchiveFile.objects.filter(name=bare).first()
+    if f is None:
+        raise ChainError(f"no archive file named {bare} (netharvest index status lists the files in the chain)")
+    return f
+
+
+def reindex(name: str) -> ArchiveFile:
+    """Rewrite one file's CDX (and feed the dedup index again) from its stored copy, or its spool copy if it
+    is not stored yet; the next merge takes its lines again. A file not yet indexed simply runs the chain."""
+    from orchestrator.harvest import merging
+
+    f = find(name)
+    if f.index_state in (IndexState.HARVESTED, IndexState.INGESTED) or (
+            f.index_state == IndexState.FAILED and f.failed_step in (IndexState.HARVESTED, IndexState.INGESTED)):
+        retry_failed([f.name])
+        advance(f.pk)
+        f.refresh_from_db()
+        return f
+    copy = f.copies.filter(is_replica=False, verified_ok=True).first()
+    src = Path(copy.path) if copy is not None and Path(copy.path).is_file() else None
+    if src is None:
+        src = _spool_copy(f)
+    digest = sha256_file(src)
+    if digest != f.sha256:
+        raise ChainError(f"{src} does not match its SHA-256 ({digest}, expected {f.sha256}): not reindexing from a "
+                         "damaged copy (netharvest index verify)")
+    with merging.merge_lock():
+        out = storage.cdx_path(f.job_id, f.name)
+        records = write_cdx(src, out, filename=f.name)
+        if f.kind == "warc":
+            feed_dedup(src, f.name)
+        ArchiveFile.objects.filter(pk=f.pk).update(cdx_path=str(out), records=records, merged_at=None)
+    f.refresh_from_db()
+    return f

@@ -1,0 +1,80 @@
+"""The newcomer's demo: a selective harvest of the bundled test site that runs as soon as the stack is up.
+
+``netharvest up --demo`` (the default on the embedded stack) serves ``harvester.testsite`` on
+127.0.0.1 and makes sure a harvest definition of it exists, due now. Beat's scheduler then turns it
+into a job like any other definition, the high-priority worker crawls it, and the newcomer watches
+the job, its WARC files and its reports in the web UI: the whole path, with nothing faked.
+"""
+
+from __future__ import annotations
+
+from django.db import transaction
+from django.utils import timezone
+
+from orchestrator.harvest.domains import create_domains
+from orchestrator.harvest.models import (
+    CrawlTemplate,
+    Domain,
+    DomainConfiguration,
+    HarvestChannel,
+    HarvestDefinition,
+    Schedule,
+    SeedList,
+)
+
+DEMO_DOMAIN = "127.0.0.1"
+DEMO_NAME = "demo-testsite"
+DEMO_DEFINITION = "Demo: the bundled test site"
+DEMO_MAX_OBJECTS = 150  # bounds the site's endless calendar trap, so the demo finishes in a minute or two
+
+
+def demo_seeds(port: int, peer_port: int | None) -> list[str]:
+    seeds = [f"http://127.0.0.1:{port}/"]
+    if peer_port:
+        seeds.append(f"http://127.0.0.1:{peer_port}/")
+    return seeds
+
+
+def _selective_channel() -> HarvestChannel:
+    channel = (HarvestChannel.objects.filter(default_for=HarvestDefinition.SELECTIVE).first()
+               or HarvestChannel.objects.filter(priority="high").first())
+    if channel is None:
+        raise HarvestChannel.DoesNotExist("no high-priority harvest channel: run `netharvest migrate`, or "
+                                          "`netharvest channels create NAME --priority high`")
+    return channel
+
+
+def ensure_demo_definition(port: int, peer_port: int | None = None) -> tuple[HarvestDefinition, bool]:
+    """The demo's definition, created the first time and left alone afterwards (returns it and
+    whether it was created): a re-started stack does not harvest the demo again unless asked to
+    (``netharvest harvests run-now``)."""
+    existing = HarvestDefinition.objects.filter(name=DEMO_DEFINITION).first()
+    if existing is not None:
+        return existing, False
+    create_domains([DEMO_DOMAIN])
+    with transaction.atomic():
+        domain = Domain.objects.get(name=DEMO_DOMAIN)
+        seedlist, _ = SeedList.objects.update_or_create(
+            domain=domain, name=DEMO_NAME,
+            defaults={"seeds": "\n".join(demo_seeds(port, peer_port)),
+                      "comments": "The bundled test site served by `netharvest up --demo`."})
+        template, _ = CrawlTemplate.objects.get_or_create(
+            name=DEMO_NAME, defaults={
+                "description": "The default profile with quick politeness (100 ms to 1 s between fetches), "
+                               "for the bundled test site on this machine only.",
+                "delay_factor": 1.0, "min_delay_ms": 100, "max_delay_ms": 1000})
+        config, _ = DomainConfiguration.objects.update_or_create(
+            domain=domain, name=DEMO_NAME,
+            defaults={"template": template, "max_objects": DEMO_MAX_OBJECTS, "max_bytes": -1,
+                      "comments": "The demo's configuration: the test site, at most "
+                                  f"{DEMO_MAX_OBJECTS} objects."})
+        config.seedlists.set([seedlist])
+        schedule, _ = Schedule.objects.get_or_create(
+            name="Once", defaults={"every": 1, "unit": "day", "end": "runs", "max_runs": 1,
+                                   "comments": "A single run, as soon as possible."})
+        definition = HarvestDefinition.objects.create(
+            name=DEMO_DEFINITION, kind=HarvestDefinition.SELECTIVE, active=True, schedule=schedule,
+            next_date=timezone.now(), channel=_selective_channel(),
+            comments="Made by `netharvest up --demo`: a harvest of the bundled test site on 127.0.0.1.")
+        definition.configurations.set([config])
+    return definition, True

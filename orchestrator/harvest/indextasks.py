@@ -1,0 +1,32 @@
+"""The indexer chain's Celery tasks (queue ``indexer``: every task named ``orchestrator.index.*`` is routed
+there by orchestrator/celery.py). They only call orchestrator.harvest.chain and .merging, where the
+claims and the crash safety live, so running them twice or after a kill is always safe."""
+
+from __future__ import annotations
+
+from celery import shared_task
+
+from orchestrator.harvest import chain, merging
+
+
+@shared_task(name=chain.INDEX_FILE_TASK, ignore_result=True)
+def index_file(file_id: int) -> str:
+    """Every step one file still needs (ingest → index → transfer → backup → delete)."""
+    try:
+        return chain.advance(file_id)
+    except chain.ChainError:
+        return "gone"  # the row was deleted since the message was sent: nothing to do
+
+
+@shared_task(name="orchestrator.index.sweep", ignore_result=True)
+def sweep() -> int:
+    """Queue files left behind (a lost message, a killed worker) and retry failed ones a few times."""
+    return chain.sweep()
+
+
+@shared_task(name="orchestrator.index.merge", ignore_result=True)
+def merge(big: bool = True) -> None:
+    """The daily merge, then (by default) the bigmerge into the master indexes."""
+    merging.merge()
+    if big:
+        merging.bigmerge()

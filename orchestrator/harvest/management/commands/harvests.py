@@ -1,0 +1,145 @@
+"""``netharvest harvests list|show|run-now|activate|deactivate|set-next``: harvest definitions and their runs."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db.models import Count, Max, Min, Sum
+from django.utils import timezone
+
+from orchestrator.harvest import jobgen, scheduler
+from orchestrator.harvest.management.commands.jobs import _parse_time as parse_time
+from orchestrator.harvest.management.commands.jobs import _who
+from orchestrator.harvest.models import HarvestDefinition, Job
+from orchestrator.harvest.schedules import upcoming_runs
+from orchestrator.harvest.tables import filesize, render
+
+
+class Command(BaseCommand):
+    help = "List and show harvest definitions; run one now; activate, deactivate or move its next run. Times are UTC."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        sub = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+        lister = sub.add_parser("list", help="harvest definitions: kind, channel, schedule, runs, next run")
+        lister.add_argument("--kind", choices=[k for k, _ in HarvestDefinition.KINDS])
+        lister.add_argument("--active", action="store_true", help="only active definitions")
+        show = sub.add_parser("show", help="one definition: settings, upcoming runs, its runs and their jobs")
+        show.add_argument("harvest", help="name or id")
+        show.add_argument("--upcoming", type=int, default=5, help="how many upcoming runs to list (selective)")
+        run = sub.add_parser("run-now", help="make a run now and dispatch its jobs (the schedule is unchanged)")
+        run.add_argument("harvest", help="name or id")
+        for name, text in (("activate", "switch a definition on (selective: from its schedule's next event)"),
+                           ("deactivate", "switch a definition off (a run being generated finishes)")):
+            sub.add_parser(name, help=text).add_argument("harvest", help="name or id")
+        set_next = sub.add_parser("set-next", help="move the next run of a selective definition")
+        set_next.add_argument("harvest", help="name or id")
+        set_next.add_argument("when", help="UTC time: YYYY-MM-DD[THH:MM], or 'now'")
+
+    def handle(self, *args: object, action: str, **options: object) -> None:
+        handler = getattr(self, f"do_{action.replace('-', '_')}")
+        try:
+            handler(**options)
+        except (scheduler.SchedulerError, jobgen.GenerationError) as exc:
+            raise CommandError(str(exc)) from None
+
+    def _definition(self, key: str) -> HarvestDefinition:
+        query = HarvestDefinition.objects.select_related("schedule", "channel", "previous")
+        found = query.filter(name=key).first() or (query.filter(pk=int(key)).first() if key.isdigit() else None)
+        if found is None:
+            raise CommandError(f"no harvest definition named or numbered {key!r} "
+                               "(netharvest harvests list shows the definitions there are)")
+        return found
+
+    def do_list(self, kind: str | None, active: bool, **_: object) -> None:
+        definitions = HarvestDefinition.objects.select_related("schedule", "channel").order_by("name")
+        if kind:
+            definitions = definitions.filter(kind=kind)
+        if active:
+            definitions = definitions.filter(active=True)
+        rows = [(d.pk, d.name, d.kind, d.channel.name, "yes" if d.active else "no", _plan(d), d.runs,
+                 _next(d), d.skipped_events or "") for d in definitions]
+        self.stdout.write(render(["id", "name", "kind", "channel", "active", "schedule", "runs", "next run (UTC)",
+                                  "skipped"], rows))
+
+    def do_show(self, harvest: str, upcoming: int, **_: object) -> None:
+        d = self._definition(harvest)
+        lines = [f"harvest {d.pk}: {d.name} ({d.get_kind_display()}), channel {d.channel.name}, "
+                 f"{'active' if d.active else 'inactive'}, {d.runs} run(s) made"]
+        if d.kind == d.SELECTIVE:
+            lines.append(f"  schedule: {_plan(d)}")
+            lines.append(f"  next run: {_next(d)} UTC" + (f"; {d.skipped_events} event(s) skipped while down"
+                                                           if d.skipped_events else ""))
+            lines.append(f"  configurations: {d.configurations.count()}")
+            if d.schedule and d.next_date and upcoming > 0:
+                runs = upcoming_runs(d.schedule, upcoming, d.next_date, d.runs)
+                lines.append("  upcoming: " + ", ".join(f"{r:%Y-%m-%d %H:%M}" for r in runs))
+        elif d.kind == d.SNAPSHOT:
+            lines.append(f"  per domain: objects {_limit(d.max_objects)}, size {filesize(d.max_bytes)}; "
+                         f"job time limit {f'{d.max_job_running_time_s} s' if d.max_job_running_time_s else 'none'}")
+            if d.previous:
+                lines.append(f"  continues {d.previous.name}: only the domains it did not finish")
+        if d.crawler_traps.strip():
+            lines.append(f"  crawler traps: {len(d.crawler_traps.splitlines())}")
+        self.stdout.write("\n".join(lines))
+        runs = (Job.objects.filter(harvest=d).values("harvest_run")
+                .annotate(jobs=Count("id"), domains=Sum("domain_count"), expected=Sum("expected_bytes"),
+                          created=Min("created"), ended=Max("ended_at")).order_by("-harvest_run")[:20])
+        if runs:
+            statuses: dict[int, dict[str, int]] = {}
+            for run, status, count in (Job.objects.filter(harvest=d).values_list("harvest_run", "status")
+                                       .annotate(n=Count("id"))):
+                statuses.setdefault(run, {})[status] = count
+            self.stdout.write("\n" + render(
+                ["run", "jobs", "domains", "expected", "created (UTC)", "last ended (UTC)", "job states"],
+                [(r["harvest_run"], r["jobs"], r["domains"], filesize(r["expected"]), r["created"], r["ended"],
+                  " ".join(f"{s}:{n}" for s, n in sorted(statuses.get(r["harvest_run"], {}).items())))
+                 for r in runs]))
+
+    def do_run_now(self, harvest: str, **_: object) -> None:
+        d = self._definition(harvest)
+        jobs = scheduler.run_now(d, requested_by=_who())
+        self.stdout.write(f"{d.name} run {jobs[0].harvest_run}: {len(jobs)} job(s), "
+                          f"{sum(j.domain_count for j in jobs)} domain configuration(s)")
+        self.stdout.write(render(["job", "domains", "expected objects", "expected size", "status"], [
+            (j.pk, j.domain_count, j.expected_objects, filesize(j.expected_bytes), j.status) for j in jobs]))
+
+    def do_activate(self, harvest: str, **_: object) -> None:
+        d = scheduler.activate(self._definition(harvest))
+        self.stdout.write(f"{d.name} activated; next run {_next(d)}"
+                          + (" UTC" if d.next_date else ""))
+
+    def do_deactivate(self, harvest: str, **_: object) -> None:
+        d = scheduler.deactivate(self._definition(harvest))
+        self.stdout.write(f"{d.name} deactivated")
+
+    def do_set_next(self, harvest: str, when: str, **_: object) -> None:
+        d = scheduler.set_next(self._definition(harvest), _parse_time(when))
+        self.stdout.write(f"{d.name}: next run {d.next_date:%Y-%m-%d %H:%M} UTC"
+                          + ("" if d.active else " (inactive: activate it to run)"))
+
+
+def _plan(d: HarvestDefinition) -> str:
+    if d.kind == d.SELECTIVE:
+        return d.schedule.describe() if d.schedule else "no schedule"
+    if d.kind == d.SNAPSHOT:
+        return "once" + (f", continuing {d.previous.name}" if d.previous_id and d.previous else "")
+    return "continuous"
+
+
+def _next(d: HarvestDefinition) -> str:
+    if d.kind == d.SNAPSHOT:
+        return "done" if d.runs else ("next round" if d.active else "-")
+    if d.kind != d.SELECTIVE or not d.active and d.next_date is None:
+        return "-"
+    if d.next_date is None:
+        return "schedule ended" if d.runs else "-"
+    return f"{d.next_date:%Y-%m-%d %H:%M}"
+
+
+def _limit(value: int) -> str:
+    return "unlimited" if value < 0 else str(value)
+
+
+def _parse_time(text: str) -> datetime:
+    return timezone.now() if text == "now" else parse_time(text)

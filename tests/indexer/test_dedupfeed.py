@@ -1,0 +1,47 @@
+"""The dedup index fed from WARCs: which records become referents, validators, idempotence."""
+
+from __future__ import annotations
+
+import io
+
+from warcio.warcwriter import WARCWriter
+
+from indexer.dedup import DedupIndex
+from indexer.dedupfeed import add_warc
+from tests.indexer.warcs import build_warc, http
+
+
+def test_feeds_2xx_responses_with_validators(tmp_path):
+    warc = build_warc(tmp_path / "a.warc.gz")
+    with DedupIndex(tmp_path / "dedup.sqlite") as idx:
+        # 3 pages + the no-type 200; not the redirect, the revisit, the request, resource or metadata
+        assert add_warc(idx, warc, "a.warc.gz") == 4
+        cap = idx.by_url("http://example.com/p1?b=2&a=1")
+        assert cap.etag == '"e1"' and cap.filename == "a.warc.gz" and len(cap.timestamp) == 14
+        by_digest = idx.by_digest(cap.digest)
+        assert by_digest.url == cap.url and by_digest.offset == cap.offset and by_digest.mime == "text/html"
+        assert idx.by_url("http://example.com/old") is None
+        assert idx.by_url("http://example.com/again") is None
+        rows = idx.db.execute("SELECT count(*) FROM by_digest").fetchone()[0]
+        assert add_warc(idx, warc, "a.warc.gz") == 4  # a re-run after a crash
+        assert idx.db.execute("SELECT count(*) FROM by_digest").fetchone()[0] == rows
+
+
+def test_earliest_referent_kept_latest_validators_win(tmp_path):
+    def one(path, date, etag, body=b"same body"):
+        with open(path, "wb") as f:
+            w = WARCWriter(f, gzip=True)
+            head = http("200 OK", [("ETag", etag), ("Last-Modified", "Mon, 01 Jan 2024 00:00:00 GMT")])
+            rec = w.create_warc_record("http://example.com/x", "response", payload=io.BytesIO(body), http_headers=head)
+            rec.rec_headers.replace_header("WARC-Date", date)
+            w.write_record(rec)
+        return path
+
+    old = one(tmp_path / "old.warc.gz", "2025-01-01T00:00:00Z", '"v1"')
+    new = one(tmp_path / "new.warc.gz", "2026-01-01T00:00:00Z", '"v2"')
+    with DedupIndex(tmp_path / "d.sqlite") as idx:
+        add_warc(idx, new, "new.warc.gz")
+        add_warc(idx, old, "old.warc.gz")  # indexed late (a resubmitted job): still the earliest referent
+        cap = idx.by_url("http://example.com/x")
+        assert cap.etag == '"v2"' and cap.last_modified == "Mon, 01 Jan 2024 00:00:00 GMT"
+        assert idx.by_digest(cap.digest).filename == "old.warc.gz"
