@@ -151,9 +151,8 @@ class CrawlJob:
             if self.frontier.resumed and saved:
                 self.archive.restore_stats(saved)
             dedup = self.archive.dedup
-            if self.frontier.resumed:
-                dedup.restore(self.frontier.journal_items("digest"))
             dedup.journal = lambda digest, capture: self.frontier.journal_add("digest", digest, capture)
+            dedup.journal_get = lambda digest: self.frontier.journal_get("digest", digest)
         exceptions = []
         for path in crawler.settings.getlist("RETRY_EXCEPTIONS"):
             try:

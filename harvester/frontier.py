@@ -147,6 +147,7 @@ class Frontier(FrontierBase):
         self._pending_retry: list[tuple[int, int]] = []
         self._pending_seen: list[int] = []
         self._pending_journal: list[tuple[str, str, str]] = []
+        self._pending_journal_map: dict[tuple[str, str], Any] = {}
         self._dirty_kv: set[str] = set()
         self.resumed = False
         self.db: sqlite3.Connection | None = None
@@ -219,12 +220,24 @@ class Frontier(FrontierBase):
         self._pending_retry.clear()
         self._pending_seen.clear()
         self._pending_journal.clear()
+        self._pending_journal_map.clear()
         self._dirty_kv.clear()
 
     def journal_add(self, kind: str, key: str, value: Any) -> None:
         """An append-only fact journalled with the next checkpoint (first value of a key wins):
         for state that grows with the crawl (the job's stored digests), unlike :meth:`set_state`."""
-        self._pending_journal.append((kind, key, json.dumps(value)))
+        if (kind, key) not in self._pending_journal_map:
+            self._pending_journal_map[(kind, key)] = value
+            self._pending_journal.append((kind, key, json.dumps(value)))
+
+    def journal_get(self, kind: str, key: str) -> Any:
+        """The first value journalled for ``key`` (committed or not), or None: a lookup in SQLite,
+        so what the journal holds costs no memory."""
+        value = self._pending_journal_map.get((kind, key))
+        if value is not None or self.db is None:
+            return value
+        row = self.db.execute("SELECT v FROM journal WHERE kind=? AND k=?", (kind, key)).fetchone()
+        return json.loads(row[0]) if row else None
 
     def journal_items(self, kind: str) -> Iterator[tuple[str, Any]]:
         """What was journalled under ``kind`` up to the last checkpoint."""
