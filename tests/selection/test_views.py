@@ -8,6 +8,7 @@ import re
 import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Permission
+from django.core.exceptions import ValidationError
 from django.urls import reverse
 
 from orchestrator.selection.models import Record, SavedSearch
@@ -113,6 +114,17 @@ def test_bulk_edit_and_move_only_where_the_user_edits(anne, curator, other_curat
     response = anne.post(reverse("selection:bulk"), {"record": [a.pk], "set_budget": "large", "set_frequency": "daily"},
                          follow=True)
     assert "incompatible budget × frequency" in response.content.decode()
+    make_record(collections["lit"], "http://live.fr/")
+    response = anne.post(reverse("selection:bulk"), {"record": [a.pk], "set_collection": collections["lit"].pk},
+                         follow=True)
+    assert "the target collection already has records for: http://live.fr/" in response.content.decode()
+
+
+def test_the_same_url_twice_in_one_collection_is_refused(anne, collections):
+    make_record(collections["lit"], "http://live.fr/")
+    with pytest.raises(ValidationError, match="already a record of this collection"):
+        make_record(collections["lit"], "http://live.fr/")
+    make_record(collections["sciences"], "http://live.fr/")  # another collection may
 
 
 def test_transfer_page_needs_the_permission(anne, curator, mapped, collections):
