@@ -281,7 +281,7 @@ class Preload:
     # -- step 4 --------------------------------------------------------------------------------------
     def step_load(self) -> None:
         template = default_template()
-        note = f"preload {self.dir.name} {datetime.now(UTC):%Y-%m-%d}: DNS lookup failed"
+        note = f"preload {self.dir.name} {datetime.now(UTC):%Y-%m-%d}"
         partial = self.dir / "load.partial"
         finished = {int(row[0]): json.loads(row[1]) for row in _resume_partial(partial)}
         failed = {name for name, status, _ in self.dns_results() if status == FAILED}
@@ -291,7 +291,7 @@ class Preload:
         redirect_rows = list(_tsv(self.dir / "redirect_domains.tsv")) if (
             self.dir / "redirect_domains.tsv").exists() else []
         total = _read_json(self.dir / "ingest.json")["unique_domains"] + len(redirect_rows)
-        totals = {"created": 0, "seedlists": 0, "excluded": 0, "not_created_dns_failed": 0,
+        totals = {"created": 0, "seedlists": 0, "excluded": 0, "restored": 0, "not_created_dns_failed": 0,
                   "existing_dns_failed": 0}
         for counts in finished.values():
             for key, value in counts.items():
@@ -363,7 +363,8 @@ class Preload:
             create = [n for n, exists, bad, _ in batch if not exists and not bad]
             seeds = {n: u for n, exists, bad, u in batch if u and not (bad and not exists)}
             excluded = [n for n, exists, bad, _ in batch if exists and bad]
-            counts = loader.write_batch(create, seeds, excluded, note, template)
+            live_existing = [n for n, exists, bad, _ in batch if exists and not bad]
+            counts = loader.write_batch(create, seeds, excluded, note, template, live_existing)
             counts["not_created_dns_failed"] = sum(1 for _, exists, bad, _ in batch if bad and not exists)
             counts["existing_dns_failed"] = len(excluded)
             return counts
@@ -444,5 +445,6 @@ def render(stats: dict) -> str:
                      f"found ({red['new_domains_not_dns_failed']:,} not DNS-failed)")
     lines.append(f"load: {load['created']:,} domains created, {load['seedlists']:,} preload seed lists written, "
                  f"{load['excluded']:,} existing domains excluded (budget 0), "
+                 f"{load.get('restored', 0):,} excluded earlier and live again (budget restored), "
                  f"{load['not_created_dns_failed']:,} new domains not created (DNS failed)")
     return "\n".join(lines) + "\n"

@@ -77,6 +77,19 @@ def test_full_preload_dedup_dns_redirects_load_and_statistics(tmp_path, world, d
     assert (tmp_path / "work" / "stats.txt").read_text() == out
 
 
+def test_a_domain_alive_again_gets_its_budget_back(tmp_path, dns_server):
+    create_domains(["n01.dk", "n02.dk"])
+    DomainConfiguration.objects.filter(domain__name="n02.dk").update(max_objects=0, comments="excluded by hand")
+    DomainConfiguration.objects.filter(domain__name="n01.dk").update(
+        max_objects=0, comments="preload 2025 2025-01-01: DNS lookup failed; max_objects was 5000")
+    source = write(tmp_path / "s.txt", "n01.dk", "n02.dk")
+    out, _ = run(tmp_path, dns_server, None, f"s={source}")
+    n01 = DomainConfiguration.objects.get(domain__name="n01.dk")
+    assert n01.max_objects == 5000 and n01.comments.endswith("DNS answers again; max_objects restored to 5000")
+    assert DomainConfiguration.objects.get(domain__name="n02.dk").max_objects == 0  # an engineer's choice stays
+    assert "1 excluded earlier and live again" in out
+
+
 def test_rerun_after_finish_skips_every_step_and_changes_nothing(tmp_path, world, dns_server):
     run(tmp_path, dns_server, None, *world)
     queries = sum(dns_server.queries.values())
