@@ -63,6 +63,14 @@ def test_two_stage_add(anne, web, collections):
 def test_stage_two_needs_a_checked_url(anne, collections):
     response = anne.get(reverse("selection:add_details"), {"token": "forged"})
     assert response.status_code == 302 and response["Location"] == reverse("selection:add")
+    from django.core import signing
+
+    token = signing.dumps("http://live.fr/", salt="selection.checked-url")
+    data = {"token": token, "collection": collections["lit"].pk, "seeds": "http://unchecked.fr/", "budget": "small",
+            "frequency": "weekly", "depth": "host", "theme": "poetry", "active": "on"}
+    page = anne.post(reverse("selection:add_details"), data).content.decode()
+    assert "the first seed must be the URL checked in stage 1 (http://live.fr/)" in page
+    assert not Record.objects.exists()
 
 
 def test_an_invalid_url_cannot_go_on_and_a_redirect_offers_its_target(anne, web):
