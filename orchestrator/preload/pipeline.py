@@ -38,7 +38,7 @@ from orchestrator.harvest.models import CrawlTemplate
 from orchestrator.preload import load as loader
 from orchestrator.preload.ingest import REDIRECT, InputError, SourceStats, ingest
 from orchestrator.preload.redirects import ProbeConfig, is_ip, probe_all
-from orchestrator.preload.resolver import ERROR, FAILED, OK, Answer, Resolver, ResolverConfig, check_all
+from orchestrator.preload.resolver import ERROR, FAILED, OK, WWW_ONLY, Answer, Resolver, ResolverConfig, check_all
 
 STEPS = ("ingest", "dns", "redirects", "load")
 
@@ -54,6 +54,7 @@ class Options:
     stop_after: str | None = None
     batch_size: int = 20000
     parallel: int = 2
+    progress_every: float = 2.0
     show_errors: int = 50
 
 
@@ -112,7 +113,7 @@ class Preload:
     def __init__(self, options: Options, out: Callable[[str], None], err: Callable[[str], None]) -> None:
         self.o, self.out, self.err = options, out, err
         self.dir = options.workdir
-        self.progress = Progress(err)
+        self.progress = Progress(err, options.progress_every)
 
     # -- driver ------------------------------------------------------------------------------------
     def run(self) -> dict | None:
@@ -229,7 +230,8 @@ class Preload:
         rows = _resume_partial(partial)
         done = {row[0] for row in rows}
         known = {name for name, _ in self.domains()}
-        live = [(name, address) for name, status, address in self.dns_results() if status == OK]
+        # http://D/ is probed only where D itself has an address; http://www.D/ always.
+        live = [(row[0], "" if row[3] == WWW_ONLY else row[2]) for row in _tsv(self.dir / "dns.tsv") if row[1] == OK]
         if done:
             self.err(f"redirects: resuming, {len(done):,} domains were probed before the interruption")
         found: dict[str, tuple[str, str]] = {}  # new domain → (target URL, found on)

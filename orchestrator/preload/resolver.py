@@ -28,6 +28,7 @@ import dns.rdatatype
 from orchestrator.preload.concurrency import unordered_map
 
 OK, FAILED, ERROR = "ok", "failed", "error"
+WWW_ONLY = "only www. has an address"
 
 
 @dataclass(frozen=True)
@@ -234,7 +235,7 @@ class Resolver:
             return answer
         www = await self.address(f"www.{domain}")
         if www.status == OK:
-            return www
+            return Answer(OK, www.address, WWW_ONLY)
         return answer if www.status == FAILED else www
 
 
