@@ -65,3 +65,31 @@ def test_redirect_targets():
     assert Probe("http://a.fr/", 200, "http://b.com/").target_domain is None  # not a redirect
     assert Probe("http://a.fr/", 307, "ftp://b.com/").target_domain is None
     assert Probe("http://a.co.uk/", 308, "http://shop.b.co.uk/").target_domain == "b.co.uk"
+
+
+def test_lookups_over_ipv4_and_ipv6_nameservers_and_timeouts_are_errors():
+    import asyncio
+    import socket
+
+    from orchestrator.preload.resolver import ERROR, FAILED, OK, Resolver, ResolverConfig
+    from tests.preload.dns_server import DNSServer
+
+    def rule(name):
+        return {"live.fr": "127.0.0.1", "slow.fr": "drop", "www.wwwonly.fr": "127.0.0.1",
+                "wwwonly.fr": "nodata"}.get(name)
+
+    async def ask(port):
+        # A second nameserver that never answers (nothing listens): retries go to the live one.
+        with socket.socket(socket.AF_INET6, socket.SOCK_DGRAM) as dead:
+            dead.bind(("::1", 0))
+            config = ResolverConfig(nameservers=(("127.0.0.1", port), ("::1", dead.getsockname()[1])),
+                                    timeout=0.3, retries=1, sockets=2)
+            async with Resolver(config) as resolver:
+                return [await resolver.check(n) for n in ("live.fr", "gone.fr", "slow.fr", "wwwonly.fr")]
+
+    with DNSServer(rule) as server:
+        live, gone, slow, wwwonly = asyncio.run(ask(server.port))
+    assert (live.status, live.address) == (OK, "127.0.0.1")
+    assert (gone.status, gone.reason) == (FAILED, "NXDOMAIN")
+    assert (slow.status, slow.reason) == (ERROR, "timeout")
+    assert (wwwonly.status, wwwonly.address) == (OK, "127.0.0.1")
