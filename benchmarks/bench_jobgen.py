@@ -8,11 +8,12 @@ N domains with a default seed list (4 seeds) and configuration; 0.5 % unexpired 
 aliases, 0.4 % excluded (budget 0), 1/7 with their own 2,000-object limit. Each phase runs in its own
 process, through the real path (``scheduler.schedule_due_harvests`` claims the run and generates its
 jobs in one transaction, then ``dispatch.submit_jobs`` publishes each JobSpec to ``harvest.snapshot``),
-and reports its wall time and its peak memory (max RSS of that process; PostgreSQL's own memory is not
-counted). Between the phases, 2 × N HarvestInfo rows are seeded: one older snapshot over every
-configuration, and the first snapshot's results (60 % complete, 8 % unfinished, 15 % object limit,
-7 % size limit, 5 % time limit, 5 % configuration size limit). The published messages are deleted from
-the broker at the end.
+and reports its wall time, the CPU time of the process and of the PostgreSQL backend serving it (wall
+time on a shared machine is mostly waiting for a core), and its peak memory (max RSS of that process;
+PostgreSQL's own memory is not counted). Between the phases, 2 × N HarvestInfo rows are seeded: one
+older snapshot over every configuration, and the first snapshot's results (60 % complete, 8 %
+unfinished, 15 % object limit, 7 % size limit, 5 % time limit, 5 % configuration size limit). The
+published messages are deleted from the broker at the end.
 """
 
 from __future__ import annotations
@@ -118,20 +119,40 @@ def phase() -> None:
     import django
 
     django.setup()
+    from django.db import connection
+
     from orchestrator.harvest import dispatch, scheduler
     from orchestrator.harvest.models import Job
 
-    started = time.monotonic()
+    with connection.cursor() as cur:
+        cur.execute("SELECT pg_backend_pid()")
+        backend = cur.fetchone()[0]
+    load = os.getloadavg()[0]
+    started, cpu0, db0 = time.monotonic(), _cpu_self(), _cpu_of(backend)
     ids = scheduler.schedule_due_harvests()
-    generated = time.monotonic() - started
+    generated, cpu1, db1 = time.monotonic() - started, _cpu_self(), _cpu_of(backend)
     submitted = dispatch.submit_jobs(ids)
-    total = time.monotonic() - started
+    total, cpu2, db2 = time.monotonic() - started, _cpu_self(), _cpu_of(backend)
     jobs = Job.objects.filter(pk__in=ids)
     print(json.dumps({
         "jobs": len(ids), "submitted": submitted, "domains": sum(j.domain_count for j in jobs.only("domain_count")),
         "generate_s": round(generated, 1), "dispatch_s": round(total - generated, 1), "total_s": round(total, 1),
+        "generate_cpu_s": {"python": round(cpu1 - cpu0, 1), "postgres": round(db1 - db0, 1)},
+        "dispatch_cpu_s": {"python": round(cpu2 - cpu1, 1), "postgres": round(db2 - db1, 1)},
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+        "load_average": [round(load, 1), round(os.getloadavg()[0], 1)],
     }))
+
+
+def _cpu_self() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _cpu_of(pid: int) -> float:
+    """CPU seconds of a process on this machine (the PostgreSQL backend serving the run)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def run_phase(env: dict[str, str]) -> dict[str, float]:

@@ -195,6 +195,8 @@ class JobSpec:
     global_traps: tuple[str, ...] = ()
     dedup_index: str | None = None
     time_limit_s: int = 0  # 0: no limit
+    #: A resubmission: the FAILED job this one carries on (optional, so v1 specs without it stay
+    #: valid). A harvester holding that job's spool takes it over (:mod:`harvester.takeover`).
     continues_job: int | None = None
     version: int = JOBSPEC_VERSION
 

@@ -72,7 +72,7 @@ class CrawlJob:
         queue_of = registrable_domain if s.politeness_scope == "domain" else host_key
         self.frontier = Frontier(self.out_dir / "state" / "frontier.sqlite",
                                  Politeness(s.delay_factor, s.min_delay_ms, s.max_delay_ms, s.host_valence),
-                                 queue_of)
+                                 queue_of, group_of=lambda nh: str(nh.get("domain", "")))
         self.max_retries = s.max_retries
         self.retry_delay_s = float(s.retry_delay_s)
         self.javascript = s.extract_javascript
@@ -151,9 +151,8 @@ class CrawlJob:
             if self.frontier.resumed and saved:
                 self.archive.restore_stats(saved)
             dedup = self.archive.dedup
-            if self.frontier.resumed:
-                dedup.restore(self.frontier.journal_items("digest"))
             dedup.journal = lambda digest, capture: self.frontier.journal_add("digest", digest, capture)
+            dedup.journal_get = lambda digest: self.frontier.journal_get("digest", digest)
         exceptions = []
         for path in crawler.settings.getlist("RETRY_EXCEPTIONS"):
             try:
@@ -368,7 +367,7 @@ class CrawlJob:
 
     # -- reporting -----------------------------------------------------------------------------
     def remaining_by_domain(self) -> dict[str, int]:
-        return self.frontier.remaining_by(lambda e: str(e.nh.get("domain", "")))
+        return self.frontier.remaining_by_group()
 
     def stop_reasons(self) -> dict[str, str]:
         remaining = self.remaining_by_domain()

@@ -21,6 +21,12 @@ live-added traps, accumulated crawl time). Changes are batched in memory and com
 :meth:`Frontier.checkpoint` (the crawl calls it every second and at the end), so after a kill -9
 the next run reloads every URI not finished before the last checkpoint; nothing finished before
 it is fetched again. SQLite's WAL journal makes the commit atomic.
+
+Memory stays bounded: a queue keeps at most ``head_max`` URIs in memory (its head, plus any put
+back at the front); the rest of its FIFO tail lives only in the journal (and the batch not yet
+committed) and is read back ``head_max`` at a time as the head drains, as Heritrix keeps its
+queues on disk. What remains per group (the JobSpec domain, for stop reasons and progress) is
+counted as URIs come and go, never by walking the queues.
 """
 
 from __future__ import annotations
@@ -41,6 +47,8 @@ from harvester.politeness import politeness_delay
 
 QUEUED, DONE = 0, 1
 _MISSING = object()
+#: URIs a queue keeps in memory; the rest of its tail is read back from the journal as needed.
+HEAD_MAX = 200
 
 
 def fingerprint(key: str) -> int:
@@ -69,6 +77,9 @@ class HostQueue:
     in_ready: bool = False
     retired: bool = False
     heaped: float = -1.0  # the wake time this queue is already on the snooze heap for
+    spilled: int = 0  # URIs of the FIFO tail held only in the journal (ids above tail_id)
+    tail_id: int = 0  # the highest id of the FIFO tail read into memory so far
+    off_sequence: set[int] = field(default_factory=set)  # ids above tail_id that are in memory already
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,9 +126,13 @@ class Frontier(FrontierBase):
     """The breadth-first, per-queue politeness frontier of one job (see the module docstring)."""
 
     def __init__(self, db_path: str | Path | None, politeness: Politeness,
-                 queue_of: Callable[[str], str]) -> None:
+                 queue_of: Callable[[str], str], group_of: Callable[[dict[str, Any]], str] | None = None,
+                 head_max: int = HEAD_MAX) -> None:
         self.politeness = politeness
         self.queue_of = queue_of
+        self.group_of = group_of or (lambda nh: "")
+        self.head_max = head_max if db_path is not None else 1 << 62  # no journal: all in memory
+        self.remaining: dict[str, int] = {}
         self.queues: dict[str, HostQueue] = {}
         self._ready: deque[HostQueue] = deque()
         self._snoozed: list[tuple[float, str]] = []
@@ -132,6 +147,7 @@ class Frontier(FrontierBase):
         self._pending_retry: list[tuple[int, int]] = []
         self._pending_seen: list[int] = []
         self._pending_journal: list[tuple[str, str, str]] = []
+        self._pending_journal_map: dict[tuple[str, str], Any] = {}
         self._dirty_kv: set[str] = set()
         self.resumed = False
         self.db: sqlite3.Connection | None = None
@@ -148,6 +164,7 @@ class Frontier(FrontierBase):
             CREATE TABLE IF NOT EXISTS uris (id INTEGER PRIMARY KEY, queue TEXT NOT NULL, url TEXT NOT NULL,
                 nh TEXT NOT NULL, retries INTEGER NOT NULL DEFAULT 0, state INTEGER NOT NULL DEFAULT 0);
             CREATE INDEX IF NOT EXISTS uris_state ON uris(state, id);
+            CREATE INDEX IF NOT EXISTS uris_queue ON uris(queue, state, id);
             CREATE TABLE IF NOT EXISTS seen (fp INTEGER PRIMARY KEY) WITHOUT ROWID;
             CREATE TABLE IF NOT EXISTS kv (k TEXT PRIMARY KEY, v TEXT NOT NULL);
             CREATE TABLE IF NOT EXISTS journal (kind TEXT NOT NULL, k TEXT NOT NULL, v TEXT NOT NULL,
@@ -161,7 +178,15 @@ class Frontier(FrontierBase):
         self.done = int(self.db.execute("SELECT COUNT(*) FROM uris WHERE state=1").fetchone()[0])
         for id_, queue, url, nh, retries in self.db.execute(
                 "SELECT id, queue, url, nh, retries FROM uris WHERE state=0 ORDER BY id"):
-            self._enqueue(Entry(id_, url, queue, json.loads(nh), retries), front=False)
+            data = json.loads(nh)
+            self._count(data, 1)
+            q = self._queue(queue)
+            if q.spilled or len(q.items) >= self.head_max:
+                q.spilled += 1
+                self.queued += 1
+            else:
+                q.tail_id = id_
+                self._enqueue(Entry(id_, url, queue, data, retries), front=False)
         self.resumed = bool(self.seen)
 
     def checkpoint(self) -> None:
@@ -195,12 +220,24 @@ class Frontier(FrontierBase):
         self._pending_retry.clear()
         self._pending_seen.clear()
         self._pending_journal.clear()
+        self._pending_journal_map.clear()
         self._dirty_kv.clear()
 
     def journal_add(self, kind: str, key: str, value: Any) -> None:
         """An append-only fact journalled with the next checkpoint (first value of a key wins):
         for state that grows with the crawl (the job's stored digests), unlike :meth:`set_state`."""
-        self._pending_journal.append((kind, key, json.dumps(value)))
+        if (kind, key) not in self._pending_journal_map:
+            self._pending_journal_map[(kind, key)] = value
+            self._pending_journal.append((kind, key, json.dumps(value)))
+
+    def journal_get(self, kind: str, key: str) -> Any:
+        """The first value journalled for ``key`` (committed or not), or None: a lookup in SQLite,
+        so what the journal holds costs no memory."""
+        value = self._pending_journal_map.get((kind, key))
+        if value is not None or self.db is None:
+            return value
+        row = self.db.execute("SELECT v FROM journal WHERE kind=? AND k=?", (kind, key)).fetchone()
+        return json.loads(row[0]) if row else None
 
     def journal_items(self, kind: str) -> Iterator[tuple[str, Any]]:
         """What was journalled under ``kind`` up to the last checkpoint."""
@@ -241,8 +278,45 @@ class Frontier(FrontierBase):
         entry = Entry(self._next_id, url, self.queue_of(url), nh)
         self._next_id += 1
         self._pending_insert.append((entry.id, entry.queue, url, json.dumps(nh), 0))
+        self._count(nh, 1)
+        q = self._queue(entry.queue)
+        if front:
+            if q.spilled:
+                q.off_sequence.add(entry.id)  # the refill must not read it back
+            else:
+                q.tail_id = entry.id
+        elif q.spilled or len(q.items) >= self.head_max:
+            q.spilled += 1  # only in the journal until the head drains
+            self.queued += 1
+            self._consider(q, time.time())
+            return entry
+        else:
+            q.tail_id = entry.id
         self._enqueue(entry, front=front)
         return entry
+
+    def _count(self, nh: dict[str, Any], delta: int) -> None:
+        group = self.group_of(nh)
+        self.remaining[group] = self.remaining.get(group, 0) + delta
+
+    def _refill(self, q: HostQueue) -> None:
+        """Read the next ``head_max`` URIs of ``q``'s tail back from the journal (committed rows,
+        then the batch not yet committed), skipping those already in memory."""
+        assert self.db is not None
+        want = min(self.head_max, q.spilled)
+        rows = [r for r in self.db.execute(
+            "SELECT id, url, nh, retries FROM uris WHERE queue=? AND state=0 AND id>? ORDER BY id LIMIT ?",
+            (q.key, q.tail_id, want + len(q.off_sequence))) if r[0] not in q.off_sequence]
+        if len(rows) < want:
+            last = rows[-1][0] if rows else q.tail_id
+            rows += [(i, url, nh, retries) for i, queue, url, nh, retries in self._pending_insert
+                     if queue == q.key and i > last and i not in q.off_sequence]
+        taken = rows[:want]
+        for id_, url, nh, retries in taken:
+            q.items.append(Entry(id_, url, q.key, json.loads(nh), retries))
+            q.tail_id = id_
+        q.spilled -= len(taken)
+        q.off_sequence = {i for i in q.off_sequence if i > q.tail_id}
 
     def _queue(self, key: str) -> HostQueue:
         q = self.queues.get(key)
@@ -261,7 +335,7 @@ class Frontier(FrontierBase):
 
     def _consider(self, q: HostQueue, now: float) -> None:
         """Put ``q`` where it belongs: ready, snoozed (heap) or nowhere (busy/empty/retired)."""
-        if q.in_ready or q.retired or not q.items or q.busy >= self.politeness.valence:
+        if q.in_ready or q.retired or not (q.items or q.spilled) or q.busy >= self.politeness.valence:
             return
         if q.wake > now:
             if q.heaped != q.wake:
@@ -285,13 +359,24 @@ class Frontier(FrontierBase):
         while self._ready:
             q = self._ready.popleft()
             q.in_ready = False
-            if q.retired or not q.items or q.busy >= self.politeness.valence or q.wake > now:
+            if q.retired or q.busy >= self.politeness.valence or q.wake > now:
                 self._consider(q, now)
                 continue
+            if not q.items:
+                if not q.spilled:
+                    continue
+                self._refill(q)
+                if not q.items:  # the journal disagrees with the count: trust the journal
+                    self.queued -= q.spilled
+                    q.spilled = 0
+                    continue
             entry = q.items.popleft()
+            if not q.items and q.spilled:
+                self._refill(q)
             q.busy += 1
             self.queued -= 1
             self.in_flight += 1
+            self._count(entry.nh, -1)
             self._consider(q, now)  # a queue of valence > 1 may stay ready
             return entry
         return None
@@ -300,7 +385,7 @@ class Frontier(FrontierBase):
         while self._snoozed:
             wake, key = self._snoozed[0]
             q = self.queues.get(key)
-            if q is not None and q.heaped == wake and q.items and not q.in_ready:
+            if q is not None and q.heaped == wake and (q.items or q.spilled) and not q.in_ready:
                 return wake
             heapq.heappop(self._snoozed)
         return None
@@ -336,6 +421,7 @@ class Frontier(FrontierBase):
         self._pending_retry.append((entry.retries, entry.id))
         q.items.appendleft(entry)
         self.queued += 1
+        self._count(entry.nh, 1)
         q.wake = max(q.wake, when)
         self._consider(q, time.time())
 
@@ -347,27 +433,11 @@ class Frontier(FrontierBase):
             if not q.in_ready:  # a ready queue is re-checked by next_ready before it emits
                 self._consider(q, time.time())
 
-    def retire(self, queue: str) -> list[Entry]:
-        """Empty a queue for good (e.g. its domain's quota is spent); returns what it held."""
-        q = self._queue(queue)
-        q.retired = True
-        items = list(q.items)
-        q.items.clear()
-        self.queued -= len(items)
-        return items
-
-    def drain(self, queue: str) -> Iterator[Entry]:
-        """Remove and yield a queue's waiting URIs (to reject them one by one)."""
-        q = self._queue(queue)
-        while q.items:
-            self.queued -= 1
-            yield q.items.popleft()
-
     # -- statistics ----------------------------------------------------------------------------
     def queue_states(self, now: float) -> dict[str, int]:
         ready = snoozed = busy = exhausted = 0
         for q in self.queues.values():
-            if not q.items:
+            if not (q.items or q.spilled):
                 if q.busy:
                     busy += 1
                 else:
@@ -384,10 +454,6 @@ class Frontier(FrontierBase):
     def has_pending(self) -> bool:
         return self.queued > 0 or self.in_flight > 0
 
-    def remaining_by(self, key: Callable[[Entry], str]) -> dict[str, int]:
-        counts: dict[str, int] = {}
-        for q in self.queues.values():
-            for e in q.items:
-                k = key(e)
-                counts[k] = counts.get(k, 0) + 1
-        return counts
+    def remaining_by_group(self) -> dict[str, int]:
+        """Queued URIs (in memory or only in the journal) per ``group_of(nh)``."""
+        return {k: v for k, v in self.remaining.items() if v > 0}

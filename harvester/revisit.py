@@ -16,7 +16,7 @@ or a cut-short one is never "the same" as anything worth pointing at.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -56,9 +56,12 @@ class Deduplicator:
     def __init__(self, enabled: bool, index_path: str | Path | None) -> None:
         self.enabled = enabled
         self.seen: dict[str, Referent] = {}
-        #: ``journal(digest, [url, date, record_id])`` for each new capture: the crawl journals them
-        #: with its frontier, so a resumed job still deduplicates against what it stored before.
+        #: With both set, the job's captures live in the crawl's journal (the frontier's SQLite file)
+        #: instead of :attr:`seen`: ``journal(digest, [url, date, record_id])`` records a new one,
+        #: ``journal_get(digest)`` finds it. Memory then stays flat however many captures a job
+        #: stores, and a resumed job still deduplicates against what it stored before the crash.
         self.journal: Callable[[str, list[str]], None] | None = None
+        self.journal_get: Callable[[str], list[str] | None] | None = None
         self.index: DedupIndex | None = None
         if enabled and index_path:
             try:
@@ -95,6 +98,11 @@ class Deduplicator:
         hit = self.seen.get(digest)
         if hit is not None:
             return hit
+        if self.journal_get is not None:
+            stored = self.journal_get(digest)
+            if stored:
+                url, date, record_id = stored
+                return Referent(PROFILE_IDENTICAL, url, date, digest, record_id)
         if self.index is not None:
             try:
                 capture = self.index.by_digest(digest)
@@ -107,15 +115,13 @@ class Deduplicator:
 
     def remember(self, digest: str, url: str, date: str, record_id: str) -> None:
         """Note a full capture stored in this job (the first one of a digest stays the referent)."""
-        if self.enabled and digest not in self.seen:
-            self.seen[digest] = Referent(PROFILE_IDENTICAL, url, date, digest, record_id)
-            if self.journal is not None:
+        if not self.enabled:
+            return
+        if self.journal is not None and self.journal_get is not None:
+            if self.journal_get(digest) is None:
                 self.journal(digest, [url, date, record_id])
-
-    def restore(self, items: Iterable[tuple[str, list[str]]]) -> None:
-        """A resumed job: the captures it stored before its last checkpoint (see :attr:`journal`)."""
-        for digest, (url, date, record_id) in items:
-            self.seen.setdefault(digest, Referent(PROFILE_IDENTICAL, url, date, digest, record_id))
+        elif digest not in self.seen:
+            self.seen[digest] = Referent(PROFILE_IDENTICAL, url, date, digest, record_id)
 
     def close(self) -> None:
         if self.index is not None:

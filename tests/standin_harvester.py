@@ -52,6 +52,6 @@ def run_job(spec_data: dict) -> None:
         job_id=spec.job_id, status="DONE", started=started, ended=_now(),
         domains=tuple(DomainResult(d.name, d.configuration, objects=3, bytes=3000, stop_reason="DOWNLOAD_COMPLETE")
                       for d in spec.domains),
-        harvester="standin",
+        harvester=f"standin@{socket.gethostname()}",
     )
     app.send_task(RESULT_TASK, args=[result.to_dict()], queue=EVENTS_QUEUE)

@@ -13,7 +13,7 @@ def bar_chart(values: Sequence[float], labels: Sequence[str], titles: Sequence[s
     if not values:
         return Markup("")
     top = max(values) or 1
-    step = width / len(values)
+    step = min(width / len(values), 30)  # a few runs stay slim bars, not one block
     bar = max(step * 0.8, 1)
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height + 16}" '
              f'role="img" aria-label="chart" class="chart">']
@@ -25,7 +25,7 @@ def bar_chart(values: Sequence[float], labels: Sequence[str], titles: Sequence[s
                      f"<title>{title}</title></rect>")
     for i in (0, len(values) - 1) if len(values) > 1 else (0,):
         anchor = "start" if i == 0 else "end"
-        x = 0 if i == 0 else width
+        x = 0 if i == 0 else max(step * len(values), 80)
         parts.append(f'<text x="{x}" y="{height + 13}" font-size="11" text-anchor="{anchor}">'
                      f"{escape(labels[i])}</text>")
     parts.append("</svg>")

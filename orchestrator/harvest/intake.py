@@ -31,7 +31,11 @@ def record_started(job_id: int, harvester: str) -> bool:
     moved = Job.transition(job_id, JobStatus.SUBMITTED, JobStatus.STARTED, started_at=now, last_heartbeat=now,
                            harvester=harvester[:200])
     if not moved:
-        log.warning("job %s reported started by %s but is not SUBMITTED; ignored", job_id, harvester)
+        # A heartbeat or the result overtook this message (two intake workers): keep who runs it.
+        named = Job.objects.filter(pk=job_id, harvester="").exclude(status__in=[JobStatus.NEW, JobStatus.SUBMITTED]) \
+            .update(harvester=harvester[:200])
+        if not named:
+            log.warning("job %s reported started by %s but is not SUBMITTED; ignored", job_id, harvester)
     return moved
 
 
@@ -105,6 +109,10 @@ def _record(result: JobResult) -> Job:
                 break
         if not moved:
             raise IntakeError(f"job {job.pk} changed state while its result was being recorded")
+        if result.harvester:
+            # The started message may arrive after the result (they travel on one queue but may be taken by
+            # two intake workers): the result names the harvester too.
+            Job.objects.filter(pk=job.pk, harvester="").update(harvester=result.harvester[:200])
         HarvestInfo.objects.bulk_create(infos, batch_size=5000)
         ArchiveFile.objects.bulk_create(
             [ArchiveFile(name=f.name, kind=f.kind, job=job, harvest_id=job.harvest_id, size=f.size, sha256="",

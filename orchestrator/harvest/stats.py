@@ -164,10 +164,12 @@ def record_job_stats(job: Job) -> JobStats:
             codes = parsed  # type: ignore[assignment]
     top = {name: (b, o) for b, name, o in by_bytes} | {name: (b, o) for o, name, b in by_objects}
     top_domains = sorted(([name, o, b] for name, (b, o) in top.items()), key=lambda r: (-r[2], -r[1], r[0]))
+    seeds = sum(len(d.get("seeds") or []) for d in (job.spec or {}).get("domains", []) if isinstance(d, dict))
     when = job.ended_at or job.created
     stats, _ = JobStats.objects.update_or_create(job=job, defaults=dict(
         harvest_id=job.harvest_id, harvest_run=job.harvest_run, kind=job.harvest.kind, year=when.year,
-        domains=domains, objects_count=objects, bytes_count=nbytes, mime_types=mimes, status_codes=codes,
+        domains=domains, seeds=seeds, objects_count=objects, bytes_count=nbytes, mime_types=mimes,
+        status_codes=codes,
         tlds=tlds, size_buckets=dict(buckets), stop_reasons=dict(reasons), top_domains=top_domains,
         reports_source="; ".join(sources),
         reports_error="; ".join(errors), computed_at=timezone.now(),
@@ -202,7 +204,8 @@ class Figures:
     tlds: dict[str, list[int]] = field(default_factory=dict)
     size_buckets: dict[str, int] = field(default_factory=dict)
     stop_reasons: dict[str, int] = field(default_factory=dict)
-    kinds: dict[str, list[int]] = field(default_factory=dict)  # kind -> [jobs, objects, bytes]
+    seeds: int = 0
+    kinds: dict[str, list[int]] = field(default_factory=dict)  # kind -> [jobs, objects, bytes, seeds]
     top_domains: list[tuple[str, int, int]] = field(default_factory=list)  # (domain, objects, bytes)
     #: Set when a top-domain total may be under-counted (see the module docstring), else "".
     top_domains_note: str = ""
@@ -251,8 +254,9 @@ def aggregate(label: str, **scope: Any) -> Figures:
     fig = Figures(label=label)
     rows = JobStats.objects.filter(**scope)
     for r in rows.values("kind").annotate(jobs=Count("job"), domains=Sum("domains"), objects=Sum("objects_count"),
-                                          bytes=Sum("bytes_count")).order_by("kind"):
-        fig.kinds[r["kind"]] = [r["jobs"], r["objects"] or 0, r["bytes"] or 0]
+                                          bytes=Sum("bytes_count"), seeds=Sum("seeds")).order_by("kind"):
+        fig.kinds[r["kind"]] = [r["jobs"], r["objects"] or 0, r["bytes"] or 0, r["seeds"] or 0]
+        fig.seeds += r["seeds"] or 0
         fig.jobs += r["jobs"]
         fig.domains += r["domains"] or 0
         fig.objects += r["objects"] or 0
@@ -417,11 +421,10 @@ def rows(*figures: Figures) -> list[Row]:
         return list(seen)
 
     add("totals", "count", lambda f, k: getattr(f, k),
-        ["jobs", "jobs_without_reports", "domains", "objects", "bytes"])
-    add("harvest kind", "objects", lambda f, k: f.selective_vs_broad.get(k, [0, 0, 0])[1],
-        keys_of("selective_vs_broad"))
-    add("harvest kind", "bytes", lambda f, k: f.selective_vs_broad.get(k, [0, 0, 0])[2],
-        keys_of("selective_vs_broad"))
+        ["jobs", "jobs_without_reports", "domains", "seeds", "objects", "bytes"])
+    for index, measure in ((1, "objects"), (2, "bytes"), (3, "seeds")):
+        add("harvest kind", measure, lambda f, k, i=index: f.selective_vs_broad.get(k, [0, 0, 0, 0])[i],
+            keys_of("selective_vs_broad"))
     add("MIME category", "urls", lambda f, k: f.mime_categories.get(k, [0, 0])[0], keys_of("mime_categories"))
     add("MIME type", "urls", lambda f, k: f.mime_types.get(k, [0, 0])[0], keys_of("mime_types"))
     add("MIME type", "bytes", lambda f, k: f.mime_types.get(k, [0, 0])[1], keys_of("mime_types"))

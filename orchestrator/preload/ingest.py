@@ -102,6 +102,9 @@ def ingest(sources: list[tuple[str, Path]], existing: Iterator[str],
         stats, bit = result.sources[index], 1 << index
         for number, text in numbered_lines(path):
             stats.lines = number
+            if text in domains:  # a line that is exactly a domain already seen: nothing to parse
+                domains[text] |= bit
+                continue
             try:
                 if text == "\ufffd":
                     raise ValueError("not UTF-8")

@@ -4,8 +4,8 @@ New live domains are created through ``create_domains`` (default seeds and confi
 other way in). Each domain the sources gave URLs for gets a seed list named "preload" with them, on
 its default configuration, replaced on every preload (this year's sources say what is current).
 Existing domains whose DNS lookup failed are kept (domains are never deleted) but their default —
-snapshot — configuration's object budget is set to 0, the old budget kept in its comments so an
-engineer can restore it (shared/seeds/001…, 2.2.4).
+snapshot — configuration's object budget is set to 0, the old budget kept in its comments; a later
+preload that finds the domain alive again gives that budget back (shared/seeds/001…, 2.2.4).
 
 Every statement joins a JSON array of names; re-running a batch changes nothing more, so a batch
 that was committed but not yet recorded as done before a crash is simply done again.
@@ -14,6 +14,7 @@ that was committed but not yet recorded as done before a crash is simply done ag
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 
 from django.db import connection, transaction
@@ -22,7 +23,7 @@ from orchestrator.harvest.domains import _records, create_domains
 from orchestrator.harvest.management.commands.import_domains import (
     _skip_fk_triggers_if_allowed as skip_fk_triggers_if_allowed,
 )
-from orchestrator.harvest.models import CrawlTemplate, Domain
+from orchestrator.harvest.models import CrawlTemplate, Domain, DomainConfiguration
 
 PRELOAD_SEEDLIST = "preload"
 
@@ -82,8 +83,36 @@ def exclude(names: list[str], note: str) -> int:
         return cur.rowcount
 
 
+_EXCLUDED_RE = re.compile(r"DNS lookup failed; max_objects was (-?\d+)$")
+
+
+def restore(names: list[str], note: str) -> int:
+    """Give back their budget to live domains that an earlier preload excluded for a failed DNS lookup
+    (only when that exclusion is still the configuration's last word: a budget of 0 an engineer set
+    later, with another comment, stays). Returns how many configurations changed."""
+    if not names:
+        return 0
+    with connection.cursor() as cur:  # joined from the batch's names, as every statement here
+        cur.execute(
+            f"SELECT c.id, c.comments FROM {_records('%s', {'name': 'text'})} "
+            f"JOIN harvest_domain d ON d.name = j.name "
+            f"JOIN harvest_domainconfiguration c ON c.domain_id = d.id AND c.is_default "
+            f"WHERE c.max_objects = 0",
+            [json.dumps([{"name": n} for n in names])],
+        )
+        candidates = cur.fetchall()
+    restored = 0
+    for pk, comments in candidates:
+        match = _EXCLUDED_RE.search(comments.rstrip())
+        if match:
+            restored += DomainConfiguration.objects.filter(pk=pk, max_objects=0).update(
+                max_objects=int(match.group(1)), comments=f"{comments.rstrip()}\n{note}; max_objects restored to "
+                                                          f"{match.group(1)}")
+    return restored
+
+
 def write_batch(create: list[str], seeds: dict[str, list[str]], excluded: list[str], note: str,
-                template: CrawlTemplate) -> dict[str, int]:
+                template: CrawlTemplate, live_existing: list[str] | None = None) -> dict[str, int]:
     """One batch, all in or all out. Commits need not wait for the disk: a crash loses at most the
     batches not yet recorded as done, and those are redone on the next run. Foreign-key triggers are
     skipped where the role may (every reference is an id the same statements just read), as
@@ -94,4 +123,5 @@ def write_batch(create: list[str], seeds: dict[str, list[str]], excluded: list[s
                 cur.execute("SET LOCAL synchronous_commit = off")
                 skip_fk_triggers_if_allowed(cur)
         return {"created": create_new(create, template), "seedlists": set_seeds(seeds),
-                "excluded": exclude(excluded, note)}
+                "excluded": exclude(excluded, f"{note}: DNS lookup failed"),
+                "restored": restore(live_existing or [], f"{note}: DNS answers again")}

@@ -38,7 +38,7 @@ from orchestrator.harvest.models import CrawlTemplate
 from orchestrator.preload import load as loader
 from orchestrator.preload.ingest import REDIRECT, InputError, SourceStats, ingest
 from orchestrator.preload.redirects import ProbeConfig, is_ip, probe_all
-from orchestrator.preload.resolver import ERROR, FAILED, OK, Answer, Resolver, ResolverConfig, check_all
+from orchestrator.preload.resolver import ERROR, FAILED, OK, WWW_ONLY, Answer, Resolver, ResolverConfig, check_all
 
 STEPS = ("ingest", "dns", "redirects", "load")
 
@@ -54,6 +54,7 @@ class Options:
     stop_after: str | None = None
     batch_size: int = 20000
     parallel: int = 2
+    progress_every: float = 2.0
     show_errors: int = 50
 
 
@@ -112,7 +113,7 @@ class Preload:
     def __init__(self, options: Options, out: Callable[[str], None], err: Callable[[str], None]) -> None:
         self.o, self.out, self.err = options, out, err
         self.dir = options.workdir
-        self.progress = Progress(err)
+        self.progress = Progress(err, options.progress_every)
 
     # -- driver ------------------------------------------------------------------------------------
     def run(self) -> dict | None:
@@ -229,7 +230,8 @@ class Preload:
         rows = _resume_partial(partial)
         done = {row[0] for row in rows}
         known = {name for name, _ in self.domains()}
-        live = [(name, address) for name, status, address in self.dns_results() if status == OK]
+        # http://D/ is probed only where D itself has an address; http://www.D/ always.
+        live = [(row[0], "" if row[3] == WWW_ONLY else row[2]) for row in _tsv(self.dir / "dns.tsv") if row[1] == OK]
         if done:
             self.err(f"redirects: resuming, {len(done):,} domains were probed before the interruption")
         found: dict[str, tuple[str, str]] = {}  # new domain → (target URL, found on)
@@ -281,7 +283,7 @@ class Preload:
     # -- step 4 --------------------------------------------------------------------------------------
     def step_load(self) -> None:
         template = default_template()
-        note = f"preload {self.dir.name} {datetime.now(UTC):%Y-%m-%d}: DNS lookup failed"
+        note = f"preload {self.dir.name} {datetime.now(UTC):%Y-%m-%d}"
         partial = self.dir / "load.partial"
         finished = {int(row[0]): json.loads(row[1]) for row in _resume_partial(partial)}
         failed = {name for name, status, _ in self.dns_results() if status == FAILED}
@@ -291,7 +293,7 @@ class Preload:
         redirect_rows = list(_tsv(self.dir / "redirect_domains.tsv")) if (
             self.dir / "redirect_domains.tsv").exists() else []
         total = _read_json(self.dir / "ingest.json")["unique_domains"] + len(redirect_rows)
-        totals = {"created": 0, "seedlists": 0, "excluded": 0, "not_created_dns_failed": 0,
+        totals = {"created": 0, "seedlists": 0, "excluded": 0, "restored": 0, "not_created_dns_failed": 0,
                   "existing_dns_failed": 0}
         for counts in finished.values():
             for key, value in counts.items():
@@ -363,7 +365,8 @@ class Preload:
             create = [n for n, exists, bad, _ in batch if not exists and not bad]
             seeds = {n: u for n, exists, bad, u in batch if u and not (bad and not exists)}
             excluded = [n for n, exists, bad, _ in batch if exists and bad]
-            counts = loader.write_batch(create, seeds, excluded, note, template)
+            live_existing = [n for n, exists, bad, _ in batch if exists and not bad]
+            counts = loader.write_batch(create, seeds, excluded, note, template, live_existing)
             counts["not_created_dns_failed"] = sum(1 for _, exists, bad, _ in batch if bad and not exists)
             counts["existing_dns_failed"] = len(excluded)
             return counts
@@ -444,5 +447,6 @@ def render(stats: dict) -> str:
                      f"found ({red['new_domains_not_dns_failed']:,} not DNS-failed)")
     lines.append(f"load: {load['created']:,} domains created, {load['seedlists']:,} preload seed lists written, "
                  f"{load['excluded']:,} existing domains excluded (budget 0), "
+                 f"{load.get('restored', 0):,} excluded earlier and live again (budget restored), "
                  f"{load['not_created_dns_failed']:,} new domains not created (DNS failed)")
     return "\n".join(lines) + "\n"

@@ -28,6 +28,7 @@ import dns.rdatatype
 from orchestrator.preload.concurrency import unordered_map
 
 OK, FAILED, ERROR = "ok", "failed", "error"
+WWW_ONLY = "only www. has an address"
 
 
 @dataclass(frozen=True)
@@ -165,14 +166,18 @@ class Resolver:
         self.endpoints: list[_Endpoint] = []
         self.queries = 0
         self._rng = random.SystemRandom()
+        self._by_family: dict[bool, list[_Endpoint]] = {}
 
     async def __aenter__(self) -> Resolver:
         loop = asyncio.get_running_loop()
-        for i in range(max(1, self.config.sockets)):
-            ns = self.config.nameservers[i % len(self.config.nameservers)]
-            local = "::" if ":" in ns[0] else "0.0.0.0"
-            _, endpoint = await loop.create_datagram_endpoint(_Endpoint, local_addr=(local, 0))
+        # At least one socket per address family in use.
+        families = {":" in host for host, _ in self.config.nameservers}
+        count = max(len(families), self.config.sockets)
+        for i in range(count):
+            v6 = sorted(families)[i % len(families)]
+            _, endpoint = await loop.create_datagram_endpoint(_Endpoint, local_addr=("::" if v6 else "0.0.0.0", 0))
             self.endpoints.append(endpoint)
+            self._by_family.setdefault(v6, []).append(endpoint)
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -183,10 +188,12 @@ class Resolver:
     async def query(self, name: str, rdtype: int = dns.rdatatype.A) -> Reply | None:
         """One question, retried on timeout on another socket and the next nameserver; None if no answer."""
         loop = asyncio.get_running_loop()
+        nameservers = self.config.nameservers
+        start = self._rng.randrange(len(nameservers))
         for attempt in range(self.config.retries + 1):
-            slot = self._rng.randrange(len(self.endpoints))
-            endpoint = self.endpoints[slot]
-            ns = self.config.nameservers[(slot + attempt) % len(self.config.nameservers)]
+            ns = nameservers[(start + attempt) % len(nameservers)]  # each retry asks the next nameserver
+            sockets = self._by_family[":" in ns[0]]
+            endpoint = sockets[self._rng.randrange(len(sockets))]
             qid = self._rng.randrange(65536)
             while qid in endpoint.pending:
                 qid = self._rng.randrange(65536)
@@ -234,7 +241,7 @@ class Resolver:
             return answer
         www = await self.address(f"www.{domain}")
         if www.status == OK:
-            return www
+            return Answer(OK, www.address, WWW_ONLY)
         return answer if www.status == FAILED else www
 
 

@@ -47,6 +47,12 @@ def bulk_update(user: AbstractBaseUser, ids: list[int], changes: dict[str, objec
                                                                  str(changes.get("frequency", r.frequency)))]
         if clashes:
             raise BulkError("this would give incompatible budget × frequency to: " + ", ".join(clashes[:10]))
+        if "collection_id" in changes:
+            urls = [r.url for r in records if r.collection_id != changes["collection_id"]]
+            taken = list(Record.objects.filter(collection_id=changes["collection_id"], url__in=urls)
+                         .values_list("url", flat=True)[:10])
+            if taken:
+                raise BulkError("the target collection already has records for: " + ", ".join(taken))
         changed = 0
         for record in records:
             diff = {k: v for k, v in changes.items() if getattr(record, k) != v}

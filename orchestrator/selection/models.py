@@ -85,6 +85,10 @@ class Record(models.Model):
             else:
                 self.url = seeds[0]
                 self.host, self.domain = host_and_domain(self.url)
+                if self.collection_id and Record.objects.filter(collection_id=self.collection_id, url=self.url) \
+                        .exclude(pk=self.pk).exists():
+                    errors["seeds"] = (f"{self.url} is already a record of this collection (the same URL may be "
+                                       "entered in other collections only)")
         except ValidationError as exc:
             errors["seeds"] = exc.messages
         try:

@@ -11,6 +11,7 @@ taken out of the definitions they were in — kept, since harvest history refers
 
 from __future__ import annotations
 
+import logging
 from collections import defaultdict
 from dataclasses import dataclass, field
 
@@ -21,6 +22,7 @@ from orchestrator.harvest.models import ConfigurationSeedList, Domain, DomainCon
 from orchestrator.selection.models import HarvestMapping, Record, SettingsMapping, host_and_domain
 
 PREFIX = "selection-"
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -159,6 +161,21 @@ def _detach_others(keep: set[int], definition: HarvestDefinition | None, report:
 
 
 def transfer_before_run(sender: object, definition: HarvestDefinition, **kwargs: object) -> None:
-    """The scheduler's hook: bring the definition's records up to date just before its run."""
-    if HarvestMapping.objects.filter(definition=definition).exists():
-        transfer(definition)
+    """The scheduler's hook: bring the definition's records up to date just before its run.
+
+    A failing transfer is logged and rolled back to its savepoint, and the run goes on with the
+    definition as it was: a selection problem must not stop a scheduled harvest.
+    """
+    if not HarvestMapping.objects.filter(definition=definition).exists():
+        return
+    try:
+        with transaction.atomic():
+            report = transfer(definition)
+    except Exception:
+        log.exception("selection transfer into %s failed; the run goes on with its current configurations",
+                      definition.name)
+        return
+    if report.changed or report.skipped:
+        log.info("selection transfer into %s before its run: %s", definition.name, report.lines()[-1])
+        for line in report.skipped:
+            log.warning("selection transfer into %s: %s", definition.name, line)

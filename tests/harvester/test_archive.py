@@ -123,16 +123,28 @@ def test_cdx_dates():
     assert cdx_to_warc_date("20250102030405") == "2025-01-02T03:04:05Z"
 
 
-def test_in_job_digests_are_journalled_and_restored():
+def test_in_job_digests_live_in_the_journal_and_survive_a_restart(tmp_path):
+    from harvester.frontier import Frontier, Politeness
     from harvester.revisit import Deduplicator
+    from harvester.scope import host_key
 
-    first = Deduplicator(True, None)
-    journal: list = []
-    first.journal = lambda digest, capture: journal.append((digest, capture))
+    def dedup_on(frontier: Frontier) -> Deduplicator:
+        d = Deduplicator(True, None)
+        d.journal = lambda digest, capture: frontier.journal_add("digest", digest, capture)
+        d.journal_get = lambda digest: frontier.journal_get("digest", digest)
+        return d
+
+    db = tmp_path / "frontier.sqlite"
+    first_frontier = Frontier(db, Politeness(), host_key)
+    first = dedup_on(first_frontier)
     first.remember("sha1:X", "http://a.dk/1", "2026-01-01T00:00:00Z", "<urn:uuid:1>")
     first.remember("sha1:X", "http://a.dk/2", "2026-01-01T00:00:05Z", "<urn:uuid:2>")  # not the referent
-    assert journal == [("sha1:X", ["http://a.dk/1", "2026-01-01T00:00:00Z", "<urn:uuid:1>"])]
-    resumed = Deduplicator(True, None)
-    resumed.restore(journal)
+    assert first.lookup("sha1:X").record_id == "<urn:uuid:1>"  # found before the checkpoint too
+    assert not first.seen  # nothing kept in memory
+    first_frontier.checkpoint()
+    del first_frontier  # as after kill -9
+
+    resumed = dedup_on(Frontier(db, Politeness(), host_key))
     hit = resumed.lookup("sha1:X")
     assert hit is not None and hit.target_uri == "http://a.dk/1" and hit.record_id == "<urn:uuid:1>"
+    assert resumed.lookup("sha1:Y") is None

@@ -164,3 +164,41 @@ def test_domain_politeness_scope_groups_hosts() -> None:
     _add(f, "http://img.a.org/1")
     assert f.next_ready(0.0) is not None
     assert f.next_ready(0.0) is None  # same politeness unit: a.org
+
+
+def test_queue_tails_spill_to_the_journal_and_come_back_in_order(tmp_path: Path) -> None:
+    """At most ``head_max`` URIs of a queue in memory; the tail is read back from the journal
+    (committed or not), in FIFO order, each URI once, prerequisites still first."""
+    db = tmp_path / "frontier.sqlite"
+
+    def frontier() -> Frontier:
+        return Frontier(db, Politeness(0, 0, 0, 1), host_key, group_of=lambda nh: nh["domain"], head_max=3)
+
+    f = frontier()
+    for i in range(10):
+        _add(f, f"http://a.org/{i}")
+        if i == 5:
+            f.checkpoint()  # 0-5 committed, 6-9 only in the pending batch
+    assert len(f.queues["a.org"].items) == 3 and f.queued == 10
+    assert f.remaining_by_group() == {"d": 10}
+    _add(f, "http://a.org/robots.txt", front=True)  # a prerequisite while the tail is spilled
+    got = []
+    for _ in range(6):
+        e = f.next_ready(0.0)
+        got.append(e.url)
+        f.finished(e, 0.0, 0.0)
+    assert got == ["http://a.org/robots.txt"] + [f"http://a.org/{i}" for i in range(5)]
+    assert f.remaining_by_group() == {"d": 5}
+    f.checkpoint()
+    del f  # as after kill -9
+
+    g = frontier()
+    assert g.queued == 5 and len(g.queues["a.org"].items) == 3
+    assert g.remaining_by_group() == {"d": 5}
+    rest = []
+    while (e := g.next_ready(0.0)) is not None:
+        rest.append(e.url)
+        g.finished(e, 0.0, 0.0)
+    assert rest == [f"http://a.org/{i}" for i in range(5, 10)]
+    assert g.queued == 0 and g.remaining_by_group() == {}
+    g.close()

@@ -1,4 +1,4 @@
-"""Fixtures for the orchestrator tests: real WARCs and per-test storage for the indexer chain."""
+"""Fixtures for the orchestrator tests: real WARCs and storage for the indexer chain, broker clean-up."""
 
 from __future__ import annotations
 
@@ -30,3 +30,14 @@ def storage_env(tmp_path: Path, settings: Any) -> Iterator[Path]:
     settings.NETHARVEST_STORAGE_LOCATIONS = f"node1={tmp_path / 'node1'},node2={tmp_path / 'node2'}"
     settings.NETHARVEST_BACKUP_LOCATION = f"backup={tmp_path / 'backup'}"
     yield tmp_path
+
+
+@pytest.fixture
+def purge_queues():
+    """run-now dispatches to the real broker; nothing consumes these queues here, so empty them after."""
+    yield
+    from orchestrator.celery import app
+
+    with app.connection_for_write() as conn:
+        for queue in ("harvest.focused", "harvest.snapshot"):
+            conn.default_channel.queue_purge(queue)

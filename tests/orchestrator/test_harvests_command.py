@@ -47,7 +47,7 @@ def test_activate_show_set_next_deactivate():
     assert "inactive: activate it to run" in run("set-next", "news", "2030-06-01")
 
 
-def test_run_now_makes_and_dispatches_jobs_and_show_lists_the_run():
+def test_run_now_makes_and_dispatches_jobs_and_show_lists_the_run(purge_queues):
     definition = news()
     text = run("run-now", str(definition.pk))
     assert "news run 1: 1 job(s), 2 domain configuration(s)" in text

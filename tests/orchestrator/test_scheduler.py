@@ -79,7 +79,7 @@ def test_schedule_end_stops_the_runs():
 
 
 @pytest.mark.django_db
-def test_run_now_set_next_activate_deactivate(settings):
+def test_run_now_set_next_activate_deactivate(settings, purge_queues):
     definition = selective("manual", None)
     HarvestDefinition.objects.filter(pk=definition.pk).update(active=False)
     jobs = scheduler.run_now(definition, requested_by="test")

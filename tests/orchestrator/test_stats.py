@@ -45,6 +45,7 @@ def test_intake_records_job_stats_from_the_reports_and_harvest_info() -> None:
     assert sum(row.size_buckets.values()) == 2
     assert row.stop_reasons.get("OBJECT_LIMIT", 0) + row.stop_reasons.get("CONFIG_OBJECT_LIMIT", 0) >= 1
     assert row.kind == "selective" and row.year == job.ended_at.year
+    assert row.seeds == sum(len(d["seeds"]) for d in job.spec["domains"]) > 0
 
 
 def test_reports_are_read_from_the_metadata_warc_once_the_spool_is_cleaned(tmp_path) -> None:
@@ -96,6 +97,7 @@ def test_run_and_year_figures_sum_jobs_and_compare() -> None:
     assert fig.mime_types["text/html"][0] == 3 * one.mime_types["text/html"][0]
     assert fig.selective_vs_broad["selective"][1] == 2 * one.objects_count
     assert fig.selective_vs_broad["broad (snapshot)"][1] == one.objects_count
+    assert fig.selective_vs_broad["selective"][3] == 2 * one.seeds and fig.seeds == 3 * one.seeds
     # top domains are exact sums over HarvestInfo
     top = dict((d, b) for d, _, b in fig.top_domains)
     for name in DOMAINS:
@@ -120,7 +122,9 @@ def test_helpers() -> None:
     with pytest.raises(ValueError, match="line 2"):
         stats.parse_mimetype_report("[#urls] [#bytes] [mime-types]\nthree 4 text/html\n")
     assert stats.parse_responsecode_report("[#urls] [rescode]\n3 200\n1 404\n") == {"200": 3, "404": 1}
-    assert stats.rows(stats.Figures("a", objects=0), stats.Figures("b", objects=5))[3].change == "new"
+    changes = {r.key: r.change for r in stats.rows(stats.Figures("a", objects=0, bytes=4),
+                                                   stats.Figures("b", objects=5, bytes=0)) if r.section == "totals"}
+    assert (changes["objects"], changes["bytes"], changes["jobs"]) == ("new", "gone", "0%")
 
 
 def test_top_domains_are_kept_per_job_and_summed(monkeypatch: pytest.MonkeyPatch) -> None:

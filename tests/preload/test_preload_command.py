@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -58,7 +59,8 @@ def test_full_preload_dedup_dns_redirects_load_and_statistics(tmp_path, world, d
     assert (dns["ok"], dns["failed"], dns["error"], dns["failed_new"], dns["failed_existing"]) == (6, 2, 1, 1, 1)
     # 3. redirects: moved.fr → www.target.com is a new domain; same-domain redirects are not
     assert stats["redirects"]["new_domains"] == 1
-    assert {"moved.fr", "www.moved.fr", "a.fr", "www.a.fr", "b.fr"} <= set(http_server.hosts)
+    assert {"moved.fr", "www.moved.fr", "a.fr", "www.a.fr", "b.fr", "www.wwwonly.fr"} <= set(http_server.hosts)
+    assert "wwwonly.fr" not in http_server.hosts  # it has no address of its own: only www. is probed
     # 4. load
     names = set(Domain.objects.values_list("name", flat=True))
     assert names == {"old.fr", "gone.fr", "a.fr", "b.fr", "moved.fr", "wwwonly.fr", "c.fr", "servfail.fr",
@@ -75,6 +77,19 @@ def test_full_preload_dedup_dns_redirects_load_and_statistics(tmp_path, world, d
     # the statistics are printed and saved as text too
     assert "afnic" in out and "1 existing domains excluded" in out
     assert (tmp_path / "work" / "stats.txt").read_text() == out
+
+
+def test_a_domain_alive_again_gets_its_budget_back(tmp_path, dns_server):
+    create_domains(["n01.dk", "n02.dk"])
+    DomainConfiguration.objects.filter(domain__name="n02.dk").update(max_objects=0, comments="excluded by hand")
+    DomainConfiguration.objects.filter(domain__name="n01.dk").update(
+        max_objects=0, comments="preload 2025 2025-01-01: DNS lookup failed; max_objects was 5000")
+    source = write(tmp_path / "s.txt", "n01.dk", "n02.dk")
+    out, _ = run(tmp_path, dns_server, None, f"s={source}")
+    n01 = DomainConfiguration.objects.get(domain__name="n01.dk")
+    assert n01.max_objects == 5000 and n01.comments.endswith("DNS answers again; max_objects restored to 5000")
+    assert DomainConfiguration.objects.get(domain__name="n02.dk").max_objects == 0  # an engineer's choice stays
+    assert "1 excluded earlier and live again" in out
 
 
 def test_rerun_after_finish_skips_every_step_and_changes_nothing(tmp_path, world, dns_server):
@@ -116,6 +131,36 @@ def test_interrupted_dns_step_resumes_where_it_stopped(tmp_path, dns_server, mon
     assert Domain.objects.count() == 40
     stats = json.loads((tmp_path / "work" / "stats.json").read_text())
     assert (stats["dns"]["ok"], stats["dns"]["failed"]) == (40, 20)
+
+
+def test_interrupted_redirect_step_resumes_and_progress_is_shown(tmp_path, world, dns_server, http_server,
+                                                                 monkeypatch):
+    ticks = {"n": 0}
+    real_tick = pipeline.Progress.tick
+
+    def interrupt(self, done, extra="", force=False):
+        if self.step == "redirects":
+            ticks["n"] += 1
+            if ticks["n"] == 3:
+                raise KeyboardInterrupt
+        real_tick(self, done, extra, force)
+
+    monkeypatch.setattr(pipeline.Progress, "tick", interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        run(tmp_path, dns_server, http_server, *world)
+    probed = {line.split("\t")[0] for line in (tmp_path / "work" / "redirects.partial").read_text().splitlines()}
+    assert len(probed) == 3
+    monkeypatch.undo()
+    hosts_before = len(http_server.hosts)
+    _, err = run(tmp_path, dns_server, http_server, *world, extra=["--verbosity", "2"])
+    assert "redirects: resuming, 3 domains were probed before the interruption" in err
+    assert "dns: finished in an earlier run" in err
+    assert re.search(r"redirects: \d/6 \(\d+\.\d %\), \d+/s", err)  # progress lines with -v 2
+    # the three probed before are not probed again: 6 live domains, 3 left
+    again = http_server.hosts[hosts_before:]
+    assert not probed & {host.removeprefix("www.") for host in again}
+    stats = json.loads((tmp_path / "work" / "stats.json").read_text())
+    assert stats["redirects"]["new_domains"] == 1 and Domain.objects.filter(name="target.com").exists()
 
 
 def test_interrupted_load_resumes_with_committed_batches_kept(tmp_path, dns_server, monkeypatch):

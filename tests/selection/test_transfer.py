@@ -75,3 +75,19 @@ def test_command_reports_what_it_changed(mapped, collections):
     out = io.StringIO()
     call_command("selection_transfer", "--definition", "lit-monthly", stdout=out)
     assert "0 created, 0 updated, 0 removed, 1 unchanged" in out.getvalue()
+
+
+def test_a_failing_transfer_does_not_stop_the_run(mapped, collections, monkeypatch):
+    from orchestrator.harvest.domains import create_domains
+    from orchestrator.selection import transfer as module
+
+    create_domains(["kept.fr"])
+    mapped["monthly"].configurations.add(DomainConfiguration.objects.get(domain__name="kept.fr"))
+    make_record(collections["lit"], "http://live.fr/")
+
+    def broken(definition=None):
+        raise RuntimeError("mapping table unreadable")
+
+    monkeypatch.setattr(module, "transfer", broken)
+    jobs = scheduler.run_now(mapped["monthly"], "test")
+    assert jobs and configs_of(mapped["monthly"]) == [("kept.fr", "defaultconfig", -1)]

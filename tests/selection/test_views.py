@@ -8,6 +8,7 @@ import re
 import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Permission
+from django.core.exceptions import ValidationError
 from django.urls import reverse
 
 from orchestrator.selection.models import Record, SavedSearch
@@ -62,6 +63,14 @@ def test_two_stage_add(anne, web, collections):
 def test_stage_two_needs_a_checked_url(anne, collections):
     response = anne.get(reverse("selection:add_details"), {"token": "forged"})
     assert response.status_code == 302 and response["Location"] == reverse("selection:add")
+    from django.core import signing
+
+    token = signing.dumps("http://live.fr/", salt="selection.checked-url")
+    data = {"token": token, "collection": collections["lit"].pk, "seeds": "http://unchecked.fr/", "budget": "small",
+            "frequency": "weekly", "depth": "host", "theme": "poetry", "active": "on"}
+    page = anne.post(reverse("selection:add_details"), data).content.decode()
+    assert "the first seed must be the URL checked in stage 1 (http://live.fr/)" in page
+    assert not Record.objects.exists()
 
 
 def test_an_invalid_url_cannot_go_on_and_a_redirect_offers_its_target(anne, web):
@@ -113,6 +122,17 @@ def test_bulk_edit_and_move_only_where_the_user_edits(anne, curator, other_curat
     response = anne.post(reverse("selection:bulk"), {"record": [a.pk], "set_budget": "large", "set_frequency": "daily"},
                          follow=True)
     assert "incompatible budget × frequency" in response.content.decode()
+    make_record(collections["lit"], "http://live.fr/")
+    response = anne.post(reverse("selection:bulk"), {"record": [a.pk], "set_collection": collections["lit"].pk},
+                         follow=True)
+    assert "the target collection already has records for: http://live.fr/" in response.content.decode()
+
+
+def test_the_same_url_twice_in_one_collection_is_refused(anne, collections):
+    make_record(collections["lit"], "http://live.fr/")
+    with pytest.raises(ValidationError, match="already a record of this collection"):
+        make_record(collections["lit"], "http://live.fr/")
+    make_record(collections["sciences"], "http://live.fr/")  # another collection may
 
 
 def test_transfer_page_needs_the_permission(anne, curator, mapped, collections):

@@ -146,3 +146,50 @@ def test_every_form_on_a_page_carries_the_csrf_token(django_user_model, sample: 
     response = client.post(reverse("webui:trap-toggle", args=[sample.traps.pk]),
                            {"active": "0", "csrfmiddlewaretoken": token})
     assert response.status_code == 302 and not GlobalCrawlerTrapList.objects.get().active
+
+
+def _site_urls():
+    """Every URL of the site outside the Django admin and Django's own auth pages, with dummy arguments."""
+    from django.urls import URLPattern, URLResolver, get_resolver
+
+    def walk(patterns, prefix, namespace):
+        for p in patterns:
+            if isinstance(p, URLResolver):
+                if str(p.pattern) in ("admin/", "accounts/"):
+                    continue
+                yield from walk(p.url_patterns, prefix + str(p.pattern), p.namespace or namespace)
+            elif isinstance(p, URLPattern):
+                route = prefix + str(p.pattern)
+                for converter, dummy in (("<int:", "1"), ("<str:", "x.fr"), ("<slug:", "x"), ("<path:", "x")):
+                    while converter in route:
+                        start = route.index(converter)
+                        route = route[:start] + dummy + route[route.index(">", start) + 1:]
+                yield f"{namespace}:{p.name}", "/" + route
+
+    return sorted(walk(get_resolver().url_patterns, "", ""))
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("name", "url"), _site_urls())
+def test_no_page_of_the_site_is_reachable_without_login(name, url):
+    """Jobs, QA and selection pages included: anonymous GET and POST end at the login page."""
+    if name in {"webui:login", "webui:logout"}:
+        return
+    for method in ("get", "post"):
+        response = getattr(Client(), method)(url)
+        assert response.status_code == 302, (name, url, method, response.status_code)
+        assert response["Location"].startswith(reverse("webui:login")), (name, url)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("name", "url"), _site_urls())
+def test_a_user_without_a_role_is_refused_everywhere(name, url, django_user_model):
+    """Logged in but in no group: every page and action of the site answers 403 (or 404/405 first)."""
+    if name in {"webui:login", "webui:logout"}:
+        return
+    user = django_user_model.objects.create_user("nobody", password="pw-long-enough")
+    client = Client()
+    client.force_login(user)
+    for method in ("get", "post"):
+        status = getattr(client, method)(url).status_code
+        assert status in (403, 404, 405), (name, url, method, status)

@@ -1,27 +1,36 @@
 """The curator's path in a real browser (Playwright driving Debian's Chromium), against the live
 Django server and a local test site:
 
-log in → new selective harvest → paste seeds of the test site → run it now → the job is listed.
+log in → new selective harvest → paste seeds of the test site → set the domain's budget and template
+→ run it now → the job is listed, and (on PostgreSQL + Redis, with a real harvester worker and the
+orchestrator's intake worker started by ``netharvest up --only worker-high,indexer``) reaches DONE.
 
-Screenshots of the pages passed through go to docs/screenshots/, so a reader sees the UI without
-running it. Skipped, saying why, only when Chromium or the playwright package is absent (.ci/run
-installs both).
+Screenshots of the pages passed through show the UI to a reader who does not run it: they are written to
+``$NETHARVEST_SCREENSHOT_DIR`` when set (refresh the committed ones with
+``NETHARVEST_SCREENSHOT_DIR=docs/screenshots .venv/bin/python -m pytest tests/webui/test_browser.py``),
+otherwise to the test data directory, so an ordinary run leaves the work tree clean. Skipped, saying
+why, only when Chromium or the playwright package is absent (.ci/run installs both).
 """
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
+from django.conf import settings
 from django.contrib.auth.models import Group, User
-from django.db import connections
+from django.db import connection, connections
 
 from harvester.testsite import serve_in_thread
-from orchestrator.harvest.models import HarvestDefinition, Job
+from orchestrator.harvest.models import CrawlTemplate, HarvestDefinition, Job
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-SHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed "
                                                              "(pip install playwright)")
@@ -42,6 +51,31 @@ def site():
 
 
 @pytest.fixture
+def workers(live_server):
+    """A high-priority harvester worker and the orchestrator's intake/indexer worker on this test
+    database and broker, as `netharvest up` runs them; stopped (and waited for) afterwards."""
+    if connection.vendor != "postgresql" or not os.environ.get("NETHARVEST_BROKER_URL", "").startswith("redis"):
+        pytest.skip("a worker process needs the test database on PostgreSQL and a Redis broker")
+    db = connection.settings_dict
+    env = {**os.environ, "NETHARVEST_DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
+           "NETHARVEST_DATA_DIR": str(settings.DATA_DIR), "DJANGO_SETTINGS_MODULE": "orchestrator.settings"}
+    # Jobs that other tests dispatched and no worker took are still queued: not this test's to crawl.
+    subprocess.run([str(Path(sys.executable).parent / "celery"), "-A", "harvester.worker", "purge", "-f", "-Q",
+                    "harvest.focused,events"], env=env, check=True, capture_output=True)
+    log = open(settings.DATA_DIR / "up.log", "wb")
+    process = subprocess.Popen([str(Path(sys.executable).parent / "netharvest"), "up", "--only", "worker-high,indexer"],
+                               env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    yield settings.DATA_DIR / "up.log"
+    process.send_signal(signal.SIGTERM)
+    try:
+        process.wait(60)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+    log.close()
+
+
+@pytest.fixture
 def page(monkeypatch):
     # Playwright's sync API runs an event loop in this thread; the ORM calls here are plain blocking ones.
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
@@ -57,8 +91,9 @@ def page(monkeypatch):
 
 
 def shot(page, name: str) -> None:
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+    shots = Path(os.environ.get("NETHARVEST_SCREENSHOT_DIR") or settings.DATA_DIR / "screenshots")
+    shots.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(shots / f"{name}.png"), full_page=True)
 
 
 def test_curator_creates_a_selective_harvest_from_seeds_and_runs_it(live_server, site, page):
@@ -103,3 +138,52 @@ def test_curator_creates_a_selective_harvest_from_seeds_and_runs_it(live_server,
         shot(page, name)
     assert "Local test site" in page.content()
 
+
+
+def test_the_job_of_a_run_now_reaches_done(live_server, site, workers, page):
+    """The same path to its end: a real harvester crawls the test site and the job shows DONE."""
+    # What a crawl engineer prepared: a template without politeness delays, for a local site.
+    CrawlTemplate.objects.create(name="local test", min_delay_ms=0, max_delay_ms=0, delay_factor=0, max_hops=3,
+                                 retry_delay_s=1, max_retries=1)
+    user = User.objects.create_user("claire", password="pw-long-enough")
+    user.groups.add(Group.objects.get(name="curator"))
+    page.goto(live_server.url + "/login/")
+    page.fill("#id_username", "claire")
+    page.fill("#id_password", "pw-long-enough")
+    page.click("button[type=submit]")
+    page.wait_for_url(live_server.url + "/")
+    page.goto(live_server.url + "/definitions/new/selective/")
+    page.fill("#id_name", "Test site to DONE")
+    page.click("button:has-text('Save')")
+    page.wait_for_selector("h1:has-text('Test site to DONE')")
+    page.fill("#id_seeds", site.url)
+    page.click("button:has-text('Add seeds')")
+    page.wait_for_selector("text=1 seed(s) on 1 domain(s) added")
+
+    # The curator gives the domain's configuration for this harvest the local template and a budget.
+    page.click("a:has-text('127.0.0.1')")
+    page.click("a:has-text('Test site to DONE')")
+    page.select_option("#id_template", label="local test")
+    page.fill("#id_max_objects", "25")
+    page.click("button:has-text('Save')")
+    page.wait_for_selector("text=Configuration Test site to DONE of 127.0.0.1 saved")
+
+    page.goto(live_server.url + "/definitions/")
+    page.click("a:has-text('Test site to DONE')")
+    page.click("button:has-text('Run now')")
+    page.wait_for_selector("text=Run 1 of Test site to DONE")
+    job = Job.objects.get(harvest__name="Test site to DONE")
+    assert job.spec["domains"][0]["max_objects"] == 25
+    deadline = time.monotonic() + 240
+    while Job.objects.filter(pk=job.pk, status__in=["NEW", "SUBMITTED", "STARTED"]).exists():
+        assert time.monotonic() < deadline, f"job still {Job.objects.get(pk=job.pk).status}; " \
+                                            f"workers' log:\n{workers.read_text()[-4000:]}"
+        time.sleep(2)
+    job.refresh_from_db()
+    assert job.status == "DONE", (job.error_category, job.error_detail, workers.read_text()[-4000:])
+    page.reload()
+    assert page.is_visible("td .badge.DONE")
+    shot(page, "definition-done")
+    page.goto(live_server.url + "/domains/127.0.0.1/")
+    assert "Test site to DONE" in page.inner_text("table:last-of-type")
+    shot(page, "domain-history")

@@ -16,7 +16,7 @@ from django.urls import reverse
 
 from harvester.runtime import spool_dir
 from orchestrator.harvest import intake
-from orchestrator.harvest.models import ArchiveFile, HarvestChannel, Job, JobControl, JobStatus
+from orchestrator.harvest.models import ArchiveFile, HarvestChannel, Job, JobControl, JobStats, JobStatus
 from tests.orchestrator import factories
 from tests.orchestrator.crawled_job import DOMAINS, crawled, make_job, record
 from tests.webui.conftest import ROLES
@@ -190,6 +190,8 @@ def test_controls_are_recorded_and_sent(engineer: Client) -> None:
                                                                           {"regex": "(unclosed"}))
     assert "enter a regular expression" in _flash(engineer, engineer.post(reverse("jobs:trap", args=[job.pk]),
                                                                           {"regex": "  "}))
+    assert "exponential time" in _flash(engineer, engineer.post(reverse("jobs:trap", args=[job.pk]),
+                                                                {"regex": r"https?://x\.fr(/[^/]*)*"}))
     assert JobControl.objects.filter(job=job).count() == 1  # nothing half-written
     _flash(engineer, engineer.post(reverse("jobs:trap", args=[job.pk]), {"regex": r".*/calendar\?.*"}))
     trap = JobControl.objects.get(job=job, action="add_trap")
@@ -233,6 +235,9 @@ def test_job_page_shows_domains_seeds_files_and_the_log_tail(viewer: Client) -> 
     assert "harvested (in the harvester&#39;s spool)" in text
     last = (crawled().job_dir / "logs" / "crawl.log").read_text().splitlines()[-1]
     assert last.split()[3] in text and "spool" in text
+    listing = viewer.get(reverse("jobs:list")).content.decode()  # objects and bytes from the job's statistics
+    stats = JobStats.objects.get(job=job)
+    assert f"<td class=\"num\">{stats.objects_count:,}</td>" in listing
 
 
 def test_reports_and_crawl_log_search(viewer: Client) -> None:
@@ -254,7 +259,8 @@ def test_reports_and_crawl_log_search(viewer: Client) -> None:
     assert len(capped) == 5 and "limit reached" in capped[-1]
     for bad, message in (({"search": "(x"}, "invalid regular expression"), ({"search": ""}, "enter a regular"),
                          ({"search": "x", "limit": "100000"}, "limit: a number"),
-                         ({"search": "x", "limit": "ten"}, "limit: a number"), ({"tail": "0"}, "tail:")):
+                         ({"search": "x", "limit": "ten"}, "limit: a number"), ({"tail": "0"}, "tail:"),
+                         ({"search": "(a+)+$"}, "search: a repeat inside a repeat")):
         r = viewer.get(url, bad)
         assert r.status_code == 400 and message in r.content.decode(), bad
     tail = viewer.get(url, {"tail": "3"}).content.decode().splitlines()

@@ -45,7 +45,9 @@ def test_schedule_form_explains_inconsistent_choices(curator, viewer):
     ok = curator.post(url, {"name": "weekly", "every": "2", "unit": "week", "end": "never", "at_hour": "3",
                             "at_minute": "0", "at_weekday": "1"})
     assert ok.status_code == 302
-    assert "every 2 weeks on Monday at 03:00 UTC" in text(viewer.get(reverse("webui:schedules")))
+    listing = text(viewer.get(reverse("webui:schedules")))
+    assert "every 2 weeks on Monday at 03:00 UTC" in listing
+    assert listing.count(" 03:00 UTC<br>") == 2  # three coming events, all Mondays at 03:00
     assert Schedule.objects.count() == 1
 
 

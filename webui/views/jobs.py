@@ -17,6 +17,7 @@ from typing import Any
 from django import forms
 from django.contrib import messages
 from django.core.paginator import Paginator
+from django.db.models import F
 from django.http import (
     Http404,
     HttpRequest,
@@ -103,7 +104,8 @@ def job_list(request: HttpRequest) -> HttpResponse:
     form = JobFilter(request.GET or None)
     jobs = Job.objects.select_related("harvest", "channel").only(
         "id", "status", "harvest_run", "created", "started_at", "ended_at", "domain_count", "rejected_at",
-        "rejected_by", "error_category", "harvest__name", "channel__name").order_by("-id")
+        "rejected_by", "error_category", "harvest__name", "channel__name").order_by("-id").annotate(
+        objects=F("stats__objects_count"), nbytes=F("stats__bytes_count"))
     if form.is_bound:
         if form.is_valid():
             jobs = form.apply(jobs)
@@ -237,7 +239,45 @@ def clean_trap(pattern: str) -> str:
         raise ContractError("regex: enter a regular expression")
     if len(pattern) > PATTERN_MAX:
         raise ContractError(f"regex: at most {PATTERN_MAX} characters (this one has {len(pattern)})")
-    return validate_regex(pattern, "regex")
+    return refuse_nested_repeats(validate_regex(pattern, "regex"), "regex")
+
+
+def refuse_nested_repeats(pattern: str, where: str) -> str:
+    """Refuse a variable-length repeat inside another repeat, as in ``(a+)+`` or ``(/[^/]*)*``: Python's
+    ``re`` backtracks exponentially on such patterns and has no timeout, so one search (or one URL against a
+    trap, in the harvester) could hang. A rewrite without the nesting (``(/[^/]*)*`` → ``(/[^/]*)``…) always
+    exists for a crawler trap."""
+    from re import _constants as c
+    from re import _parser as parser  # CPython's own parser of the pattern just compiled
+
+    repeats = (c.MAX_REPEAT, c.MIN_REPEAT, c.POSSESSIVE_REPEAT)
+
+    def walk(items: Any, inside: bool) -> bool:
+        for op, av in items:
+            if op in repeats:
+                low, high, sub = av
+                variable = high != low
+                if inside and variable:
+                    return True
+                if walk(sub, inside or high > 1):
+                    return True
+            elif isinstance(av, tuple | list):
+                for part in av:
+                    if isinstance(part, parser.SubPattern) and walk(part, inside):
+                        return True
+                    if isinstance(part, list) and any(isinstance(b, parser.SubPattern) and walk(b, inside)
+                                                      for b in part):
+                        return True
+        return False
+
+    try:
+        nested = walk(parser.parse(pattern), False)
+    except Exception:  # a later Python's parser: the regex itself compiled, so let it through
+        return pattern
+    if nested:
+        raise ContractError(f"{where}: a repeat inside a repeat (as in '(a+)+') can take exponential time; "
+                            "write it without the nesting")
+    return pattern
 
 
 @require(CONTROL)
@@ -388,7 +428,7 @@ def crawl_log(request: HttpRequest, job_id: int) -> HttpResponse:
             raise ContractError("search: enter a regular expression (e.g. ' 404 ' or 'example\\.fr/.*\\.pdf')")
         if len(raw) > PATTERN_MAX:
             raise ContractError(f"search: at most {PATTERN_MAX} characters")
-        pattern = re.compile(validate_regex(raw, "search"))
+        pattern = re.compile(refuse_nested_repeats(validate_regex(raw, "search"), "search"))
         limit = int(request.GET.get("limit") or SEARCH_DEFAULT_MATCHES)
         if not 1 <= limit <= SEARCH_MAX_MATCHES:
             raise ContractError(f"limit: a number from 1 to {SEARCH_MAX_MATCHES}")

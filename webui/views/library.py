@@ -11,8 +11,10 @@ from django.db.models import Count, Model
 from django.forms import ModelForm
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
 from django.views.decorators.http import require_POST
 
+from orchestrator.harvest import schedules as schedules_math
 from orchestrator.harvest.models import CrawlTemplate, GlobalCrawlerTrapList, HarvestChannel, Schedule
 from webui.access import CURATE, ENGINEER, READ, require
 from webui.forms.library import ChannelForm, ScheduleForm, TemplateForm, TrapListForm
@@ -45,8 +47,11 @@ def template_edit(request: HttpRequest, pk: int | None = None) -> HttpResponse:
 
 @require(READ)
 def schedule_list(request: HttpRequest) -> HttpResponse:
-    schedules = Schedule.objects.annotate(n_definitions=Count("definitions"))
-    return render(request, "webui/library/schedules.html", {"schedules": schedules})
+    schedules = list(Schedule.objects.annotate(n_definitions=Count("definitions")))
+    now = timezone.now()
+    # What the schedule means, shown rather than described: its next events for a harvest activated now.
+    preview = {s.pk: schedules_math.upcoming_runs(s, 3, None, 0, now=now) for s in schedules}
+    return render(request, "webui/library/schedules.html", {"schedules": schedules, "preview": preview})
 
 
 @require(CURATE)

@@ -167,6 +167,9 @@ def add_details(request: HttpRequest) -> HttpResponse:
         return redirect("selection:add")
     if request.method == "POST":
         form = RecordForm(request.POST, user=request.user)
+        if form.is_valid() and form.instance.url != url:
+            form.add_error("seeds", f"the first seed must be the URL checked in stage 1 ({url}); to select "
+                                    "another URL, check it first")
         if form.is_valid():
             record = form.save(commit=False)
             record.created_by = record.modified_by = request.user

@@ -25,6 +25,8 @@ class JobStats(models.Model):
     kind = models.CharField(max_length=10, help_text="The definition's kind: selective, snapshot, continuous.")
     year = models.PositiveSmallIntegerField(help_text="UTC year the job ended (or was created).")
     domains = models.PositiveIntegerField(default=0)
+    seeds = models.PositiveIntegerField(default=0, help_text="Seeds in the job's frozen JobSpec: the seed-source "
+                                                             "share of seeds 001, 3.4.3 (selective vs broad).")
     objects_count = models.BigIntegerField(default=0, db_column="objects")
     bytes_count = models.BigIntegerField(default=0, db_column="bytes")
     mime_types = models.JSONField(default=dict, help_text="mime → [urls, bytes], from mimetype-report.txt.")

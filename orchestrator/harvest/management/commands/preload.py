@@ -78,6 +78,7 @@ class Command(BaseCommand):
                               concurrency=int(options["http_concurrency"])),  # type: ignore[call-overload]
             skip_invalid=bool(options["skip_invalid"]), skip_redirects=bool(options["skip_redirects"]),
             stop_after=options["stop_after"],  # type: ignore[arg-type]
+            progress_every=0.0 if int(options["verbosity"]) > 1 else 2.0,  # type: ignore[call-overload]
             batch_size=int(options["batch_size"]),  # type: ignore[call-overload]
             parallel=int(options["parallel"]),  # type: ignore[call-overload]
             show_errors=int(options["show_errors"]),  # type: ignore[call-overload]
