@@ -207,8 +207,9 @@ def retry_failed(names: Iterable[str] | None = None, auto: bool = False) -> int:
 
 
 def pending() -> Any:
-    """Files with a step still to do (FAILED ones excluded: they wait for a retry)."""
-    return ArchiveFile.objects.exclude(index_state__in=[IndexState.CLEANED, IndexState.FAILED])
+    """Files with a step still to do (FAILED ones excluded: they wait for a retry). Named states, not
+    ``NOT IN (CLEANED, FAILED)``: the index on index_state then skips the millions of CLEANED rows."""
+    return ArchiveFile.objects.filter(index_state__in=list(STEPS))
 
 
 @dataclass
