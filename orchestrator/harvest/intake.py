@@ -12,6 +12,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Value
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
@@ -31,6 +33,12 @@ def record_started(job_id: int, harvester: str) -> bool:
     moved = Job.transition(job_id, JobStatus.SUBMITTED, JobStatus.STARTED, started_at=now, last_heartbeat=now,
                            harvester=harvester[:200])
     if not moved:
+        # A heartbeat or the result may have overtaken this message (two event workers): the job is already
+        # STARTED or ended, but who ran it is still worth knowing. Only an empty field is filled.
+        if Job.objects.filter(pk=job_id, harvester="").exclude(status__in=[JobStatus.NEW, JobStatus.SUBMITTED]).update(
+                harvester=harvester[:200], started_at=Coalesce("started_at", Value(now))):
+            log.info("job %s: started message from %s arrived after a heartbeat or its result", job_id, harvester)
+            return True
         log.warning("job %s reported started by %s but is not SUBMITTED; ignored", job_id, harvester)
     return moved
 
