@@ -52,3 +52,10 @@ def test_errors_name_the_file_and_print_nothing(tmp_path):
 def test_overview_mentions_it():
     out = subprocess.run([str(NETHARVEST), "--help"], capture_output=True, cwd=REPO).stdout
     assert b"index cdx WARC" in out
+
+
+def test_unsorted_keeps_file_order(tmp_path):
+    a = build_warc(tmp_path / "a.warc.gz")
+    result = run("--unsorted", str(a))
+    assert result.returncode == 0
+    assert result.stdout == CDX_HEADER + b"".join(iter_cdx_lines(a))

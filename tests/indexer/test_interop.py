@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from warcio.archiveiterator import ArchiveIterator
 
-from indexer.cdx import iter_cdx_lines
+from indexer.cdx import iter_cdx_lines, iter_cdxj_lines
 from tests.indexer.warcs import assert_reads_back, cdxj_indexer_cdx11
 
 R = 6  # redirect field: ours has a 3xx's Location, cdxj-indexer always '-'
@@ -71,3 +71,13 @@ def test_a_warc_indexed_twice_adds_nothing_to_the_merged_master(two_jobs, tmp_pa
     master = tmp_path / "master.cdx"
     assert merge_sorted([a, b], master, header=CDX_HEADER) == n
     assert master.read_bytes() == a.read_bytes()
+
+
+def test_cdxj_is_byte_identical_to_cdxj_indexers_on_harvester_warcs(two_jobs):
+    import subprocess
+    import sys
+
+    for warc in two_jobs.all_warcs:
+        theirs = subprocess.run([sys.executable, "-m", "cdxj_indexer.main", str(warc)], check=True,
+                                capture_output=True).stdout
+        assert b"".join(iter_cdxj_lines(warc)) == theirs, warc.name

@@ -89,7 +89,7 @@ def start_wayback(binary: Path, root: Path, index: Path, path_index: Path) -> tu
     proc = subprocess.Popen([str(binary), "-b", "127.0.0.1", "-p", str(port), "-d", str(root)], cwd=root,
                             stdout=log, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
-    for _ in range(300):  # up to 30 s for pywb to start
+    for _ in range(600):  # up to 60 s for pywb to start (a loaded CI machine)
         if proc.poll() is not None:
             raise AssertionError((root / "wayback.log").read_text())
         try:
