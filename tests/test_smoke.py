@@ -85,6 +85,15 @@ def _demo_warc_responses(var: Path) -> int:
     return 0
 
 
+def _chain_states(env: dict[str, str], cwd: Path) -> dict[str, int]:
+    """Files per indexer-chain state, as `netharvest index status` shows them."""
+    exe = Path(sys.executable).parent / "netharvest"
+    out = subprocess.run([str(exe), "index", "status"], env=env, cwd=cwd, capture_output=True, text=True,
+                         timeout=60).stdout
+    rows = out.split("Files by state", 1)[-1].split("\n\n", 1)[0].splitlines()[3:]
+    return {row.split()[0]: int(row.split()[1]) for row in rows if row.strip()}
+
+
 def _free_port_pair() -> int:
     while True:
         port = free_port()
@@ -132,6 +141,14 @@ def _run_stack(tmp_path: Path, extra_env: dict[str, str], demo: bool) -> None:
                 jobs = _job_status(env, tmp_path)
             assert " DONE " in jobs, jobs + (tmp_path / "up.log").read_text()[-3000:]
             assert _demo_warc_responses(tmp_path / "var") > 20
+            # ... and the indexer worker takes its files through the whole chain (the intake queues them).
+            states: dict[str, int] = {}
+            while time.monotonic() < deadline + 300 and not (
+                    states.get("CLEANED") and sum(states.values()) == states["CLEANED"]):
+                time.sleep(2)
+                states = _chain_states(env, tmp_path)
+            assert states.get("CLEANED") and sum(states.values()) == states["CLEANED"], (
+                states, (tmp_path / "up.log").read_text()[-3000:])
             stack = _descendants(proc.pid)
     finally:
         proc.send_signal(signal.SIGINT)
