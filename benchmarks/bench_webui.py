@@ -206,9 +206,10 @@ def main() -> None:
     data_dir = os.environ.get("NETHARVEST_DATA_DIR") or tempfile.mkdtemp(prefix="bench-webui-")
     os.environ.update(NETHARVEST_DATABASE_URL=URL, NETHARVEST_ALLOWED_HOSTS="testserver", NETHARVEST_DATA_DIR=data_dir,
                       DJANGO_SETTINGS_MODULE="orchestrator.settings")
-    if create_database(args.reuse):
-        exe = str(Path(sys.executable).parent / "netharvest")
-        subprocess.run([exe, "migrate", "-v0"], check=True)
+    fresh = create_database(args.reuse)
+    exe = str(Path(sys.executable).parent / "netharvest")
+    subprocess.run([exe, "migrate", "-v0"], check=True)  # a reused database may lag the code's migrations
+    if fresh:
         started = time.monotonic()
         print(f"seeding {args.domains:,} domains and {args.jobs:,} jobs:")
         seed(args.domains, args.jobs)

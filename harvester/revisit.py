@@ -118,8 +118,7 @@ class Deduplicator:
         if not self.enabled:
             return
         if self.journal is not None and self.journal_get is not None:
-            if self.journal_get(digest) is None:
-                self.journal(digest, [url, date, record_id])
+            self.journal(digest, [url, date, record_id])  # the journal keeps the first per digest
         elif digest not in self.seen:
             self.seen[digest] = Referent(PROFILE_IDENTICAL, url, date, digest, record_id)
 

@@ -28,9 +28,10 @@ def take_over(old_dir: Path, job_dir: Path, spec: JobSpec) -> bool:
     The old job ended FAILED, so none of its files reached the archive: its WARCs (an unfinished
     one cut back to its last whole record) move into this job, which lists them in its JobResult
     under their own names; its crawl.log becomes the start of this job's; its frontier, seen-set,
-    budgets and report tallies are copied, so nothing it captured before its last checkpoint is
-    fetched again. The frontier journal is copied last, under a temporary name: until it is in
-    place this job has not taken over, and a re-run takes over again (moved files stay moved).
+    budgets and report tallies are copied (not its paused flag: the new job has its own control
+    history), so nothing it captured before its last checkpoint is fetched again. The frontier
+    journal is copied last, under a temporary name: until it is in place this job has not taken
+    over, and a re-run takes over again (moved files stay moved).
     Returns False when ``old_dir`` has no state (the job ran on another machine: start over).
     """
     previous = old_dir / "state" / "frontier.sqlite"
@@ -57,6 +58,9 @@ def take_over(old_dir: Path, job_dir: Path, spec: JobSpec) -> bool:
         dst = sqlite3.connect(str(tmp))
         try:
             src.backup(dst)  # consistent even with the old job's WAL file beside it
+            # A new job has its own control history: it never starts paused because the old one was.
+            dst.execute("UPDATE kv SET v='false' WHERE k='paused'")
+            dst.commit()
         finally:
             dst.close()
     finally:

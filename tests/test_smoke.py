@@ -179,12 +179,15 @@ def test_stack_on_postgresql_and_redis(tmp_path):
         pytest.skip("PostgreSQL or Redis not reachable on 127.0.0.1")
     import psycopg2
 
+    # Named after this run's database, so runs with different databases never share (or drop) each other's.
+    base = os.environ.get("NETHARVEST_DATABASE_URL", "").rsplit("/", 1)[-1] or "netharvest"
+    name = f"{base}_smoke"
     admin = psycopg2.connect(host="127.0.0.1", port=5432, user="postgres", dbname="postgres")
     admin.autocommit = True
     with admin.cursor() as cur:
-        cur.execute("DROP DATABASE IF EXISTS netharvest_smoke")
-        cur.execute("CREATE DATABASE netharvest_smoke")
+        cur.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        cur.execute(f'CREATE DATABASE "{name}"')
     admin.close()
-    _run_stack(tmp_path, {"NETHARVEST_DATABASE_URL": "postgres://postgres@127.0.0.1:5432/netharvest_smoke",
+    _run_stack(tmp_path, {"NETHARVEST_DATABASE_URL": f"postgres://postgres@127.0.0.1:5432/{name}",
                           "NETHARVEST_BROKER_URL": "redis://127.0.0.1:6379/14"}, demo=False)
     assert not (tmp_path / "var" / "netharvest.sqlite3").exists()

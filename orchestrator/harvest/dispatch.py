@@ -31,8 +31,8 @@ class DispatchError(Exception):
 def submit_jobs(job_ids: Iterable[int]) -> int:
     """Publish the NEW jobs among ``job_ids``; returns how many this call submitted."""
     submitted, ids = 0, list(job_ids)
-    for start in range(0, len(ids), 20):  # a few specs (megabytes each for a broad crawl) in memory at a time
-        chunk = ids[start:start + 20]
+    for start in range(0, len(ids), 5):  # a few specs (megabytes each for a broad crawl) in memory at a time
+        chunk = ids[start:start + 5]
         for job in Job.objects.filter(pk__in=chunk, status=JobStatus.NEW).select_related("channel").order_by("id"):
             submitted += submit(job)
     return submitted

@@ -7,6 +7,7 @@ its size, so a million domains load in seconds rather than a million round trips
 
 from __future__ import annotations
 
+import ipaddress
 import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -21,8 +22,14 @@ DEFAULT_SEEDLIST = "defaultseeds"
 
 
 def default_seeds(name: str) -> list[str]:
-    """http/https × with/without www, as a curator would try them."""
-    return [f"{scheme}://{prefix}{name}/" for scheme in ("http", "https") for prefix in ("", "www.")]
+    """http/https × with/without www, as a curator would try them (an IP address has no www host;
+    an IPv6 address goes in brackets)."""
+    try:
+        address = ipaddress.ip_address(name)
+    except ValueError:
+        return [f"{scheme}://{prefix}{name}/" for scheme in ("http", "https") for prefix in ("", "www.")]
+    host = f"[{address}]" if address.version == 6 else str(address)
+    return [f"{scheme}://{host}/" for scheme in ("http", "https")]
 
 
 def default_template() -> CrawlTemplate:

@@ -12,6 +12,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Value
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
@@ -31,11 +33,13 @@ def record_started(job_id: int, harvester: str) -> bool:
     moved = Job.transition(job_id, JobStatus.SUBMITTED, JobStatus.STARTED, started_at=now, last_heartbeat=now,
                            harvester=harvester[:200])
     if not moved:
-        # A heartbeat or the result overtook this message (two intake workers): keep who runs it.
-        named = Job.objects.filter(pk=job_id, harvester="").exclude(status__in=[JobStatus.NEW, JobStatus.SUBMITTED]) \
-            .update(harvester=harvester[:200])
-        if not named:
-            log.warning("job %s reported started by %s but is not SUBMITTED; ignored", job_id, harvester)
+        # A heartbeat or the result may have overtaken this message (two event workers): the job is already
+        # STARTED or ended, but who ran it is still worth knowing. Only an empty field is filled.
+        if Job.objects.filter(pk=job_id, harvester="").exclude(status__in=[JobStatus.NEW, JobStatus.SUBMITTED]).update(
+                harvester=harvester[:200], started_at=Coalesce("started_at", Value(now))):
+            log.info("job %s: started message from %s arrived after a heartbeat or its result", job_id, harvester)
+            return True
+        log.warning("job %s reported started by %s but is not SUBMITTED; ignored", job_id, harvester)
     return moved
 
 
@@ -110,8 +114,7 @@ def _record(result: JobResult) -> Job:
         if not moved:
             raise IntakeError(f"job {job.pk} changed state while its result was being recorded")
         if result.harvester:
-            # The started message may arrive after the result (they travel on one queue but may be taken by
-            # two intake workers): the result names the harvester too.
+            # The started message may come after the result (two intake workers): the result names the harvester.
             Job.objects.filter(pk=job.pk, harvester="").update(harvester=result.harvester[:200])
         HarvestInfo.objects.bulk_create(infos, batch_size=5000)
         ArchiveFile.objects.bulk_create(

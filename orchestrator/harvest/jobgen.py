@@ -10,7 +10,8 @@ pain point). Here the database does the heavy lifting in a handful of statements
    compatible crawl settings (template + budgets) and numbers them into chunks of at most
    ``NETHARVEST_MAX_CONFIGS_PER_JOB`` in order of expected size, so domains of similar size share a job;
 2. one ``INSERT`` per job (a few hundred rows at most) and one ``INSERT … SELECT`` for all JobDomain rows;
-3. each job's JobSpec is built from one query over its own JobDomain rows (≤ N rows in memory at once).
+3. one query, streamed through a server-side cursor, builds every job's JobSpec in turn (one job's
+   domains in memory at a time).
 
 The caller holds the transaction (the scheduler claims the run in it): a crash half-way leaves nothing.
 The estimator and the continuation rules are documented in docs/JOBGEN.md.

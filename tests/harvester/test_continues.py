@@ -5,6 +5,7 @@ and reports cover the whole harvest."""
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,10 @@ def test_resubmitted_job_takes_over_the_failed_jobs_spool(tmp_path: Path, sites:
     old_warcs = {p.name.removesuffix(".open") for p in (tmp_path / "401" / "warcs").iterdir()}
     before = len(crawl_log(tmp_path / "401"))
 
+    db = sqlite3.connect(str(tmp_path / "401" / "state" / "frontier.sqlite"))
+    with db:  # the failed job had been paused: its successor must not inherit that
+        db.execute("INSERT OR REPLACE INTO kv (k, v) VALUES ('paused', 'true')")
+    db.close()
     new = {**old, "job_id": 402, "continues_job": 401}
     job_dir = prepare_job_dir(JobSpec.from_dict(new), root=tmp_path)
     assert job_dir == tmp_path / "402"

@@ -41,6 +41,11 @@ def test_new_domain_gets_default_seeds_and_a_default_configuration():
         "http://bibliotek.dk/", "http://www.bibliotek.dk/", "https://bibliotek.dk/", "https://www.bibliotek.dk/"]
 
 
+def test_an_ip_domain_gets_seeds_without_www():
+    assert default_seeds("127.0.0.1") == ["http://127.0.0.1/", "https://127.0.0.1/"]
+    assert default_seeds("2001:db8::1") == ["http://[2001:db8::1]/", "https://[2001:db8::1]/"]
+
+
 def test_create_domains_skips_existing_and_duplicates():
     first = create_domains(["a.dk", "b.dk", "a.dk"])
     second = create_domains(["b.dk", "c.dk"])

@@ -110,3 +110,17 @@ def test_remove_domains_from_a_selection(curator):
     assert list(hd.configurations.all()) == [keep]
     response = curator.post(reverse("webui:definition-remove", args=[hd.pk]), {}, follow=True)
     assert "tick the domains" in text(response)
+
+
+def test_extended_fields_of_definitions_are_typed_and_required(curator):
+    from orchestrator.harvest.models import ExtendedField
+
+    ExtendedField.objects.create(owner="harvest", name="legal_basis", label="Legal basis", kind="choice",
+                                 choices="deposit\nagreement", required=True)
+    focused = HarvestChannel.objects.get(name="focused")
+    url = reverse("webui:definition-create", args=["selective"])
+    bad = curator.post(url, {"name": "x", "channel": focused.pk, "ext_legal_basis": ""})
+    assert "Legal basis is required" in text(bad) and not HarvestDefinition.objects.exists()
+    ok = curator.post(url, {"name": "x", "channel": focused.pk, "ext_legal_basis": "deposit"})
+    assert ok.status_code == 302
+    assert HarvestDefinition.objects.get().extended == {"legal_basis": "deposit"}

@@ -44,6 +44,8 @@ def test_domain_page_shows_configurations_aliases_traps_extended_and_history(vie
     job = factories.job(domains=["example.fr"], status="DONE")
     HarvestInfo.objects.create(job=job, harvest=job.harvest, domain=domain, configuration=domain.default_configuration,
                                objects_count=1234, bytes_count=5 * 1024 * 1024, stop_reason="max_bytes")
+    listing = text(viewer.get(reverse("webui:domains"), {"q": "example-"}))
+    assert 'href="/domains/example.fr/">example.fr</a>' in listing  # the alias's target, linked
     page = text(viewer.get(reverse("webui:domain", args=["example.fr"])))
     for expected in ("defaultconfig", "defaultseeds", "https://www.example.fr/", "example-alias.fr", ".*/agenda/.*",
                      "Le Monde", "1\u202f234", "5.0 MB", "max_bytes", "<svg", "news"):
@@ -81,6 +83,14 @@ def test_edit_domain_validates_traps_alias_and_extended_fields(curator):
     assert ok.status_code == 302
     domain.refresh_from_db()
     assert domain.crawler_traps == "ok/.*" and domain.extended == {"since": "2020-01-31"}
+
+
+def test_a_required_extended_field_is_explained_on_its_field(curator):
+    ExtendedField.objects.create(owner="domain", name="publisher", label="Publisher", required=True)
+    factories.domain("example.fr")
+    bad = curator.post(reverse("webui:domain-edit", args=["example.fr"]), {"ext_publisher": "", "comments": "c"})
+    assert bad.status_code == 200 and text(bad).count("Publisher is required") == 1
+    assert Domain.objects.get(name="example.fr").comments == ""
 
 
 def test_alias_chains_are_refused(curator):

@@ -6,12 +6,12 @@ from django import forms
 from django.core.exceptions import ValidationError
 
 from orchestrator.harvest.models import HarvestChannel, HarvestDefinition, Schedule
-from webui.forms.domains import add_extended_fields, clean_extended
+from webui.forms.domains import ExtendedFieldsMixin, add_extended_fields, clean_extended
 
 COMMON = ["name", "channel", "audience", "comments", "crawler_traps"]
 
 
-class DefinitionForm(forms.ModelForm):
+class DefinitionForm(ExtendedFieldsMixin, forms.ModelForm):
     """The fields of one kind; ``kind`` is fixed by the caller and never changes after creation.
 
     The next date is not a model field here: a new one goes through the scheduler's ``set_next``.

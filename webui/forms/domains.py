@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from django import forms
-from django.core.exceptions import ValidationError
+from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
 
 from orchestrator.harvest import validators
 from orchestrator.harvest.models import CrawlTemplate, Domain, DomainConfiguration, ExtendedField, SeedList
@@ -45,6 +45,22 @@ def clean_extended(form: forms.Form, fields: list[ExtendedField]) -> dict:
     return values
 
 
+class ExtendedFieldsMixin:
+    """For ModelForms with ``ext_<name>`` fields: the model's own check of ``extended`` repeats what
+    clean_extended already said field by field, so its message is dropped when a field already has one
+    and otherwise shown on top of the form (there is no ``extended`` form field to put it on)."""
+
+    def _update_errors(self, errors: ValidationError) -> None:
+        error_dict = getattr(errors, "error_dict", None)
+        if error_dict and "extended" in error_dict:
+            extended = error_dict.pop("extended")
+            if not any(name.startswith("ext_") for name in self.errors):
+                error_dict.setdefault(NON_FIELD_ERRORS, []).extend(extended)
+            if not error_dict:
+                return
+        super()._update_errors(errors)
+
+
 class DomainNamesForm(forms.Form):
     names = forms.CharField(widget=forms.Textarea(attrs=MONO), label="Domain names",
                             help_text="One registrable domain per line (example.fr, not www.example.fr). Each gets "
@@ -64,7 +80,7 @@ class DomainNamesForm(forms.Form):
         return names
 
 
-class DomainForm(forms.ModelForm):
+class DomainForm(ExtendedFieldsMixin, forms.ModelForm):
     alias_of = forms.CharField(required=False, label="Alias of",
                                help_text="The name of the domain this one is an alias of; empty = not an alias.")
 

@@ -37,7 +37,10 @@ def domain_list(request: HttpRequest) -> HttpResponse:
         page, error = domainsearch.search(query, field, after, PAGE_SIZE), ""
     except domainsearch.SearchTooBroad as exc:
         page, error = domainsearch.DomainPage([], None), str(exc)
+    alias_ids = {d.alias_of_id for d in page.domains if d.alias_of_id}
+    aliases = dict(Domain.objects.filter(pk__in=alias_ids).values_list("pk", "name")) if alias_ids else {}
     return render(request, "webui/domains/list.html", {
+        "aliases": aliases,
         "page": page, "query": query, "field": field, "after": after, "fields": SEARCH_FIELDS, "error": error,
         "estimate": domainsearch.estimated_count(),
     })
