@@ -50,6 +50,9 @@ def ensure_demo_definition(port: int, peer_port: int | None = None) -> tuple[Har
     (``netharvest harvests run-now``)."""
     existing = HarvestDefinition.objects.filter(name=DEMO_DEFINITION).first()
     if existing is not None:
+        # Started again on other ports: the next run must crawl where the site now is.
+        SeedList.objects.filter(domain__name=DEMO_DOMAIN, name=DEMO_NAME).update(
+            seeds="\n".join(demo_seeds(port, peer_port)))
         return existing, False
     create_domains([DEMO_DOMAIN])
     with transaction.atomic():

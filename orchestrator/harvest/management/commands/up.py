@@ -13,6 +13,7 @@ import contextlib
 import os
 import secrets
 import signal
+import socket
 import sys
 from pathlib import Path
 
@@ -39,6 +40,15 @@ class _PoliteProcessManager:
     def kill(self, pid: int) -> None:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(pid, signal.SIGKILL)
+
+
+def _port_free(port: int) -> bool:
+    with socket.socket() as probe:
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
 
 
 PROCFILE = Path(__file__).resolve().parents[4] / "deploy" / "Procfile"
@@ -78,6 +88,12 @@ class Command(BaseCommand):
         demo_line = ""
         if options["demo"]:
             port = int(options["demo_port"])  # type: ignore[call-overload]
+            busy = [p for p in (port, port + 1) if not _port_free(p)]
+            if busy:
+                # honcho stops the whole stack when one process dies: say so before starting anything.
+                raise CommandError(f"the demo site needs ports {port} and {port + 1} on 127.0.0.1, but "
+                                   f"{', '.join(map(str, busy))} is in use: choose others with --demo-port N, "
+                                   "or leave the demo out with --no-demo")
             definition, created = ensure_demo_definition(port, port + 1)
             state = "due now" if created else "already made: `netharvest harvests run-now` runs it again"
             demo_line = (f"  demo            http://127.0.0.1:{port}/ and :{port + 1}/, harvest definition "

@@ -1,0 +1,56 @@
+"""The README demo: `netharvest up` makes a selective definition of the bundled test site, due at once."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harvester.contracts import JobSpec
+from orchestrator.harvest import scheduler
+from orchestrator.harvest.demo import DEMO_MAX_OBJECTS, ensure_demo_definition
+from orchestrator.harvest.models import Job, SeedList
+
+
+@pytest.mark.django_db
+def test_the_demo_definition_is_due_now_and_its_job_crawls_both_demo_hosts():
+    definition, created = ensure_demo_definition(8701, 8702)
+    assert created and definition.active and definition.kind == "selective"
+    assert definition.channel.priority == "high"
+
+    job_ids = scheduler.schedule_due_harvests()
+    assert len(job_ids) == 1
+    spec = JobSpec.from_dict(Job.objects.get(pk=job_ids[0]).spec)
+    (domain,) = spec.domains
+    assert (domain.name, domain.max_objects) == ("127.0.0.1", DEMO_MAX_OBJECTS)
+    assert list(domain.seeds) == ["http://127.0.0.1:8701/", "http://127.0.0.1:8702/"]
+    assert spec.settings.min_delay_ms == 100  # quick politeness, for this machine's own test site only
+    assert scheduler.schedule_due_harvests() == []  # one run: the "Once" schedule ends after it
+
+
+@pytest.mark.django_db
+def test_starting_again_on_other_ports_keeps_the_definition_and_moves_its_seeds():
+    first, _ = ensure_demo_definition(8701, 8702)
+    again, created = ensure_demo_definition(9001, 9002)
+    assert again.pk == first.pk and not created
+    assert SeedList.objects.get(name="demo-testsite").active_seeds == ["http://127.0.0.1:9001/",
+                                                                       "http://127.0.0.1:9002/"]
+
+
+def test_up_refuses_a_busy_demo_port_before_starting_anything(tmp_path: Path):
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        env = {k: v for k, v in os.environ.items() if not k.startswith("NETHARVEST_") and k != "DJANGO_SETTINGS_MODULE"}
+        env["NETHARVEST_DATA_DIR"] = str(tmp_path / "var")
+        exe = Path(sys.executable).parent / "netharvest"
+        out = subprocess.run([str(exe), "up", "--demo-port", str(port)], env=env, cwd=tmp_path,
+                             capture_output=True, text=True, timeout=120)
+    assert out.returncode != 0
+    assert f"the demo site needs ports {port} and {port + 1}" in out.stderr
+    assert "--no-demo" in out.stderr
