@@ -25,10 +25,10 @@ import time
 from io import BytesIO
 from pathlib import Path
 
-import psycopg2
-
 DB = "netharvest_bench_chain"
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from fresh_database import fresh_database  # noqa: E402
 
 
 def make_warc(path: Path, records: int) -> None:
@@ -67,24 +67,14 @@ def main() -> int:
     parser.add_argument("--workdir", default=tempfile.gettempdir())
     args = parser.parse_args()
 
-    conn = psycopg2.connect(host="127.0.0.1", user="postgres", dbname="postgres")
-    conn.autocommit = True
-    with conn.cursor() as cur:
-        cur.execute(f"DROP DATABASE IF EXISTS {DB}")
-        cur.execute(f"CREATE DATABASE {DB}")
-    conn.close()
-
-    work = Path(tempfile.mkdtemp(prefix="bench-chain-", dir=args.workdir))
-    for name in ("node1", "node2", "backup", "spool", "data"):
+    env, netharvest, work = fresh_database(DB, "bench-chain-", {"DJANGO_SETTINGS_MODULE": "orchestrator.settings",
+                                                                "NETHARVEST_LOG_LEVEL": "WARNING"}, args.workdir)
+    for name in ("node1", "node2", "backup", "spool"):
         (work / name).mkdir()
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "orchestrator.settings",
-           "NETHARVEST_DATABASE_URL": f"postgres://postgres@127.0.0.1:5432/{DB}",
-           "NETHARVEST_DATA_DIR": str(work / "data"), "NETHARVEST_INDEX_DIR": str(work / "index"),
-           "NETHARVEST_STORAGE_LOCATIONS": f"node1={work / 'node1'},node2={work / 'node2'}",
-           "NETHARVEST_BACKUP_LOCATION": f"backup={work / 'backup'}", "NETHARVEST_LOG_LEVEL": "WARNING"}
+    env.update({"NETHARVEST_INDEX_DIR": str(work / "index"),
+                "NETHARVEST_STORAGE_LOCATIONS": f"node1={work / 'node1'},node2={work / 'node2'}",
+                "NETHARVEST_BACKUP_LOCATION": f"backup={work / 'backup'}"})
     os.environ.update(env)
-    netharvest = str(Path(sys.executable).with_name("netharvest"))
-    subprocess.run([netharvest, "migrate", "-v", "0"], env=env, check=True, cwd=ROOT)
 
     import django
 

@@ -15,7 +15,6 @@ why, only when Chromium or the playwright package is absent (.ci/run installs bo
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -29,18 +28,9 @@ from django.db import connection, connections
 
 from harvester.testsite import serve_in_thread
 from orchestrator.harvest.models import CrawlTemplate, HarvestDefinition, Job
+from tests.webui.browserhelp import MARKS, launch, shot, sync_api
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-
-sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed "
-                                                             "(pip install playwright)")
-pytestmark = [
-    pytest.mark.skipif(not Path(CHROMIUM).exists(),
-                       reason=f"Chromium is not installed at {CHROMIUM} (apt-get install chromium)"),
-    # serialized_rollback: the live server needs committed rows, and the roles, channels and default
-    # template that migrations made must be back for the tests that run after this one.
-    pytest.mark.django_db(transaction=True, serialized_rollback=True),
-]
+pytestmark = MARKS
 
 
 @pytest.fixture
@@ -80,7 +70,7 @@ def page(monkeypatch):
     # Playwright's sync API runs an event loop in this thread; the ORM calls here are plain blocking ones.
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
     with sync_api.sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox"])
+        browser = launch(pw)
         page = browser.new_page(viewport={"width": 1280, "height": 900})
         page.on("dialog", lambda dialog: dialog.accept())  # "Run now?" confirmation
         yield page
@@ -89,11 +79,6 @@ def page(monkeypatch):
         # close it here, or the test database cannot be dropped at the end of the session.
         connections.close_all()
 
-
-def shot(page, name: str) -> None:
-    shots = Path(os.environ.get("NETHARVEST_SCREENSHOT_DIR") or settings.DATA_DIR / "screenshots")
-    shots.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(shots / f"{name}.png"), full_page=True)
 
 
 def test_curator_creates_a_selective_harvest_from_seeds_and_runs_it(live_server, site, page):

@@ -9,12 +9,9 @@ Skipped, saying why, only when Chromium or the playwright package is absent (.ci
 
 from __future__ import annotations
 
-import os
 import shutil
-from pathlib import Path
 
 import pytest
-from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.cache import cache
 from django.db import connections
@@ -24,17 +21,9 @@ from harvester.runtime import spool_dir
 from orchestrator.harvest import intake
 from orchestrator.harvest.models import JobStatus
 from tests.orchestrator.crawled_job import crawled, make_job, record
+from tests.webui.browserhelp import MARKS, launch, shot, sync_api
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-
-sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed "
-                                                             "(pip install playwright)")
-pytestmark = [
-    pytest.mark.skipif(not Path(CHROMIUM).exists(),
-                       reason=f"Chromium is not installed at {CHROMIUM} (apt-get install chromium)"),
-    # the live server needs committed rows; roles, channels and templates made by migrations come back after
-    pytest.mark.django_db(transaction=True, serialized_rollback=True),
-]
+pytestmark = MARKS
 
 
 @pytest.fixture
@@ -45,7 +34,7 @@ def page(monkeypatch, live_server):
     client = Client()
     client.force_login(user)
     with sync_api.sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox"])
+        browser = launch(pw)
         context = browser.new_context(viewport={"width": 1280, "height": 900})
         context.add_cookies([{"name": "sessionid", "value": client.cookies["sessionid"].value,
                               "url": live_server.url}])
@@ -53,11 +42,6 @@ def page(monkeypatch, live_server):
         browser.close()
         connections.close_all()
 
-
-def shot(page, name: str) -> None:
-    shots = Path(os.environ.get("NETHARVEST_SCREENSHOT_DIR") or settings.DATA_DIR / "screenshots")
-    shots.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(shots / f"{name}.png"), full_page=True)
 
 
 def _progress(job_id: int, done: int, queued: int, alerts: list[str]) -> None:
