@@ -31,10 +31,17 @@ def _secret_key() -> str:
         return os.environ["NETHARVEST_SECRET_KEY"]
     path = DATA_DIR / "secret_key"
     if not path.exists():
-        tmp = path.with_suffix(".tmp")
+        # Processes starting together (netharvest up, a test's workers) each write their own file and
+        # link it into place: the link is atomic and exclusive, so one key wins and none crashes.
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
         tmp.write_text(secrets.token_urlsafe(50))
         os.chmod(tmp, 0o600)
-        os.replace(tmp, path)
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            pass
+        finally:
+            tmp.unlink()
     return path.read_text().strip()
 
 

@@ -29,6 +29,9 @@ def record_started(job_id: int, harvester: str) -> bool:
     now = timezone.now()
     moved = Job.transition(job_id, JobStatus.SUBMITTED, JobStatus.STARTED, started_at=now, last_heartbeat=now,
                            harvester=harvester[:200])
+    if not moved and Job.objects.filter(pk=job_id, status=JobStatus.STARTED, harvester="").update(
+            harvester=harvester[:200]):
+        return True  # a heartbeat overtook this message and started the job: still record who runs it
     if not moved:
         log.warning("job %s reported started by %s but is not SUBMITTED; ignored", job_id, harvester)
     return moved

@@ -109,3 +109,12 @@ def test_started_and_progress_update_the_job():
     assert (job.status, job.harvester, job.progress["uris_done"]) == ("STARTED", "high@crawler1", 42)
     assert job.last_heartbeat is not None
     assert not intake.record_progress({"job_id": job.pk})  # malformed: no time
+
+
+def test_a_started_message_overtaken_by_a_heartbeat_still_names_the_harvester():
+    job = factories.job(domains=["a.dk"], status=JobStatus.SUBMITTED)
+    assert intake.record_progress({"job_id": job.pk, "at": "2026-11-22T10:00:05Z", "uris_done": 1})
+    assert intake.record_started(job.pk, "high@crawler1")
+    assert not intake.record_started(job.pk, "high@crawler2")  # named once, never taken over
+    job.refresh_from_db()
+    assert (job.status, job.harvester) == ("STARTED", "high@crawler1")
