@@ -25,7 +25,6 @@ lookup (negative caching). ``WARC-IP-Address`` is the first ``nameserver`` of
 from __future__ import annotations
 
 import hashlib
-import heapq
 import ipaddress
 import socket
 import time
@@ -39,7 +38,7 @@ from scrapy import Request
 from scrapy.http import Response
 
 from harvester.defaults import DNS_TTL_S
-from harvester.fetch import S_DNS_FAILED, CannotResolveHostError
+from harvester.fetch import S_DNS_FAILED, CannotResolveHostError, FetchSlots
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -201,25 +200,18 @@ class DNSDownloadHandler:
     def __init__(self, crawler: Crawler) -> None:
         self.ttl_s = crawler.settings.getint("NH_DNS_TTL_S", DNS_TTL_S)
         self.resolver_ip = system_resolver()
-        self._free: list[int] = []
-        self._next_thread = 0
+        self.slots = FetchSlots.of(crawler)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> DNSDownloadHandler:
         return cls(crawler)
-
-    def _take_thread(self) -> int:
-        if self._free:
-            return heapq.heappop(self._free)
-        self._next_thread += 1
-        return self._next_thread - 1
 
     async def download_request(self, request: Request) -> Response:
         from scrapy.utils.defer import maybe_deferred_to_future
         from twisted.internet.threads import deferToThread
 
         host = dns_host(request.url)
-        thread = self._take_thread()
+        thread = self.slots.take()
         request.meta["nh_thread"] = thread
         started = datetime.now(UTC)
         t0 = time.monotonic()
@@ -229,7 +221,7 @@ class DNSDownloadHandler:
             request.meta["nh_failure"] = S_DNS_FAILED
             raise CannotResolveHostError(f"DNS lookup failed for {host}: {exc}") from exc
         finally:
-            heapq.heappush(self._free, thread)
+            self.slots.give_back(thread)
         if not addresses:
             request.meta["nh_failure"] = S_DNS_FAILED
             raise CannotResolveHostError(f"DNS lookup failed for {host}: no address")

@@ -149,3 +149,29 @@ def test_zone_block_and_which_hosts_need_a_lookup() -> None:
     assert lookup_host("http://127.0.0.1:8080/") is None
     assert lookup_host("http://[::1]/") is None
     assert lookup_host("dns:example.com") is None
+
+
+def test_frontier_issues_the_lookup_first_and_a_resumed_job_keeps_waiting_for_it(tmp_path: Path) -> None:
+    """No Scrapy engine here: the CrawlJob's own issue order, then the same job reopened (as after
+    a kill -9) from its journalled frontier and key/value state."""
+    from harvester.contracts import JobSpec
+    from harvester.crawljob import CrawlJob
+
+    spec = JobSpec.from_dict(make_spec(["http://localhost:1/", "http://127.0.0.1:1/"], job_id=605))
+    job = CrawlJob(spec, tmp_path)
+    first = job.issue(0.0)
+    assert first is not None and first.url == "dns:localhost"
+    assert first.meta["nh"]["path"] == "P" and first.meta["nh"]["via"] == "http://localhost:1/"
+    assert job.dns.state("localhost", 0.0) == PENDING
+    job.checkpoint()
+    job.frontier.close()
+
+    resumed = CrawlJob(spec, tmp_path)
+    assert resumed.resumed
+    assert resumed.dns.state("localhost", 0.0) == PENDING  # nothing of localhost goes out before it
+    issued = []
+    while (request := resumed.issue(0.0)) is not None:
+        issued.append(request.url)
+    assert "http://localhost:1/" not in issued and "http://localhost:1/robots.txt" not in issued
+    assert "http://127.0.0.1:1/robots.txt" in issued  # an IP-literal host is not held up
+    resumed.frontier.close()
