@@ -205,7 +205,8 @@ class CrawlJob:
         uri = dns_uri(host)
         nh = {"path": path + "P", "via": url, "hops": link_hops(path), "domain": domain, "seed": False}
         # A lookup repeated after its TTL needs a seen-set key of its own.
-        self.frontier.add(uri, uri if n == 0 else f"{uri}#{n}", nh, front=True)
+        if self.frontier.add(uri, uri if n == 0 else f"{uri}#{n}", nh, front=True) is None:
+            self.dns.forget(host)  # that key was already used: the host's next URI asks under the next one
 
     def _ensure_robots(self, url: str, path: str, via: str | None, domain: str) -> None:
         self._ensure_dns(url, path, domain, time.time())

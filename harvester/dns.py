@@ -135,6 +135,10 @@ class DnsCache:
         self._lookups[host] = n + 1
         return n
 
+    def forget(self, host: str) -> None:
+        """Not pending after all (its lookup could not be queued): the next URI of the host asks again."""
+        self._state.pop(host, None)
+
     def resolved(self, host: str, ttl_s: float, now: float) -> None:
         self._state[host] = (RESOLVED, now + ttl_s)
 

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from crawlhelp import crawl_log, make_spec, run_crawl
+from crawlhelp import crawl_log, kill_mid_crawl, make_spec, run_crawl
 from warcio.archiveiterator import ArchiveIterator
 
 from harvester.crawllog import LINE_RE
@@ -135,6 +135,9 @@ def test_cache_expires_after_the_ttl_and_failures_are_cached_too() -> None:
     assert cache.mark_pending("example.com") == 1  # its own seen-set key (dns:example.com#1)
     cache.failed("example.com", 300, 400)
     assert cache.state("example.com", 500) == FAILED
+    cache.forget("example.com")
+    assert cache.state("example.com", 500) == UNKNOWN
+    cache.failed("example.com", 300, 400)
     restored = DnsCache()
     restored.restore(cache.snapshot())
     assert restored.state("example.com", 500) == FAILED
@@ -175,3 +178,18 @@ def test_frontier_issues_the_lookup_first_and_a_resumed_job_keeps_waiting_for_it
     assert "http://localhost:1/" not in issued and "http://localhost:1/robots.txt" not in issued
     assert "http://127.0.0.1:1/robots.txt" in issued  # an IP-literal host is not held up
     resumed.frontier.close()
+
+
+def test_kill_9_then_rerun_does_not_look_the_host_up_again(tmp_path: Path, sites: Any) -> None:
+    """The cache is journalled with the frontier: a resumed job trusts the lookup it already made."""
+    a, _ = sites
+    job = tmp_path / "job"
+    spec = make_spec([f"http://localhost:{a.port}/"], job_id=606, settings={"min_delay_ms": 60, "max_delay_ms": 60})
+    kill_mid_crawl(job, spec, lines=15)
+    assert not (job / "jobresult.json").exists()
+    result = run_crawl(job, spec)
+    assert result["status"] == "DONE"
+    lookups = [f for f in crawl_log(job) if f[3] == "dns:localhost"]
+    assert [f[1] for f in lookups] == ["1"]
+    assert {f[3]: f[1] for f in crawl_log(job)}[f"http://localhost:{a.port}/news/article6.html"] == "200"
+    assert len(_dns_records(job)) == 1
