@@ -34,6 +34,7 @@ from harvester.dns import (
     PENDING,
     RESOLVED,
     S_DOMAIN_PREREQUISITE_FAILURE,
+    UNKNOWN,
     DnsCache,
     DnsRequest,
     dns_host,
@@ -199,7 +200,7 @@ class CrawlJob:
         """Queue ``dns:HOST`` (path + ``P``, via ``url``) unless the host's lookup is pending or
         still valid; an IP-literal host needs none."""
         host = lookup_host(url)
-        if host is None or self.dns.state(host, now) != "unknown":
+        if host is None or self.dns.state(host, now) != UNKNOWN:
             return
         n = self.dns.mark_pending(host)
         uri = dns_uri(host)
@@ -256,9 +257,13 @@ class CrawlJob:
                     f.schedule(entry, now + 0.2)  # wait for the host's lookup
                     continue
                 if state == FAILED:
-                    if not (prerequisite and entry.url.endswith("/robots.txt")):
+                    if prerequisite and entry.url.endswith("/robots.txt"):
+                        # Heritrix would never have scheduled it: dropped without a line, and asked
+                        # for again if the host resolves later.
+                        self.robots.forget(host)
+                    else:
                         self.reject(entry.url, nh, S_DOMAIN_PREREQUISITE_FAILURE)
-                    f.skip(entry, now)  # a robots.txt Heritrix would never have scheduled: dropped silently
+                    f.skip(entry, now)
                     continue
                 if state != RESOLVED:  # never looked up, or the TTL expired
                     self._ensure_dns(entry.url, nh.get("path", ""), nh.get("domain", ""), now)
