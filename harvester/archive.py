@@ -59,6 +59,7 @@ from twisted.internet import error as txerror
 import harvester
 from harvester import crawllog
 from harvester.contracts import FileResult
+from harvester.dns import DNS_HOST, DNS_MIME, DnsCapture, is_dns
 from harvester.fetch import S_CONNECT_FAILED, S_CONNECT_LOST, S_DNS_FAILED, S_TIMEOUT, RawCapture
 from harvester.reports import DUPLICATE, NOT_MODIFIED, NOVEL, CrawlStats, write_reports
 from harvester.revisit import Deduplicator, Referent
@@ -234,11 +235,14 @@ class ArchiveMiddleware:
 
     def process_response(self, request: Request, response: Response,
                          spider: Spider | None = None) -> Response:
-        capture: RawCapture | None = request.meta.get("nh_capture")
+        capture: RawCapture | DnsCapture | None = request.meta.get("nh_capture")
         if capture is None or capture.url != request.url or capture.status == 0:
             return response  # not fetched by RawHTTPDownloadHandler: nothing raw to archive
         try:
-            self._archive(request, response, capture)
+            if isinstance(capture, DnsCapture):
+                self._archive_dns(request, capture)
+            else:
+                self._archive(request, response, capture)
         except Exception:
             # A disk or encoding failure must show, but one URI never kills the job.
             logger.exception("could not archive %s", request.url)
@@ -356,6 +360,29 @@ class ArchiveMiddleware:
             status=capture.status, size=capture.body_length, content_size=capture.content_size,
             revisit="" if referent is None else referent.short_profile)
 
+    def _archive_dns(self, request: Request, capture: DnsCapture) -> None:
+        """A ``dns:`` lookup, as Heritrix's WARC writer stores it: a ``response`` record, Content-Type
+        ``text/dns``, the zone block (no HTTP head, so the payload is the block), WARC-IP-Address
+        the resolver; then its crawl.log line (status 1). Counted in the reports under the pseudo
+        host ``dns:`` (Heritrix's hosts-report) and in no domain: it is nobody's object budget."""
+        digest = sha1_b32(capture.sha1)
+        headers = [("WARC-Date", warc_date(capture.started)), ("WARC-Target-URI", request.url)]
+        if capture.resolver_ip:
+            headers.append(("WARC-IP-Address", capture.resolver_ip))
+        headers += [("WARC-Payload-Digest", digest), ("WARC-Block-Digest", digest)]
+        record = WarcRecord(type="response", headers=headers, parts=[capture.block],
+                            length=capture.content_size, content_type=DNS_MIME)
+        request.meta["nh_warc"] = self.writer.write([record])[0]
+        path, via, _ = self._path_via(request)
+        self.crawllog.log(
+            status=capture.status, size=capture.content_size, uri=request.url, path=path, via=via,
+            mime=DNS_MIME, thread=capture.thread, fetch_began=capture.started,
+            duration_ms=capture.duration_ms, digest=digest,
+            annotations=[f"content-size:{capture.content_size}", *self._attempts(request)],
+        )
+        self.stats.record_fetch(host=DNS_HOST, domain=None, status=capture.status, mime=DNS_MIME,
+                                content_size=capture.content_size, payload=capture.content_size, kind=NOVEL)
+
     def _log_unfetched(self, request: Request, status: int, notes: list[str]) -> None:
         # Nothing was fetched, so no fetch time and digest: Heritrix writes "-" for them too.
         path, via, seed = self._path_via(request)
@@ -363,6 +390,9 @@ class ArchiveMiddleware:
             status=status, size=None, uri=request.url, path=path, via=via, mime=None,
             thread=int(request.meta.get("nh_thread", 0)), annotations=notes,
         )
+        if is_dns(request.url):
+            self.stats.record_unfetched(host=DNS_HOST, domain=None, status=status)
+            return
         host = urlparse_cached(request).hostname or ""
         self.stats.record_unfetched(host=host, domain=self._domain_of(request, host), status=status,
                                     seed=request.url if (seed or request.url in self.stats.seeds) else None)

@@ -28,6 +28,20 @@ from scrapy.utils.misc import load_object
 from harvester import links as linkx
 from harvester.budget import WAIT, Budgets
 from harvester.contracts import JobSpec, Progress
+from harvester.defaults import DNS_TTL_S
+from harvester.dns import (
+    FAILED,
+    PENDING,
+    RESOLVED,
+    S_DOMAIN_PREREQUISITE_FAILURE,
+    UNKNOWN,
+    DnsCache,
+    DnsRequest,
+    dns_host,
+    dns_uri,
+    is_dns,
+    lookup_host,
+)
 from harvester.frontier import Entry, Frontier, Politeness
 from harvester.politeness import retry_after_seconds
 from harvester.robots import RobotsCache, robots_url
@@ -69,7 +83,14 @@ class CrawlJob:
         self.scope = Scope(spec)
         self.budgets = Budgets(spec.domains)
         self.robots = RobotsCache(s.robots == "obey", s.effective_user_agent)
-        queue_of = registrable_domain if s.politeness_scope == "domain" else host_key
+        self.dns = DnsCache()
+        self.dns_ttl_s = float(DNS_TTL_S)
+        host_queue = registrable_domain if s.politeness_scope == "domain" else host_key
+
+        def queue_of(url: str) -> str:
+            # A dns: URI has a queue of its own: one lookup per TTL, never delayed by politeness.
+            return url.lower() if is_dns(url) else host_queue(url)
+
         self.frontier = Frontier(self.out_dir / "state" / "frontier.sqlite",
                                  Politeness(s.delay_factor, s.min_delay_ms, s.max_delay_ms, s.host_valence),
                                  queue_of, group_of=lambda nh: str(nh.get("domain", "")))
@@ -95,16 +116,19 @@ class CrawlJob:
         if self.frontier.resumed:
             self.budgets.restore(kv.get("budgets", {}))
             self.robots.restore(kv.get("robots", {}))
+            self.dns.restore(kv.get("dns", {}))
             for trap in kv.get("live_traps", []):
                 self.scope.add_trap(trap)
             self.paused = bool(kv.get("paused", False))
             self._prior_crawl_s = float(kv.get("crawl_s", 0.0))
             self.started_iso = str(kv.get("started", self.started_iso))
             self.failed = int(kv.get("failed", 0))
-            # Hosts whose robots.txt was still queued at the crash wait for it again.
+            # Hosts whose robots.txt (or DNS lookup) was still queued at the crash wait for it again.
             for q in self.frontier.queues.values():
                 for e in q.items:
-                    if e.nh.get("path", "").endswith("P"):
+                    if is_dns(e.url):
+                        self.dns.restore({"state": {dns_host(e.url): [PENDING, 0.0]}})
+                    elif e.nh.get("path", "").endswith("P"):
                         self.robots.mark_pending(host_key(e.url))
             logger.info("resumed job %s: %d queued, %d done", self.spec.job_id, self.frontier.queued,
                         self.frontier.done)
@@ -129,6 +153,7 @@ class CrawlJob:
         f = self.frontier
         f.set_state("budgets", self.budgets.snapshot())
         f.set_state("robots", self.robots.snapshot())
+        f.set_state("dns", self.dns.snapshot())
         f.set_state("live_traps", [p for p in self.scope.global_traps.patterns
                                    if p not in self.spec.global_traps])
         f.set_state("paused", self.paused)
@@ -153,6 +178,7 @@ class CrawlJob:
             dedup = self.archive.dedup
             dedup.journal = lambda digest, capture: self.frontier.journal_add("digest", digest, capture)
             dedup.journal_get = lambda digest: self.frontier.journal_get("digest", digest)
+        self.dns_ttl_s = float(crawler.settings.getint("NH_DNS_TTL_S", DNS_TTL_S))
         exceptions = []
         for path in crawler.settings.getlist("RETRY_EXCEPTIONS"):
             try:
@@ -170,7 +196,21 @@ class CrawlJob:
                                             annotation=annotation)
 
     # -- discovery -----------------------------------------------------------------------------
+    def _ensure_dns(self, url: str, path: str, domain: str, now: float) -> None:
+        """Queue ``dns:HOST`` (path + ``P``, via ``url``) unless the host's lookup is pending or
+        still valid; an IP-literal host needs none."""
+        host = lookup_host(url)
+        if host is None or self.dns.state(host, now) != UNKNOWN:
+            return
+        n = self.dns.mark_pending(host)
+        uri = dns_uri(host)
+        nh = {"path": path + "P", "via": url, "hops": link_hops(path), "domain": domain, "seed": False}
+        # A lookup repeated after its TTL needs a seen-set key of its own.
+        if self.frontier.add(uri, uri if n == 0 else f"{uri}#{n}", nh, front=True) is None:
+            self.dns.forget(host)  # that key was already used: the host's next URI asks under the next one
+
     def _ensure_robots(self, url: str, path: str, via: str | None, domain: str) -> None:
+        self._ensure_dns(url, path, domain, time.time())
         host = host_key(url)
         if self.robots.requested(host):
             return
@@ -210,6 +250,25 @@ class CrawlJob:
             host = host_key(entry.url)
             nh = entry.nh
             prerequisite = nh.get("path", "").endswith("P")
+            name = lookup_host(entry.url)
+            if name is not None:  # DNS first, for robots.txt too (Heritrix's PreconditionEnforcer)
+                state = self.dns.state(name, now)
+                if state == PENDING:
+                    f.schedule(entry, now + 0.2)  # wait for the host's lookup
+                    continue
+                if state == FAILED:
+                    if prerequisite and entry.url.endswith("/robots.txt"):
+                        # Heritrix would never have scheduled it: dropped without a line, and asked
+                        # for again if the host resolves later.
+                        self.robots.forget(host)
+                    else:
+                        self.reject(entry.url, nh, S_DOMAIN_PREREQUISITE_FAILURE)
+                    f.skip(entry, now)
+                    continue
+                if state != RESOLVED:  # never looked up, or the TTL expired
+                    self._ensure_dns(entry.url, nh.get("path", ""), nh.get("domain", ""), now)
+                    f.schedule(entry, now)
+                    continue
             if not prerequisite:
                 if self.robots.pending(host):
                     f.schedule(entry, now + 0.2)  # wait for the host's robots.txt
@@ -241,8 +300,8 @@ class CrawlJob:
                 "handle_httpstatus_all": True, "dont_redirect": True, "dont_retry": False,
                 "download_slot": entry.queue, "nh_issued": time.time()}
         try:
-            return Request(entry.url, callback=self._callback, errback=self._errback, meta=meta,
-                           dont_filter=True)
+            kind = DnsRequest if is_dns(entry.url) else Request
+            return kind(entry.url, callback=self._callback, errback=self._errback, meta=meta, dont_filter=True)
         except ValueError:  # a URL Scrapy refuses: give the entry a Request it can carry anyway
             return Request("http://invalid.invalid/", callback=self._callback, errback=self._errback,
                            meta=meta, dont_filter=True)
@@ -279,6 +338,13 @@ class CrawlJob:
         nh = entry.nh
         domain = nh.get("domain", "")
         status = response.status
+        if is_dns(entry.url):
+            # A prerequisite: never charged to the domain's budget, nothing to extract.
+            capture = request.meta.get("nh_capture")
+            self.dns.resolved(dns_host(entry.url), float(getattr(capture, "ttl_s", self.dns_ttl_s)), now)
+            self.budgets.release(domain)
+            self.frontier.finished(entry, now, 0.0)
+            return
         if not request.meta.get("nh_charged"):
             if self.archive is None:  # no archive side (plain Scrapy run): charge what we got
                 self.budgets.charge(domain, len(response.body))
@@ -337,6 +403,8 @@ class CrawlJob:
             return
         self.budgets.release(domain)
         if isinstance(exc, IgnoreRequest):
+            if is_dns(entry.url):  # a lookup dropped unfetched must not keep its host waiting
+                self._robots_failed(entry)
             self.frontier.skip(entry, now)
             return
         if isinstance(exc, self._retry_exceptions) and entry.retries < self.max_retries:
@@ -348,7 +416,11 @@ class CrawlJob:
         self.frontier.finished(entry, now, self._duration(request))
 
     def _robots_failed(self, entry: Entry) -> None:
-        """A robots.txt that could not be read: the host is crawled as if it had none."""
+        """A robots.txt that could not be read: the host is crawled as if it had none. A DNS lookup
+        given up on: the host's URIs fail with -6 until the lookup is due again."""
+        if is_dns(entry.url):
+            self.dns.failed(dns_host(entry.url), self.dns_ttl_s, time.time())
+            return
         if entry.nh.get("path", "").endswith("P") and entry.url.endswith("/robots.txt"):
             self.robots.load(host_key(entry.url), None)
 

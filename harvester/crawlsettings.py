@@ -24,6 +24,8 @@ from harvester.crawljob import RETRY_STATUSES
 from harvester.defaults import CRAWL_CONCURRENCY
 
 RAW_HANDLER = "harvester.fetch.RawHTTPDownloadHandler"
+#: ``dns:HOST`` prerequisites (harvester/dns.py), with or without the archive side.
+DNS_HANDLER = "harvester.dns.DNSDownloadHandler"
 ARCHIVE_MIDDLEWARE = "harvester.archive.ArchiveMiddleware"
 #: Nearest the downloader: above HttpCompressionMiddleware (590), so it sees the raw response.
 ARCHIVE_MIDDLEWARE_ORDER = 950
@@ -102,9 +104,10 @@ def build_settings(spec: JobSpec, out_dir: str | Path, *, archive: bool = True,
             "scrapy.downloadermiddlewares.redirect.MetaRefreshMiddleware": None,
         },
         "TWISTED_REACTOR": "twisted.internet.asyncioreactor.AsyncioSelectorReactor",
+        "DOWNLOAD_HANDLERS": {"dns": DNS_HANDLER},
     }
     if archive:
-        settings["DOWNLOAD_HANDLERS"] = {"http": RAW_HANDLER, "https": RAW_HANDLER}
+        settings["DOWNLOAD_HANDLERS"] = {"http": RAW_HANDLER, "https": RAW_HANDLER, "dns": DNS_HANDLER}
         settings["DOWNLOADER_MIDDLEWARES"][ARCHIVE_MIDDLEWARE] = ARCHIVE_MIDDLEWARE_ORDER
     if log_file:
         settings["LOG_FILE"] = log_file

@@ -50,3 +50,9 @@ PROGRESS_INTERVAL_S = 5.0
 #: How many URIs one crawl process fetches at once, across all its queues (Heritrix's toe threads;
 #: a queue never gets more than its host valence). Not a template setting: it is the machine's.
 CRAWL_CONCURRENCY = 32
+
+#: How long a DNS answer (or a failed lookup) stays valid before ``dns:HOST`` is fetched again, in
+#: seconds. The system resolver (getaddrinfo) does not return the record's TTL, so this is used for
+#: every answer: Heritrix's FetchDNS ``ipValidityDurationSeconds`` default (6 h). Scrapy setting
+#: ``NH_DNS_TTL_S`` overrides it for a crawl process.
+DNS_TTL_S = 21600

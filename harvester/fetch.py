@@ -448,6 +448,31 @@ class _Fetch:
             self.finished.errback(Failure(exc))
 
 
+class FetchSlots:
+    """Fetch slot numbers (Heritrix's toe-thread numbers, crawl.log's ``#NNN``): the lowest free one
+    is taken for each fetch. One set per crawl, shared by every download handler of it."""
+
+    def __init__(self) -> None:
+        self._free: list[int] = []
+        self._next = 0
+
+    @staticmethod
+    def of(crawler: Crawler) -> FetchSlots:
+        slots = getattr(crawler, "nh_fetch_slots", None)
+        if slots is None:
+            slots = crawler.nh_fetch_slots = FetchSlots()  # type: ignore[attr-defined]
+        return slots
+
+    def take(self) -> int:
+        if self._free:
+            return heapq.heappop(self._free)
+        self._next += 1
+        return self._next - 1
+
+    def give_back(self, slot: int) -> None:
+        heapq.heappush(self._free, slot)
+
+
 class _OneShotFactory(Factory):
     noisy = False  # no "Starting/Stopping factory" log lines per connection (4 % of the CPU)
 
@@ -477,8 +502,7 @@ class RawHTTPDownloadHandler:
         self.connect_timeout = settings.getfloat("NH_CONNECT_TIMEOUT", 20)
         self.spool_memory = settings.getint("NH_SPOOL_MEMORY_BYTES", 1024 * 1024)
         self._context_factory: Any = None
-        self._free: list[int] = []
-        self._next_thread = 0
+        self.slots = FetchSlots.of(crawler)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RawHTTPDownloadHandler:
@@ -496,16 +520,10 @@ class RawHTTPDownloadHandler:
                     self.crawler.settings, self.crawler)
         return self._context_factory
 
-    def _take_thread(self) -> int:
-        if self._free:
-            return heapq.heappop(self._free)
-        self._next_thread += 1
-        return self._next_thread - 1
-
     async def download_request(self, request: Request) -> Response:
         from twisted.internet import reactor
 
-        thread = self._take_thread()
+        thread = self.slots.take()
         request.meta["nh_thread"] = thread
         capture = RawCapture(url=request.url, request_bytes=build_request_bytes(request),
                              started=datetime.now(UTC), thread=thread)
@@ -522,7 +540,7 @@ class RawHTTPDownloadHandler:
                 timer.cancel()
             if not connecting.called:
                 connecting.cancel()
-            heapq.heappush(self._free, thread)
+            self.slots.give_back(thread)
 
     def _connect(self, request: Request, fetch: _Fetch, timeout: float, reactor: Any) -> defer.Deferred:
         from twisted.internet.endpoints import TCP4ClientEndpoint, TCP6ClientEndpoint, wrapClientTLS

@@ -124,10 +124,13 @@ class CrawlStats:
     domains: dict[str, Tally] = field(default_factory=dict)
     seeds: dict[str, SeedRecord] = field(default_factory=dict)
 
-    def _pair(self, host: str, domain: str) -> tuple[Tally, Tally]:
+    def _pair(self, host: str, domain: str | None) -> tuple[Tally, ...]:
+        """The host's and the domain's tallies (no domain: a ``dns:`` prerequisite, host only)."""
         h = self.hosts.get(host)
         if h is None:
             h = self.hosts[host] = Tally()
+        if domain is None:
+            return (h,)
         d = self.domains.get(domain)
         if d is None:
             d = self.domains[domain] = Tally()
@@ -136,7 +139,7 @@ class CrawlStats:
     def add_seed(self, url: str) -> None:
         self.seeds.setdefault(url, SeedRecord())
 
-    def record_fetch(self, *, host: str, domain: str, status: int, mime: str, content_size: int,
+    def record_fetch(self, *, host: str, domain: str | None, status: int, mime: str, content_size: int,
                      payload: int, kind: str = NOVEL, seed: str | None = None,
                      redirect: str | None = None) -> None:
         for tally in (self.total, *self._pair(host, domain)):
@@ -144,7 +147,7 @@ class CrawlStats:
         if seed is not None:
             self.seeds[seed] = SeedRecord(status, redirect if 300 <= status < 400 else None)
 
-    def record_unfetched(self, *, host: str, domain: str, status: int, seed: str | None = None) -> None:
+    def record_unfetched(self, *, host: str, domain: str | None, status: int, seed: str | None = None) -> None:
         for tally in (self.total, *self._pair(host, domain)):
             tally.add_unfetched(status)
         if seed is not None:

@@ -41,6 +41,11 @@ class RobotsCache:
     def mark_pending(self, host: str) -> None:
         self._state[host] = PENDING
 
+    def forget(self, host: str) -> None:
+        """As if never asked (its robots.txt was dropped unfetched: the host's DNS lookup failed)."""
+        self._state.pop(host, None)
+        self.bodies.pop(host, None)
+
     def pending(self, host: str) -> bool:
         return self._state.get(host) == PENDING
 

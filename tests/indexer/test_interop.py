@@ -81,3 +81,33 @@ def test_cdxj_is_byte_identical_to_cdxj_indexers_on_harvester_warcs(two_jobs):
         theirs = subprocess.run([sys.executable, "-m", "cdxj_indexer.main", str(warc)], check=True,
                                 capture_output=True).stdout
         assert b"".join(iter_cdxj_lines(warc)) == theirs, warc.name
+
+
+def test_agrees_with_cdxj_indexer_on_dns_records(tmp_path):
+    """A crawl of a host named by a DNS name: its WARC holds a ``dns:`` response record (text/dns,
+    no HTTP head), which cdxj-indexer lists with the URI itself as key and ``-`` for MIME and status."""
+    import subprocess
+    import sys
+
+    from harvester.testsite import serve_in_thread
+    from tests.harvester.crawlhelp import make_spec, run_crawl
+
+    site = serve_in_thread(0)
+    try:
+        run_crawl(tmp_path / "job", make_spec([f"http://localhost:{site.port}/about.html"], job_id=61,
+                                              settings={"scope": "path", "max_hops": 0}))
+    finally:
+        site.shutdown()
+    (warc,) = [w for w in (tmp_path / "job" / "warcs").glob("*.warc.gz") if "metadata" not in w.name]
+    ours = list(iter_cdx_lines(warc))
+    dns = [split(ln) for ln in ours if b" dns:localhost " in ln]
+    assert len(dns) == 1 and dns[0][0] == b"dns:localhost" and dns[0][3:5] == [b"-", b"-"], dns
+    theirs = cdxj_indexer_cdx11(warc)
+    assert len(ours) == len(theirs)
+    for mine, ref in zip(ours, theirs, strict=True):
+        a, b = split(mine), split(ref)
+        assert a[:R] + a[R + 1:] == b[:R] + b[R + 1:], (mine, ref)
+    cdxj = subprocess.run([sys.executable, "-m", "cdxj_indexer.main", str(warc)], check=True,
+                          capture_output=True).stdout
+    assert b"".join(iter_cdxj_lines(warc)) == cdxj
+    assert_reads_back(warc, ours)
