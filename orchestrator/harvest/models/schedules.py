@@ -79,5 +79,5 @@ class Schedule(models.Model):
         if self.end == "date" and self.end_date:
             text += f", until {self.end_date:%Y-%m-%d %H:%M} UTC"
         elif self.end == "runs":
-            text += f", {self.max_runs} runs"
+            text += f", {self.max_runs} run{'' if self.max_runs == 1 else 's'}"
         return text
