@@ -8,7 +8,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -18,6 +17,7 @@ from django.utils import timezone
 from orchestrator.celery import app
 from orchestrator.harvest import merging, storage
 from orchestrator.harvest.models import ArchiveFile, ArchiveFileCopy
+from tests.conftest import wait_for
 from tests.orchestrator.chainhelp import data_lines, harvest, sha256
 
 pytestmark = [pytest.mark.django_db(transaction=True, serialized_rollback=True)]
@@ -53,13 +53,19 @@ with os.fdopen(fd, "wb") as part:
 """
 
 
-def _wait_for(predicate, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}")
+
+def _process_env(storage_env: Path, settings) -> dict[str, str]:
+    """The environment of a separate process (worker, `netharvest index run`) on this test's database and
+    storage."""
+    s = connection.settings_dict
+    return {**os.environ, "DJANGO_SETTINGS_MODULE": "orchestrator.settings",
+            "NETHARVEST_DATABASE_URL": f"postgres://{s['USER']}@{s['HOST']}:{s['PORT']}/{s['NAME']}",
+            "NETHARVEST_DATA_DIR": str(storage_env / "data"),
+            "NETHARVEST_ARCHIVE_DIR": str(settings.NETHARVEST_ARCHIVE_DIR),
+            "NETHARVEST_INDEX_DIR": str(settings.NETHARVEST_INDEX_DIR),
+            "NETHARVEST_DEDUP_INDEX": str(settings.NETHARVEST_DEDUP_INDEX),
+            "NETHARVEST_STORAGE_LOCATIONS": settings.NETHARVEST_STORAGE_LOCATIONS,
+            "NETHARVEST_BACKUP_LOCATION": settings.NETHARVEST_BACKUP_LOCATION}
 
 
 def _purge() -> None:
@@ -71,20 +77,12 @@ def test_a_real_indexer_worker_runs_the_chain_and_recovers_a_killed_transfer(war
     if connection.vendor != "postgresql" or not app.conf.broker_url.startswith("redis"):
         pytest.skip("needs the real PostgreSQL and Redis")
     _purge()
-    s = connection.settings_dict
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "orchestrator.settings",
-           "NETHARVEST_DATABASE_URL": f"postgres://{s['USER']}@{s['HOST']}:{s['PORT']}/{s['NAME']}",
-           "NETHARVEST_DATA_DIR": str(storage_env / "data"),
-           "NETHARVEST_ARCHIVE_DIR": str(settings.NETHARVEST_ARCHIVE_DIR),
-           "NETHARVEST_INDEX_DIR": str(settings.NETHARVEST_INDEX_DIR),
-           "NETHARVEST_DEDUP_INDEX": str(settings.NETHARVEST_DEDUP_INDEX),
-           "NETHARVEST_STORAGE_LOCATIONS": settings.NETHARVEST_STORAGE_LOCATIONS,
-           "NETHARVEST_BACKUP_LOCATION": settings.NETHARVEST_BACKUP_LOCATION}
+    env = _process_env(storage_env, settings)
     worker = _start_worker(env, storage_env / "worker.log")
     try:
         # 1. A JobResult recorded: the chain starts when the transaction commits, on the worker.
         job = harvest(warcs, storage_env / "spool")
-        _wait_for(lambda: set(ArchiveFile.objects.filter(job=job).values_list("index_state", flat=True))
+        wait_for(lambda: set(ArchiveFile.objects.filter(job=job).values_list("index_state", flat=True))
                   == {"CLEANED"}, 120, f"the worker to finish job {job.pk}'s files (log: {storage_env})")
         assert ArchiveFileCopy.objects.filter(file__job=job, verified_ok=True).count() == 2 * len(warcs)
 
@@ -99,13 +97,13 @@ def test_a_real_indexer_worker_runs_the_chain_and_recovers_a_killed_transfer(war
         victim.refresh_from_db()
         assert victim.index_state == "INDEXED" and victim.claim_token  # the dead process's claim
         assert list(Path(storage_env).glob(f"node*/{second.pk}/*.part"))  # and its half-written copy
-        _wait_for(lambda: ArchiveFile.objects.get(pk=victim.pk).claimed_until < timezone.now(), 10,
+        wait_for(lambda: ArchiveFile.objects.get(pk=victim.pk).claimed_until < timezone.now(), 10,
                   "the dead process's lease to run out")
 
         # A worker comes back; its queued tasks and the sweep finish everything.
         worker = _start_worker(env, storage_env / "worker2.log")
         app.send_task("orchestrator.index.sweep", queue="indexer")
-        _wait_for(lambda: set(ArchiveFile.objects.filter(job=second).values_list("index_state", flat=True))
+        wait_for(lambda: set(ArchiveFile.objects.filter(job=second).values_list("index_state", flat=True))
                   == {"CLEANED"}, 120, f"the worker to finish job {second.pk}'s files")
         victim.refresh_from_db()
         assert not victim.error and not Path(victim.spool_path).exists()
@@ -115,7 +113,7 @@ def test_a_real_indexer_worker_runs_the_chain_and_recovers_a_killed_transfer(war
 
         # 3. Merges through the worker's task: no duplicate line although both jobs hold the same records.
         app.send_task("orchestrator.index.merge", queue="indexer")
-        _wait_for(storage.master_cdx().is_file, 60, "the merge task")
+        wait_for(storage.master_cdx().is_file, 60, "the merge task")
         master = data_lines(storage.master_cdx())
         assert len(master) == len(set(master)) == sum(
             len(data_lines(Path(f.cdx_path))) for f in ArchiveFile.objects.all())
@@ -146,15 +144,7 @@ def test_two_engineers_running_the_chain_at_once_share_the_files(warcs, storage_
     them (the claims), so every file ends CLEANED with exactly one copy per location and nothing failed."""
     if connection.vendor != "postgresql":
         pytest.skip("needs the real PostgreSQL")
-    s = connection.settings_dict
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "orchestrator.settings",
-           "NETHARVEST_DATABASE_URL": f"postgres://{s['USER']}@{s['HOST']}:{s['PORT']}/{s['NAME']}",
-           "NETHARVEST_DATA_DIR": str(storage_env / "data"),
-           "NETHARVEST_ARCHIVE_DIR": str(settings.NETHARVEST_ARCHIVE_DIR),
-           "NETHARVEST_INDEX_DIR": str(settings.NETHARVEST_INDEX_DIR),
-           "NETHARVEST_DEDUP_INDEX": str(settings.NETHARVEST_DEDUP_INDEX),
-           "NETHARVEST_STORAGE_LOCATIONS": settings.NETHARVEST_STORAGE_LOCATIONS,
-           "NETHARVEST_BACKUP_LOCATION": settings.NETHARVEST_BACKUP_LOCATION}
+    env = _process_env(storage_env, settings)
     jobs = [harvest(warcs, storage_env / f"spool{i}") for i in range(3)]
     _purge()  # the intake's on-commit messages: no worker here, the two processes do the work
     netharvest = str(Path(sys.executable).with_name("netharvest"))

@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -21,6 +20,7 @@ from django.db import connection
 from orchestrator.celery import app
 from orchestrator.harvest import dispatch
 from orchestrator.harvest.models import Job, JobDomain
+from tests.conftest import wait_for
 from tests.orchestrator import factories
 
 pytestmark = [pytest.mark.django_db(transaction=True, serialized_rollback=True), pytest.mark.slow]
@@ -31,14 +31,6 @@ def _worker(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen
     return subprocess.Popen([celery, *args, "--without-gossip", "--without-mingle", "--loglevel", "INFO"],
                             env=env, stdout=log.open("w"), stderr=subprocess.STDOUT)
 
-
-def _wait_for(predicate, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.25)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def test_selective_job_overtakes_a_thousand_queued_snapshot_jobs(tmp_path):
@@ -75,12 +67,12 @@ def test_selective_job_overtakes_a_thousand_queued_snapshot_jobs(tmp_path):
     ]
     try:
         assert dispatch.submit_jobs(low_ids) == 1000
-        _wait_for(lambda: Job.objects.filter(pk__in=low_ids, status="STARTED").exists(), 90,
+        wait_for(lambda: Job.objects.filter(pk__in=low_ids, status="STARTED").exists(), 90,
                   "the low-priority worker to start a snapshot job")
 
         selective_job = factories.job(selective, domains=["news.dk"])
         assert dispatch.submit_jobs([selective_job.pk]) == 1
-        _wait_for(lambda: Job.objects.get(pk=selective_job.pk).status == "DONE", 60,
+        wait_for(lambda: Job.objects.get(pk=selective_job.pk).status == "DONE", 60,
                   "the selective job to be done by the high-priority worker")
 
         selective_job.refresh_from_db()
