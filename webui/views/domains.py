@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from django import forms
 from django.contrib import messages
-from django.db import transaction
+from django.db import models, transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
@@ -98,28 +99,26 @@ def domain_edit(request: HttpRequest, name: str) -> HttpResponse:
 
 @require(CURATE)
 def seedlist_edit(request: HttpRequest, name: str, pk: int | None = None) -> HttpResponse:
-    domain = get_object_or_404(Domain, name=name)
-    instance = get_object_or_404(SeedList, pk=pk, domain=domain) if pk else None
-    form = SeedListForm(request.POST or None, instance=instance, domain=domain)
-    if request.method == "POST" and form.is_valid():
-        form.save()
-        messages.success(request, f"Seed list {form.instance.name} of {domain.name} saved.")
-        return redirect("webui:domain", name=domain.name)
-    title = f"Seed list {instance.name} of {domain.name}" if instance else f"New seed list for {domain.name}"
-    return render(request, "webui/form.html", {"form": form, "title": title, "submit": "Save",
-                                               "back": ("webui:domain", domain.name)})
+    return _edit_part_of_domain(request, name, pk, SeedList, SeedListForm, "seed list")
 
 
 @require(CURATE)
 def configuration_edit(request: HttpRequest, name: str, pk: int | None = None) -> HttpResponse:
+    return _edit_part_of_domain(request, name, pk, DomainConfiguration, ConfigurationForm, "configuration")
+
+
+def _edit_part_of_domain(request: HttpRequest, name: str, pk: int | None, model: type[models.Model],
+                         form_class: type[forms.ModelForm], noun: str) -> HttpResponse:
+    """Create or edit one of a domain's seed lists or configurations (saved in one transaction: a
+    configuration may move the domain's default)."""
     domain = get_object_or_404(Domain, name=name)
-    instance = get_object_or_404(DomainConfiguration, pk=pk, domain=domain) if pk else None
-    form = ConfigurationForm(request.POST or None, instance=instance, domain=domain)
+    instance = get_object_or_404(model, pk=pk, domain=domain) if pk else None
+    form = form_class(request.POST or None, instance=instance, domain=domain)
     if request.method == "POST" and form.is_valid():
         with transaction.atomic():
             form.save()
-        messages.success(request, f"Configuration {form.instance.name} of {domain.name} saved.")
+        messages.success(request, f"{noun.capitalize()} {form.instance.name} of {domain.name} saved.")
         return redirect("webui:domain", name=domain.name)
-    title = f"Configuration {instance.name} of {domain.name}" if instance else f"New configuration for {domain.name}"
+    title = f"{noun.capitalize()} {instance.name} of {domain.name}" if instance else f"New {noun} for {domain.name}"
     return render(request, "webui/form.html", {"form": form, "title": title, "submit": "Save",
                                                "back": ("webui:domain", domain.name)})
