@@ -123,13 +123,6 @@ class CrawlJob:
             self._prior_crawl_s = float(kv.get("crawl_s", 0.0))
             self.started_iso = str(kv.get("started", self.started_iso))
             self.failed = int(kv.get("failed", 0))
-            # Hosts whose robots.txt (or DNS lookup) was still queued at the crash wait for it again.
-            for q in self.frontier.queues.values():
-                for e in q.items:
-                    if is_dns(e.url):
-                        self.dns.restore({"state": {dns_host(e.url): [PENDING, 0.0]}})
-                    elif e.nh.get("path", "").endswith("P"):
-                        self.robots.mark_pending(host_key(e.url))
             logger.info("resumed job %s: %d queued, %d done", self.spec.job_id, self.frontier.queued,
                         self.frontier.done)
         else:
@@ -210,10 +203,10 @@ class CrawlJob:
             self.dns.forget(host)  # that key was already used: the host's next URI asks under the next one
 
     def _ensure_robots(self, url: str, path: str, via: str | None, domain: str) -> None:
-        self._ensure_dns(url, path, domain, time.time())
         host = host_key(url)
         if self.robots.requested(host):
-            return
+            return  # a known host's expired lookup is renewed by issue(), not on every link
+        self._ensure_dns(url, path, domain, time.time())
         self.robots.mark_pending(host)
         r_url = robots_url(url)
         nh = {"path": path + "P", "via": via or url, "hops": link_hops(path), "domain": domain, "seed": False}

@@ -73,9 +73,15 @@ class RobotsCache:
         except Exception:
             return True
 
-    def snapshot(self) -> dict[str, str]:
-        return dict(self.bodies)
+    def snapshot(self) -> dict[str, Any]:
+        """Saved with the frontier in one transaction: the hosts whose robots.txt is still awaited are
+        part of it, since a spilled queue tail is not in memory for a resumed job to find them by."""
+        return {"bodies": dict(self.bodies), "pending": sorted(h for h, v in self._state.items() if v == PENDING)}
 
-    def restore(self, bodies: dict[str, str]) -> None:
-        for host, body in bodies.items():
+    def restore(self, data: dict[str, Any]) -> None:
+        if not isinstance(data.get("bodies"), dict):
+            data = {"bodies": data, "pending": []}  # a spool checkpointed before pending hosts were saved
+        for host, body in data["bodies"].items():
             self.load(host, body)
+        for host in data.get("pending", []):
+            self.mark_pending(host)

@@ -58,3 +58,35 @@ def test_finished_job_rerun_is_a_no_op_resume(tmp_path: Path, sites: Any) -> Non
     second = run_crawl(job_dir, spec)
     assert len(crawl_log(job_dir)) == n
     assert second["domains"][0]["objects"] == first["domains"][0]["objects"]
+
+
+def test_a_robots_txt_awaited_in_a_spilled_queue_tail_is_still_awaited_after_a_resume(tmp_path, monkeypatch):
+    """Politeness per registrable domain puts two hosts in one queue; the second host's robots.txt is
+    queued after the first host's URIs, so a reopened queue has it in the part kept on disk only. A resumed job must
+    still hold the second host's URIs back until its robots.txt is in (it used to crawl without rules).
+    No fetch happens here: the CrawlJob's own state, journalled and reopened as after a kill -9."""
+    import functools
+
+    from harvester import crawljob
+    from harvester.contracts import JobSpec
+    from harvester.frontier import Frontier
+
+    monkeypatch.setattr(crawljob, "Frontier", functools.partial(Frontier, head_max=3))
+    domain = {"name": "example.com", "configuration": "default", "seeds": ["http://a.example.com/"],
+              "max_objects": -1, "max_bytes": -1, "traps": []}
+    spec = JobSpec.from_dict(make_spec([], job_id=611, domains=[domain],
+                                       settings={"scope": "domain", "politeness_scope": "domain"}))
+    job = crawljob.CrawlJob(spec, tmp_path)
+    seed = {"path": "", "domain": "example.com"}
+    for i in range(5):
+        job.discover(f"http://a.example.com/page{i}", "L", seed, "http://a.example.com/")
+    job.discover("http://b.example.com/other", "L", seed, "http://a.example.com/")
+    assert job.robots.pending("b.example.com")
+    job.checkpoint()
+    job.frontier.close()
+
+    resumed = crawljob.CrawlJob(spec, tmp_path)
+    queue = resumed.frontier.queues["example.com"]  # reread in order: the late robots.txt is in the tail
+    assert "http://b.example.com/robots.txt" not in [e.url for e in queue.items] and queue.spilled
+    assert resumed.resumed and resumed.robots.pending("b.example.com")
+    resumed.frontier.close()
