@@ -73,7 +73,7 @@ def timestamp14(warc_date: str) -> str:
     return iso_date_to_timestamp(warc_date)
 
 
-def _mime(rec: WarcRecordHead) -> str | None:
+def record_mime(rec: WarcRecordHead) -> str | None:
     rtype = rec.rec_type
     if rtype == "revisit":
         return "warc/revisit"
@@ -131,7 +131,7 @@ def iter_cdx_lines(warc_path: str | Path, filename: str | None = None) -> Iterat
             _escape(surt_key(url)),
             timestamp14(rec.headers.get("warc-date", "")),
             _escape(url) or "-",
-            _escape(_mime(rec) or "") or "-",
+            _escape(record_mime(rec) or "") or "-",
             status or "-",
             digest.split(":")[-1] if digest else "-",
             _escape(_redirect(rec, url, status) or "") or "-",
@@ -152,7 +152,7 @@ def iter_cdxj_lines(warc_path: str | Path, filename: str | None = None) -> Itera
             continue
         url = rec.target_uri
         data: dict[str, str] = {"url": url}
-        mime = _mime(rec)
+        mime = record_mime(rec)
         if mime is not None:
             data["mime"] = mime
         status = _status(rec)

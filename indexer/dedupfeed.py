@@ -18,17 +18,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from indexer.cdx import timestamp14
+from indexer.cdx import record_mime, timestamp14
 from indexer.dedup import Capture, DedupIndex
-from indexer.warcscan import WarcRecordHead, iter_records
+from indexer.warcscan import iter_records
 
 #: sha1 of the empty payload: nothing to deduplicate.
 EMPTY_SHA1 = "sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ"
-
-
-def _mime(rec: WarcRecordHead) -> str:
-    value = (rec.http_headers or {}).get("content-type", "")
-    return value.split(";", 1)[0].strip()
 
 
 def iter_captures(warc_path: str | Path, filename: str) -> Iterator[Capture]:
@@ -49,7 +44,7 @@ def iter_captures(warc_path: str | Path, filename: str) -> Iterator[Capture]:
             timestamp=timestamp14(rec.headers.get("warc-date", "")),
             filename=filename,
             offset=rec.offset,
-            mime=_mime(rec),
+            mime=record_mime(rec) or "",
             etag=rec.http_headers.get("etag", ""),
             last_modified=rec.http_headers.get("last-modified", ""),
         )

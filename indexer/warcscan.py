@@ -342,6 +342,7 @@ def _check_only_padding(f: BinaryIO, rest: bytes, path: Path, offset: int) -> No
 
 def _iter_plain(f: BinaryIO, path: Path) -> Iterator[WarcRecordHead]:
     offset = 0
+    size = os.fstat(f.fileno()).st_size  # a closed WARC does not grow under the indexer
     while True:
         f.seek(offset)
         # skip blank lines between records (not part of the previous record's length, as in warcio)
@@ -369,7 +370,7 @@ def _iter_plain(f: BinaryIO, path: Path) -> Iterator[WarcRecordHead]:
             if not chunk:
                 break
             parser.feed(chunk)
-        present = offset + end <= os.fstat(f.fileno()).st_size
+        present = offset + end <= size
         yield parser.result(end, block_present=present)
         offset += end
 

@@ -61,9 +61,6 @@ def ingest(f: ArchiveFile) -> dict[str, Any]:
     if f.harvester_sha256 and digest != f.harvester_sha256:
         raise ChainError(f"the SHA-256 of {src} is {digest}, the harvester reported {f.harvester_sha256}: "
                          "the file changed or was damaged after it was written")
-    twin = ArchiveFile.objects.filter(name=f.name).exclude(pk=f.pk).first()  # the unique index forbids it too
-    if twin is not None:
-        raise ChainError(f"a file named {f.name} is already in the archive (job {twin.job_id})")
     return {"sha256": digest}
 
 

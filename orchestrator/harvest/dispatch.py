@@ -18,7 +18,6 @@ from kombu.simple import SimpleQueue
 
 from harvester.contracts import RUN_JOB_TASK, Control, control_queue
 from orchestrator.celery import app
-from orchestrator.harvest import storage
 from orchestrator.harvest.models import Job, JobControl, JobDomain, JobStatus
 
 log = logging.getLogger(__name__)
@@ -48,9 +47,6 @@ def submit(job: Job) -> bool:
     with transaction.atomic():
         if not Job.transition(job.pk, JobStatus.NEW, JobStatus.SUBMITTED, submitted_at=timezone.now()):
             return False
-        if job.spec.get("dedup_index") is None:  # the dedup index the indexer chain keeps up to date
-            job.spec = {**job.spec, "dedup_index": str(storage.dedup_index_path())}
-            Job.objects.filter(pk=job.pk).update(spec=job.spec)
         app.send_task(RUN_JOB_TASK, args=[job.spec], queue=job.channel.queue,
                       task_id=f"job-{job.pk}-{timezone.now():%Y%m%d%H%M%S%f}")
     log.info("job %s submitted to %s", job.pk, job.channel.queue)

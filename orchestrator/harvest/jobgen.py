@@ -31,7 +31,7 @@ from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
 from harvester.contracts import JOBSPEC_VERSION, JobSpec, validate_regex
-from orchestrator.harvest import validators
+from orchestrator.harvest import storage, validators
 from orchestrator.harvest.models import CrawlTemplate, GlobalCrawlerTrapList, HarvestDefinition, Job
 
 log = logging.getLogger(__name__)
@@ -274,7 +274,7 @@ class SpecFreezer:
         self.templates = {t.pk: t for t in CrawlTemplate.objects.all()}
         self.global_traps = list(dict.fromkeys(
             GlobalCrawlerTrapList.active_traps() + validators.regex_lines(definition.crawler_traps)))
-        self.dedup_index = str(settings.NETHARVEST_DEDUP_INDEX)  # the one the indexer chain feeds
+        self.dedup_index = str(storage.dedup_index_path())  # the one the indexer chain feeds
 
     def stream(self) -> Iterator[tuple[int, list[dict[str, Any]]]]:
         """Every job of the run with its domains as JobSpec entries, one job at a time.

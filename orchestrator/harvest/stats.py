@@ -223,13 +223,6 @@ class Figures:
         return out
 
     @property
-    def status_classes(self) -> dict[str, int]:
-        out: Counter[str] = Counter()
-        for code, n in self.status_codes.items():
-            out[f"{code[0]}xx" if code.isdigit() else code] += n
-        return dict(out)
-
-    @property
     def selective_vs_broad(self) -> dict[str, list[int]]:
         """objects and bytes by kind, with snapshot called "broad" as curators say."""
         names = {"snapshot": "broad (snapshot)", "selective": "selective", "continuous": "continuous"}

@@ -287,19 +287,3 @@ def test_two_jobs_of_two_definitions_get_their_own_sub_indexes(warcs, storage_en
     for job in (one, two):
         f = ArchiveFile.objects.get(job=job)
         assert data_lines(storage.harvest_cdx(job.harvest_id)) == data_lines(Path(f.cdx_path))
-
-
-def test_dispatched_jobspecs_name_the_dedup_index_the_chain_feeds(storage_env):
-    from orchestrator.celery import app
-    from orchestrator.harvest import dispatch
-
-    if not app.conf.broker_url.startswith("redis"):
-        pytest.skip("needs the real Redis")
-    job = factories.job(domains=["a.fr"])
-    try:
-        assert dispatch.submit_jobs([job.pk]) == 1
-    finally:
-        with app.connection_for_write() as conn:
-            conn.default_channel.queue_purge(job.channel.queue)
-    job.refresh_from_db()
-    assert job.spec["dedup_index"] == str(storage_env / "index" / "dedup.sqlite3")
