@@ -175,8 +175,7 @@ def test_traps_with_backreferences_still_work() -> None:
 def test_many_traps_are_all_applied() -> None:
     traps = TrapSet([rf".*/section{i}/trap/.*" for i in range(2000)])
     assert not any(traps.matches(f"http://example.org/section{i}/page{i}.html") for i in range(2000))
-    assert traps.matches("http://example.org/section0/trap/x")
-    assert traps.matches("http://example.org/section1999/trap/x")
+    assert all(traps.matches(f"http://example.org/section{i}/trap/x") for i in range(2000))
 
 
 # -- canonical keys ------------------------------------------------------------------------------
