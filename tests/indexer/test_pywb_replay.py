@@ -32,7 +32,7 @@ WAYBACK = REPO / ".venv" / "tools" / "pywb" / "bin" / "wayback"
 @pytest.fixture(scope="module")
 def wayback_bin() -> Path:
     if not WAYBACK.exists():
-        if os.environ.get("CI"):
+        if os.environ.get("NETHARVEST_REQUIRE_SERVICES") == "1":  # set by .ci/run
             pytest.fail(f"{WAYBACK} is missing: deploy/dev.py install should have made it")
         pytest.skip(f"pywb is not installed in {WAYBACK.parent.parent} (run: python3 deploy/dev.py install)")
     return WAYBACK

@@ -51,6 +51,9 @@ def test_a_heartbeat_overtaking_the_started_message_keeps_the_harvesters_name():
     assert Job.objects.filter(pk=job.pk, status="STARTED", harvester="high@crawler1").exists()
     assert not intake.record_started(job.pk, "high@crawler2")  # a duplicate cannot rename it
     assert Job.objects.get(pk=job.pk).harvester == "high@crawler1"
+    new = factories.job(domains=["new.dk"])
+    assert not intake.record_started(new.pk, "high@crawler1")  # a NEW job was never sent: ignored
+    assert Job.objects.get(pk=new.pk).harvester == ""
 
 
 @pytest.mark.parametrize(("bad", "message"), [
