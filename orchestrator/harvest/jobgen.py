@@ -27,11 +27,12 @@ from datetime import datetime
 from typing import Any
 
 from django.conf import settings
-from django.db import DatabaseError, connection, transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from harvester.contracts import JOBSPEC_VERSION, JobSpec, validate_regex
 from orchestrator.harvest import storage, validators
+from orchestrator.harvest.domains import skip_fk_triggers_if_allowed
 from orchestrator.harvest.models import CrawlTemplate, GlobalCrawlerTrapList, HarvestDefinition, Job
 
 log = logging.getLogger(__name__)
@@ -240,28 +241,14 @@ def generate_jobs(definition: HarvestDefinition, run: int, now: datetime | None 
 
 @contextmanager
 def _without_fk_checks(cur: Any) -> Iterator[None]:
-    """Skip PostgreSQL's per-row foreign-key triggers for one statement whose rows are valid by
-    construction (jobs made in this transaction, configurations read in it and never deleted), when
-    the role may (``session_replication_role`` needs a superuser); otherwise check as usual."""
-    if connection.vendor != "postgresql":
-        yield
-        return
-    cur.execute("SAVEPOINT jobgen_fk")
-    try:
-        cur.execute("SET LOCAL session_replication_role = replica")
-    except DatabaseError:
-        cur.execute("ROLLBACK TO SAVEPOINT jobgen_fk")
-        yield
-        return
+    """Foreign-key triggers skipped for one statement whose rows are valid by construction (jobs made in
+    this transaction, configurations read in it and never deleted), where the role allows it."""
+    skipped = connection.vendor == "postgresql" and skip_fk_triggers_if_allowed(cur)
     try:
         yield
     finally:
-        cur.execute("SET LOCAL session_replication_role = origin")
-    cur.execute("RELEASE SAVEPOINT jobgen_fk")
-
-
-def _lines(text: str) -> list[str]:
-    return [line for line in (raw.strip() for raw in text.splitlines()) if line] if text else []
+        if skipped:
+            cur.execute("SET LOCAL session_replication_role = origin")
 
 
 class SpecFreezer:
@@ -309,10 +296,11 @@ class SpecFreezer:
                         job_id, domains = row_job, []
                     current_id = config_id
                     current = {"name": domain, "configuration": config, "seeds": [], "max_objects": max_objects,
-                               "max_bytes": max_bytes, "traps": _lines(traps), "config_id": config_id}
+                               "max_bytes": max_bytes, "traps": validators.regex_lines(traps or ""),
+                               "config_id": config_id}
                     domains.append(current)
-                for seed in _lines(seeds):
-                    if not seed.startswith("#") and seed not in current["seeds"]:
+                for seed in validators.active_seeds(seeds or ""):
+                    if seed not in current["seeds"]:
                         current["seeds"].append(seed)
             if job_id is not None:
                 yield job_id, domains

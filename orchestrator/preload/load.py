@@ -19,10 +19,7 @@ from collections.abc import Iterator
 
 from django.db import connection, transaction
 
-from orchestrator.harvest.domains import _records, create_domains
-from orchestrator.harvest.management.commands.import_domains import (
-    _skip_fk_triggers_if_allowed as skip_fk_triggers_if_allowed,
-)
+from orchestrator.harvest.domains import _records, create_domains, skip_fk_triggers_if_allowed
 from orchestrator.harvest.models import CrawlTemplate, Domain, DomainConfiguration
 
 PRELOAD_SEEDLIST = "preload"

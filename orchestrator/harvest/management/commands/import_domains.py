@@ -15,10 +15,15 @@ from pathlib import Path
 
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from django.db import DatabaseError, connection, transaction
-from django.db.backends.utils import CursorWrapper
+from django.db import connection, transaction
 
-from orchestrator.harvest.domains import CreateResult, batched, create_domains, default_template
+from orchestrator.harvest.domains import (
+    CreateResult,
+    batched,
+    create_domains,
+    default_template,
+    skip_fk_triggers_if_allowed,
+)
 from orchestrator.harvest.models import CrawlTemplate
 from orchestrator.harvest.validators import normalize_domain_name
 
@@ -131,22 +136,11 @@ def _write_batch(names: list[str], template: CrawlTemplate, own_connection: bool
             if connection.vendor == "postgresql":
                 with connection.cursor() as cur:
                     cur.execute("SET LOCAL synchronous_commit = off")
-                    _skip_fk_triggers_if_allowed(cur)
+                    skip_fk_triggers_if_allowed(cur)
             return create_domains(names, template)
     finally:
         if own_connection:
             connection.close()  # a worker thread's connection ends with its batch
-
-
-def _skip_fk_triggers_if_allowed(cur: CursorWrapper) -> bool:
-    cur.execute("SAVEPOINT nh_replica")
-    try:
-        cur.execute("SET LOCAL session_replication_role = replica")
-    except DatabaseError:
-        cur.execute("ROLLBACK TO SAVEPOINT nh_replica")
-        return False
-    cur.execute("RELEASE SAVEPOINT nh_replica")
-    return True
 
 
 def _lines(path: str) -> Iterator[tuple[int, str]]:
