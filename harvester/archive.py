@@ -6,7 +6,8 @@ each response exactly as :class:`harvester.fetch.RawHTTPDownloadHandler` receive
 
 Per request (``process_request``)
     With ``NH_DEDUP`` on and a dedup index, a GET without validators gets ``If-None-Match`` /
-    ``If-Modified-Since`` from the index's latest capture of the URL.
+    ``If-Modified-Since`` from the index's latest capture of the URL, when that capture is of a
+    type the link extractor never reads (harvester/revisit.py: a 304 has no links to follow).
 Per response (``process_response``)
     Writes ``response`` + ``request`` records (linked by ``WARC-Concurrent-To``), or a ``revisit``
     (+ request) when the payload is a duplicate (``identical-payload-digest``: this job or the
@@ -59,10 +60,11 @@ from twisted.internet import error as txerror
 import harvester
 from harvester import crawllog
 from harvester.contracts import FileResult
+from harvester.defaults import CRAWL_DEFAULTS
 from harvester.dns import DNS_HOST, DNS_MIME, DnsCapture, is_dns
 from harvester.fetch import S_CONNECT_FAILED, S_CONNECT_LOST, S_DNS_FAILED, S_TIMEOUT, RawCapture
 from harvester.reports import DUPLICATE, NOT_MODIFIED, NOVEL, CrawlStats, write_reports
-from harvester.revisit import Deduplicator, Referent
+from harvester.revisit import LINKS_UNSEEN, Deduplicator, Referent, hides_links
 from harvester.signals import uri_archived, uri_rejected
 from harvester.warcwriter import (
     RotatingWarcWriter,
@@ -116,6 +118,10 @@ class ArchiveMiddleware:
         self.report_dir = self.out_dir / "reports"
         self.log_dir = self.out_dir / "logs"
         self.dedup = Deduplicator(settings.getbool("NH_DEDUP", False), settings.get("NH_DEDUP_INDEX"))
+        spec = self.job.get("jobspec")
+        template = spec.get("settings", {}) if isinstance(spec, dict) else {}
+        #: The job extracts links from scripts (then they are link-bearing: never fetched conditionally).
+        self.javascript = bool(template.get("extract_javascript", CRAWL_DEFAULTS["extract_javascript"]))
         self.stats = CrawlStats()
         for seed in self._configured_seeds():
             self.stats.add_seed(seed)
@@ -226,7 +232,8 @@ class ArchiveMiddleware:
             return None
         if b"If-None-Match" in request.headers or b"If-Modified-Since" in request.headers:
             return None
-        headers, capture = self.dedup.conditional_headers(request.url)
+        path, _, _ = self._path_via(request)
+        headers, capture = self.dedup.conditional_headers(request.url, path, self.javascript)
         if capture is not None:
             for name, value in headers.items():
                 request.headers[name] = value
@@ -335,6 +342,8 @@ class ArchiveMiddleware:
             notes.append(crawllog.TRUNCATION_ANNOTATIONS.get(capture.truncated, "unspecifiedTrunc"))
         if referent is not None:
             notes.append(referent.annotation)
+        elif hides_links(capture.status, conditional):
+            notes.append(LINKS_UNSEEN)
         notes.append(f"content-size:{capture.content_size}")
         notes += self._attempts(request)
         path, via, seed = self._path_via(request)

@@ -12,7 +12,9 @@ to tell its rules.
 Stop reasons (ARCHITECTURE.md, "Formats"): ``OBJECT_LIMIT`` / ``SIZE_LIMIT`` when that budget was
 reached; else ``TIME_LIMIT`` when the job's time limit stopped the crawl with the domain's URIs
 still queued; else ``DOWNLOAD_UNFINISHED`` when the job stopped otherwise (operator, shutdown,
-crash) with URIs queued; else ``DOWNLOAD_COMPLETE``.
+crash) with URIs queued, or when the crawl could not read some of the domain's documents (a 304
+nobody asked for, :func:`harvester.revisit.hides_links`: their links were never followed, so the
+domain's crawl is not known to be complete); else ``DOWNLOAD_COMPLETE``.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ class DomainBudget:
     bytes: int = 0
     reserved: int = 0
     limit: str = ""  # "OBJECT_LIMIT" | "SIZE_LIMIT" once reached
+    unseen: int = 0  # documents archived without a body to read links from (a 304 not asked for)
 
     def exhausted(self) -> str:
         """The limit reached by what was archived, or ""."""
@@ -93,6 +96,10 @@ class Budgets:
         elif b.max_objects >= 0 and b.objects >= b.max_objects and not b.limit:
             b.limit = "OBJECT_LIMIT"
 
+    def links_unseen(self, domain: str) -> None:
+        """A document of ``domain`` came without a body to read: its links were not followed."""
+        self.get(domain).unseen += 1
+
     def annotation(self, reason: str) -> str:
         return QUOTA_BYTES_ANNOTATION if reason == "SIZE_LIMIT" else QUOTA_OBJECTS_ANNOTATION
 
@@ -103,7 +110,7 @@ class Budgets:
             return b.limit
         if remaining > 0:
             return "TIME_LIMIT" if ended_by == "time_limit" else "DOWNLOAD_UNFINISHED"
-        return "DOWNLOAD_COMPLETE"
+        return "DOWNLOAD_UNFINISHED" if b.unseen else "DOWNLOAD_COMPLETE"
 
     def results(self, remaining: dict[str, int], ended_by: str,
                 only: list[str] | None = None) -> list[DomainResult]:
@@ -115,7 +122,7 @@ class Budgets:
 
     # -- persistence (through the frontier's key/value state) --------------------------------
     def snapshot(self) -> dict[str, Any]:
-        return {n: {k: v for k, v in asdict(b).items() if k in ("objects", "bytes", "limit")}
+        return {n: {k: v for k, v in asdict(b).items() if k in ("objects", "bytes", "limit", "unseen")}
                 for n, b in self.domains.items()}
 
     def restore(self, data: dict[str, Any]) -> None:
@@ -124,3 +131,4 @@ class Budgets:
             b.objects = int(values.get("objects", 0))
             b.bytes = int(values.get("bytes", 0))
             b.limit = str(values.get("limit", ""))
+            b.unseen = int(values.get("unseen", 0))

@@ -44,6 +44,7 @@ from harvester.dns import (
 )
 from harvester.frontier import Entry, Frontier, Politeness
 from harvester.politeness import retry_after_seconds
+from harvester.revisit import hides_links
 from harvester.robots import RobotsCache, robots_url
 from harvester.scope import (
     S_BLOCKED_BY_TRAP,
@@ -369,6 +370,11 @@ class CrawlJob:
         if is_robots:
             text = response.body.decode("utf-8", "replace") if 200 <= status < 300 else None
             self.robots.load(host, text)
+        if hides_links(status, response.request.meta.get("nh_conditional") if response.request else None):
+            # Never silent: the domain cannot end DOWNLOAD_COMPLETE, and the operator is told.
+            self.budgets.links_unseen(nh.get("domain", ""))
+            self.alerts.append(f"{url} answered 304 Not Modified to an unconditional request: "
+                               "its links could not be followed")
         ctype = response.headers.get(b"Content-Type", b"").decode("latin-1", "replace")
         location = response.headers.get(b"Location")
         text = None

@@ -253,23 +253,52 @@ def extract(url: str, path: str, content_type: str, body: bytes, text: str | Non
         return []
 
 
+#: What :func:`parser_for` answers: which reader gets a document's body ("" = none: no links in it).
+ROBOTS, HTML, SNIFF, CSS, SITEMAP, JS = "robots", "html", "sniff", "css", "sitemap", "js"
+
+
+def parser_for(url: str, path: str, content_type: str, javascript: bool = False) -> str:
+    """Which extractor reads the body of ``url`` (found by discovery ``path``) served as
+    ``content_type``: :data:`ROBOTS`, :data:`HTML`, :data:`CSS`, :data:`SITEMAP`, :data:`JS`,
+    :data:`SNIFF` (no type: the body is sniffed for HTML), or "" when the extractor never looks
+    at such a body (images, audio, video, fonts, PDFs, archives, octet-stream…).
+
+    The one definition of "link-bearing": :func:`extract` dispatches on it, and the dedup side
+    (harvester/revisit.py) sends a conditional request only for a type answered "", because a
+    bodyless 304 for anything else would hide that document's links from the crawl."""
+    if urlsplit(url).path == "/robots.txt":
+        return ROBOTS
+    ctype = content_type.lower()
+    if not ctype.strip():
+        return SNIFF
+    if "html" in ctype:
+        return HTML
+    if "css" in ctype:
+        return CSS
+    if ("xml" in ctype or "text/plain" in ctype) and is_sitemap_url(url, path):
+        return SITEMAP
+    if javascript and ("javascript" in ctype or ctype.endswith("/json")):
+        return JS
+    return ""
+
+
 def _extract(url: str, path: str, ctype: str, body: bytes, text: str | None, encoding: str | None,
              status: int, location: str | None, javascript: bool) -> Iterable[Link]:
     if 300 <= status < 400 and location:
         yield from redirect_link(location, url)
-    if urlsplit(url).path == "/robots.txt":
+    reader = parser_for(url, path, ctype, javascript)
+    if reader == ROBOTS:
         if 200 <= status < 300:
             yield from robots_sitemaps(body.decode("utf-8", "replace"), url)
         return
     if not body:
         return
     sniffed_html = body[:512].lstrip().lower().startswith((b"<!doctype html", b"<html"))
-    if "html" in ctype or (not ctype and sniffed_html):
+    if reader == HTML or (reader == SNIFF and sniffed_html):
         yield from html_links(body, url, encoding, javascript)
-    elif "css" in ctype:
+    elif reader == CSS:
         yield from css_links(text if text is not None else body.decode(encoding or "utf-8", "replace"), url)
-    elif "xml" in ctype and is_sitemap_url(url, path) or (
-            "text/plain" in ctype and is_sitemap_url(url, path)):
+    elif reader == SITEMAP:
         yield from sitemap_links(body, url)
-    elif javascript and "javascript" in ctype or ctype.endswith("/json") and javascript:
+    elif reader == JS:
         yield from js_links(text if text is not None else body.decode(encoding or "utf-8", "replace"), url)

@@ -5,12 +5,21 @@ Three sources, in Heritrix's order of precedence:
 1. **server-not-modified**: a conditional request (If-None-Match / If-Modified-Since taken from the
    dedup index's URL table) answered ``304``: the revisit refers to the earlier capture of the
    same URL and carries its payload digest (Heritrix's FetchHistoryProcessor copies it forward).
+   Conditional requests are sent **only** for URLs whose earlier capture is of a type the link
+   extractor never reads (:func:`harvester.links.parser_for` answers ""): a 304 has no body, so a
+   304 for an HTML page, a stylesheet, a sitemap or robots.txt would hide its links and end the
+   crawl at the seeds. Those are fetched in full; an unchanged one still becomes an
+   identical-payload-digest revisit (3.), so the bytes stored are saved all the same.
 2. **identical-payload-digest within the job**: the payload digest was already stored earlier in
    this job (any URL); the revisit refers to that first capture, record ID included.
 3. **identical-payload-digest against the dedup index** (earlier jobs).
 
 Only complete (not truncated), non-empty payloads are deduplicated: an empty body (every redirect)
 or a cut-short one is never "the same" as anything worth pointing at.
+
+A 304 the crawl did not ask for (:func:`hides_links`: a server or cache answering 304 to an
+unconditional GET) leaves a document unread: the crawl counts it against the domain, whose stop
+reason then cannot be DOWNLOAD_COMPLETE (harvester/budget.py), and crawl.log annotates the line.
 """
 
 from __future__ import annotations
@@ -20,12 +29,21 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from harvester.links import parser_for
 from indexer.dedup import Capture, DedupIndex
 
 logger = logging.getLogger(__name__)
 
 PROFILE_IDENTICAL = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"
 PROFILE_NOT_MODIFIED = "http://netpreserve.org/warc/1.1/revisit/server-not-modified"
+#: crawl.log annotation of a 304 whose document (and so its links) the crawl never saw.
+LINKS_UNSEEN = "linksUnseen:304"
+
+
+def hides_links(status: int, conditional: Capture | None) -> bool:
+    """True when an answer leaves a document's links unread: a 304 to a request that was not a
+    conditional one of ours (those are only sent for types without links, see the module docstring)."""
+    return status == 304 and conditional is None
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,8 +87,12 @@ class Deduplicator:
             except Exception as exc:
                 logger.warning("dedup index %s unavailable: %s", index_path, exc)
 
-    def conditional_headers(self, url: str) -> tuple[dict[bytes, bytes], Capture | None]:
-        """Validators for a conditional GET of ``url`` from its latest indexed capture."""
+    def conditional_headers(self, url: str, path: str = "",
+                            javascript: bool = False) -> tuple[dict[bytes, bytes], Capture | None]:
+        """Validators for a conditional GET of ``url`` (discovery ``path``) from its latest indexed
+        capture, only when that capture's type is one the link extractor never reads (``javascript``:
+        the job extracts links from scripts). No capture, no validators or a link-bearing or unknown
+        type: ``({}, None)``, a full GET."""
         if not self.index:
             return {}, None
         try:
@@ -80,6 +102,8 @@ class Deduplicator:
             return {}, None
         if capture is None or not (capture.etag or capture.last_modified):
             return {}, None
+        if parser_for(url, path, capture.mime, javascript):
+            return {}, None  # its links are read from the body: a 304 would hide them
         headers = {}
         if capture.etag:
             headers[b"If-None-Match"] = capture.etag.encode("latin-1", "replace")

@@ -3,7 +3,11 @@
 One SQLite file, updated incrementally as each job's WARCs are indexed (NetarchiveSuite rebuilds a
 Lucene index per job from batch jobs instead). Harvesters open it read-only: a digest hit turns a
 fetched duplicate into an identical-payload-digest revisit; a URL hit gives the ETag /
-Last-Modified for a conditional request whose 304 becomes a server-not-modified revisit.
+Last-Modified for a conditional request whose 304 becomes a server-not-modified revisit, and the
+MIME type of that capture, because the harvester sends a conditional request only for types it
+never extracts links from (harvester/revisit.py). An index written before ``by_url`` had its
+``mime`` column gets it when a writer opens it; until a URL is fed again its type reads as ""
+(unknown), which the harvester fetches in full: safe, never a lost link.
 """
 
 from __future__ import annotations
@@ -35,7 +39,8 @@ CREATE TABLE IF NOT EXISTS by_url (
     filename TEXT NOT NULL,
     offset INTEGER NOT NULL,
     etag TEXT NOT NULL DEFAULT '',
-    last_modified TEXT NOT NULL DEFAULT ''
+    last_modified TEXT NOT NULL DEFAULT '',
+    mime TEXT NOT NULL DEFAULT ''
 ) WITHOUT ROWID;
 """
 
@@ -73,6 +78,13 @@ class DedupIndex:
             self.db.execute(f"PRAGMA cache_size=-{WRITER_CACHE_KIB}")
             self.db.execute("PRAGMA synchronous=NORMAL")
             self.db.executescript(SCHEMA)
+            if not self._url_mime():
+                self.db.execute("ALTER TABLE by_url ADD COLUMN mime TEXT NOT NULL DEFAULT ''")
+        self._mime_column = "mime" if self._url_mime() else "''"
+
+    def _url_mime(self) -> bool:
+        """Whether ``by_url`` has its ``mime`` column (an index from before it was added has not)."""
+        return any(row[1] == "mime" for row in self.db.execute("PRAGMA table_info(by_url)"))
 
     def close(self) -> None:
         self.db.close()
@@ -92,13 +104,14 @@ class DedupIndex:
 
     def by_url(self, url: str) -> Capture | None:
         row = self.db.execute(
-            "SELECT digest, url, timestamp, filename, offset, etag, last_modified FROM by_url WHERE url = ?",
+            "SELECT digest, url, timestamp, filename, offset, etag, last_modified, "
+            f"{self._mime_column} FROM by_url WHERE url = ?",
             (url,),
         ).fetchone()
         if not row:
             return None
-        digest, url, ts, filename, offset, etag, last_modified = row
-        return Capture(digest, url, ts, filename, offset, "", etag, last_modified)
+        digest, url, ts, filename, offset, etag, last_modified, mime = row
+        return Capture(digest, url, ts, filename, offset, mime, etag, last_modified)
 
     def add(self, captures: Iterable[Capture]) -> int:
         """Record captures in one transaction. The earliest capture of a digest stays its referent;
@@ -116,11 +129,13 @@ class DedupIndex:
                     [(c.digest, c.url, c.timestamp, c.filename, c.offset, c.mime) for c in batch],
                 )
                 self.db.executemany(
-                    "INSERT INTO by_url VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(url) DO UPDATE SET "
+                    "INSERT INTO by_url (url, digest, timestamp, filename, offset, etag, last_modified, mime) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(url) DO UPDATE SET "
                     "digest=excluded.digest, timestamp=excluded.timestamp, filename=excluded.filename, "
-                    "offset=excluded.offset, etag=excluded.etag, last_modified=excluded.last_modified "
-                    "WHERE excluded.timestamp >= by_url.timestamp",
-                    [(c.url, c.digest, c.timestamp, c.filename, c.offset, c.etag, c.last_modified) for c in batch],
+                    "offset=excluded.offset, etag=excluded.etag, last_modified=excluded.last_modified, "
+                    "mime=excluded.mime WHERE excluded.timestamp >= by_url.timestamp",
+                    [(c.url, c.digest, c.timestamp, c.filename, c.offset, c.etag, c.last_modified, c.mime)
+                     for c in batch],
                 )
                 count += len(batch)
         return count

@@ -121,3 +121,24 @@ def test_hostile_input_never_raises() -> None:
         extract(BASE, "L", "text/html; charset=klingon", body, None, None, 200, None)
     got = _by_url(html_links("<a href='caf\u00e9.html'>x</a>".encode("latin-1"), BASE, "latin-1"))
     assert "http://example.org/dir/caf\u00e9.html" in got
+
+
+def test_parser_for_is_what_extract_reads():
+    """One definition of "link-bearing": the dedup side asks conditionally only where it says ""."""
+    from harvester.links import parser_for
+
+    e = "http://e.org/"
+    assert parser_for(e + "robots.txt", "P", "text/plain") == "robots"
+    assert parser_for(e + "a", "L", "text/html; charset=utf-8") == "html"
+    assert parser_for(e + "a", "L", "application/xhtml+xml") == "html"
+    assert parser_for(e + "a", "L", "") == "sniff"  # unknown: sniffed, so never asked conditionally
+    assert parser_for(e + "s.css", "E", "text/css") == "css"
+    assert parser_for(e + "sitemap.xml", "M", "application/xml") == "sitemap"
+    assert parser_for(e + "urls.txt", "LM", "text/plain") == "sitemap"
+    assert parser_for(e + "a.js", "E", "application/javascript", javascript=True) == "js"
+    for ctype in ("image/png", "application/pdf", "font/woff2", "video/mp4", "application/zip",
+                  "application/octet-stream", "text/plain"):
+        assert parser_for(e + "x", "E", ctype) == "", ctype
+    assert parser_for(e + "a.js", "E", "application/javascript", javascript=False) == ""
+    assert extract(e + "a.png", "E", "image/png", b'<html><a href="/b">b</a></html>', None, None, 200,
+                   None) == []

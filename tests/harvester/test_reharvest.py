@@ -1,0 +1,109 @@
+"""A second harvest of an unchanged site captures the whole site (issue 11).
+
+The site is served by the standard library's ``http.server`` (Last-Modified, If-Modified-Since
+answered 304), crawled by the real crawl child, its WARCs fed into the dedup index as the indexer
+chain feeds it, then crawled again consulting that index. Before the fix the second crawl sent
+conditional GETs for every page, got bodyless 304s, found no links and ended at the seed with
+DOWNLOAD_COMPLETE.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from crawlhelp import crawl_log, make_spec, run_crawl
+from warcio.archiveiterator import ArchiveIterator
+
+from indexer.dedup import DedupIndex
+from indexer.dedupfeed import add_warc
+from tests.staticsite import StaticServer, write_site
+
+IDENTICAL = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"
+NOT_MODIFIED = "http://netpreserve.org/warc/1.1/revisit/server-not-modified"
+
+
+@pytest.fixture()
+def site(tmp_path: Path) -> Iterator[tuple[StaticServer, set[str]]]:
+    paths = write_site(tmp_path / "site", pages=60)
+    server = StaticServer(tmp_path / "site")
+    yield server, {server.url + p.lstrip("/") for p in paths}
+    server.shutdown()
+
+
+def warc_records(job_dir: Path) -> dict[str, tuple[str, str, str]]:
+    """URI → (record type, revisit profile or "", HTTP status) of the job's response/revisit records."""
+    out = {}
+    for path in sorted((job_dir / "warcs").glob("*.warc.gz")):
+        if path.name.endswith("-metadata-1.warc.gz"):
+            continue
+        with open(path, "rb") as fh:
+            for rec in ArchiveIterator(fh):
+                if rec.rec_type in ("response", "revisit"):
+                    out[rec.rec_headers.get_header("WARC-Target-URI")] = (
+                        rec.rec_type, rec.rec_headers.get_header("WARC-Profile") or "",
+                        rec.http_headers.get_statuscode() if rec.http_headers else "")
+    return out
+
+
+def feed(index: Path, job_dir: Path) -> None:
+    """What the indexer chain does with a finished job's WARCs."""
+    with DedupIndex(index) as idx:
+        for w in sorted((job_dir / "warcs").glob("*.warc.gz")):
+            if not w.name.endswith("-metadata-1.warc.gz"):
+                add_warc(idx, w, w.name)
+
+
+def crawl(tmp_path: Path, job_id: int, seed: str, index: Path) -> tuple[Path, dict[str, Any]]:
+    spec = make_spec([seed], job_id=job_id)
+    spec["dedup_index"] = str(index)
+    job_dir = tmp_path / f"job{job_id}"
+    return job_dir, run_crawl(job_dir, spec)
+
+
+def test_second_harvest_of_an_unchanged_site_captures_all_of_it(tmp_path: Path, site: Any) -> None:
+    server, expected = site
+    index = tmp_path / "dedup.sqlite"
+    first_dir, first = crawl(tmp_path, 1, server.url, index)
+    first_uris = {f[3] for f in crawl_log(first_dir)}
+    assert first_uris == expected
+    feed(index, first_dir)
+
+    second_dir, second = crawl(tmp_path, 2, server.url, index)
+    assert {f[3] for f in crawl_log(second_dir)} == first_uris
+    records = warc_records(second_dir)
+    assert set(records) == first_uris
+    # HTML and the stylesheet were fetched in full (their links are read) and stored as revisits of
+    # the first capture; images and PDFs were asked conditionally and answered 304.
+    assert records[server.url + "p59.html"] == ("revisit", IDENTICAL, "200")
+    assert records[server.url + "site.css"] == ("revisit", IDENTICAL, "200")
+    assert records[server.url + "img/i59.png"] == ("revisit", NOT_MODIFIED, "304")
+    assert records[server.url + "doc50.pdf"] == ("revisit", NOT_MODIFIED, "304")
+    assert records[server.url + "robots.txt"][0] == "revisit"
+    assert all(kind == "revisit" for kind, _, _ in records.values())
+    (domain,) = second["domains"]
+    assert domain["stop_reason"] == "DOWNLOAD_COMPLETE"
+    report = json.loads((second_dir / "reports" / "domain-report.json").read_text())["domains"]["site-a"]
+    assert report["stop_reason"] == "DOWNLOAD_COMPLETE"
+    assert report["revisits"] == len(first_uris) and report["novel_urls"] == 0
+
+
+def test_a_304_nobody_asked_for_is_never_download_complete(tmp_path: Path) -> None:
+    """A server (or cache) answering 304 to an unconditional GET hides that page's links: the crawl
+    says so in crawl.log, and the domain ends DOWNLOAD_UNFINISHED, not DOWNLOAD_COMPLETE."""
+    write_site(tmp_path / "site", pages=10)
+    server = StaticServer(tmp_path / "site", always_304=frozenset({"/p4.html"}))
+    try:
+        job_dir, result = crawl(tmp_path, 3, server.url, tmp_path / "no-index.sqlite")
+    finally:
+        server.shutdown()
+    lines = {f[3]: f for f in crawl_log(job_dir)}
+    assert lines[server.url + "p4.html"][1] == "304"
+    assert "linksUnseen:304" in lines[server.url + "p4.html"][11]
+    assert server.url + "p5.html" not in lines  # only p4 links to it (p5 to p9 are lost)
+    assert result["domains"][0]["stop_reason"] == "DOWNLOAD_UNFINISHED"
+    report = json.loads((job_dir / "reports" / "domain-report.json").read_text())["domains"]["site-a"]
+    assert report["stop_reason"] == "DOWNLOAD_UNFINISHED"
