@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import os
+import signal
 import socket
+import subprocess
+import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 
@@ -44,3 +48,32 @@ def wait_for(predicate: Callable[[], object], timeout: float, what: str) -> None
             return
         time.sleep(0.2)
     raise AssertionError(f"timed out waiting for {what}")
+
+
+@pytest.fixture
+def workers(transactional_db: None) -> Iterator[Path]:
+    """A high-priority harvester worker and the orchestrator's intake/indexer worker on this test
+    database and broker, as `netharvest up` runs them; stopped (and waited for) afterwards. Yields the
+    path of their log. The database is transactional: the workers see what the test commits."""
+    from django.conf import settings
+    from django.db import connection
+
+    if connection.vendor != "postgresql" or not os.environ.get("NETHARVEST_BROKER_URL", "").startswith("redis"):
+        pytest.skip("a worker process needs the test database on PostgreSQL and a Redis broker")
+    db = connection.settings_dict
+    env = {**os.environ, "NETHARVEST_DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
+           "NETHARVEST_DATA_DIR": str(settings.DATA_DIR), "DJANGO_SETTINGS_MODULE": "orchestrator.settings"}
+    # Jobs that other tests dispatched and no worker took are still queued: not this test's to crawl.
+    subprocess.run([str(Path(sys.executable).parent / "celery"), "-A", "harvester.worker", "purge", "-f", "-Q",
+                    "harvest.focused,events"], env=env, check=True, capture_output=True)
+    log = open(settings.DATA_DIR / "up.log", "wb")
+    process = subprocess.Popen([str(Path(sys.executable).parent / "netharvest"), "up", "--only", "worker-high,indexer"],
+                               env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    yield settings.DATA_DIR / "up.log"
+    process.send_signal(signal.SIGTERM)
+    try:
+        process.wait(60)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+    log.close()
