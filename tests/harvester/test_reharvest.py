@@ -15,9 +15,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from crawlhelp import crawl_log, make_spec, run_crawl
+from crawlhelp import crawl_log, kill_mid_crawl, make_spec, run_crawl
 from warcio.archiveiterator import ArchiveIterator
 
+from harvester.contracts import JobSpec
+from harvester.tasks import prepare_job_dir
 from indexer.dedup import DedupIndex
 from indexer.dedupfeed import add_warc
 from tests.staticsite import StaticServer, write_site
@@ -89,6 +91,30 @@ def test_second_harvest_of_an_unchanged_site_captures_all_of_it(tmp_path: Path, 
     report = json.loads((second_dir / "reports" / "domain-report.json").read_text())["domains"]["site-a"]
     assert report["stop_reason"] == "DOWNLOAD_COMPLETE"
     assert report["revisits"] == len(first_uris) and report["novel_urls"] == 0
+
+
+def test_a_resubmitted_reharvest_captures_all_of_it(tmp_path: Path, site: Any) -> None:
+    """The second harvest's job dies mid-crawl and is resubmitted (``continues_job``): the job that
+    carries on (taking over the frontier, harvester/takeover.py) fetches through the same dedup path,
+    and between them the two reach every URI the first harvest reached."""
+    server, expected = site
+    index = tmp_path / "dedup.sqlite"
+    first_dir, _ = crawl(tmp_path, 11, server.url, index)
+    assert {f[3] for f in crawl_log(first_dir)} == expected
+    feed(index, first_dir)
+
+    polite = make_spec([server.url], job_id=12, settings={"min_delay_ms": 30, "max_delay_ms": 30})
+    polite["dedup_index"] = str(index)
+    done = kill_mid_crawl(tmp_path / "12", polite)
+    assert 0 < len(done) < len(expected)
+    carry_on = {**polite, "job_id": 13, "continues_job": 12}
+    job_dir = prepare_job_dir(JobSpec.from_dict(carry_on), root=tmp_path)
+    result = run_crawl(job_dir, carry_on)
+    assert {f[3] for f in crawl_log(job_dir)} == expected  # the failed job's lines, then this job's
+    assert result["domains"][0]["stop_reason"] == "DOWNLOAD_COMPLETE"
+    revisits = warc_records(job_dir)
+    assert revisits[server.url + "p59.html"] == ("revisit", IDENTICAL, "200")
+    assert revisits[server.url + "img/i59.png"] == ("revisit", NOT_MODIFIED, "304")
 
 
 def test_a_304_nobody_asked_for_is_never_download_complete(tmp_path: Path) -> None:
