@@ -371,10 +371,12 @@ class CrawlJob:
             text = response.body.decode("utf-8", "replace") if 200 <= status < 300 else None
             self.robots.load(host, text)
         if hides_links(status, response.request.meta.get("nh_conditional") if response.request else None):
-            # Never silent: the domain cannot end DOWNLOAD_COMPLETE, and the operator is told.
+            # Never silent: the domain cannot end DOWNLOAD_COMPLETE, and the operator is told (once
+            # per domain; crawl.log's linksUnseen:304 annotation lists every such URI).
             self.budgets.links_unseen(nh.get("domain", ""))
-            self.alerts.append(f"{url} answered 304 Not Modified to an unconditional request: "
-                               "its links could not be followed")
+            if self.budgets.get(nh.get("domain", "")).unseen == 1:
+                self.alerts.append(f"{url} answered 304 Not Modified to an unconditional request: its links "
+                                   "could not be followed (crawl.log: linksUnseen:304)")
         ctype = response.headers.get(b"Content-Type", b"").decode("latin-1", "replace")
         location = response.headers.get(b"Location")
         text = None
