@@ -49,6 +49,7 @@ from harvester.contracts import (
     control_queue,
 )
 from harvester.defaults import PROGRESS_INTERVAL_S
+from harvester.joblock import running_alone
 from harvester.process import (
     ENGINE_LOG,
     EXIT_INTERRUPTED,
@@ -218,6 +219,15 @@ def run_job(self: Any, spec_dict: Any) -> dict[str, Any]:
         logger.error("rejected an invalid JobSpec: %s", exc)
         send_result(result)
         return result.to_dict()
+    with running_alone(spool_dir() / str(spec.job_id)) as alone:
+        if not alone:  # a duplicate message of a job this spool is crawling right now
+            logger.warning("job %s is already being crawled from this spool: this message is a duplicate, "
+                           "not crawled again", spec.job_id)
+            return {"job_id": spec.job_id, "duplicate": True}
+        return _run(spec, hostname)
+
+
+def _run(spec: JobSpec, hostname: str) -> dict[str, Any]:
     job_dir = spool_dir() / str(spec.job_id)
     result_file = job_dir / RESULT_FILE
     if result_file.exists():
