@@ -44,7 +44,8 @@ app.conf.update(
         "schedule-due-harvests": {"task": "orchestrator.schedule_due_harvests",
                                   "schedule": float(os.environ.get("NETHARVEST_SCHEDULER_INTERVAL_S", 30))},
         # The indexer chain: the sweep recovers files left behind; merge + bigmerge once a day (UTC).
-        "index-sweep": {"task": "orchestrator.index.sweep", "schedule": 300.0},
+        # Every minute: a dead worker's claim (lease NETHARVEST_INDEX_LEASE_S, 2 min) is taken over within 3 min.
+        "index-sweep": {"task": "orchestrator.index.sweep", "schedule": 60.0},
         "index-merge": {"task": "orchestrator.index.merge", "schedule": crontab(hour=1, minute=0)},
     },
 )

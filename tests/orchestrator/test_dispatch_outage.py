@@ -21,7 +21,7 @@ from orchestrator.harvest.models import DomainConfiguration, HarvestDefinition, 
 from tests.conftest import closed_broker_url
 from tests.orchestrator import factories
 
-pytestmark = [pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.django_db(transaction=True, serialized_rollback=True)]
 
 REPO = Path(__file__).resolve().parents[2]
 
