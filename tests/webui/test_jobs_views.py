@@ -178,6 +178,35 @@ def test_progress_json_shows_rates_budgets_and_alerts(viewer: Client) -> None:
     assert "Add trap" not in detail  # no controls without the permission
 
 
+def test_an_ended_job_leaves_the_running_list_with_its_final_result(viewer: Client) -> None:
+    """Before: an ended job stayed on the running page with its last heartbeat's figures (30 URIs) until a
+    reload, and then vanished without its result."""
+    job = _running_job()
+    other = _running_job()
+    long_ago = make_job(status=JobStatus.DONE, ended_at=datetime.now(UTC) - timedelta(hours=1))
+    intake.record_result({
+        "version": 1, "job_id": job.pk, "status": "DONE", "started": "2026-11-23T10:00:00Z",
+        "ended": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"), "files": [],
+        "domains": [{"name": "site-a.fr", "configuration": "defaultconfig", "objects": 40, "bytes": 70000,
+                     "stop_reason": "DOWNLOAD_COMPLETE"},
+                    {"name": "site-b.dk", "configuration": "defaultconfig", "objects": 5, "bytes": 3096,
+                     "stop_reason": "DOWNLOAD_UNFINISHED"}]})
+    listing = viewer.get(reverse("jobs:running-json")).json()
+    assert [j["job"] for j in listing["jobs"]] == [other.pk]  # out of the running list
+    ended = {e["job"]: e for e in listing["ended"]}
+    assert set(ended) == {job.pk}  # the one that ended an hour ago is not "just ended"
+    final = ended[job.pk]
+    assert (final["status"], final["domains"], final["objects"], final["bytes"]) == ("DONE", 2, 45, 73096)
+    assert final["stop_reasons"] == {"DOWNLOAD_COMPLETE": 1, "DOWNLOAD_UNFINISHED": 1}
+    assert final["url"] == f"/jobs/{job.pk}/"
+
+    page = viewer.get(reverse("jobs:running")).content.decode()
+    assert f'data-job="{other.pk}"' in page and f'data-job="{job.pk}"' not in page
+    assert f'data-ended="{job.pk}"' in page and f'data-ended="{long_ago.pk}"' not in page
+    row = page[page.index(f'data-ended="{job.pk}"'):].split("</tr>")[0]
+    assert "DONE" in row and ">45<" in row and "71.4 KB" in row and "DOWNLOAD_COMPLETE 1, DOWNLOAD_UNFINISHED 1" in row
+
+
 def test_controls_are_recorded_and_sent(engineer: Client) -> None:
     job = _running_job()
     text = _flash(engineer, engineer.post(reverse("jobs:control", args=[job.pk]), {"action": "pause"}))
