@@ -18,7 +18,7 @@ from harvester.runtime import spool_dir
 from orchestrator.harvest import intake
 from orchestrator.harvest.models import ArchiveFile, HarvestChannel, Job, JobControl, JobStats, JobStatus
 from tests.orchestrator import factories
-from tests.orchestrator.crawled_job import DOMAINS, crawled, make_job, record
+from tests.orchestrator.crawled_job import DOMAINS, crawled, end_now, make_job, record
 from tests.webui.conftest import ROLES
 from webui import jobs_urls
 
@@ -184,13 +184,7 @@ def test_an_ended_job_leaves_the_running_list_with_its_final_result(viewer: Clie
     job = _running_job()
     other = _running_job()
     long_ago = make_job(status=JobStatus.DONE, ended_at=datetime.now(UTC) - timedelta(hours=1))
-    intake.record_result({
-        "version": 1, "job_id": job.pk, "status": "DONE", "started": "2026-11-23T10:00:00Z",
-        "ended": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"), "files": [],
-        "domains": [{"name": "site-a.fr", "configuration": "defaultconfig", "objects": 40, "bytes": 70000,
-                     "stop_reason": "DOWNLOAD_COMPLETE"},
-                    {"name": "site-b.dk", "configuration": "defaultconfig", "objects": 5, "bytes": 3096,
-                     "stop_reason": "DOWNLOAD_UNFINISHED"}]})
+    end_now(job)
     listing = viewer.get(reverse("jobs:running-json")).json()
     assert [j["job"] for j in listing["jobs"]] == [other.pk]  # out of the running list
     ended = {e["job"]: e for e in listing["ended"]}
