@@ -32,7 +32,7 @@ from tests.orchestrator.test_chain_celery import REPO, _process_env
 
 pytestmark = [pytest.mark.django_db(transaction=True, serialized_rollback=True)]
 
-LEASE_S = 1.0
+LEASE_S = 1.0  # also in KILLED's environment
 
 
 @pytest.fixture
@@ -127,7 +127,7 @@ def test_a_killed_workers_claim_is_released_and_queued_by_the_sweep_after_its_le
     job = harvest(warcs[:2], storage_env / "spool")
     victim, alive = ArchiveFile.objects.filter(job=job).order_by("name")
     _purge()
-    env = {**_process_env(storage_env, settings), "NETHARVEST_INDEX_LEASE_S": str(LEASE_S)}
+    env = {**_process_env(storage_env, settings), "NETHARVEST_INDEX_LEASE_S": "1"}
     killed = subprocess.run([sys.executable, "-c", KILLED, str(victim.pk)], cwd=REPO, env=env, timeout=60)
     assert killed.returncode == -signal.SIGKILL
     victim.refresh_from_db()
