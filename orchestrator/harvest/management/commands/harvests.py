@@ -51,14 +51,18 @@ class Command(BaseCommand):
 
     def handle(self, *args: object, action: str, **options: object) -> None:
         handler = getattr(self, f"do_{action.replace('-', '_')}")
+        logger = logging.getLogger("orchestrator")
+        level = logger.level
         if int(str(options.get("verbosity", 1))) < 2:
             # The command says what happened itself; the services' INFO log lines (-v 2 shows them) would bury
             # the one line that matters, e.g. "run 3 … made: its jobs wait for the broker".
-            logging.getLogger("orchestrator").setLevel(logging.WARNING)
+            logger.setLevel(logging.WARNING)
         try:
             handler(**options)
         except (scheduler.SchedulerError, jobgen.GenerationError) as exc:
             raise CommandError(str(exc)) from None
+        finally:
+            logger.setLevel(level)
 
     def _definition(self, key: str) -> HarvestDefinition:
         query = HarvestDefinition.objects.select_related("schedule", "channel", "previous")
