@@ -5,7 +5,9 @@ What it does, in order:
 1. Validate the JobSpec. A :class:`ContractError` is answered with a FAILED JobResult
    (``error_category="invalid-jobspec"``, the JSON path and problem as detail); the task does
    not raise, so a bad message is not redelivered forever.
-2. If ``<spool>/<job_id>/jobresult.json`` already says DONE (the message was redelivered after the
+2. Take the job's spool lock (:mod:`harvester.joblock`): a second delivery of a job this spool is crawling
+   right now (the orchestrator published it twice) returns without crawling.
+   If ``<spool>/<job_id>/jobresult.json`` already says DONE (the message was redelivered after the
    job ended but before the ack), send that result again and stop: the orchestrator records a
    result idempotently.
 3. Send ``STARTED_TASK(job_id, hostname)`` and start the crawl child (:mod:`harvester.process`) on
