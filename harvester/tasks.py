@@ -5,7 +5,9 @@ What it does, in order:
 1. Validate the JobSpec. A :class:`ContractError` is answered with a FAILED JobResult
    (``error_category="invalid-jobspec"``, the JSON path and problem as detail); the task does
    not raise, so a bad message is not redelivered forever.
-2. If ``<spool>/<job_id>/jobresult.json`` already says DONE (the message was redelivered after the
+2. Take the job's spool lock (:mod:`harvester.joblock`): a second delivery of a job this spool is crawling
+   right now (the orchestrator published it twice) returns without crawling.
+   If ``<spool>/<job_id>/jobresult.json`` already says DONE (the message was redelivered after the
    job ended but before the ack), send that result again and stop: the orchestrator records a
    result idempotently.
 3. Send ``STARTED_TASK(job_id, hostname)`` and start the crawl child (:mod:`harvester.process`) on
@@ -49,6 +51,7 @@ from harvester.contracts import (
     control_queue,
 )
 from harvester.defaults import PROGRESS_INTERVAL_S
+from harvester.joblock import running_alone
 from harvester.process import (
     ENGINE_LOG,
     EXIT_INTERRUPTED,
@@ -218,6 +221,15 @@ def run_job(self: Any, spec_dict: Any) -> dict[str, Any]:
         logger.error("rejected an invalid JobSpec: %s", exc)
         send_result(result)
         return result.to_dict()
+    with running_alone(spool_dir() / str(spec.job_id)) as alone:
+        if not alone:  # a duplicate message of a job this spool is crawling right now
+            logger.warning("job %s is already being crawled from this spool: this message is a duplicate, "
+                           "not crawled again", spec.job_id)
+            return {"job_id": spec.job_id, "duplicate": True}
+        return _run(spec, hostname)
+
+
+def _run(spec: JobSpec, hostname: str) -> dict[str, Any]:
     job_dir = spool_dir() / str(spec.job_id)
     result_file = job_dir / RESULT_FILE
     if result_file.exists():

@@ -17,13 +17,20 @@ import hashlib
 import os
 import shutil
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from indexer.fsutil import fsync_dir
 
 CHUNK = 1 << 20
+#: Called once per chunk by the long loops (hashing, copying): a caller holding a lease on the work renews
+#: or checks it there, and may raise to stop the work (orchestrator.harvest.leases).
+Tick = Callable[[], None]
+
+
+def _no_tick() -> None:
+    pass
 
 
 class StorageError(OSError):
@@ -55,11 +62,12 @@ class Location:
         return shutil.disk_usage(self.path).free
 
 
-def sha256_file(path: str | Path) -> str:
-    """Hex SHA-256 of a file, read in 1 MiB chunks (a WARC is never held in memory)."""
+def sha256_file(path: str | Path, tick: Tick = _no_tick) -> str:
+    """Hex SHA-256 of a file, read in 1 MiB chunks (a WARC is never held in memory); ``tick`` once per chunk."""
     h = hashlib.sha256()
     with open(path, "rb") as f:
         while chunk := f.read(CHUNK):
+            tick()
             h.update(chunk)
     return h.hexdigest()
 
@@ -102,21 +110,22 @@ def _drop_cache(fd: int) -> None:
             pass
 
 
-def copy_verified(src: str | Path, dest: Path, sha256: str) -> Path:
+def copy_verified(src: str | Path, dest: Path, sha256: str, tick: Tick = _no_tick) -> Path:
     """Copy ``src`` to ``dest`` (a file path; an existing directory means ``dest/src.name``) and
     return the final path once the copy's bytes, read back from disk, have SHA-256 ``sha256``.
 
     The source is hashed while it is copied: a source that does not match ``sha256`` (corrupted
     in the spool) raises :class:`ChecksumMismatch` before anything is named. Idempotent: if
     ``dest`` already holds a file with that checksum, it is returned untouched;
-    :class:`NameConflict` if it holds different bytes."""
+    :class:`NameConflict` if it holds different bytes. ``tick`` is called once per chunk; whatever it
+    raises stops the copy, leaving nothing behind."""
     src = Path(src)
     dest = Path(dest)
     if dest.is_dir():
         dest = dest / src.name
     sha256 = sha256.lower()
     if dest.exists():
-        return _existing(dest, sha256)
+        return _existing(dest, sha256, tick)
     dest.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".part", dir=dest.parent)
     tmp = Path(tmp_name)
@@ -124,6 +133,7 @@ def copy_verified(src: str | Path, dest: Path, sha256: str) -> Path:
         h = hashlib.sha256()
         with open(src, "rb") as fin, os.fdopen(fd, "wb") as fout:
             while chunk := fin.read(CHUNK):
+                tick()
                 h.update(chunk)
                 fout.write(chunk)
             fout.flush()
@@ -132,7 +142,7 @@ def copy_verified(src: str | Path, dest: Path, sha256: str) -> Path:
             st = os.fstat(fin.fileno())
         if h.hexdigest() != sha256:
             raise ChecksumMismatch(f"{src}: SHA-256 is {h.hexdigest()}, expected {sha256}; not copied")
-        copied = sha256_file(tmp)
+        copied = sha256_file(tmp, tick)
         if copied != sha256:
             raise ChecksumMismatch(f"{dest}: the copy read back has SHA-256 {copied}, expected {sha256}; removed")
         os.utime(tmp, ns=(st.st_atime_ns, st.st_mtime_ns))
@@ -140,15 +150,15 @@ def copy_verified(src: str | Path, dest: Path, sha256: str) -> Path:
             os.link(tmp, dest)
         except FileExistsError:
             # Another worker stored it meanwhile: fine if identical, a conflict otherwise.
-            return _existing(dest, sha256)
+            return _existing(dest, sha256, tick)
         fsync_dir(dest.parent)
         return dest
     finally:
         tmp.unlink(missing_ok=True)
 
 
-def _existing(dest: Path, sha256: str) -> Path:
-    found = sha256_file(dest)
+def _existing(dest: Path, sha256: str, tick: Tick = _no_tick) -> Path:
+    found = sha256_file(dest, tick)
     if found != sha256:
         raise NameConflict(f"{dest} already exists with SHA-256 {found}, not {sha256}: refusing to replace "
                            "an archived file with a different one of the same name")

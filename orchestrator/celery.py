@@ -16,20 +16,36 @@ from harvester.runtime import celery_config
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "orchestrator.settings")
 
+#: A publish from the orchestrator (dispatch, beat, the chain) gives up within seconds when the broker is down
+#: or does not answer, so a command answers and the job stays NEW for the next sweep (docs/DESIGN.md,
+#: "Reliability: dispatch and indexer claims"). Connect: 3 s; a command on a connected socket: 5 s; the
+#: publish is retried once, after 0.5 s. Worst case ~2 × (3 + 5) + 0.5 s; a refused connection: ~1 s.
+PUBLISH_CONNECT_TIMEOUT_S = 3.0
+PUBLISH_SOCKET_TIMEOUT_S = 5.0
+PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0.5, "interval_step": 0.5, "interval_max": 0.5}
+
 app = Celery("orchestrator")
 app.conf.update(celery_config())
+if str(app.conf.broker_url).startswith(("redis://", "rediss://")):
+    app.conf.broker_transport_options = {**app.conf.broker_transport_options,
+                                         "socket_connect_timeout": PUBLISH_CONNECT_TIMEOUT_S,
+                                         "socket_timeout": PUBLISH_SOCKET_TIMEOUT_S}
+app.conf.update(broker_connection_timeout=PUBLISH_CONNECT_TIMEOUT_S, task_publish_retry_policy=PUBLISH_RETRY_POLICY)
 app.conf.update(
     beat_scheduler="django_celery_beat.schedulers:DatabaseScheduler",
     task_default_queue=EVENTS_QUEUE,
     task_routes={"orchestrator.index.*": {"queue": "indexer"}},
     beat_schedule={
         "reap-jobs": {"task": "orchestrator.reap_jobs", "schedule": 60.0},
+        # Jobs left NEW (the broker was down when their run was made, a dispatcher died): sent within a minute
+        # of the broker answering again.
         "submit-new-jobs": {"task": "orchestrator.submit_new_jobs", "schedule": 60.0},
         # NETHARVEST_SCHEDULER_INTERVAL_S (orchestrator.settings), read here before Django is set up
         "schedule-due-harvests": {"task": "orchestrator.schedule_due_harvests",
                                   "schedule": float(os.environ.get("NETHARVEST_SCHEDULER_INTERVAL_S", 30))},
         # The indexer chain: the sweep recovers files left behind; merge + bigmerge once a day (UTC).
-        "index-sweep": {"task": "orchestrator.index.sweep", "schedule": 300.0},
+        # Every minute: a dead worker's claim (lease NETHARVEST_INDEX_LEASE_S, 2 min) is taken over within 3 min.
+        "index-sweep": {"task": "orchestrator.index.sweep", "schedule": 60.0},
         "index-merge": {"task": "orchestrator.index.merge", "schedule": crontab(hour=1, minute=0)},
     },
 )

@@ -166,8 +166,11 @@ NETHARVEST_STORAGE_LOCATIONS = os.environ.get("NETHARVEST_STORAGE_LOCATIONS", ""
 NETHARVEST_BACKUP_LOCATION = os.environ.get("NETHARVEST_BACKUP_LOCATION", "").strip()
 #: The dedup index the chain feeds and every new job's JobSpec names.
 NETHARVEST_DEDUP_INDEX = Path(os.environ.get("NETHARVEST_DEDUP_INDEX", NETHARVEST_INDEX_DIR / "dedup.sqlite3"))
-#: How long a worker may hold one file's step before another may take it over (a killed worker's claim).
-NETHARVEST_INDEX_LEASE_S = int(os.environ.get("NETHARVEST_INDEX_LEASE_S", 30 * 60))
+#: The lease on one file's step: a live worker renews it every quarter lease while the step runs, so a killed
+#: worker's file is free again within a lease and the sweep (every minute) queues it again.
+NETHARVEST_INDEX_LEASE_S = float(os.environ.get("NETHARVEST_INDEX_LEASE_S", 120))
+#: A file queued this long ago and never claimed (its message lost) is queued again by the sweep.
+NETHARVEST_INDEX_REQUEUE_S = int(os.environ.get("NETHARVEST_INDEX_REQUEUE_S", 30 * 60))
 #: How often the sweep retries a FAILED file on its own (``netharvest index run`` always retries).
 NETHARVEST_INDEX_AUTO_RETRIES = int(os.environ.get("NETHARVEST_INDEX_AUTO_RETRIES", 3))
 # --- selection tool (orchestrator/selection) ---------------------------------------------------

@@ -77,3 +77,28 @@ def workers(transactional_db: None) -> Iterator[Path]:
         os.killpg(process.pid, signal.SIGKILL)
         process.wait()
     log.close()
+
+
+def closed_broker_url() -> str:
+    """A Redis URL on a loopback port nothing listens on: every connection is refused at once."""
+    return f"redis://127.0.0.1:{free_port()}/0"
+
+
+@pytest.fixture
+def broker_down() -> Iterator[Callable[[], None]]:
+    """This process's Celery app pointed at a broker that refuses connections; the fixture's value brings the
+    real broker back (at the latest when the test ends).
+
+    Only the app's connection pools are reset (as Celery does after a fork), so the next publish connects to
+    the URL in force."""
+    from orchestrator.celery import app
+
+    def point_at(url: str) -> None:
+        app.conf.broker_url = url
+        app._pool = None
+        app.amqp._producer_pool = None
+
+    real = app.conf.broker_url
+    point_at(closed_broker_url())
+    yield lambda: point_at(real)
+    point_at(real)

@@ -3,10 +3,14 @@
 Each file moves on its own, so any number of indexer workers share the work file by file. A step is
 claimed with one conditional UPDATE (``… WHERE index_state = <last step done> AND the lease is free``),
 done, and recorded with another (``… WHERE claim_token = <mine>``); the state only ever names a step that
-finished. Every step is written to be repeated: outputs are written under a temporary name and renamed,
-a copy is recorded before it is made so a re-run finds it, the dedup index ignores captures it has. So a
-worker killed anywhere leaves the file in the last finished state with a lease that runs out
-(``NETHARVEST_INDEX_LEASE_S``), and whoever takes it next redoes only the unfinished step.
+finished. The lease is short (``NETHARVEST_INDEX_LEASE_S``, 2 min) and renewed by the live worker while its
+step runs (orchestrator.harvest.leases), so a slow step keeps its file and a dead worker's file is free again
+within a lease; a worker whose claim was taken over stops its step and records nothing.
+
+Every step is written to be repeated: outputs are written under a temporary name and renamed, a copy is
+recorded before it is made so a re-run finds it, the dedup index ignores captures it has. So a
+worker killed anywhere leaves the file in the last finished state with a lease that runs out, the sweep
+(every minute) queues it again, and whoever takes it next redoes only the unfinished step.
 
 A step that fails records why on the file (FAILED, ``failed_step``, ``error``); the sweep retries it a
 few times on its own (a full disk, a location briefly unmounted) and ``netharvest index run`` always does.
@@ -21,6 +25,7 @@ import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import timedelta
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +40,7 @@ from indexer.dedupfeed import add_warc
 from indexer.pathindex import path_line, write_path_file
 from indexer.storage import Location, choose_location, copy_verified, sha256_file
 from orchestrator.harvest import storage
+from orchestrator.harvest.leases import ClaimLost, LeaseKeeper, still_mine
 from orchestrator.harvest.locks import file_lock
 from orchestrator.harvest.models import ArchiveFile, ArchiveFileCopy, Job, JobStatus
 from orchestrator.harvest.models.archive import IndexState
@@ -57,7 +63,7 @@ def ingest(f: ArchiveFile) -> dict[str, Any]:
     size = src.stat().st_size
     if size != f.size:
         raise ChainError(f"{src} is {size} bytes; the harvester reported {f.size}")
-    digest = sha256_file(src)
+    digest = sha256_file(src, still_mine)
     if f.harvester_sha256 and digest != f.harvester_sha256:
         raise ChainError(f"the SHA-256 of {src} is {digest}, the harvester reported {f.harvester_sha256}: "
                          "the file changed or was damaged after it was written")
@@ -143,6 +149,12 @@ def lease() -> timedelta:
     return timedelta(seconds=settings.NETHARVEST_INDEX_LEASE_S)
 
 
+def renew(file_id: int, state: str, token: str) -> bool:
+    """Extend this worker's claim by a lease from now; False if it is no longer this worker's."""
+    return ArchiveFile.objects.filter(pk=file_id, index_state=state, claim_token=token).update(
+        claimed_until=timezone.now() + lease()) == 1
+
+
 def claim(file_id: int, state: str, take_over: bool = False) -> str | None:
     """Take file ``file_id``'s next step if it is still in ``state`` and nobody holds a live lease on it.
 
@@ -177,8 +189,16 @@ def advance(file_id: int, take_over: bool = False) -> str:
         if token is None:
             log.info("%s: %s is claimed by another worker", f.name, step.name)
             return f.index_state
+        keeper = LeaseKeeper(partial(renew, f.pk, step.done, token), lease().total_seconds() / 4,
+                             f"{f.name} {step.name}")
         try:
-            fields = step.run(f)
+            with keeper:
+                fields = step.run(f)
+                keeper.check()
+        except ClaimLost:
+            log.warning("%s: lost the %s step to another worker (lease ran out); stopped, nothing recorded",
+                        f.name, step.name)
+            return step.done
         except Exception as exc:  # every failure, whatever it is, is recorded on the file
             message = str(exc) if isinstance(exc, ChainError) else f"{type(exc).__name__}: {exc}"
             log.warning("%s: %s failed: %s", f.name, step.name, message)
@@ -267,15 +287,26 @@ def enqueue_job_on_commit(job_id: int) -> None:
 
 
 def sweep(limit: int = 5000) -> int:
-    """Beat's safety net: retry failed files (a few times) and queue every file with a step to do that
-    nobody holds and nobody queued lately (a lost message, a killed worker, a broker outage)."""
+    """Beat's safety net (every minute): retry failed files (a few times) and queue every file with a step to
+    do that nobody holds, if its holder died (a claim that ran out: it is released here, so a worker that
+    outlived it records nothing) or nobody queued it within ``NETHARVEST_INDEX_REQUEUE_S`` (a lost message,
+    a broker outage). A file queued lately and never claimed is waiting its turn: it is not queued again."""
     retry_failed(auto=True)
     now = timezone.now()
-    stale = now - lease()
-    ids = list(pending().filter(Q(claimed_until__isnull=True) | Q(claimed_until__lt=now))
-               .filter(Q(queued_at__isnull=True) | Q(queued_at__lt=stale))
-               .order_by("id").values_list("id", flat=True)[:limit])
-    return enqueue(ids)
+    free = pending().filter(Q(claimed_until__isnull=True) | Q(claimed_until__lt=now))
+    dead = list(free.filter(claimed_until__lt=now).order_by("id").values_list("id", flat=True)[:limit])
+    if dead:  # one conditional UPDATE: a claim renewed or taken meanwhile is left alone
+        released = ArchiveFile.objects.filter(pk__in=dead, claimed_until__lt=now).update(claim_token="",
+                                                                                          claimed_until=None)
+        log.warning("released %d claim(s) whose lease ran out (a worker died or was cut off)", released)
+    forgotten = list(free.filter(claimed_until__isnull=True)
+                     .filter(Q(queued_at__isnull=True) | Q(queued_at__lt=now - requeue_after()))
+                     .exclude(pk__in=dead).order_by("id").values_list("id", flat=True)[:limit])
+    return enqueue(dead + forgotten[:max(0, limit - len(dead))])
+
+
+def requeue_after() -> timedelta:
+    return timedelta(seconds=settings.NETHARVEST_INDEX_REQUEUE_S)
 
 
 # --- helpers -----------------------------------------------------------------------------------------
@@ -328,14 +359,14 @@ def _place_copy(f: ArchiveFile, locations: list[Location], replica: bool) -> Arc
         except Exception as exc:  # e.g. none has room: say so on the file
             raise ChainError(str(exc)) from None
         dest = storage.stored_path(location, f.job_id, f.name)
-        if dest.exists() and sha256_file(dest) != f.sha256:
+        if dest.exists() and sha256_file(dest, still_mine) != f.sha256:
             raise ChainError(f"a different file named {f.name} is already stored at {dest}: refusing to overwrite "
                              "it (a second file with the same name?)")
         copy, _ = ArchiveFileCopy.objects.get_or_create(
             file=f, location=location.name, defaults={"path": str(dest), "is_replica": replica})
     _remove_partial_copies(Path(copy.path))
     src = _copy_source(f, replica)
-    copy_verified(src, Path(copy.path), f.sha256)
+    copy_verified(src, Path(copy.path), f.sha256, tick=still_mine)
     ArchiveFileCopy.objects.filter(pk=copy.pk).update(verified_ok=True, verified_at=timezone.now())
     copy.verified_ok = True
     return copy

@@ -1,9 +1,18 @@
 """Dispatch: NEW jobs onto their channel's queue, control messages to running jobs, resubmission.
 
-A job is claimed (NEW → SUBMITTED, one conditional UPDATE) and published in the same transaction:
-if publishing fails the claim rolls back and the job stays NEW for the next round; two dispatchers
-never both publish one job. The only duplicate left is a crash between the broker accepting the
-message and the database committing, documented in docs/DESIGN.md.
+**Submitting a job** (:func:`submit`): its row is locked (``SELECT … FOR UPDATE SKIP LOCKED``, so two
+dispatchers never publish one job at once), its JobSpec is published, and only once the broker has
+confirmed the message is the job marked SUBMITTED, with one conditional ``UPDATE … WHERE status = 'NEW'``,
+committed at once. So a job is never SUBMITTED without its message: a publish that fails (the broker down,
+a timeout) leaves it NEW, and beat's ``submit_new_jobs`` (every minute) sends it when the broker answers.
+The one window left, a message accepted by the broker while the orchestrator dies before its commit (or a
+reply lost to a timeout), publishes the job again later: the message carries the job's id as its task id
+(``job-<id>``) and a harvester never runs one job twice (``harvester.joblock``; a second machine's
+``started`` is refused by intake).
+
+A publish is bounded: the orchestrator's Celery app (orchestrator/celery.py) sets connect and socket
+timeouts and a short publish retry, so a command run while the broker is down answers in seconds with
+:class:`BrokerUnavailable` instead of hanging.
 """
 
 from __future__ import annotations
@@ -14,6 +23,7 @@ from collections.abc import Iterable
 from django.db import transaction
 from django.utils import timezone
 from kombu import Connection
+from kombu.exceptions import OperationalError
 from kombu.simple import SimpleQueue
 
 from harvester.contracts import RUN_JOB_TASK, Control, control_queue
@@ -27,28 +37,77 @@ class DispatchError(Exception):
     """A request the job's state does not allow; the message says what and why."""
 
 
+class BrokerUnavailable(DispatchError):
+    """The broker did not take a message; ``reason`` is its one-line cause, ``submitted`` how many jobs
+    this call had published before it stopped. The jobs not sent stay NEW for ``submit_new_jobs``."""
+
+    def __init__(self, reason: str, submitted: int = 0) -> None:
+        super().__init__(f"the broker does not answer: {reason}")
+        self.reason = reason
+        self.submitted = submitted
+
+
+def broker_reason(exc: BaseException) -> str:
+    """One line saying why a publish failed (kombu and redis errors carry a multi-line chain)."""
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text[:300]
+
+
 def submit_jobs(job_ids: Iterable[int]) -> int:
-    """Publish the NEW jobs among ``job_ids``; returns how many this call submitted."""
+    """Publish the NEW jobs among ``job_ids``; returns how many this call submitted.
+
+    Raises :class:`BrokerUnavailable` at the first publish the broker refuses: the remaining jobs are not
+    tried (each would wait for the same timeout) and stay NEW, with the ones already sent SUBMITTED.
+    """
     submitted, ids = 0, list(job_ids)
     for start in range(0, len(ids), 5):  # a few specs (megabytes each for a broad crawl) in memory at a time
         chunk = ids[start:start + 5]
         for job in Job.objects.filter(pk__in=chunk, status=JobStatus.NEW).select_related("channel").order_by("id"):
-            submitted += submit(job)
+            try:
+                submitted += submit(job)
+            except BrokerUnavailable as exc:
+                exc.submitted = submitted
+                raise
     return submitted
 
 
 def submit_new_jobs(limit: int = 1000) -> int:
-    """Publish jobs left NEW (a dispatcher that failed, a broker that was down)."""
+    """Publish jobs left NEW (a dispatcher that failed, a broker that was down): beat's periodic sweep."""
     ids = list(Job.objects.filter(status=JobStatus.NEW).order_by("id").values_list("id", flat=True)[:limit])
     return submit_jobs(ids)
 
 
+def run_job_task_id(job_id: int) -> str:
+    """The task id of a job's message: the same for every publish of the job, so a duplicate is known."""
+    return f"job-{job_id}"
+
+
+def _broker_errors() -> tuple[type[BaseException], ...]:
+    """What a publish raises when the broker is down or does not answer (the transport's own errors, which
+    Celery re-raises as kombu's OperationalError, and socket errors and timeouts)."""
+    conn = app.connection_for_write()  # not connected: only the transport's error classes are read
+    try:
+        return (OperationalError, OSError, *conn.connection_errors, *conn.channel_errors)
+    finally:
+        conn.release()
+
+
 def submit(job: Job) -> bool:
+    """Publish one NEW job, then mark it SUBMITTED; False if it is not NEW or another dispatcher has it.
+
+    Call it outside a transaction of your own: the commit right after the confirmed publish is what makes
+    SUBMITTED mean "its message is on the queue".
+    """
     with transaction.atomic():
-        if not Job.transition(job.pk, JobStatus.NEW, JobStatus.SUBMITTED, submitted_at=timezone.now()):
-            return False
-        app.send_task(RUN_JOB_TASK, args=[job.spec], queue=job.channel.queue,
-                      task_id=f"job-{job.pk}-{timezone.now():%Y%m%d%H%M%S%f}")
+        if not Job.objects.select_for_update(skip_locked=True).filter(pk=job.pk, status=JobStatus.NEW).exists():
+            return False  # submitted already, or being submitted by another dispatcher right now
+        try:
+            app.send_task(RUN_JOB_TASK, args=[job.spec], queue=job.channel.queue, task_id=run_job_task_id(job.pk))
+        except _broker_errors() as exc:
+            log.info("job %s not submitted, it stays NEW: %s", job.pk, broker_reason(exc))  # the caller reports
+            raise BrokerUnavailable(broker_reason(exc)) from exc
+        # The broker has the message: mark the job, under the row lock taken above, and commit right here.
+        Job.transition(job.pk, JobStatus.NEW, JobStatus.SUBMITTED, submitted_at=timezone.now())
     log.info("job %s submitted to %s", job.pk, job.channel.queue)
     return True
 

@@ -14,6 +14,9 @@ SKIP LOCKED``; the run is claimed with a conditional UPDATE (``WHERE runs = <see
 then moves to the first event after now, and ``skipped_events`` counts the events in between
 (:func:`orchestrator.harvest.schedules.catch_up`).
 
+A run made by :func:`run_now` while the broker is down stays committed with its jobs NEW (beat's
+``submit_new_jobs`` sends them when the broker answers); a second run-now meanwhile makes no second run.
+
 The web UI calls :func:`run_now`, :func:`set_next`, :func:`activate` and :func:`deactivate`; every
 change is a conditional UPDATE, refused with a :class:`SchedulerError` saying why.
 """
@@ -21,6 +24,7 @@ change is a conditional UPDATE, refused with a :class:`SchedulerError` saying wh
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from datetime import datetime
 
 from django.db import transaction
@@ -28,7 +32,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from orchestrator.harvest import dispatch, jobgen, signals
-from orchestrator.harvest.models import HarvestDefinition, Job
+from orchestrator.harvest.models import HarvestDefinition, Job, JobStatus
 from orchestrator.harvest.schedules import catch_up, first_event, utc
 
 log = logging.getLogger(__name__)
@@ -92,10 +96,51 @@ def _make_due_run(definition: HarvestDefinition, now: datetime) -> list[int]:
     return ids
 
 
-def run_now(definition: HarvestDefinition, requested_by: str) -> list[Job]:
+@dataclass
+class RunNow:
+    """What :func:`run_now` did: the run (``made`` False: an earlier run still waiting to be sent, no new one),
+    its jobs as they are now, and why some of them are still NEW (the broker's one-line reason), if so."""
+
+    definition: str
+    run: int
+    jobs: list[Job]
+    made: bool
+    broker_error: str = ""
+
+    @property
+    def waiting(self) -> list[Job]:
+        """Jobs not yet sent: beat's ``submit_new_jobs`` sends them once the broker answers."""
+        return [j for j in self.jobs if j.status == JobStatus.NEW]
+
+    def describe(self) -> str:
+        """One line for the CLI and the web UI."""
+        waiting = len(self.waiting)
+        if self.made:
+            what = f"run {self.run} of {self.definition!r} made"
+        else:
+            what = (f"no new run of {self.definition!r}: run {self.run} is "
+                    + ("still waiting to be dispatched" if waiting else "dispatched now (it was still waiting)"))
+        if not waiting:
+            return f"{what}: {len(self.jobs)} job(s) submitted"
+        sent = len(self.jobs) - waiting
+        return (f"{what}: {waiting} job(s) will be dispatched when the broker answers (it does not now: "
+                f"{self.broker_error or 'not tried'})" + (f"; {sent} job(s) submitted" if sent else ""))
+
+
+def waiting_run(definition: HarvestDefinition) -> int | None:
+    """The latest run of ``definition`` with jobs still NEW (made, not yet sent to the broker), if any."""
+    return (Job.objects.filter(harvest=definition, status=JobStatus.NEW).order_by("-harvest_run")
+            .values_list("harvest_run", flat=True).first())
+
+
+def run_now(definition: HarvestDefinition, requested_by: str, force: bool = False) -> RunNow:
     """Make a run of ``definition`` now, whatever its schedule, and dispatch its jobs.
 
-    Does not move the definition's next date. Refused if the run would harvest nothing.
+    Does not move the definition's next date. Refused if the run would harvest nothing. If a run of the
+    definition is still waiting to be dispatched (jobs NEW: the broker was down), no new run is made unless
+    ``force``: its jobs are sent now if the broker answers, so repeating a run-now that met a broker outage
+    never makes a duplicate run. A broker that does not answer is not an error: the run is made (committed)
+    and beat's ``submit_new_jobs`` sends its jobs once the broker is back.
     """
     with transaction.atomic():
         current = HarvestDefinition.objects.select_for_update(of=("self",)).select_related("channel").filter(
@@ -104,16 +149,29 @@ def run_now(definition: HarvestDefinition, requested_by: str) -> list[Job]:
             raise SchedulerError(f"harvest definition {definition.pk} no longer exists")
         if current.kind == HarvestDefinition.CONTINUOUS:
             raise SchedulerError(f"{current.name} is a continuous harvest: it is not run as jobs")
-        run = current.runs + 1
-        HarvestDefinition.objects.filter(pk=current.pk, runs=current.runs).update(runs=run)
-        signals.before_run.send(sender=HarvestDefinition, definition=current)
-        ids = jobgen.generate_jobs(current, run)
-        if not ids:
-            raise SchedulerError(f"{current.name} has no domain configuration to harvest"
-                                 + (" (none chosen)" if current.kind == current.SELECTIVE else ""))
-    log.info("harvest %s run %d made now by %s: %d job(s)", current.name, run, requested_by, len(ids))
-    dispatch.submit_jobs(ids)
-    return list(Job.objects.filter(pk__in=ids).order_by("id"))
+        waiting = None if force else waiting_run(current)  # read under the definition's lock: no race
+        if waiting is None:
+            run = current.runs + 1
+            HarvestDefinition.objects.filter(pk=current.pk, runs=current.runs).update(runs=run)
+            signals.before_run.send(sender=HarvestDefinition, definition=current)
+            ids = jobgen.generate_jobs(current, run)
+            if not ids:
+                raise SchedulerError(f"{current.name} has no domain configuration to harvest"
+                                     + (" (none chosen)" if current.kind == current.SELECTIVE else ""))
+        else:
+            run = waiting
+            ids = list(Job.objects.filter(harvest=current, harvest_run=run).values_list("id", flat=True))
+    if waiting is None:
+        log.info("harvest %s run %d made now by %s: %d job(s)", current.name, run, requested_by, len(ids))
+    else:
+        log.info("harvest %s: run-now by %s made no new run, run %d is still waiting to be dispatched",
+                 current.name, requested_by, run)
+    error = ""
+    try:
+        dispatch.submit_jobs(ids)
+    except dispatch.BrokerUnavailable as exc:
+        error = exc.reason
+    return RunNow(current.name, run, list(Job.objects.filter(pk__in=ids).order_by("id")), waiting is None, error)
 
 
 def set_next(definition: HarvestDefinition, when: datetime) -> HarvestDefinition:

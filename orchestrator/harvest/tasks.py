@@ -39,7 +39,14 @@ def reap_jobs() -> None:
 
 @shared_task(name="orchestrator.submit_new_jobs", ignore_result=True)
 def submit_new_jobs() -> None:
-    dispatch.submit_new_jobs()
+    """Beat's sweep (every minute): send the jobs left NEW, e.g. by a run made while the broker was down."""
+    try:
+        sent = dispatch.submit_new_jobs()
+    except dispatch.BrokerUnavailable as exc:
+        log.warning("jobs left NEW, the next round retries: %s (%d sent first)", exc, exc.submitted)
+        return
+    if sent:
+        log.info("%d job(s) left NEW submitted", sent)
 
 
 @shared_task(name="orchestrator.schedule_due_harvests", ignore_result=True)
@@ -48,7 +55,10 @@ def schedule_due_harvests() -> None:
     picked up by ``submit_new_jobs``)."""
     job_ids = scheduler.schedule_due_harvests()
     if job_ids:
-        dispatch.submit_jobs(job_ids)
+        try:
+            dispatch.submit_jobs(job_ids)
+        except dispatch.BrokerUnavailable as exc:
+            log.warning("%d new job(s) stay NEW until the broker answers (submit_new_jobs): %s", len(job_ids), exc)
 
 
 from orchestrator.harvest import indextasks  # noqa: E402, F401  (the indexer chain's tasks, registered here)

@@ -85,7 +85,7 @@ def test_bad_copy_is_removed(tmp_path, monkeypatch):
     """A copy whose read-back differs (a failing disk) is deleted and reported."""
     src, digest = make_file(tmp_path / "job1.warc.gz")
     real = storage.sha256_file
-    monkeypatch.setattr(storage, "sha256_file", lambda p: "0" * 64 if ".part" in str(p) else real(p))
+    monkeypatch.setattr(storage, "sha256_file", lambda p, *tick: "0" * 64 if ".part" in str(p) else real(p))
     dest = tmp_path / "store"
     with pytest.raises(ChecksumMismatch, match="read back"):
         copy_verified(src, dest / src.name, digest)

@@ -13,6 +13,7 @@ import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -82,3 +83,15 @@ def record(job: Job, crawl: Crawl | None = None, *, rename: bool = True) -> Job:
         for f in result["files"]:
             f["name"] = f"j{job.pk}-{f['name']}"
     return intake.record_result(result)
+
+
+def end_now(job: Job) -> Job:
+    """Record a DONE JobResult for ``job`` that ended just now, without files: site-a.fr 40 objects, 70,000 bytes,
+    DOWNLOAD_COMPLETE; site-b.dk 5 objects, 3,096 bytes, DOWNLOAD_UNFINISHED."""
+    return intake.record_result({
+        "version": 1, "job_id": job.pk, "status": "DONE", "started": "2026-11-23T10:00:00Z",
+        "ended": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"), "files": [],
+        "domains": [{"name": "site-a.fr", "configuration": "defaultconfig", "objects": 40, "bytes": 70000,
+                     "stop_reason": "DOWNLOAD_COMPLETE"},
+                    {"name": "site-b.dk", "configuration": "defaultconfig", "objects": 5, "bytes": 3096,
+                     "stop_reason": "DOWNLOAD_UNFINISHED"}]})

@@ -82,7 +82,7 @@ def test_schedule_end_stops_the_runs():
 def test_run_now_set_next_activate_deactivate(settings, purge_queues):
     definition = selective("manual", None)
     HarvestDefinition.objects.filter(pk=definition.pk).update(active=False)
-    jobs = scheduler.run_now(definition, requested_by="test")
+    jobs = scheduler.run_now(definition, requested_by="test").jobs
     assert [j.status for j in jobs] == ["SUBMITTED"] and jobs[0].harvest_run == 1
     definition.refresh_from_db()
     assert definition.runs == 1 and definition.next_date is None

@@ -63,7 +63,7 @@ def test_records_without_a_mapping_are_skipped_with_the_reason(mapped, collectio
 
 def test_the_transfer_runs_before_a_run_of_a_mapped_definition(mapped, collections):
     record = make_record(collections["lit"], "http://live.fr/")
-    jobs = scheduler.run_now(mapped["monthly"], "test")
+    jobs = scheduler.run_now(mapped["monthly"], "test").jobs
     assert jobs and configs_of(mapped["monthly"]) == [("live.fr", f"selection-{record.pk}", 10000)]
 
 
@@ -89,5 +89,5 @@ def test_a_failing_transfer_does_not_stop_the_run(mapped, collections, monkeypat
         raise RuntimeError("mapping table unreadable")
 
     monkeypatch.setattr(module, "transfer", broken)
-    jobs = scheduler.run_now(mapped["monthly"], "test")
+    jobs = scheduler.run_now(mapped["monthly"], "test").jobs
     assert jobs and configs_of(mapped["monthly"]) == [("kept.fr", "defaultconfig", -1)]

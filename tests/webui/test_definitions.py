@@ -2,10 +2,21 @@
 
 from __future__ import annotations
 
+from html import unescape
+
 import pytest
 from django.urls import reverse
 
-from orchestrator.harvest.models import Domain, HarvestChannel, HarvestDefinition, Job, Schedule
+from orchestrator.celery import app
+from orchestrator.harvest.domains import create_domains
+from orchestrator.harvest.models import (
+    Domain,
+    DomainConfiguration,
+    HarvestChannel,
+    HarvestDefinition,
+    Job,
+    Schedule,
+)
 from tests.orchestrator import factories
 
 pytestmark = pytest.mark.django_db
@@ -124,3 +135,31 @@ def test_extended_fields_of_definitions_are_typed_and_required(curator):
     ok = curator.post(url, {"name": "x", "channel": focused.pk, "ext_legal_basis": "deposit"})
     assert ok.status_code == 302
     assert HarvestDefinition.objects.get().extended == {"legal_basis": "deposit"}
+
+
+def news_with(domains: list[str]) -> HarvestDefinition:
+    create_domains(domains)
+    definition = factories.selective_definition("news")
+    definition.configurations.set(DomainConfiguration.objects.filter(domain__name__in=domains, is_default=True))
+    return definition
+
+
+def test_run_now_with_the_broker_down_says_the_run_waits_and_a_second_click_makes_no_second_run(broker_down,
+                                                                                                  curator):
+    """Before: a 500 (the publish's traceback) and a second run per click."""
+    definition = news_with(["a.fr"])
+    url = reverse("webui:definition-run", args=[definition.pk])
+    page = curator.post(url, follow=True)
+    assert page.status_code == 200
+    assert "Run 1 of 'news' made: 1 job(s) will be dispatched when the broker answers" in unescape(text(page))
+    again = unescape(text(curator.post(url, follow=True)))
+    assert "No new run of 'news': run 1 is still waiting to be dispatched" in again
+    assert list(Job.objects.values_list("harvest_run", "status")) == [(1, "NEW")]
+
+    broker_down()  # the broker answers again: the next click sends the waiting run, still no second run
+    sent = unescape(text(curator.post(url, follow=True)))
+    assert "run 1 is dispatched now (it was still waiting): 1 job(s) submitted" in sent
+    assert list(Job.objects.values_list("harvest_run", "status")) == [(1, "SUBMITTED")]
+    assert HarvestDefinition.objects.get(pk=definition.pk).runs == 1
+    with app.connection_for_write() as conn:
+        conn.default_channel.queue_purge(definition.channel.queue)

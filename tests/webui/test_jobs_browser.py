@@ -20,7 +20,7 @@ from django.test import Client
 from harvester.runtime import spool_dir
 from orchestrator.harvest import intake
 from orchestrator.harvest.models import JobStatus
-from tests.orchestrator.crawled_job import crawled, make_job, record
+from tests.orchestrator.crawled_job import crawled, end_now, make_job, record
 from tests.webui.browserhelp import MARKS, launch, shot, sync_api
 
 pytestmark = MARKS
@@ -82,6 +82,13 @@ def test_running_job_updates_live_and_previews_a_trap(live_server, page) -> None
     page.wait_for_function(f"document.querySelector('tr[data-job=\"{job.pk}\"] [data-f=uris_done]')"
                            ".textContent === '41'", timeout=20_000)
     shot(page, "jobs-running")
+
+    # The job ends while the page is open: it leaves the running list, its final result shows under "Just ended".
+    end_now(job)
+    page.wait_for_selector(f"#ended tr[data-ended='{job.pk}']", timeout=20_000)
+    assert page.locator(f"#running tr[data-job='{job.pk}']").count() == 0
+    ended = page.inner_text(f"#ended tr[data-ended='{job.pk}']")
+    assert "DONE" in ended and "45" in ended and "DOWNLOAD_COMPLETE 1, DOWNLOAD_UNFINISHED 1" in ended
 
 
 def test_finished_job_reports_and_statistics(live_server, page) -> None:

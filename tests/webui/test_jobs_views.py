@@ -18,7 +18,7 @@ from harvester.runtime import spool_dir
 from orchestrator.harvest import intake
 from orchestrator.harvest.models import ArchiveFile, HarvestChannel, Job, JobControl, JobStats, JobStatus
 from tests.orchestrator import factories
-from tests.orchestrator.crawled_job import DOMAINS, crawled, make_job, record
+from tests.orchestrator.crawled_job import DOMAINS, crawled, end_now, make_job, record
 from tests.webui.conftest import ROLES
 from webui import jobs_urls
 
@@ -176,6 +176,29 @@ def test_progress_json_shows_rates_budgets_and_alerts(viewer: Client) -> None:
     detail = viewer.get(reverse("jobs:job", args=[job.pk])).content.decode()
     assert "Budget used per domain" in detail and "setInterval(poll, 5000)" in detail
     assert "Add trap" not in detail  # no controls without the permission
+
+
+def test_an_ended_job_leaves_the_running_list_with_its_final_result(viewer: Client) -> None:
+    """Before: an ended job stayed on the running page with its last heartbeat's figures (30 URIs) until a
+    reload, and then vanished without its result."""
+    job = _running_job()
+    other = _running_job()
+    long_ago = make_job(status=JobStatus.DONE, ended_at=datetime.now(UTC) - timedelta(hours=1))
+    end_now(job)
+    listing = viewer.get(reverse("jobs:running-json")).json()
+    assert [j["job"] for j in listing["jobs"]] == [other.pk]  # out of the running list
+    ended = {e["job"]: e for e in listing["ended"]}
+    assert set(ended) == {job.pk}  # the one that ended an hour ago is not "just ended"
+    final = ended[job.pk]
+    assert (final["status"], final["domains"], final["objects"], final["bytes"]) == ("DONE", 2, 45, 73096)
+    assert final["stop_reasons"] == {"DOWNLOAD_COMPLETE": 1, "DOWNLOAD_UNFINISHED": 1}
+    assert final["url"] == f"/jobs/{job.pk}/"
+
+    page = viewer.get(reverse("jobs:running")).content.decode()
+    assert f'data-job="{other.pk}"' in page and f'data-job="{job.pk}"' not in page
+    assert f'data-ended="{job.pk}"' in page and f'data-ended="{long_ago.pk}"' not in page
+    row = page[page.index(f'data-ended="{job.pk}"'):].split("</tr>")[0]
+    assert "DONE" in row and ">45<" in row and "71.4 KB" in row and "DOWNLOAD_COMPLETE 1, DOWNLOAD_UNFINISHED 1" in row
 
 
 def test_controls_are_recorded_and_sent(engineer: Client) -> None:

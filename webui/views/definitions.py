@@ -166,11 +166,18 @@ def deactivate(request: HttpRequest, pk: int) -> HttpResponse:
 def run_now(request: HttpRequest, pk: int) -> HttpResponse:
     definition = get_object_or_404(HarvestDefinition, pk=pk)
     try:
-        jobs = scheduler.run_now(definition, requested_by=request.user.username)
+        outcome = scheduler.run_now(definition, requested_by=request.user.username)
     except SchedulerError as exc:
         messages.error(request, f"{definition.name} was not run: {exc}")
     else:
-        messages.success(request, f"Run {jobs[0].harvest_run} of {definition.name}: {len(jobs)} job(s) made and "
-                                  f"submitted to channel {definition.channel.name} (jobs "
-                                  f"{', '.join(str(j.pk) for j in jobs[:10])}{'…' if len(jobs) > 10 else ''}).")
+        jobs = outcome.jobs
+        ids = f"{', '.join(str(j.pk) for j in jobs[:10])}{'…' if len(jobs) > 10 else ''}"
+        line = f"{outcome.describe()[:1].upper()}{outcome.describe()[1:]} (jobs {ids})."
+        if outcome.waiting:  # committed, but the broker does not answer: beat sends the jobs when it does
+            messages.warning(request, line)
+        elif not outcome.made:  # an earlier run was still waiting: sent now instead of a second run
+            messages.info(request, line)
+        else:
+            messages.success(request, f"Run {outcome.run} of {definition.name}: {len(jobs)} job(s) made and "
+                                      f"submitted to channel {definition.channel.name} (jobs {ids}).")
     return redirect("webui:definition", pk=pk)

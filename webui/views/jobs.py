@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from datetime import UTC, datetime, time
+from datetime import UTC, datetime, time, timedelta
 from typing import Any
 
 from django import forms
 from django.contrib import messages
 from django.core.paginator import Paginator
-from django.db.models import F
+from django.db.models import Count, F, Sum
 from django.http import (
     Http404,
     HttpRequest,
@@ -27,6 +27,7 @@ from django.http import (
     StreamingHttpResponse,
 )
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
@@ -49,6 +50,9 @@ from webui.access import ENGINEER, READ, require
 VIEW = READ
 CONTROL = ENGINEER
 RUNNING = (JobStatus.SUBMITTED, JobStatus.STARTED)
+ENDED = (JobStatus.DONE, JobStatus.FAILED)
+#: The running-jobs page lists a job that ended this recently under "Just ended", with its final result.
+JUST_ENDED_S = 10 * 60
 PAGE_SIZE = 50
 DOMAIN_PAGE_SIZE = 100
 #: Per-domain rows in a progress JSON: the most used budgets first; a snapshot job can hold 10,000 domains.
@@ -191,18 +195,48 @@ def progress_of(job: Job, domains: int = PROGRESS_DOMAINS) -> dict[str, Any]:
     }
 
 
+def ended_results(jobs: list[Job]) -> list[dict[str, Any]]:
+    """Ended jobs' final results for the running-jobs page: status, when, and the figures of each JobResult as
+    intake recorded them (HarvestInfo per domain), not the last heartbeat's. One query for all the jobs."""
+    figures: dict[int, dict[str, Any]] = {j.pk: {"domains": 0, "objects": 0, "bytes": 0, "stop_reasons": {}}
+                                          for j in jobs}
+    rows = (HarvestInfo.objects.filter(job__in=[j.pk for j in jobs]).values("job_id", "stop_reason")
+            .annotate(n=Count("id"), objects=Sum("objects_count"), nbytes=Sum("bytes_count")).order_by("-n"))
+    for row in rows:
+        f = figures[row["job_id"]]
+        f["domains"] += row["n"]
+        f["objects"] += row["objects"] or 0
+        f["bytes"] += row["nbytes"] or 0
+        f["stop_reasons"][row["stop_reason"]] = row["n"]
+    return [{"job": j.pk, "status": j.status, "harvest": j.harvest.name if j.harvest_id else "",
+             "ended": j.ended_at.strftime("%Y-%m-%d %H:%M:%S") if j.ended_at else None, "error": j.error_category,
+             "url": reverse("jobs:job", args=[j.pk]), **figures[j.pk]} for j in jobs]
+
+
+def _running_and_ended() -> tuple[list[Job], list[dict[str, Any]]]:
+    """The running jobs, and the results of those that ended within the last ``JUST_ENDED_S`` (newest first)."""
+    running_jobs = list(Job.objects.filter(status__in=RUNNING).select_related("harvest", "channel")
+                        .order_by("id")[:500])
+    since = timezone.now() - timedelta(seconds=JUST_ENDED_S)
+    ended = list(Job.objects.filter(status__in=ENDED, ended_at__gte=since).select_related("harvest")
+                 .order_by("-ended_at", "-id")[:100])
+    return running_jobs, ended_results(ended)
+
+
 @require(VIEW)
 @require_GET
 def running(request: HttpRequest) -> HttpResponse:
-    jobs = Job.objects.filter(status__in=RUNNING).select_related("harvest", "channel").order_by("id")[:500]
-    return render(request, "jobs/running.html", {"jobs": [(j, progress_of(j, domains=5)) for j in jobs]})
+    jobs, ended = _running_and_ended()
+    return render(request, "jobs/running.html", {"jobs": [(j, progress_of(j, domains=5)) for j in jobs],
+                                                  "ended": ended, "just_ended_min": JUST_ENDED_S // 60})
 
 
 @require(VIEW)
 @require_GET
 def running_json(request: HttpRequest) -> JsonResponse:
-    jobs = Job.objects.filter(status__in=RUNNING).select_related("harvest").order_by("id")[:500]
-    return JsonResponse({"now": timezone.now().isoformat(), "jobs": [progress_of(j, domains=5) for j in jobs]})
+    jobs, ended = _running_and_ended()
+    return JsonResponse({"now": timezone.now().isoformat(), "jobs": [progress_of(j, domains=5) for j in jobs],
+                         "ended": ended})
 
 
 @require(VIEW)

@@ -1,7 +1,14 @@
-"""``netharvest harvests list|show|run-now|activate|deactivate|set-next``: harvest definitions and their runs."""
+"""``netharvest harvests list|show|run-now|activate|deactivate|set-next``: harvest definitions and their runs.
+
+``run-now`` exit status: 0 the run's jobs are submitted (a run that was still waiting to be dispatched is
+sent instead of making a second one, and says so); 1 refused (the message says why); 3 the run is in the
+database (made now, or an earlier one still waiting: no new run) but the broker does not answer, so its NEW
+jobs will be dispatched by beat once it does: one line on stderr says so, never a traceback.
+"""
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -15,6 +22,9 @@ from orchestrator.harvest.models import HarvestDefinition, Job
 from orchestrator.harvest.schedules import upcoming_runs
 from orchestrator.harvest.tables import filesize, render
 
+#: ``run-now``'s exit status when the run is in the database but its jobs wait for the broker.
+WAITING_FOR_BROKER = 3
+
 
 class Command(BaseCommand):
     help = "List and show harvest definitions; run one now; activate, deactivate or move its next run. Times are UTC."
@@ -27,8 +37,11 @@ class Command(BaseCommand):
         show = sub.add_parser("show", help="one definition: settings, upcoming runs, its runs and their jobs")
         show.add_argument("harvest", help="name or id")
         show.add_argument("--upcoming", type=int, default=5, help="how many upcoming runs to list (selective)")
-        run = sub.add_parser("run-now", help="make a run now and dispatch its jobs (the schedule is unchanged)")
+        run = sub.add_parser("run-now", help="make a run now and dispatch its jobs (the schedule is unchanged); "
+                             "exit status 3: made, but its jobs wait for the broker")
         run.add_argument("harvest", help="name or id")
+        run.add_argument("--force", action="store_true",
+                         help="make a new run even if an earlier one is still waiting to be dispatched")
         for name, text in (("activate", "switch a definition on (selective: from its schedule's next event)"),
                            ("deactivate", "switch a definition off (a run being generated finishes)")):
             sub.add_parser(name, help=text).add_argument("harvest", help="name or id")
@@ -38,10 +51,18 @@ class Command(BaseCommand):
 
     def handle(self, *args: object, action: str, **options: object) -> None:
         handler = getattr(self, f"do_{action.replace('-', '_')}")
+        logger = logging.getLogger("orchestrator")
+        level = logger.level
+        if int(str(options.get("verbosity", 1))) < 2:
+            # The command says what happened itself; the services' INFO log lines (-v 2 shows them) would bury
+            # the one line that matters, e.g. "run 3 … made: its jobs wait for the broker".
+            logger.setLevel(logging.WARNING)
         try:
             handler(**options)
         except (scheduler.SchedulerError, jobgen.GenerationError) as exc:
             raise CommandError(str(exc)) from None
+        finally:
+            logger.setLevel(level)
 
     def _definition(self, key: str) -> HarvestDefinition:
         query = HarvestDefinition.objects.select_related("schedule", "channel", "previous")
@@ -96,13 +117,19 @@ class Command(BaseCommand):
                   " ".join(f"{s}:{n}" for s, n in sorted(statuses.get(r["harvest_run"], {}).items())))
                  for r in runs]))
 
-    def do_run_now(self, harvest: str, **_: object) -> None:
+    def do_run_now(self, harvest: str, force: bool = False, **_: object) -> None:
         d = self._definition(harvest)
-        jobs = scheduler.run_now(d, requested_by=_who())
-        self.stdout.write(f"{d.name} run {jobs[0].harvest_run}: {len(jobs)} job(s), "
+        outcome = scheduler.run_now(d, requested_by=_who(), force=force)
+        jobs = outcome.jobs
+        self.stdout.write(f"{d.name} run {outcome.run}: {len(jobs)} job(s), "
                           f"{sum(j.domain_count for j in jobs)} domain configuration(s)")
         self.stdout.write(render(["job", "domains", "expected objects", "expected size", "status"], [
             (j.pk, j.domain_count, j.expected_objects, filesize(j.expected_bytes), j.status) for j in jobs]))
+        if outcome.waiting:
+            raise CommandError(outcome.describe() + ("" if outcome.made else "; --force makes another run anyway"),
+                               returncode=WAITING_FOR_BROKER)
+        if not outcome.made:
+            self.stdout.write(outcome.describe())
 
     def do_activate(self, harvest: str, **_: object) -> None:
         d = scheduler.activate(self._definition(harvest))
