@@ -14,6 +14,7 @@ from warcio.archiveiterator import ArchiveIterator
 from indexer.dedup import DedupIndex
 from orchestrator.harvest import chain, merging, storage
 from orchestrator.harvest.models import ArchiveFile, ArchiveFileCopy
+from tests.indexer.warcs import corrupt_deflate
 from tests.orchestrator import factories
 from tests.orchestrator.chainhelp import data_lines, harvest, sha256, states
 
@@ -153,6 +154,21 @@ def test_a_checksum_that_does_not_match_the_bytes_fails_ingest(warcs, storage_en
     chain.run_pending()  # retried, fails again, counted
     bad.refresh_from_db()
     assert (bad.index_state, bad.attempts) == ("FAILED", 2)
+
+
+def test_corrupt_deflate_data_fails_the_index_step_with_file_and_offset(warcs, storage_env, tmp_path):
+    """A WARC whose compressed data is corrupt (checksums match: it was written so) is a failure
+    recorded on the file, naming the member's offset, not an IsalError escaping the step."""
+    bad = tmp_path / warcs[0].name
+    bad.write_bytes(warcs[0].read_bytes())
+    offset = corrupt_deflate(bad)
+    job = harvest([bad, *warcs[1:]], storage_env / "spool")
+    chain.run_pending()
+    failed = ArchiveFile.objects.get(job=job, index_state="FAILED")
+    assert failed.failed_step == "INGESTED"
+    assert failed.error.startswith(
+        f"index: WarcFormatError: {failed.spool_path}: corrupt gzip data in the member at offset {offset}")
+    assert ArchiveFile.objects.filter(job=job, index_state="CLEANED").count() == len(warcs) - 1
 
 
 def test_missing_locations_fail_the_transfer_and_a_rerun_finishes(warcs, storage_env, settings):
