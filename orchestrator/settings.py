@@ -75,6 +75,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "webui.middleware.RefuseControlCharacters",  # after auth and messages: its error page has the layout
 ]
 
 ROOT_URLCONF = "orchestrator.urls"

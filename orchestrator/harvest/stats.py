@@ -155,7 +155,7 @@ def record_job_stats(job: Job) -> JobStats:
                 raise ValueError(f"{name} is larger than 64 MB")
             parsed = parse(text)
         except (jobfiles.NotAvailable, OSError, ValueError) as exc:
-            errors.append(str(exc))
+            errors.append(jobfiles.reason(exc))
             continue
         sources.append(f"{name}: {source}")
         if target == "mimes":
