@@ -4,6 +4,7 @@ recorded on the file, the spool copy kept until every copy is verified, merges w
 from __future__ import annotations
 
 import os
+import stat
 from datetime import timedelta
 from pathlib import Path
 
@@ -70,6 +71,24 @@ def _replay_every_line(master: list[bytes], path_index: dict[str, list[str]]) ->
             record = next(iter(ArchiveIterator(stream)))
             assert record.rec_headers.get_header("WARC-Target-URI") == url
         assert length > 0
+
+
+def test_every_stored_file_and_index_takes_the_umask_mode(warcs, storage_env):
+    """Under umask 027 a replay service in the archive's group can read every stored WARC, CDX, PATH
+    and master index: they were 0600 (tempfile.mkstemp), readable by the chain's user alone."""
+    old = os.umask(0o027)
+    try:
+        harvest(warcs, storage_env / "spool")
+        chain.run_pending()
+        merging.merge()
+        merging.bigmerge()
+    finally:
+        os.umask(old)
+    stored = [p for top in ("node1", "node2", "backup", "index") for p in (storage_env / top).rglob("*")
+              if p.is_file()]
+    assert any(p.name.endswith(".warc.gz") for p in stored) and storage.master_cdx() in stored
+    assert storage.master_path() in stored
+    assert {p.name: oct(stat.S_IMODE(p.stat().st_mode)) for p in stored} == {p.name: "0o640" for p in stored}
 
 
 def test_running_everything_twice_changes_nothing(warcs, storage_env):
