@@ -138,7 +138,7 @@ def normalize_seed_lines(text: str) -> str:
         try:
             out.append(normalize_seed(line))
         except ValueError as exc:
-            errors.append(f"line {number}: {line!r}: {exc}")
+            errors.append(f"line {number}: {preview(line)}: {exc}")
     if errors:
         raise ValidationError(errors)
     return "\n".join(out)
