@@ -59,7 +59,8 @@ def main() -> None:
                              "--show-errors", "0"], env=env, capture_output=True, text=True)
     elapsed = time.monotonic() - started
     peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    if result.returncode != 0:
+    # Exit status 1 says lines were refused: this file has invalid lines on purpose (one in 1,000).
+    if result.returncode not in (0, 1):
         sys.exit(result.stderr)
     print(result.stdout.strip())
     print(f"domains: {args.domains:,}  parallel: {args.parallel}  wall: {elapsed:.1f} s  "

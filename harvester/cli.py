@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import sys
 import time
@@ -30,6 +31,7 @@ from typing import Any
 
 from harvester.contracts import ContractError, CrawlSettings, JobSpec, validate_seed
 from harvester.defaults import PROGRESS_INTERVAL_S
+from harvester.linereader import preview, read_lines
 
 EXIT_USAGE = 2
 BUILTIN_TEMPLATES: dict[str, dict[str, Any]] = {"default": {}}
@@ -40,22 +42,23 @@ class UsageError(Exception):
 
 
 def read_seeds(path: Path) -> list[str]:
-    """Seeds from a file, one per line; errors name the file and line."""
+    """Seeds from a file, one per line, each line read in bounded memory; errors name the file and line."""
+    seeds: list[str] = []
     try:
-        text = path.read_text(encoding="utf-8")
+        with path.open("rb") as stream:
+            for line in read_lines(stream):
+                if line.problem:
+                    raise UsageError(f"{path}:{line.number}: {line.problem}")
+                if not line.text or line.text.startswith("#"):
+                    continue
+                try:
+                    seeds.append(validate_seed(line.text, f"{path}:{line.number}"))
+                except ContractError:
+                    raise UsageError(f"{path}:{line.number}: not an http(s) URL: {preview(line.text)}") from None
     except FileNotFoundError:
         raise UsageError(f"{path}: seeds file not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{path}: cannot read seeds file: {exc}") from None
-    seeds: list[str] = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        line = line.strip()
-        if not line or line.startswith("#"):
-            continue
-        try:
-            seeds.append(validate_seed(line, f"{path}:{number}"))
-        except ContractError as exc:
-            raise UsageError(str(exc)) from None
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read seeds file: {exc.strerror or exc}") from None
     if not seeds:
         raise UsageError(f"{path}: no seeds in the file")
     return list(dict.fromkeys(seeds))
@@ -155,13 +158,28 @@ def crawl_main(argv: list[str]) -> int:
         settings = resolve_settings(args.template, args.templates, args.settings)
         spec = build_spec(seeds, settings, args.template or "custom", args.max_objects, args.max_bytes,
                           args.time_limit)
-        out: Path = args.out.resolve()
-        if (out / "jobresult.json").exists():
-            raise UsageError(f"{out}: already holds a finished crawl; choose another --out")
+        out = prepare_out(args.out)
     except UsageError as exc:
         print(f"netharvest crawl: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     return run_trial(spec, out, quiet=args.quiet)
+
+
+def prepare_out(path: Path) -> Path:
+    """The job directory, created if needed; a path that is a file, cannot be made or written, or
+    holds a finished crawl is a one-line error (it was a FileExistsError traceback for a file)."""
+    out = path.resolve()
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"{out}: exists and is not a directory (--out names the job directory to create)")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"{out}: cannot create the job directory: {exc.strerror or exc}") from None
+    if not os.access(out, os.W_OK | os.X_OK):
+        raise UsageError(f"{out}: the job directory is not writable")
+    if (out / "jobresult.json").exists():
+        raise UsageError(f"{out}: already holds a finished crawl; choose another --out")
+    return out
 
 
 def run_trial(spec: JobSpec, out: Path, quiet: bool = False) -> int:

@@ -4,8 +4,17 @@ What is switched off, and why: Scrapy's retries (the frontier retries, Heritrix 
 (a ``Location`` becomes a new URI with path letter ``R`` so every hop is archived), meta-refresh
 (extracted as ``R`` too), robots.txt (ours is a prerequisite that is archived), the
 per-domain download delay and AutoThrottle (politeness is the frontier's), the offsite filter
-(scope is ours), the dupefilter (the frontier's seen-set), telnet. ``RETRY_*`` still describe our
+(scope is ours), the dupefilter (the frontier's seen-set). ``RETRY_*`` still describe our
 retry policy, because the archive middleware reads them to know when a failure is final.
+
+Extensions: only :data:`EXTENSIONS_USED` run (``EXTENSIONS_BASE`` replaced, not amended), so a new
+Scrapy's new default extension never starts unnoticed in a crawl child. Scrapy 2.19 added
+RemoteControl: an HTTP endpoint on loopback that runs Python code sent to it, with token files in the
+user's state directory that a killed crawl leaves behind; the telnet console is the older such door.
+Both are also disabled by their own settings, in case a later Scrapy moves them out of the base dict.
+Dropped besides: CloseSpider (the frontier enforces budgets), FeedExporter (no items), MemoryUsage and
+MemoryDebugger (the worker watches its child), SpiderState (no JOBDIR), AutoThrottle (politeness is
+the frontier's). A test checks that a running crawl child listens on no TCP port.
 
 ``DOWNLOAD_MAXSIZE`` is kept, as the gzip-bomb fuse: the raw handler truncates what it *receives*
 at ``max_document_bytes`` (and marks the WARC record) but never decodes; Scrapy's
@@ -31,6 +40,14 @@ ARCHIVE_MIDDLEWARE = "harvester.archive.ArchiveMiddleware"
 ARCHIVE_MIDDLEWARE_ORDER = 950
 #: The most a body is decompressed to for link extraction (a gzip bomb stops there).
 MAX_DECODED_BYTES = 100 * 1024 * 1024
+
+
+#: The Scrapy extensions a crawl runs: stats, and the periodic stats line in the engine log.
+EXTENSIONS_USED = {
+    "scrapy.extensions.corestats.CoreStats": 0,
+    "scrapy.extensions.logstats.LogStats": 0,
+    "scrapy.extensions.logcount.LogCount": 0,
+}
 
 
 def decoded_limit(max_document_bytes: int) -> int:
@@ -90,7 +107,10 @@ def build_settings(spec: JobSpec, out_dir: str | Path, *, archive: bool = True,
         "URLLENGTH_LIMIT": 2083,
         "DEPTH_LIMIT": 0,
         "DEPTH_STATS_VERBOSE": False,
+        "EXTENSIONS_BASE": dict(EXTENSIONS_USED),
         "TELNETCONSOLE_ENABLED": False,
+        "REMOTE_CONTROL_ENABLED": False,
+        "MEMUSAGE_ENABLED": False,
         "LOG_LEVEL": "INFO",
         "LOGSTATS_INTERVAL": 60,
         "REACTOR_THREADPOOL_MAXSIZE": 10,

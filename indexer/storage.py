@@ -16,12 +16,11 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from indexer.fsutil import fsync_dir
+from indexer.fsutil import fsync_dir, mkstemp_shared
 
 CHUNK = 1 << 20
 #: Called once per chunk by the long loops (hashing, copying): a caller holding a lease on the work renews
@@ -127,7 +126,7 @@ def copy_verified(src: str | Path, dest: Path, sha256: str, tick: Tick = _no_tic
     if dest.exists():
         return _existing(dest, sha256, tick)
     dest.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".part", dir=dest.parent)
+    fd, tmp_name = mkstemp_shared(dest.parent, prefix=f".{dest.name}.", suffix=".part")
     tmp = Path(tmp_name)
     try:
         h = hashlib.sha256()

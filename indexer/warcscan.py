@@ -32,6 +32,10 @@ try:  # ISA-L's inflate is 2-3x zlib's; same API (decompressobj, unused_data, un
 except ImportError:  # pragma: no cover - isal is a dependency; zlib keeps the indexer working without it
     _inflate_lib = zlib  # type: ignore[assignment]
 
+#: What a corrupt deflate stream raises: ISA-L's IsalError is not a zlib.error subclass, so both are
+#: named, or a corrupt member would escape as a raw traceback instead of naming file and offset.
+_INFLATE_ERRORS: tuple[type[Exception], ...] = tuple({zlib.error, _inflate_lib.error})
+
 #: Bytes of decompressed head (WARC header block + HTTP head) kept per record; beyond that the
 #: HTTP head is treated as absent (warcio would read it, but no real server sends 1 MiB of headers).
 MAX_HEAD = 1 << 20
@@ -313,7 +317,7 @@ def _iter_gzip(f: BinaryIO, path: Path) -> Iterator[WarcRecordHead]:
                 while d.unconsumed_tail and not d.eof:
                     out = d.decompress(d.unconsumed_tail, MAX_OUT)
                     parser.feed(out)
-            except zlib.error as exc:
+            except _INFLATE_ERRORS as exc:
                 if offset == 0 and consumed == 0:
                     raise WarcFormatError(f"{path}: not a gzip-compressed WARC ({exc})") from None
                 raise WarcFormatError(f"{path}: corrupt gzip data in the member at offset {offset}: {exc}") from None

@@ -15,6 +15,7 @@ from pathlib import Path
 import dj_database_url
 
 from harvester.runtime import data_dir
+from orchestrator.security import refuse_placeholder_key
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATA_DIR = data_dir()
@@ -27,9 +28,11 @@ def _env_bool(name: str, default: bool) -> bool:
 
 
 def _secret_key() -> str:
-    """From the environment in production; otherwise made once and kept in the data directory."""
-    if os.environ.get("NETHARVEST_SECRET_KEY"):
-        return os.environ["NETHARVEST_SECRET_KEY"]
+    """From the environment in production (a placeholder is refused, and the web server refuses to start
+    without one: orchestrator/security.py); otherwise made once and kept in the data directory."""
+    refuse_placeholder_key(os.environ.get("NETHARVEST_SECRET_KEY"))
+    if os.environ.get("NETHARVEST_SECRET_KEY", "").strip():
+        return os.environ["NETHARVEST_SECRET_KEY"].strip()
     path = DATA_DIR / "secret_key"
     if not path.exists():
         # Processes starting together on a fresh data directory (netharvest up) must agree on one key: each
@@ -53,6 +56,21 @@ CSRF_TRUSTED_ORIGINS = [
     o.strip() for o in os.environ.get("NETHARVEST_CSRF_TRUSTED_ORIGINS", "").split(",") if o.strip()
 ]
 
+# --- HTTPS behind a reverse proxy (README, "Production"): off by default, so the embedded default works
+# over plain http://127.0.0.1; `netharvest check --deploy` is clean with all of them set.
+#: The header the TLS-terminating proxy sets to "https" (e.g. X-Forwarded-Proto); empty = no proxy.
+_proxy_header = os.environ.get("NETHARVEST_PROXY_SSL_HEADER", "").strip()
+if _proxy_header:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_" + _proxy_header.upper().replace("-", "_"), "https")
+#: Cookies only over HTTPS (session and CSRF).
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = _env_bool("NETHARVEST_SECURE_COOKIES", False)
+#: Redirect plain HTTP requests to HTTPS.
+SECURE_SSL_REDIRECT = _env_bool("NETHARVEST_SSL_REDIRECT", False)
+#: Strict-Transport-Security max-age (0 = no header); then whether it covers subdomains and asks for preload.
+SECURE_HSTS_SECONDS = int(os.environ.get("NETHARVEST_HSTS_SECONDS", 0))
+SECURE_HSTS_INCLUDE_SUBDOMAINS = _env_bool("NETHARVEST_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = _env_bool("NETHARVEST_HSTS_PRELOAD", False)
+
 INSTALLED_APPS = [
     "django.contrib.admin",
     "django.contrib.auth",
@@ -75,6 +93,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "webui.middleware.RefuseControlCharacters",  # after auth and messages: its error page has the layout
 ]
 
 ROOT_URLCONF = "orchestrator.urls"

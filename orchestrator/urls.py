@@ -12,3 +12,9 @@ urlpatterns = [
     path("selection/", include("webui.selection_urls")),
     path("", include("webui.urls")),
 ]
+
+# The site's own error pages, in its layout (webui/views/errors.py).
+handler400 = "webui.views.errors.bad_request"
+handler403 = "webui.views.errors.permission_denied"
+handler404 = "webui.views.errors.page_not_found"
+handler500 = "webui.views.errors.server_error"

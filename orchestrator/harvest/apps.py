@@ -8,3 +8,6 @@ class HarvestConfig(AppConfig):
     label = "harvest"
     verbose_name = "Harvesting"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from orchestrator import security  # noqa: F401 - registers netharvest's deployment checks

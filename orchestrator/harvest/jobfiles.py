@@ -6,6 +6,10 @@ indexer chain has cleaned the spool. The metadata WARC is found by its ArchiveFi
 the harvester reported, then each stored copy. Every reader says which source it used, so a page can tell
 the user what the figures are based on. Nothing here writes.
 
+What a reader tells the user (``str(source)``, the NotAvailable message) never holds a server path:
+responses and pages show the spool-relative name or the metadata WARC's file name, and the places
+looked in are logged for the operator.
+
 Only the names in :data:`harvester.reports.REPORT_NAMES` and ``crawl.log`` are ever opened: a path is
 never built from user input.
 """
@@ -14,6 +18,7 @@ from __future__ import annotations
 
 import collections
 import io
+import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -24,6 +29,8 @@ from warcio.archiveiterator import ArchiveIterator
 from harvester.reports import REPORT_NAMES
 from harvester.runtime import spool_dir
 from orchestrator.harvest.models import ArchiveFile, ArchiveFileCopy, Job
+
+log = logging.getLogger(__name__)
 
 CRAWL_LOG = "crawl.log"
 #: A report larger than this is shown truncated (a hosts-report of a broad crawl can be huge).
@@ -42,7 +49,18 @@ class Source:
     path: Path
 
     def __str__(self) -> str:
-        return f"{self.kind} {self.path}"
+        """For users: the job-relative name in the spool, or the metadata WARC's file name."""
+        shown = "/".join(self.path.parts[-2:]) if self.kind == "spool" else self.path.name
+        return f"{self.kind} {shown}"
+
+
+def reason(exc: Exception) -> str:
+    """What a page says when a job file cannot be shown: NotAvailable's message, or an OSError's
+    reason without its file name (a server path)."""
+    if isinstance(exc, OSError):
+        log.warning("a job file cannot be read: %s", exc)
+        return f"the file cannot be read ({exc.strerror or type(exc).__name__})"
+    return str(exc)
 
 
 def _folder(name: str) -> str:
@@ -92,8 +110,11 @@ def locate(job: Job, name: str) -> Source:
         if _has_record(w, folder, name):
             return Source("metadata WARC", w)
     looked = [str(d / folder / name) for d in dirs] + [str(w) for w in warcs]
-    where = ", ".join(looked) or "no spool directory and no metadata WARC recorded for this job"
-    raise NotAvailable(f"{name} of job {job.pk} is in none of: {where}")
+    log.info("%s of job %s is in none of: %s", name, job.pk, ", ".join(looked) or "(nothing to look in)")
+    if not looked:
+        raise NotAvailable(f"{name} of job {job.pk}: no spool directory and no metadata WARC recorded for this job")
+    raise NotAvailable(f"{name} of job {job.pk} is neither in its spool directory nor in its metadata WARC "
+                       f"({len(looked)} place(s) looked in)")
 
 
 def _matches(record: object, folder: str, name: str) -> bool:

@@ -12,6 +12,7 @@ number and the reason, so a curator fixes the paste and sends it again.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
@@ -28,6 +29,17 @@ from orchestrator.harvest.models import (
     SeedList,
 )
 
+#: A URL scheme (RFC 3986: a letter, then letters, digits, + - .) and its colon, unless a port
+#: follows: ``javascript:alert(1)``, ``mailto:a@b.fr``, ``data:…`` are URLs of another scheme (and
+#: refused as such), ``example.fr:8080/x`` is a bare host with a port.
+_SCHEME_RE = re.compile(r"^[a-z][a-z0-9+.-]*:(?!\d+(?:[/?#]|$))", re.IGNORECASE)
+
+
+def with_default_scheme(line: str) -> str:
+    """``http://`` before a bare host (``example.fr/x``); a line with a scheme is left as it is, so
+    ``javascript:alert(1)`` is refused for its scheme, not read as host ``javascript`` with a bad port."""
+    return line if _SCHEME_RE.match(line) else f"http://{line}"
+
 
 @dataclass(frozen=True)
 class LineError:
@@ -36,7 +48,7 @@ class LineError:
     message: str
 
     def __str__(self) -> str:
-        return f"line {self.line}: {self.text!r}: {self.message}"
+        return f"line {self.line}: {validators.preview(self.text)}: {self.message}"
 
 
 @dataclass
@@ -58,7 +70,7 @@ def parse(text: str) -> SeedingResult:
     for number, line in validators.iter_lines(text):
         if line.startswith("#"):
             continue
-        raw = line if "://" in line else f"http://{line}"
+        raw = with_default_scheme(line)
         try:
             seed = validators.normalize_seed(raw)
         except ValueError as exc:

@@ -25,7 +25,6 @@ counts (per domain harvest, as NAS_qual counts per job). MIME and status counts 
 
 from __future__ import annotations
 
-import csv
 import heapq
 import io
 import ipaddress
@@ -41,7 +40,7 @@ from django.db import connection
 from django.db.models import Count, Max, Sum
 from django.utils import timezone
 
-from orchestrator.harvest import jobfiles
+from orchestrator.harvest import csvsafe, jobfiles
 from orchestrator.harvest.models import HarvestDefinition, HarvestInfo, Job, JobStats
 
 log = logging.getLogger(__name__)
@@ -155,7 +154,7 @@ def record_job_stats(job: Job) -> JobStats:
                 raise ValueError(f"{name} is larger than 64 MB")
             parsed = parse(text)
         except (jobfiles.NotAvailable, OSError, ValueError) as exc:
-            errors.append(str(exc))
+            errors.append(jobfiles.reason(exc))
             continue
         sources.append(f"{name}: {source}")
         if target == "mimes":
@@ -438,7 +437,7 @@ def rows(*figures: Figures) -> list[Row]:
 def to_csv(*figures: Figures) -> str:
     """CSV (RFC 4180, UTF-8): section, key, measure, one column per Figures, then the change."""
     buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\r\n")
+    writer = csvsafe.writer(buf, lineterminator="\r\n")
     writer.writerow(["section", "key", "measure", *(f.label for f in figures),
                      *(["change"] if len(figures) > 1 else [])])
     for row in rows(*figures):

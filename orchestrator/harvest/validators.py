@@ -17,6 +17,9 @@ import idna
 import tldextract
 from django.core.exceptions import ValidationError
 
+# The bounded reader of users' line files (Django-free, so the trial crawl shares it), re-exported here.
+from harvester.linereader import MAX_LINE_BYTES, Line, preview, read_lines  # noqa: F401
+
 _LABEL_RE = re.compile(r"^(?!-)[a-z0-9-]{1,63}(?<!-)$")
 #: Already lower-case ASCII LDH with no punycode label: IDNA processing would return it unchanged.
 _PLAIN_ASCII_HOST_RE = re.compile(r"^(?:(?!-)(?!xn--)[a-z0-9-]{1,63}(?<!-)\.)*(?!-)(?!xn--)[a-z0-9-]{1,63}(?<!-)$")
@@ -61,20 +64,20 @@ def normalize_domain_name(raw: str) -> str:
     if not name:
         raise ValidationError("empty domain name")
     if "/" in name or ":" in name and not _is_ip(name):
-        raise ValidationError(f"{raw!r} is not a domain name (a URL? give only the domain, e.g. example.com)")
+        raise ValidationError(f"{preview(raw)} is not a domain name (a URL? give only the domain, e.g. example.com)")
     if _is_ip(name):
         return str(ipaddress.ip_address(name))
     try:
         ascii_name = to_ascii_host(name)
     except ValueError as exc:
-        raise ValidationError(f"{raw!r}: {exc}") from None
+        raise ValidationError(f"{preview(raw)}: {exc}") from None
     if len(ascii_name) > 253 or not all(_LABEL_RE.match(label) for label in ascii_name.split(".")):
-        raise ValidationError(f"{raw!r} is not a valid domain name")
+        raise ValidationError(f"{preview(raw)} is not a valid domain name")
     registrable = registrable_domain(ascii_name)
     if registrable is None:
-        raise ValidationError(f"{raw!r} has no registrable part under a known public suffix")
+        raise ValidationError(f"{preview(raw)} has no registrable part under a known public suffix")
     if registrable != ascii_name:
-        raise ValidationError(f"{raw!r} is a host name, not a registrable domain: the domain is {registrable}")
+        raise ValidationError(f"{preview(raw)} is a host name, not a registrable domain: the domain is {registrable}")
     return ascii_name
 
 
@@ -118,7 +121,8 @@ def normalize_seed(raw: str) -> str:
 
 
 def iter_lines(text: str) -> Iterator[tuple[int, str]]:
-    """Non-blank lines with their 1-based numbers, as curators count them."""
+    """Non-blank lines with their 1-based numbers, as curators count them. For text already in memory
+    (a form field); a file is read line by line with :func:`read_lines`."""
     for number, line in enumerate(text.splitlines(), start=1):
         if line.strip():
             yield number, line.strip()
@@ -134,7 +138,7 @@ def normalize_seed_lines(text: str) -> str:
         try:
             out.append(normalize_seed(line))
         except ValueError as exc:
-            errors.append(f"line {number}: {line!r}: {exc}")
+            errors.append(f"line {number}: {preview(line)}: {exc}")
     if errors:
         raise ValidationError(errors)
     return "\n".join(out)

@@ -14,7 +14,14 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from orchestrator.harvest.validators import normalize_seed, registrable_domain, to_ascii_host
+from orchestrator.harvest.validators import (
+    Line,
+    normalize_seed,
+    preview,
+    read_lines,
+    registrable_domain,
+    to_ascii_host,
+)
 
 DATABASE = "database"
 REDIRECT = "redirect"
@@ -74,17 +81,13 @@ def parse_line(text: str) -> tuple[str, str | None]:
     return domain, url
 
 
-def numbered_lines(path: Path) -> Iterator[tuple[int, str]]:
-    """Stripped non-blank, non-comment lines with their numbers; undecodable bytes become a line error."""
+def numbered_lines(path: Path) -> Iterator[Line]:
+    """Non-blank, non-comment lines with their numbers, bounded in length (a line too long or not UTF-8
+    carries its problem and becomes a line error, never a whole file's worth of memory)."""
     with path.open("rb") as stream:
-        for number, raw in enumerate(stream, start=1):
-            try:
-                text = raw.decode("utf-8").strip()
-            except UnicodeDecodeError:
-                yield number, "\ufffd"
-                continue
-            if text and not text.startswith("#"):
-                yield number, text
+        for line in read_lines(stream):
+            if line.problem or line.text and not line.text.startswith("#"):
+                yield line
 
 
 def ingest(sources: list[tuple[str, Path]], existing: Iterator[str],
@@ -100,18 +103,20 @@ def ingest(sources: list[tuple[str, Path]], existing: Iterator[str],
     progress(f"ingest: {len(domains):,} domains in the database")
     for index, (_name, path) in enumerate(sources, start=1):
         stats, bit = result.sources[index], 1 << index
-        for number, text in numbered_lines(path):
+        for line in numbered_lines(path):
+            number, text = line.number, line.text
             stats.lines = number
             if text in domains:  # a line that is exactly a domain already seen: nothing to parse
                 domains[text] |= bit
                 continue
             try:
-                if text == "\ufffd":
-                    raise ValueError("not UTF-8")
+                if line.problem:
+                    raise ValueError(line.problem)
                 domain, url = parse_line(text)
             except ValueError as exc:
                 stats.invalid += 1
-                result.errors.append(f"{path}:{number}: {text!r}: {exc}")
+                result.errors.append(f"{path}:{number}: {preview(text)}: {exc}" if text else
+                                     f"{path}:{number}: {exc}")
                 continue
             domains[domain] = domains.get(domain, 0) | bit
             if url is not None:

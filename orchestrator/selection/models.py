@@ -9,6 +9,7 @@ from django.utils import timezone
 
 from orchestrator.harvest import validators
 from orchestrator.harvest.models import CrawlTemplate, HarvestDefinition
+from orchestrator.harvest.models.fields import free_text
 from orchestrator.selection import rules
 
 
@@ -17,7 +18,7 @@ class Collection(models.Model):
     staff user may read every collection."""
 
     name = models.CharField(max_length=200, unique=True)
-    description = models.TextField(blank=True)
+    description = free_text()
     editors = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="selection_collections",
                                      help_text="Users who may add, change and move records of this collection.")
     created = models.DateTimeField(default=timezone.now, editable=False)
@@ -57,8 +58,8 @@ class Record(models.Model):
     depth = models.CharField(max_length=15, choices=rules.DEPTHS, default="host")
     theme = models.CharField(max_length=200)
     keywords = models.CharField(max_length=500, blank=True)
-    content_notes = models.TextField(blank=True)
-    technical_notes = models.TextField(blank=True)
+    content_notes = free_text()
+    technical_notes = free_text()
     active = models.BooleanField(default=True, help_text="Inactive records are not transferred to harvesting.")
     responsible = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
                                     related_name="+", help_text="The curator who follows this record.")

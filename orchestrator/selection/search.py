@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import csv
 import io
 from collections.abc import Mapping
 
 from django.db.models import Q, QuerySet
 
+from orchestrator.harvest import csvsafe
 from orchestrator.selection.models import Record
 
 FIELDS = ("q", "collection", "theme", "responsible", "budget", "frequency", "depth", "active")
@@ -52,7 +52,7 @@ CSV_COLUMNS = ["id", "collection", "url", "seeds", "supplementary_urls", "budget
 def to_csv(records: QuerySet[Record]) -> str:
     """The records as CSV (UTF-8, one line per record; multi-line fields quoted), times in UTC."""
     out = io.StringIO()
-    writer = csv.writer(out)
+    writer = csvsafe.writer(out)
     writer.writerow(CSV_COLUMNS)
     for r in records.iterator(chunk_size=2000):
         writer.writerow([r.pk, r.collection.name, r.url, r.seeds, r.supplementary_urls, r.budget, r.frequency,

@@ -47,3 +47,29 @@ def test_bad_input_is_named(tmp_path: Path) -> None:
     no_template = netharvest("crawl", "--seeds", str(seeds), "--out", out)
     assert no_template.returncode == 2 and "--template" in no_template.stderr
     assert not Path(out).exists()  # nothing half-written
+
+
+def test_an_out_that_cannot_be_a_job_directory_is_one_line(tmp_path: Path) -> None:
+    """``--out /etc/passwd`` (a file) was a FileExistsError traceback."""
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text("http://example.dk/\n")
+    a_file = tmp_path / "passwd"
+    a_file.write_text("root:x:0:0::/root:/bin/sh\n")
+    for out, says in [(a_file, "exists and is not a directory"),
+                      (a_file / "job", "cannot create the job directory: Not a directory")]:
+        done = netharvest("crawl", "--seeds", str(seeds), "--template", "default", "--out", str(out))
+        assert done.returncode == 2
+        assert done.stderr.splitlines() == [f"netharvest crawl: error: {out}: {says}"
+                                             + (" (--out names the job directory to create)" if out == a_file
+                                                else "")]
+    assert a_file.read_text() == "root:x:0:0::/root:/bin/sh\n"
+
+
+def test_a_huge_seed_line_is_a_short_error(tmp_path: Path) -> None:
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_bytes(b"http://127.0.0.1:9/\n" + b"http://127.0.0.1:9/" + b"a" * (4 << 20) + b"\n")
+    done = netharvest("crawl", "--seeds", str(seeds), "--template", "default", "--out", str(tmp_path / "x"))
+    assert done.returncode == 2
+    (line,) = done.stderr.splitlines()
+    assert line.startswith(f"netharvest crawl: error: {seeds}:2: line longer than 16,384 bytes (4,194,323 bytes, "
+                           "starting 'http://127.0.0.1:9/aaa") and len(line) < 300

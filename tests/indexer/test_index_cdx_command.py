@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from indexer.cdx import CDX_HEADER, iter_cdx_lines
-from tests.indexer.warcs import build_warc
+from tests.indexer.warcs import build_warc, corrupt_deflate
 
 REPO = Path(__file__).resolve().parents[2]
 NETHARVEST = Path(sys.executable).with_name("netharvest")
@@ -47,6 +47,17 @@ def test_errors_name_the_file_and_print_nothing(tmp_path):
     assert result.returncode == 1 and result.stdout == b""
     assert b"junk.warc.gz: not a WARC file" in result.stderr
     assert run().returncode == 2
+
+
+def test_corrupt_deflate_data_is_one_line_naming_file_and_offset(tmp_path):
+    """ISA-L's IsalError is no zlib.error: it escaped as a raw traceback."""
+    bad = build_warc(tmp_path / "bad.warc.gz")
+    offset = corrupt_deflate(bad)
+    result = run(str(bad))
+    assert result.returncode == 1 and result.stdout == b""
+    lines = result.stderr.decode().splitlines()
+    assert len(lines) == 1, lines
+    assert lines[0].startswith(f"netharvest index cdx: {bad}: corrupt gzip data in the member at offset {offset}: ")
 
 
 def test_overview_mentions_it():

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
+import stat
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
 from indexer import storage
+from indexer.merge import write_sorted
 from indexer.storage import (
     ChecksumMismatch,
     Location,
@@ -116,3 +120,25 @@ def test_full_disk_leaves_nothing(tmp_path, monkeypatch):
     with pytest.raises(OSError, match="No space"):
         copy_verified(src, dest, digest)
     assert list(dest.iterdir()) == []
+
+
+@contextmanager
+def umask(mask: int):
+    old = os.umask(mask)
+    try:
+        yield
+    finally:
+        os.umask(old)
+
+
+@pytest.mark.parametrize("mask, mode", [(0o022, 0o644), (0o027, 0o640), (0o077, 0o600)])
+def test_copies_and_indexes_take_the_umask_mode_not_0600(tmp_path, mask, mode):
+    """Stored WARCs and indexes were 0600 (tempfile.mkstemp), unreadable to a replay service running
+    as another user whatever the operator's umask."""
+    src = tmp_path / "job1.warc.gz"
+    src.write_bytes(b"warc bytes")
+    with umask(mask):
+        copied = copy_verified(src, tmp_path / "store", sha256_file(src))
+        write_sorted([b"b\n", b"a\n"], tmp_path / "index" / "master.cdx", header=b" CDX\n")
+    assert stat.S_IMODE(copied.stat().st_mode) == mode
+    assert stat.S_IMODE((tmp_path / "index" / "master.cdx").stat().st_mode) == mode

@@ -122,3 +122,16 @@ def assert_reads_back(warc: Path, cdx_lines: list[bytes]) -> None:
             if header:
                 assert header == "sha1:" + f[5].decode()
         assert next(records, None) is None, f"more than one record at {warc.name}:{offset}"
+
+
+def corrupt_deflate(path: Path, member: int = 1) -> int:
+    """Scramble the compressed data of the ``member``-th gzip member of ``path`` in place (its gzip
+    header and trailer stay intact, so only the deflate stream is bad); return the member's offset."""
+    from indexer.warcscan import iter_records
+
+    record = list(iter_records(path))[member]
+    data = bytearray(path.read_bytes())
+    for i in range(record.offset + 12, record.offset + record.length - 8):
+        data[i] ^= 0x55
+    path.write_bytes(bytes(data))
+    return record.offset

@@ -4,6 +4,7 @@ recorded on the file, the spool copy kept until every copy is verified, merges w
 from __future__ import annotations
 
 import os
+import stat
 from datetime import timedelta
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from warcio.archiveiterator import ArchiveIterator
 from indexer.dedup import DedupIndex
 from orchestrator.harvest import chain, merging, storage
 from orchestrator.harvest.models import ArchiveFile, ArchiveFileCopy
+from tests.indexer.warcs import corrupt_deflate
 from tests.orchestrator import factories
 from tests.orchestrator.chainhelp import data_lines, harvest, sha256, states
 
@@ -69,6 +71,24 @@ def _replay_every_line(master: list[bytes], path_index: dict[str, list[str]]) ->
             record = next(iter(ArchiveIterator(stream)))
             assert record.rec_headers.get_header("WARC-Target-URI") == url
         assert length > 0
+
+
+def test_every_stored_file_and_index_takes_the_umask_mode(warcs, storage_env):
+    """Under umask 027 a replay service in the archive's group can read every stored WARC, CDX, PATH
+    and master index: they were 0600 (tempfile.mkstemp), readable by the chain's user alone."""
+    old = os.umask(0o027)
+    try:
+        harvest(warcs, storage_env / "spool")
+        chain.run_pending()
+        merging.merge()
+        merging.bigmerge()
+    finally:
+        os.umask(old)
+    stored = [p for top in ("node1", "node2", "backup", "index") for p in (storage_env / top).rglob("*")
+              if p.is_file()]
+    assert any(p.name.endswith(".warc.gz") for p in stored) and storage.master_cdx() in stored
+    assert storage.master_path() in stored
+    assert {p.name: oct(stat.S_IMODE(p.stat().st_mode)) for p in stored} == {p.name: "0o640" for p in stored}
 
 
 def test_running_everything_twice_changes_nothing(warcs, storage_env):
@@ -153,6 +173,21 @@ def test_a_checksum_that_does_not_match_the_bytes_fails_ingest(warcs, storage_en
     chain.run_pending()  # retried, fails again, counted
     bad.refresh_from_db()
     assert (bad.index_state, bad.attempts) == ("FAILED", 2)
+
+
+def test_corrupt_deflate_data_fails_the_index_step_with_file_and_offset(warcs, storage_env, tmp_path):
+    """A WARC whose compressed data is corrupt (checksums match: it was written so) is a failure
+    recorded on the file, naming the member's offset, not an IsalError escaping the step."""
+    bad = tmp_path / warcs[0].name
+    bad.write_bytes(warcs[0].read_bytes())
+    offset = corrupt_deflate(bad)
+    job = harvest([bad, *warcs[1:]], storage_env / "spool")
+    chain.run_pending()
+    failed = ArchiveFile.objects.get(job=job, index_state="FAILED")
+    assert failed.failed_step == "INGESTED"
+    assert failed.error.startswith(
+        f"index: WarcFormatError: {failed.spool_path}: corrupt gzip data in the member at offset {offset}")
+    assert ArchiveFile.objects.filter(job=job, index_state="CLEANED").count() == len(warcs) - 1
 
 
 def test_missing_locations_fail_the_transfer_and_a_rerun_finishes(warcs, storage_env, settings):

@@ -51,6 +51,18 @@ def test_any_bad_line_saves_nothing_and_every_bad_line_is_reported():
     assert not Domain.objects.exists() and not hd.configurations.exists()
 
 
+def test_urls_of_other_schemes_are_refused_for_their_scheme():
+    """``javascript:alert(1)`` was read as host "javascript" with port "alert(1)": "the port is not a number"."""
+    lines = ["javascript:alert(1)", "mailto:curator@example.fr", "data:text/html,<b>x</b>", "ftp://files.fr/",
+             "file:///etc/passwd", "JavaScript:void(0)"]
+    result = seeding.add_seeds(factories.selective_definition(), "\n".join(lines))
+    assert [(e.line, e.text, e.message) for e in result.errors] == [
+        (n, line, "only http:// and https:// URLs can be seeds") for n, line in enumerate(lines, start=1)]
+    # A bare host, with or without a port, still gets http://.
+    result = seeding.add_seeds(factories.selective_definition("other"), "example.fr:8080/x\nexample.fr:81")
+    assert result.ok and result.seeds == {"example.fr": ["http://example.fr:8080/x", "http://example.fr:81/"]}
+
+
 def test_empty_paste_is_an_error():
     result = seeding.add_seeds(factories.selective_definition(), "\n# only a comment\n")
     assert not result.ok and "no seed URL" in result.errors[0].message

@@ -68,3 +68,12 @@ def test_regex_lines_name_the_line_that_does_not_compile():
     with pytest.raises(ValidationError) as exc:
         validate_regex_lines(".*ok.*\n.*(unclosed\n")
     assert exc.value.messages[0].startswith("line 2: '.*(unclosed' is not a valid regular expression")
+
+
+def test_a_huge_bad_seed_line_is_named_by_a_short_prefix():
+    """A pasted 2 MB line was echoed whole in the form's error."""
+    with pytest.raises(ValidationError) as raised:
+        normalize_seed_lines("http://ok.fr/\n" + "javascript:" + "x" * 2_000_000)
+    (message,) = raised.value.messages
+    assert message.startswith("line 2: 'javascript:xxx") and "(2,000,011 characters)" in message
+    assert message.endswith("only http:// and https:// URLs can be seeds") and len(message) < 200

@@ -206,6 +206,19 @@ def test_invalid_lines_stop_the_preload_before_anything_is_written(tmp_path, dns
     assert json.loads((tmp_path / "work" / "ingest.json").read_text())["unique_domains"] == 2
 
 
+def test_a_huge_or_undecodable_line_is_a_short_line_error(tmp_path, dns_server):
+    """Source lines are read at most 16 KiB at a time: a 20 MB line is one invalid line with a short
+    prefix (it was held whole and echoed whole)."""
+    source = tmp_path / "huge.txt"
+    source.write_bytes(b"good.fr\n" + b"y" * (20 << 20) + b"\ncaf\xe9.fr\nother.fr\n")
+    with pytest.raises(CommandError, match="2 invalid source line"):
+        run(tmp_path, dns_server, None, f"huge={source}")
+    rejected = (tmp_path / "work" / "rejected.txt").read_text().splitlines()
+    assert rejected[0].startswith(f"{source}:2: line longer than 16,384 bytes (20,971,520 bytes, starting 'yyy")
+    assert rejected[1] == f"{source}:3: not UTF-8 (byte 4 of the line)"
+    assert len(rejected) == 2 and len(rejected[0]) < 300
+
+
 @pytest.mark.parametrize("args, message", [
     (["--source", "afnic"], "expected NAME=FILE"),
     (["--source", "afnic=/nonexistent.txt"], "no such file"),

@@ -103,6 +103,17 @@ def test_search_save_and_csv(anne, curator, collections):
     assert [(r["id"], r["url"], r["responsible"]) for r in rows] == [(str(mine.pk), "http://live.fr/", "anne")]
 
 
+def test_the_csv_export_neutralises_formula_cells(anne, collections):
+    """Curators' text starting with = + - @ TAB would be a formula in a spreadsheet (CSV injection)."""
+    make_record(collections["lit"], "http://live.fr/", content_notes="=1+2", technical_notes="\t=A1",
+                keywords="-2+3", theme="@SUM(A1)")
+    response = anne.get(reverse("selection:records"), {"format": "csv"})
+    (row,) = list(csv.DictReader(io.StringIO(response.content.decode())))
+    assert (row["content_notes"], row["technical_notes"], row["keywords"], row["theme"]) == (
+        "'=1+2", "'\t=A1", "'-2+3", "'@SUM(A1)")
+    assert row["url"] == "http://live.fr/"
+
+
 def test_bulk_edit_and_move_only_where_the_user_edits(anne, curator, other_curator, collections):
     a = make_record(collections["lit"], "http://live.fr/")
     b = make_record(collections["lit"], "http://target.fr/")

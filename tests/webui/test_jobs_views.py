@@ -289,3 +289,23 @@ def test_reports_and_crawl_log_search(viewer: Client) -> None:
     tail = viewer.get(url, {"tail": "3"}).content.decode().splitlines()
     assert tail[1:] == log[-3:]
     assert viewer.get(reverse("jobs:crawl-log", args=[make_job().pk]), {"search": "x"}).status_code == 404
+
+
+def test_no_server_path_in_report_responses(viewer: Client) -> None:
+    """The ``X-Netharvest-Source`` header and the 404 text named absolute paths on the server."""
+    job = record(make_job())
+    report = viewer.get(reverse("jobs:report", args=[job.pk, "mimetype-report.txt"]))
+    assert report["X-Netharvest-Source"] == "spool reports/mimetype-report.txt"
+    bare = factories.job(status=JobStatus.DONE)
+    reports = spool_dir() / str(bare.pk) / "reports"
+    reports.mkdir(parents=True)
+    try:
+        missing = viewer.get(reverse("jobs:report", args=[bare.pk, "mimetype-report.txt"]))
+        tail = viewer.get(reverse("jobs:crawl-log", args=[bare.pk]), {"tail": "5"})
+    finally:
+        shutil.rmtree(reports.parent)
+    assert missing.status_code == 404 and tail.status_code == 404
+    page = missing.content.decode()
+    assert (f"mimetype-report.txt of job {bare.pk} is neither in its spool directory nor in its metadata WARC "
+            "(1 place(s) looked in)") in page
+    assert str(spool_dir()) not in page and str(spool_dir()) not in tail.content.decode()

@@ -398,12 +398,12 @@ def job_detail(request: HttpRequest, job_id: int) -> HttpResponse:
         source, text, cut = jobfiles.read_text(job, "seeds-report.txt", limit=512 * 1024)
         context["seeds"] = (str(source), parse_seeds_report(text), cut)
     except (jobfiles.NotAvailable, OSError) as exc:
-        context["seeds_missing"] = str(exc)
+        context["seeds_missing"] = jobfiles.reason(exc)
     try:
         source, lines = jobfiles.tail(job, TAIL_LINES)
         context["tail"] = (str(source), lines)
     except (jobfiles.NotAvailable, OSError) as exc:
-        context["tail_missing"] = str(exc)
+        context["tail_missing"] = jobfiles.reason(exc)
     return render(request, "jobs/detail.html", context)
 
 
@@ -428,7 +428,7 @@ def job_report(request: HttpRequest, job_id: int, name: str) -> HttpResponse:
     try:
         source, text, cut = jobfiles.read_text(job, name)
     except (jobfiles.NotAvailable, OSError) as exc:
-        raise Http404(str(exc)) from None
+        raise Http404(jobfiles.reason(exc)) from None
     response = HttpResponse(text + (f"\n[cut at {jobfiles.MAX_REPORT_BYTES} bytes]\n" if cut else ""),
                             content_type="application/json; charset=utf-8" if name.endswith(".json")
                             else "text/plain; charset=utf-8")
@@ -453,7 +453,7 @@ def crawl_log(request: HttpRequest, job_id: int) -> HttpResponse:
         try:
             source, lines = jobfiles.tail(job, n)
         except (jobfiles.NotAvailable, OSError) as exc:
-            raise Http404(str(exc)) from None
+            raise Http404(jobfiles.reason(exc)) from None
         return HttpResponse(f"# the last {len(lines)} lines of crawl.log of job {job.pk} ({source})\n"
                             + "".join(f"{line}\n" for line in lines), content_type="text/plain; charset=utf-8")
     raw = request.GET.get("search", "")
@@ -472,7 +472,7 @@ def crawl_log(request: HttpRequest, job_id: int) -> HttpResponse:
     try:
         jobfiles.locate(job, jobfiles.CRAWL_LOG)
     except jobfiles.NotAvailable as exc:
-        raise Http404(str(exc)) from None
+        raise Http404(jobfiles.reason(exc)) from None
     response = StreamingHttpResponse(_search(job, pattern, limit), content_type="text/plain; charset=utf-8")
     response["X-Accel-Buffering"] = "no"
     return response

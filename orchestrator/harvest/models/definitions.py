@@ -10,6 +10,7 @@ from django.utils import timezone
 from harvester.contracts import harvest_queue
 from orchestrator.harvest import validators
 from orchestrator.harvest.models.domains import BUDGET_HELP, ExtendedField
+from orchestrator.harvest.models.fields import free_text
 
 
 class HarvestChannel(models.Model):
@@ -24,7 +25,7 @@ class HarvestChannel(models.Model):
     name = models.CharField(max_length=50, unique=True, validators=[RegexValidator(
         r"^[a-z0-9][a-z0-9_-]*$", "lower-case letters, digits, - and _ only (it names a queue)")])
     priority = models.CharField(max_length=4, choices=PRIORITIES)
-    comments = models.TextField(blank=True)
+    comments = free_text()
     default_for = models.CharField(
         max_length=10, blank=True, choices=[("", "-"), ("selective", "selective"), ("snapshot", "snapshot"),
                                             ("continuous", "continuous")],
@@ -51,7 +52,7 @@ class HarvestDefinition(models.Model):
 
     name = models.CharField(max_length=200, unique=True)
     kind = models.CharField(max_length=10, choices=KINDS)
-    comments = models.TextField(blank=True)
+    comments = free_text()
     audience = models.CharField(max_length=100, blank=True)
     active = models.BooleanField(default=False)
     runs = models.PositiveIntegerField(default=0, editable=False, help_text="Runs generated so far.")

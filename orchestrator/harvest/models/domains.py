@@ -10,6 +10,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from orchestrator.harvest import validators
+from orchestrator.harvest.models.fields import free_text
 
 BUDGET_HELP = "-1 = unlimited, 0 = excluded from harvests."
 
@@ -105,7 +106,7 @@ class Domain(models.Model):
                                            "until the alias expires.")
     alias_expires = models.DateTimeField(null=True, blank=True,
                                          help_text="UTC. Empty = the alias never expires.")
-    comments = models.TextField(blank=True)
+    comments = free_text()
     crawler_traps = models.TextField(blank=True, help_text="One regular expression per line; matching URLs "
                                                            "are never fetched.")
     extended = models.JSONField(default=dict, blank=True)
@@ -168,7 +169,7 @@ class SeedList(models.Model):
     domain = models.ForeignKey(Domain, on_delete=models.PROTECT, related_name="seedlists", db_index=False)
     name = models.CharField(max_length=100)
     seeds = models.TextField(help_text="One http(s) URL per line; a line starting with # is inactive.")
-    comments = models.TextField(blank=True)
+    comments = free_text()
 
     class Meta:
         ordering = ["domain", "name"]
@@ -205,7 +206,7 @@ class DomainConfiguration(models.Model):
     max_objects = models.BigIntegerField(default=-1, help_text=BUDGET_HELP)
     max_bytes = models.BigIntegerField(default=-1, help_text=BUDGET_HELP)
     is_default = models.BooleanField(default=False, help_text="The configuration snapshot harvests use.")
-    comments = models.TextField(blank=True)
+    comments = free_text()
 
     class Meta:
         ordering = ["domain", "name"]
@@ -237,7 +238,7 @@ class GlobalCrawlerTrapList(models.Model):
     """A named list of crawler-trap regexes applied to every job while active."""
 
     name = models.CharField(max_length=100, unique=True)
-    description = models.TextField(blank=True)
+    description = free_text()
     active = models.BooleanField(default=True)
     traps = models.TextField(blank=True, help_text="One regular expression per line.")
 

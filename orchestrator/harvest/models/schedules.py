@@ -10,6 +10,8 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
+from orchestrator.harvest.models.fields import free_text
+
 
 class Schedule(models.Model):
     UNITS = [("minute", "minute"), ("hour", "hour"), ("day", "day"), ("week", "week"), ("month", "month")]
@@ -18,7 +20,7 @@ class Schedule(models.Model):
     ENDS = [("never", "never"), ("date", "at a date"), ("runs", "after a number of runs")]
 
     name = models.CharField(max_length=100, unique=True)
-    comments = models.TextField(blank=True)
+    comments = free_text()
     every = models.PositiveIntegerField(default=1, validators=[MinValueValidator(1)])
     unit = models.CharField(max_length=6, choices=UNITS, default="day")
     anytime = models.BooleanField(default=True, help_text="Run any time in the period; otherwise at the "

@@ -8,6 +8,7 @@ from django.db import models
 
 from harvester.contracts import ContractError, CrawlSettings
 from harvester.defaults import CRAWL_DEFAULTS, POLITENESS_SCOPES, ROBOTS_POLICIES, SCOPE_RULES
+from orchestrator.harvest.models.fields import free_text
 
 D = CRAWL_DEFAULTS
 
@@ -20,7 +21,7 @@ class CrawlTemplate(models.Model):
     """A crawl profile. Field defaults come from harvester.defaults, the one source of crawl defaults."""
 
     name = models.CharField(max_length=100, unique=True)
-    description = models.TextField(blank=True)
+    description = free_text()
     active = models.BooleanField(default=True, help_text="Inactive templates cannot be chosen for new configurations.")
 
     scope = models.CharField(

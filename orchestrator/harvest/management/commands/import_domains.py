@@ -1,8 +1,14 @@
 """``netharvest import-domains FILE``: bulk-load domains, one per line, millions of lines.
 
-Streams the file (never all in memory at once), validates each line, skips existing domains and
-inserts the new ones in set-based batches with their default seeds and configuration. Invalid lines
-are reported as ``FILE:LINE: reason`` so they can be fixed at the source.
+Streams the file (never all in memory at once, and never more than :data:`MAX_DOMAIN_LINE_BYTES` of
+one line: a 300 MB line is one invalid line, not gigabytes of memory), validates each line, skips
+existing domains and inserts the new ones in set-based batches with their default seeds and
+configuration. Invalid lines are reported as ``FILE:LINE: reason`` (with at most a short prefix of
+the line) so they can be fixed at the source.
+
+Exit status: 0 when every line was imported or skipped as existing; 1 when any line was invalid
+(the valid ones are imported all the same: re-running after fixing the file adds only the fixed
+lines), so a script notices refused lines.
 """
 
 from __future__ import annotations
@@ -25,7 +31,11 @@ from orchestrator.harvest.domains import (
     skip_fk_triggers_if_allowed,
 )
 from orchestrator.harvest.models import CrawlTemplate
-from orchestrator.harvest.validators import normalize_domain_name
+from orchestrator.harvest.validators import Line, normalize_domain_name, read_lines
+
+#: A domain name is at most 253 characters; its Unicode form (before IDNA) at most ~4 bytes per
+#: character of a label. Longer lines cannot be domains: they are refused without being held.
+MAX_DOMAIN_LINE_BYTES = 1024
 
 
 class Command(BaseCommand):
@@ -57,16 +67,17 @@ class Command(BaseCommand):
 
         def valid_names() -> Iterator[str]:
             nonlocal shown
-            for number, raw in _lines(path):
-                stats["lines"] = number
-                text = raw.strip()
-                if not text or text.startswith("#"):
+            for line in _lines(path):
+                stats["lines"] = line.number
+                if line.text.startswith("#") or not (line.text or line.problem):
                     continue
                 try:
-                    yield normalize_domain_name(text)
+                    if line.problem:
+                        raise ValidationError(line.problem)
+                    yield normalize_domain_name(line.text)
                 except ValidationError as exc:
                     stats["invalid"] += 1
-                    message = f"{path}:{number}: {'; '.join(exc.messages)}"
+                    message = f"{path}:{line.number}: {'; '.join(exc.messages)}"
                     if shown < int(options["show_errors"]):
                         self.stderr.write(message)
                         shown += 1
@@ -119,6 +130,9 @@ class Command(BaseCommand):
         self.stdout.write(f"{path}: {stats['lines']:,} lines {verb} in {elapsed:.1f} s: {stats['created']:,} "
                           f"domains created, {stats['existing']:,} already existed, {stats['invalid']:,} "
                           f"invalid lines.")
+        if stats["invalid"]:
+            raise CommandError(f"{path}: {stats['invalid']:,} invalid lines refused (see above); "
+                               "the valid lines were imported", returncode=1)
 
 
 def _write_batch(names: list[str], template: CrawlTemplate, own_connection: bool = True) -> CreateResult:
@@ -143,15 +157,11 @@ def _write_batch(names: list[str], template: CrawlTemplate, own_connection: bool
             connection.close()  # a worker thread's connection ends with its batch
 
 
-def _lines(path: str) -> Iterator[tuple[int, str]]:
-    """Numbered lines; a line that is not UTF-8 is reported as such, not a crash of the whole import."""
+def _lines(path: str) -> Iterator[Line]:
+    """Numbered lines, bounded in length; a line too long or not UTF-8 is an invalid line, not a crash."""
     stream = sys.stdin.buffer if path == "-" else open(path, "rb")
     try:
-        for number, raw in enumerate(stream, start=1):
-            try:
-                yield number, raw.decode("utf-8")
-            except UnicodeDecodeError:
-                yield number, "\ufffdnot UTF-8"
+        yield from read_lines(stream, MAX_DOMAIN_LINE_BYTES)
     finally:
         if stream is not sys.stdin.buffer:
             stream.close()

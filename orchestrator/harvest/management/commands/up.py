@@ -104,6 +104,9 @@ class Command(BaseCommand):
         env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
         env.update(NETHARVEST_DATA_DIR=str(settings.DATA_DIR), NETHARVEST_BIND=str(options["bind"]),
                    DJANGO_SETTINGS_MODULE="orchestrator.settings", PYTHONUNBUFFERED="1")
+        # The web server needs a key from the environment (orchestrator/security.py): this stack's own,
+        # the one made once in its data directory, unless one was given.
+        env.setdefault("NETHARVEST_SECRET_KEY", settings.SECRET_KEY)
         db = settings.DATABASES["default"]
         self.stdout.write(
             f"netharvest up\n"
