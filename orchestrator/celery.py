@@ -23,7 +23,9 @@ app.conf.update(
     task_default_queue=EVENTS_QUEUE,
     task_routes={"orchestrator.index.*": {"queue": "indexer"}},
     beat_schedule={
-        "reap-jobs": {"task": "orchestrator.reap_jobs", "schedule": 60.0},
+        # NETHARVEST_REAPER_INTERVAL_S (orchestrator.settings), read here before Django is set up
+        "reap-jobs": {"task": "orchestrator.reap_jobs",
+                      "schedule": float(os.environ.get("NETHARVEST_REAPER_INTERVAL_S", 15))},
         "submit-new-jobs": {"task": "orchestrator.submit_new_jobs", "schedule": 60.0},
         # NETHARVEST_SCHEDULER_INTERVAL_S (orchestrator.settings), read here before Django is set up
         "schedule-due-harvests": {"task": "orchestrator.schedule_due_harvests",
