@@ -80,7 +80,8 @@ def test_a_dead_worker_is_reaped_in_a_minute_but_a_broker_outage_reaps_nobody(se
     while Job.objects.get(pk=silent.pk).status == "STARTED":
         t += timedelta(seconds=15)
         # the harvester's back-off (<= 5 s) and outbox: its first heartbeat 10 s after the broker is back
-        Job.objects.filter(pk=live.pk).update(last_heartbeat=max(back + timedelta(seconds=10), t - timedelta(seconds=5)))
+        beat = max(back + timedelta(seconds=10), t - timedelta(seconds=5))
+        Job.objects.filter(pk=live.pk).update(last_heartbeat=beat)
         reaper.reap(t)
     assert Job.objects.get(pk=live.pk).status == "STARTED"  # the outage reaped no live job
     assert timedelta(seconds=60) < t - back <= timedelta(seconds=75)  # a dead one: a minute after the broker is back
