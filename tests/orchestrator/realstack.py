@@ -171,3 +171,26 @@ class Proxy:
                 s.shutdown(socket.SHUT_RDWR)
             except OSError:
                 pass
+
+
+def queued_controls(job_id: int) -> list[str]:
+    """The actions waiting in a job's control queue on Redis (kombu keeps each body base64-encoded)."""
+    import base64
+    import json
+
+    from harvester.contracts import control_queue
+
+    actions = []
+    for raw in redis_client().lrange(control_queue(job_id), 0, -1):
+        envelope = json.loads(raw)
+        body = envelope["body"]
+        if envelope.get("properties", {}).get("body_encoding") == "base64":
+            body = base64.b64decode(body)
+        actions.append(json.loads(body)["action"])
+    return actions
+
+
+def files_under(directory: Path) -> dict[str, tuple[int, int]]:
+    """Every file below ``directory``: relative path → (size, mtime in ns)."""
+    return {str(p.relative_to(directory)): (p.stat().st_size, p.stat().st_mtime_ns)
+            for p in sorted(directory.rglob("*")) if p.is_file()}
