@@ -85,3 +85,44 @@ def test_a_dead_worker_is_reaped_in_a_minute_but_a_broker_outage_reaps_nobody(se
         reaper.reap(t)
     assert Job.objects.get(pk=live.pk).status == "STARTED"  # the outage reaped no live job
     assert timedelta(seconds=60) < t - back <= timedelta(seconds=75)  # a dead one: a minute after the broker is back
+
+
+def _fence(job_id):
+    """The controls waiting for ``job_id`` on the broker (read and put back, as a harvester does)."""
+    from harvester.contracts import control_queue
+    from orchestrator.celery import app
+
+    actions = []
+    with app.connection_for_write() as conn:
+        queue = conn.SimpleQueue(control_queue(job_id))
+        try:
+            messages = []
+            while True:
+                try:
+                    messages.append(queue.get(block=False))
+                except queue.Empty:
+                    break
+            actions = [m.payload["action"] for m in messages]
+            for m in messages:
+                m.ack()
+        finally:
+            queue.close()
+    return actions
+
+
+def test_reaped_resubmitted_and_rejected_jobs_are_fenced(settings):
+    settings.NETHARVEST_HEARTBEAT_TIMEOUT_S = 60
+    now = timezone.now()
+    silent = factories.job(domains=["a.dk"], status=JobStatus.STARTED, last_heartbeat=now - timedelta(hours=1))
+    other = factories.job(domains=["b.dk"], status=JobStatus.FAILED)
+    for job in (silent, other):
+        _fence(job.pk)  # job ids can repeat across test databases; control queues live on in the broker
+    sweeping_since(now - timedelta(hours=2))
+    reaper.reap()
+    assert _fence(silent.pk) == ["cancel"]
+    new = dispatch.resubmit(Job.objects.get(pk=silent.pk), requested_by="test")
+    assert _fence(silent.pk) == ["cancel"]
+    dispatch.reject(other, requested_by="test")
+    assert _fence(other.pk) == ["cancel"]
+    with pytest.raises(dispatch.DispatchError, match="fence"):
+        dispatch.send_control(new, "cancel")
