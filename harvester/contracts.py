@@ -30,7 +30,9 @@ STOP_REASONS = (
 #: What a harvester may report; the CONFIG_* reasons are the orchestrator's to decide.
 HARVESTER_STOP_REASONS = tuple(r for r in STOP_REASONS if not r.startswith("CONFIG_"))
 RESULT_STATUSES = ("DONE", "FAILED")
-CONTROL_ACTIONS = ("stop", "pause", "resume", "add_trap")
+#: ``cancel`` is the orchestrator's fence, not a curator's command: the job has ended for good there (reaped,
+#: resubmitted, rejected), so a harvester holding a stale message for it must not crawl it (harvester.tasks).
+CONTROL_ACTIONS = ("stop", "pause", "resume", "add_trap", "cancel")
 FILE_KINDS = ("warc", "metadata")
 
 
@@ -426,6 +428,8 @@ RUN_JOB_TASK = "harvester.run_job"
 STARTED_TASK = "orchestrator.record_started"
 PROGRESS_TASK = "orchestrator.record_progress"
 RESULT_TASK = "orchestrator.record_result"
+#: ``(job_id, control_id, applied_at)``: the crawl applied Control ``control_id`` (its JobControl row).
+CONTROL_APPLIED_TASK = "orchestrator.record_control_applied"
 EVENTS_QUEUE = "events"
 
 

@@ -56,3 +56,9 @@ CRAWL_CONCURRENCY = 32
 #: every answer: Heritrix's FetchDNS ``ipValidityDurationSeconds`` default (6 h). Scrapy setting
 #: ``NH_DNS_TTL_S`` overrides it for a crawl process.
 DNS_TTL_S = 21600
+
+#: When a harvester loses the broker, it tries again after 0.5 s, doubling up to this many seconds, for
+#: as long as it takes; the crawl goes on meanwhile and its messages wait in the job's outbox. The
+#: orchestrator's reaper counts on it (NETHARVEST_HEARTBEAT_TIMEOUT_S > NETHARVEST_BLIND_GAP_S + this +
+#: PROGRESS_INTERVAL_S; docs/DESIGN.md, "Reliability: broker outages, fencing, dead workers").
+BROKER_RETRY_MAX_S = 5.0

@@ -13,8 +13,14 @@ CLI) and this child talk through the job directory and a pipe:
     ``PROGRESS_INTERVAL_S``.
 stdin (``--control-stdin``)
     One JSON :class:`~harvester.contracts.Control` per line: ``stop``, ``pause``, ``resume``,
-    ``add_trap``. End of input means the parent is gone: the child checkpoints and exits with
-    :data:`EXIT_INTERRUPTED` without concluding the job, so a redelivered task resumes it.
+    ``add_trap``, ``cancel`` (the orchestrator ended the job: checkpoint and exit with
+    :data:`EXIT_INTERRUPTED`, the spool kept for a resubmission's take-over). End of input means the
+    parent is gone: the child checkpoints and exits with :data:`EXIT_INTERRUPTED` without concluding
+    the job, so a redelivered task resumes it.
+``JOB_DIR/controls-applied.jsonl``
+    One JSON line ``{"id", "action", "at"}`` appended (and fsynced) each time the child has applied a
+    Control, so the parent can acknowledge it to the orchestrator (the control history's
+    "Acknowledged").
 ``JOB_DIR/jobresult.json``
     The :class:`~harvester.contracts.JobResult`, written atomically once the crawl is over and every
     file is closed. Its absence after the child exits means the job did not conclude.
@@ -50,6 +56,7 @@ EXIT_INTERRUPTED = 75  # EX_TEMPFAIL: try again later (resume)
 JOBSPEC_FILE = "jobspec.json"
 PROGRESS_FILE = "progress.json"
 RESULT_FILE = "jobresult.json"
+APPLIED_FILE = "controls-applied.jsonl"
 ENGINE_LOG = "logs/harvester.log"
 
 logger = logging.getLogger(__name__)
@@ -84,6 +91,7 @@ class _Controller:
         self.time_limit_s = time_limit_s
         self.job: Any = None
         self.interrupted = False
+        self.early: list[dict[str, Any]] = []  # controls that came before the spider opened
 
     def start(self) -> None:
         from twisted.internet import reactor, task
@@ -96,6 +104,9 @@ class _Controller:
         if self.time_limit_s:
             left = max(self.time_limit_s - self.job.crawl_seconds(), 0.0)
             reactor.callLater(left, self.stop, "time_limit")  # type: ignore[attr-defined]
+        for data in self.early:
+            self.apply(data)
+        self.early.clear()
 
     def stop_timers(self) -> None:
         for loop in (getattr(self, "_progress", None), getattr(self, "_checkpoint", None)):
@@ -117,12 +128,19 @@ class _Controller:
             engine.close_spider(engine.spider, ended_by)
 
     def apply(self, data: dict[str, Any]) -> None:
+        if self.job is None:  # the parent forwards what waited in the control queue as soon as we start
+            self.early.append(data)
+            return
         try:
             control = Control.from_dict(data)
         except ContractError as exc:
             logger.warning("ignoring a bad control message %r: %s", data, exc)
             return
         logger.info("control: %s %s", control.action, control.argument)
+        if control.action == "cancel":
+            self.applied(control)
+            self.interrupt("cancelled by the orchestrator")
+            return
         if control.action == "stop":
             self.stop("stopped")
         elif control.action == "pause":
@@ -135,6 +153,15 @@ class _Controller:
         elif control.action == "add_trap":
             self.job.add_trap(control.argument)
         self.job.checkpoint()
+        self.applied(control)
+
+    def applied(self, control: Control) -> None:
+        """Say that ``control`` took effect (after its checkpoint, so a resume keeps it too)."""
+        line = json.dumps({"id": control.id, "action": control.action, "at": now_iso()}) + "\n"
+        with open(self.job_dir / APPLIED_FILE, "a", encoding="utf-8") as f:
+            f.write(line)
+            f.flush()
+            os.fsync(f.fileno())
 
     def interrupt(self, why: str) -> None:
         """The parent is gone or asked us to go: checkpoint, exit without concluding (resumable)."""

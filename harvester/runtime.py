@@ -53,6 +53,12 @@ def celery_config() -> dict[str, object]:
         "broker_url": broker_url(),
         "broker_transport_options": broker_transport_options(),
         "broker_connection_retry_on_startup": True,
+        # A lost broker is waited for, however long (a worker that gave up would take its running crawl
+        # down with it), and a crawl running with a late ack goes on meanwhile (Celery 6 would cancel it):
+        # harvester.tasks rides out the outage and delivers its messages afterwards.
+        "broker_connection_retry": True,
+        "broker_connection_max_retries": None,
+        "worker_cancel_long_running_tasks_on_connection_loss": False,
         "task_serializer": "json",
         "accept_content": ["json"],
         "result_backend": None,

@@ -5,26 +5,36 @@ What it does, in order:
 1. Validate the JobSpec. A :class:`ContractError` is answered with a FAILED JobResult
    (``error_category="invalid-jobspec"``, the JSON path and problem as detail); the task does
    not raise, so a bad message is not redelivered forever.
-2. Take the job's spool lock (:mod:`harvester.joblock`): a second delivery of a job this spool is crawling
+2. The fence: read the job's control queue (``control.job-<id>``) BEFORE anything else. A
+   ``cancel`` there means the orchestrator ended the job for good (reaped, resubmitted, rejected):
+   this message is stale (a redelivery, a duplicate publish), so it is dropped with one log line,
+   without a spool directory, a started message or a result. The cancel is put back, so every later
+   stale copy meets it too. Other controls found there (a stop sent while the job waited) are
+   forwarded to the crawl child once it runs.
+3. Take the job's spool lock (:mod:`harvester.joblock`): a second delivery of a job this spool is crawling
    right now (the orchestrator published it twice) returns without crawling.
    If ``<spool>/<job_id>/jobresult.json`` already says DONE (the message was redelivered after the
    job ended but before the ack), send that result again and stop: the orchestrator records a
    result idempotently.
-3. Send ``STARTED_TASK(job_id, hostname)`` and start the crawl child (:mod:`harvester.process`) on
+4. Queue ``STARTED_TASK(job_id, hostname)`` and start the crawl child (:mod:`harvester.process`) on
    the job's spool directory; if that directory already holds frontier state (a crash, a
    redelivery, a resubmission), the child resumes it instead of starting over. A job that
    ``continues_job`` an earlier one takes over that job's spool when it has none of its own
    (:func:`take_over`: frontier and seen-set, budgets, report tallies, crawl.log, WARCs).
-4. While the child runs: relay its Progress every ``PROGRESS_INTERVAL_S`` to ``PROGRESS_TASK`` and
-   forward Control messages from the job's control queue (``control.job-<id>``, a kombu
-   SimpleQueue on the same broker; JSON Control dicts) to the child within a second, acknowledging
-   each once forwarded.
-5. Send the child's JobResult (``RESULT_TASK``). If the child died without one (killed, out of
-   memory, a crash before it could write), send a FAILED result saying how it ended, with the tail
-   of its log; its spool state stays, so resubmitting the job resumes it.
+5. While the child runs: queue its Progress every ``PROGRESS_INTERVAL_S`` (``PROGRESS_TASK``),
+   forward Control messages to the child within a second (acknowledging each once forwarded), and
+   queue ``CONTROL_APPLIED_TASK`` for each control the child says it applied. A ``cancel`` stops
+   the child (checkpointed, resumable by a resubmission's take-over) and no result is sent.
+6. Queue the child's JobResult (``RESULT_TASK``) and return only once the outbox is delivered. If
+   the child died without a result (killed, out of memory, a crash before it could write), the
+   result is a FAILED one saying how it ended, with the tail of its log; its spool state stays, so
+   resubmitting the job resumes it.
 
-All messages go to the ``events`` queue by task name only: the harvester never imports the
-orchestrator.
+Every message to the ``events`` queue goes through the job's :class:`~harvester.outbox.Outbox`, and
+the broker is reached through :class:`BrokerLink`, which never lets a broker outage reach the crawl:
+it notes the failure and tries again with back-off (up to ``BROKER_RETRY_MAX_S``) while the child
+goes on; the outbox is delivered in order once the broker is back. Messages go by task name only:
+the harvester never imports the orchestrator.
 """
 
 from __future__ import annotations
@@ -35,11 +45,15 @@ import signal
 import socket
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 from queue import Empty
 from typing import Any
 
+from kombu.exceptions import KombuError
+
 from harvester.contracts import (
+    CONTROL_APPLIED_TASK,
     EVENTS_QUEUE,
     PROGRESS_TASK,
     RESULT_TASK,
@@ -50,9 +64,11 @@ from harvester.contracts import (
     JobSpec,
     control_queue,
 )
-from harvester.defaults import PROGRESS_INTERVAL_S
+from harvester.defaults import BROKER_RETRY_MAX_S, PROGRESS_INTERVAL_S
 from harvester.joblock import running_alone
+from harvester.outbox import Outbox
 from harvester.process import (
+    APPLIED_FILE,
     ENGINE_LOG,
     EXIT_INTERRUPTED,
     JOBSPEC_FILE,
@@ -77,8 +93,124 @@ def _hostname(task: Any) -> str:
     return str(getattr(task.request, "hostname", None) or socket.gethostname())
 
 
-def send_result(result: JobResult) -> None:
-    app.send_task(RESULT_TASK, args=[result.to_dict()], queue=EVENTS_QUEUE)
+def _broker_errors() -> tuple[type[BaseException], ...]:
+    with app.connection() as conn:
+        return (OSError, KombuError, *conn.connection_errors, *conn.channel_errors)
+
+
+def publish(task: str, args: list[Any]) -> None:
+    """One message to the ``events`` queue, or the broker's error within a second or two: the caller
+    (an outbox flush) keeps the message and tries again later, so Celery's own retries are short."""
+    app.send_task(task, args=args, queue=EVENTS_QUEUE, retry=True,
+                  retry_policy={"max_retries": 1, "interval_start": 0, "interval_step": 0.5, "interval_max": 0.5})
+
+
+class BrokerLink:
+    """A job's line to the broker: its control queue in, its outbox out.
+
+    No broker error ever leaves it: a failed operation closes the connection, logs once that the
+    broker is gone, and makes every operation a no-op until the back-off (0.5 s, doubling to
+    ``BROKER_RETRY_MAX_S``) has passed; the first operation that works again logs how long it was.
+    So a broker outage of any length costs the crawl nothing but the delay of its messages.
+    """
+
+    def __init__(self, job_id: int) -> None:
+        self.job_id = job_id
+        self.errors = _broker_errors()
+        self._conn: Any = None
+        self._queue: Any = None
+        self._delay = 0.0
+        self._retry_at = 0.0
+        self._down_since: float | None = None
+
+    def attempt(self, operation: Callable[[], Any]) -> bool:
+        """Run ``operation`` unless the link is waiting out a back-off; False if it did not run or failed."""
+        if time.monotonic() < self._retry_at:
+            return False
+        try:
+            operation()
+        except self.errors as exc:
+            self._failed(exc)
+            return False
+        if self._down_since is not None:
+            logger.warning("job %s: the broker is back after %.0f s", self.job_id, time.monotonic() - self._down_since)
+            self._down_since = None
+        self._delay = 0.0
+        return True
+
+    def until_done(self, operation: Callable[[], Any]) -> None:
+        """Run ``operation`` until it works, however long the broker is away."""
+        while not self.attempt(operation):
+            time.sleep(max(self._retry_at - time.monotonic(), 0.05))
+
+    def _failed(self, exc: BaseException) -> None:
+        if self._down_since is None:
+            self._down_since = time.monotonic()
+            logger.warning("job %s: the broker is unreachable (%s); the crawl goes on, its messages wait in the "
+                           "outbox", self.job_id, exc)
+        self._delay = min(max(self._delay * 2, 0.5), BROKER_RETRY_MAX_S)
+        self._retry_at = time.monotonic() + self._delay
+        self.close()
+
+    def receive(self) -> list[Any] | None:
+        """The Control messages waiting in the job's queue (unacknowledged), or None if the broker is away."""
+        got: list[Any] = []
+
+        def read() -> None:
+            if self._queue is None:
+                self._conn = app.connection_for_write()
+                self._conn.ensure_connection(max_retries=1)
+                self._queue = self._conn.SimpleQueue(control_queue(self.job_id))
+            while True:
+                try:
+                    got.append(self._queue.get(block=False))
+                except Empty:
+                    return
+
+        return got if self.attempt(read) else None
+
+    def close(self) -> None:
+        for thing in (self._queue, self._conn):
+            if thing is not None:
+                try:
+                    thing.close()
+                except Exception:  # a dead connection may fail to close in many ways
+                    pass
+        self._queue = self._conn = None
+
+
+def _payload(message: Any) -> Any:
+    payload = message.payload
+    if isinstance(payload, (bytes, str)):
+        try:
+            payload = json.loads(payload)
+        except ValueError:
+            payload = None
+    return payload
+
+
+def _is_cancel(payload: Any) -> bool:
+    return isinstance(payload, dict) and payload.get("action") == "cancel"
+
+
+def fence(link: BrokerLink) -> tuple[bool, list[Any]]:
+    """Read the control queue before the job starts: (cancelled?, the other controls waiting).
+
+    A cancel is put back (requeued) so it fences every later stale copy of the job's message too.
+    """
+    messages = link.receive()
+    while messages is None:  # the message just came from the broker: it will be back soon
+        time.sleep(POLL_INTERVAL_S)
+        messages = link.receive()
+    cancelled = False
+    pending = []
+    for message in messages:
+        if _is_cancel(_payload(message)):
+            cancelled = True
+            link.attempt(message.requeue)
+        else:
+            pending.append(message)
+    return cancelled, pending
 
 
 def _log_tail(job_dir: Path, lines: int = 20) -> str:
@@ -113,8 +245,11 @@ def prepare_job_dir(spec: JobSpec, root: Path | None = None) -> Path:
 
 
 class _ProgressRelay:
-    def __init__(self, job_dir: Path) -> None:
+    """The child's progress file → the outbox (coalesced) every ``PROGRESS_INTERVAL_S``."""
+
+    def __init__(self, job_dir: Path, outbox: Outbox) -> None:
         self.path = job_dir / PROGRESS_FILE
+        self.outbox = outbox
         self.last_sent = 0.0
         self.last_mtime = 0.0
 
@@ -131,49 +266,86 @@ class _ProgressRelay:
             return
         self.last_mtime = mtime
         self.last_sent = now
-        app.send_task(PROGRESS_TASK, args=[data], queue=EVENTS_QUEUE)
+        self.outbox.put(PROGRESS_TASK, [data], coalesce=True)
 
 
-def _forward_controls(queue: Any, child: subprocess.Popen[bytes], job_id: int) -> None:
-    while child.poll() is None:
+class _AppliedRelay:
+    """The child's ``controls-applied.jsonl`` → ``CONTROL_APPLIED_TASK`` messages in the outbox.
+
+    A restarted parent reads the file from its start again; the orchestrator keeps the first time.
+    """
+
+    def __init__(self, job_dir: Path, job_id: int, outbox: Outbox) -> None:
+        self.path = job_dir / APPLIED_FILE
+        self.job_id = job_id
+        self.outbox = outbox
+        self.offset = 0
+
+    def poll(self) -> None:
         try:
-            message = queue.get(block=False)
-        except Empty:
+            with open(self.path, "rb") as f:
+                f.seek(self.offset)
+                data = f.read()
+        except OSError:
             return
-        payload = message.payload
-        if isinstance(payload, (bytes, str)):
+        end = data.rfind(b"\n") + 1  # a line still being written waits for the next poll
+        self.offset += end
+        for line in data[:end].splitlines():
             try:
-                payload = json.loads(payload)
-            except ValueError:
-                payload = None
-        if isinstance(payload, dict) and payload.get("job_id") == job_id:
-            try:
-                assert child.stdin is not None
-                child.stdin.write((json.dumps(payload) + "\n").encode())
-                child.stdin.flush()
-            except (BrokenPipeError, OSError):
-                message.requeue()
-                return
-        else:
-            logger.warning("job %s: dropping a control message for someone else: %r", job_id, payload)
-        message.ack()
+                entry = json.loads(line)
+                control_id, at = int(entry["id"]), str(entry["at"])
+            except (ValueError, KeyError, TypeError):
+                continue
+            if control_id > 0:
+                self.outbox.put(CONTROL_APPLIED_TASK, [self.job_id, control_id, at])
 
 
-def supervise(spec: JobSpec, job_dir: Path, hostname: str) -> JobResult:
-    """Run the child to its end, relaying progress and controls; return the JobResult to send."""
-    child = start_child(job_dir)
-    relay = _ProgressRelay(job_dir)
-    started = now_iso()
+def _forward(message: Any, child: subprocess.Popen[bytes], job_id: int, link: BrokerLink) -> bool:
+    """Hand one Control message to the child; True if it was a cancel."""
+    payload = _payload(message)
+    if not (isinstance(payload, dict) and payload.get("job_id") == job_id):
+        logger.warning("job %s: dropping a control message for someone else: %r", job_id, payload)
+        link.attempt(message.ack)
+        return False
     try:
-        with app.connection_for_write() as conn:
-            queue = conn.SimpleQueue(control_queue(spec.job_id))
+        assert child.stdin is not None
+        child.stdin.write((json.dumps(payload) + "\n").encode())
+        child.stdin.flush()
+    except (BrokenPipeError, OSError):
+        link.attempt(message.requeue)
+        return False
+    if _is_cancel(payload):
+        link.attempt(message.requeue)  # the fence stays for any stale copy of this job's message
+        return True
+    link.attempt(message.ack)
+    return False
+
+
+def supervise(spec: JobSpec, job_dir: Path, link: BrokerLink, outbox: Outbox,
+              waiting: list[Any] | None = None) -> JobResult | None:
+    """Run the child to its end, relaying progress and controls; the JobResult to send, or None when the
+    orchestrator cancelled the job meanwhile (the child checkpointed: a resubmission takes it over)."""
+    child = start_child(job_dir)
+    relay = _ProgressRelay(job_dir, outbox)
+    applied = _AppliedRelay(job_dir, spec.job_id, outbox)
+    started = now_iso()
+    cancelled = False
+    try:
+        messages = list(waiting or ())
+        while child.poll() is None:
+            for message in messages:
+                if child.poll() is None and not cancelled:
+                    cancelled = _forward(message, child, spec.job_id, link)
+            relay.poll()
+            applied.poll()
+            link.attempt(lambda: outbox.flush(publish))
+            time.sleep(POLL_INTERVAL_S)
+            messages = [] if cancelled else (link.receive() or [])
+        if cancelled:
             try:
-                while child.poll() is None:
-                    _forward_controls(queue, child, spec.job_id)
-                    relay.poll()
-                    time.sleep(POLL_INTERVAL_S)
-            finally:
-                queue.close()
+                child.wait(30)
+            except subprocess.TimeoutExpired:
+                child.kill()
     except BaseException:
         # The worker itself is going away (warm shutdown, an error here): let the child checkpoint.
         if child.poll() is None:
@@ -190,7 +362,10 @@ def supervise(spec: JobSpec, job_dir: Path, hostname: str) -> JobResult:
             except OSError:
                 pass
     relay.poll(force=True)
+    applied.poll()
     result_file = job_dir / RESULT_FILE
+    if cancelled and not (child.returncode == 0 and result_file.exists()):
+        return None
     if child.returncode == 0 and result_file.exists():
         try:
             return JobResult.from_dict(json.loads(result_file.read_text(encoding="utf-8")))
@@ -208,6 +383,12 @@ def supervise(spec: JobSpec, job_dir: Path, hostname: str) -> JobResult:
     return failed_result(spec.job_id, "crawl-process-died", f"{detail}\n{tail}".strip(), started)
 
 
+def _deliver(link: BrokerLink, outbox: Outbox) -> None:
+    """Return only when every message of the outbox is with the broker (the job's own message is then
+    acknowledged; a worker that dies before leaves it to be redelivered, and the outbox is sent again)."""
+    link.until_done(lambda: outbox.flush(publish))
+
+
 @app.task(name=RUN_JOB_TASK, bind=True, acks_late=True)
 def run_job(self: Any, spec_dict: Any) -> dict[str, Any]:
     """Crawl one JobSpec on this machine; see the module docstring."""
@@ -219,17 +400,26 @@ def run_job(self: Any, spec_dict: Any) -> dict[str, Any]:
         result = failed_result(job_id if isinstance(job_id, int) and not isinstance(job_id, bool) else 0,
                                "invalid-jobspec", str(exc))
         logger.error("rejected an invalid JobSpec: %s", exc)
-        send_result(result)
+        BrokerLink(result.job_id).until_done(lambda: publish(RESULT_TASK, [result.to_dict()]))
         return result.to_dict()
-    with running_alone(spool_dir() / str(spec.job_id)) as alone:
-        if not alone:  # a duplicate message of a job this spool is crawling right now
-            logger.warning("job %s is already being crawled from this spool: this message is a duplicate, "
-                           "not crawled again", spec.job_id)
-            return {"job_id": spec.job_id, "duplicate": True}
-        return _run(spec, hostname)
+    link = BrokerLink(spec.job_id)
+    try:
+        cancelled, waiting = fence(link)
+        if cancelled:
+            logger.warning("job %s: cancelled by the orchestrator (reaped, resubmitted or rejected): this stale "
+                           "message is dropped, nothing crawled", spec.job_id)
+            return {"job_id": spec.job_id, "status": "CANCELLED"}
+        with running_alone(spool_dir() / str(spec.job_id)) as alone:
+            if not alone:  # a duplicate message of a job this spool is crawling right now
+                logger.warning("job %s is already being crawled from this spool: this message is a duplicate, "
+                               "not crawled again", spec.job_id)
+                return {"job_id": spec.job_id, "duplicate": True}
+            return _run(spec, hostname, link, waiting)
+    finally:
+        link.close()
 
 
-def _run(spec: JobSpec, hostname: str) -> dict[str, Any]:
+def _run(spec: JobSpec, hostname: str, link: BrokerLink, waiting: list[Any]) -> dict[str, Any]:
     job_dir = spool_dir() / str(spec.job_id)
     result_file = job_dir / RESULT_FILE
     if result_file.exists():
@@ -237,15 +427,24 @@ def _run(spec: JobSpec, hostname: str) -> dict[str, Any]:
             previous = JobResult.from_dict(json.loads(result_file.read_text(encoding="utf-8")))
             if previous.status == "DONE":
                 logger.info("job %s already done here: sending its result again", spec.job_id)
-                send_result(previous)
+                outbox = Outbox(job_dir)
+                outbox.put(RESULT_TASK, [previous.to_dict()])
+                _deliver(link, outbox)
                 return previous.to_dict()
         except (ValueError, ContractError):
             pass
         result_file.unlink(missing_ok=True)
     job_dir = prepare_job_dir(spec)
-    app.send_task(STARTED_TASK, args=[spec.job_id, hostname], queue=EVENTS_QUEUE)
+    outbox = Outbox(job_dir)
+    outbox.put(STARTED_TASK, [spec.job_id, hostname])
     logger.info("job %s: crawling in %s", spec.job_id, job_dir)
-    result = supervise(spec, job_dir, hostname)
-    send_result(result)
+    result = supervise(spec, job_dir, link, outbox, waiting)
+    if result is None:
+        logger.warning("job %s: cancelled by the orchestrator while crawling; stopped, spool kept for a "
+                       "resubmission", spec.job_id)
+        _deliver(link, outbox)
+        return {"job_id": spec.job_id, "status": "CANCELLED"}
+    outbox.put(RESULT_TASK, [result.to_dict()])
+    _deliver(link, outbox)
     logger.info("job %s: %s", spec.job_id, result.status)
     return result.to_dict()

@@ -36,7 +36,9 @@ app.conf.update(
     task_default_queue=EVENTS_QUEUE,
     task_routes={"orchestrator.index.*": {"queue": "indexer"}},
     beat_schedule={
-        "reap-jobs": {"task": "orchestrator.reap_jobs", "schedule": 60.0},
+        # NETHARVEST_REAPER_INTERVAL_S (orchestrator.settings), read here before Django is set up
+        "reap-jobs": {"task": "orchestrator.reap_jobs",
+                      "schedule": float(os.environ.get("NETHARVEST_REAPER_INTERVAL_S", 15))},
         # Jobs left NEW (the broker was down when their run was made, a dispatcher died): sent within a minute
         # of the broker answering again.
         "submit-new-jobs": {"task": "orchestrator.submit_new_jobs", "schedule": 60.0},

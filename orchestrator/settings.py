@@ -167,9 +167,18 @@ LOGGING = {
 #: Where finished WARCs, indexes and the dedup index live.
 NETHARVEST_ARCHIVE_DIR = Path(os.environ.get("NETHARVEST_ARCHIVE_DIR", DATA_DIR / "archive"))
 NETHARVEST_INDEX_DIR = Path(os.environ.get("NETHARVEST_INDEX_DIR", DATA_DIR / "index"))
-#: How often beat looks for due harvests, and how long a job may go without a heartbeat.
+#: How often beat looks for due harvests.
 NETHARVEST_SCHEDULER_INTERVAL_S = float(os.environ.get("NETHARVEST_SCHEDULER_INTERVAL_S", 30))
-NETHARVEST_HEARTBEAT_TIMEOUT_S = int(os.environ.get("NETHARVEST_HEARTBEAT_TIMEOUT_S", 15 * 60))
+#: The reaper (orchestrator/harvest/reaper.py; docs/DESIGN.md, "Reliability: broker outages, fencing, dead
+#: workers"): it sweeps every REAPER_INTERVAL_S (beat; read by orchestrator.celery before Django is set up)
+#: and fails a STARTED job silent for HEARTBEAT_TIMEOUT_S, so a dead worker is noticed in 60-75 s. A sweep
+#: coming more than BLIND_GAP_S after the previous one means the orchestrator could not hear (broker, beat or
+#: events worker down): silence is then counted from that sweep on, so a broker outage never reaps a live
+#: job. Keep HEARTBEAT_TIMEOUT_S > BLIND_GAP_S + harvester.defaults.BROKER_RETRY_MAX_S + PROGRESS_INTERVAL_S
+#: (60 > 30 + 5 + 5) and BLIND_GAP_S well above REAPER_INTERVAL_S.
+NETHARVEST_REAPER_INTERVAL_S = float(os.environ.get("NETHARVEST_REAPER_INTERVAL_S", 15))
+NETHARVEST_HEARTBEAT_TIMEOUT_S = int(os.environ.get("NETHARVEST_HEARTBEAT_TIMEOUT_S", 60))
+NETHARVEST_BLIND_GAP_S = int(os.environ.get("NETHARVEST_BLIND_GAP_S", 30))
 NETHARVEST_SUBMITTED_TIMEOUT_S = int(os.environ.get("NETHARVEST_SUBMITTED_TIMEOUT_S", 7 * 24 * 3600))
 #: At most this many domain configurations in one job (NetarchiveSuite: configChunkSize).
 NETHARVEST_MAX_CONFIGS_PER_JOB = int(os.environ.get("NETHARVEST_MAX_CONFIGS_PER_JOB", 10000))

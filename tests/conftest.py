@@ -102,3 +102,18 @@ def broker_down() -> Iterator[Callable[[], None]]:
     point_at(closed_broker_url())
     yield lambda: point_at(real)
     point_at(real)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _no_stale_control_queues() -> None:
+    """Job ids restart with each test database, but control queues live on in Redis between sessions: a
+    ``cancel`` fence left by an earlier session would make a harvester drop this session's job of that id."""
+    broker = os.environ.get("NETHARVEST_BROKER_URL", "")
+    if not broker.startswith("redis"):
+        return  # the embedded broker lives in this session's own data directory
+    from orchestrator.celery import app
+
+    with app.connection_for_write() as conn:
+        client = conn.default_channel.client
+        for key in client.scan_iter("control.job-*"):
+            client.delete(key)

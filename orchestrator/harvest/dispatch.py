@@ -1,4 +1,5 @@
-"""Dispatch: NEW jobs onto their channel's queue, control messages to running jobs, resubmission.
+"""Dispatch: NEW jobs onto their channel's queue, control messages to running jobs, resubmission,
+and the ``cancel`` fence for jobs the orchestrator has ended for good (:func:`send_cancel`).
 
 **Submitting a job** (:func:`submit`): its row is locked (``SELECT … FOR UPDATE SKIP LOCKED``, so two
 dispatchers never publish one job at once), its JobSpec is published, and only once the broker has
@@ -116,14 +117,39 @@ def send_control(job: Job, action: str, argument: str = "", requested_by: str = 
     """Record a control instruction with who and when, then send it to the running job."""
     if job.status not in (JobStatus.SUBMITTED, JobStatus.STARTED):
         raise DispatchError(f"job {job.pk} is {job.status}: only a submitted or started job can be told to {action}")
+    if action == "cancel":
+        raise DispatchError("cancel is the orchestrator's own fence (send_cancel), not a control to send")
     control = JobControl.objects.create(job=job, action=action, argument=argument, requested_by=requested_by)
-    message = Control(job_id=job.pk, action=action, argument=argument, id=control.pk)  # validates the regex
-    with Connection(app.conf.broker_url, transport_options=app.conf.broker_transport_options) as conn:
-        queue = SimpleQueue(conn, control_queue(job.pk))
-        queue.put(message.to_dict())
-        queue.close()
+    _publish_control(Control(job_id=job.pk, action=action, argument=argument, id=control.pk))  # validates
     JobControl.objects.filter(pk=control.pk, sent_at__isnull=True).update(sent_at=timezone.now())
     return control
+
+
+def _publish_control(message: Control) -> None:
+    # A few quick tries, not kombu's default of retrying for ever: a caller must learn that the broker is away.
+    options = {**app.conf.broker_transport_options, "max_retries": 3, "interval_start": 0, "interval_step": 1}
+    with Connection(app.conf.broker_url, transport_options=options) as conn:
+        queue = SimpleQueue(conn, control_queue(message.job_id))
+        queue.put(message.to_dict())
+        queue.close()
+
+
+def send_cancel(job_id: int) -> bool:
+    """Fence off a job the orchestrator has ended for good (reaped, resubmitted, rejected).
+
+    A ``cancel`` in the job's control queue stops a harvester that still runs it (a worker that was
+    only cut off from the broker) and makes any stale copy of its message (a redelivery after a
+    worker died) be dropped before it crawls anything (harvester.tasks). The harvesters put it back
+    after reading it, so it stays (one small message per fenced job). Failing to publish is logged,
+    not raised: the job's state has already changed, and resubmit and reject publish it again.
+    """
+    try:
+        _publish_control(Control(job_id=job_id, action="cancel"))
+    except Exception as exc:  # any broker error: the state change stands
+        log.error("job %s: could not publish its cancel fence: %s", job_id, exc)
+        return False
+    log.info("job %s: cancel fence published", job_id)
+    return True
 
 
 def resubmit(job: Job, requested_by: str = "system") -> Job:
@@ -155,6 +181,7 @@ def resubmit(job: Job, requested_by: str = "system") -> Job:
                       max_bytes=d.max_bytes) for d in job.domains.all()
         )
     log.info("job %s resubmitted as job %s by %s", job.pk, new.pk, requested_by)
+    send_cancel(job.pk)  # before the new job can start: no stale copy of the old job's message may run
     submit_jobs([new.pk])
     new.refresh_from_db()
     return new
@@ -173,5 +200,6 @@ def reject(job: Job, requested_by: str = "system") -> Job:
         status = current["status"] if current else "gone"
         raise DispatchError(f"job {job.pk} is {status}: only a FAILED job can be rejected")
     log.info("job %s rejected by %s", job.pk, requested_by)
+    send_cancel(job.pk)
     job.refresh_from_db()
     return job

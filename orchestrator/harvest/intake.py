@@ -1,8 +1,13 @@
-"""Result intake: what harvesters report (started, progress, JobResult) into the database.
+"""Result intake: what harvesters report (started, progress, applied controls, JobResult) into the database.
 
 A JobResult is all-or-nothing: validated against the contract and against the job it names, then
 written in one transaction (job status and times, HarvestInfo rows in bulk, ArchiveFile rows). A
 malformed, unknown or duplicate result is logged and leaves nothing behind.
+
+Every report is idempotent, because a harvester delivers its outbox at least once (harvester.outbox): a
+second started message, heartbeat, control acknowledgement or JobResult changes nothing. Reports about
+a job that is not running (reaped, resubmitted, ended) are ignored: only a SUBMITTED or STARTED job
+takes progress or a result.
 """
 
 from __future__ import annotations
@@ -19,7 +24,15 @@ from django.utils.dateparse import parse_datetime
 
 from harvester.contracts import ContractError, JobResult, Progress
 from orchestrator.harvest import chain
-from orchestrator.harvest.models import ArchiveFile, HarvestDefinition, HarvestInfo, Job, JobDomain, JobStatus
+from orchestrator.harvest.models import (
+    ArchiveFile,
+    HarvestDefinition,
+    HarvestInfo,
+    Job,
+    JobControl,
+    JobDomain,
+    JobStatus,
+)
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +71,17 @@ def record_progress(data: Any) -> bool:
     if not updated:
         log.warning("progress for job %s, which is not running; ignored", progress.job_id)
     return bool(updated)
+
+
+def record_control_applied(job_id: int, control_id: int, applied_at: str) -> bool:
+    """The harvester applied control ``control_id``: the control history's "Acknowledged" (first time kept)."""
+    try:
+        when = _when(applied_at)
+    except IntakeError as exc:
+        log.error("job %s: rejected a control acknowledgement: %s", job_id, exc)
+        return False
+    return bool(JobControl.objects.filter(pk=control_id, job_id=job_id, acknowledged_at__isnull=True)
+                .update(acknowledged_at=when))
 
 
 def record_result(data: Any) -> Job:

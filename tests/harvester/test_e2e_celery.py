@@ -205,3 +205,22 @@ def test_progress_and_stop_control(stack: Stack, sites: Any) -> None:
     assert result.status == "DONE"
     assert result.domains[0].stop_reason == "DOWNLOAD_UNFINISHED"
     assert json.loads((stack.data_dir / "spool" / "103" / "jobresult.json").read_text())["status"] == "DONE"
+
+
+def test_a_cancelled_job_is_dropped_before_anything_starts(stack: Stack, sites: Any) -> None:
+    """The fence on the embedded broker: a job whose control queue holds a cancel is never started, by any
+    copy of its message (the cancel is put back after each reading)."""
+    a, _ = sites
+    stack.control(104, "cancel")
+    log = stack.data_dir / "worker.log"
+    for copy in (1, 2):
+        stack.submit(make_spec([a.url], job_id=104))
+        deadline = time.time() + 60
+        while log.read_text().count("job 104: cancelled by the orchestrator") < copy:
+            assert time.time() < deadline, log.read_text()[-3000:]
+            time.sleep(0.2)
+    assert not (stack.data_dir / "spool" / "104").exists()
+    assert not [n for n, args in stack.seen if _job_of(n, args) == 104]
+    stack.submit(make_spec([a.url], job_id=105))  # the worker carries on with other jobs
+    assert JobResult.from_dict(stack.wait_for(RESULT_TASK, job_id=105)[0]).status == "DONE"
+    assert not [n for n, args in stack.seen if _job_of(n, args) == 104]

@@ -12,7 +12,15 @@ from orchestrator.harvest.models.domains import (
     GlobalCrawlerTrapList,
     SeedList,
 )
-from orchestrator.harvest.models.jobs import HarvestInfo, Job, JobControl, JobDomain, JobStatus, StopReason
+from orchestrator.harvest.models.jobs import (
+    HarvestInfo,
+    Job,
+    JobControl,
+    JobDomain,
+    JobStatus,
+    ReaperSight,
+    StopReason,
+)
 from orchestrator.harvest.models.jobstats import JobStats
 from orchestrator.harvest.models.schedules import Schedule
 from orchestrator.harvest.models.templates import CrawlTemplate
@@ -21,5 +29,5 @@ __all__ = [
     "ArchiveFile", "ArchiveFileCopy", "ConfigurationSeedList", "CrawlTemplate", "Domain", "DomainConfiguration",
     "ExtendedField",
     "GlobalCrawlerTrapList", "HarvestChannel", "HarvestDefinition", "HarvestInfo", "Job", "JobControl",
-    "JobDomain", "JobStats", "JobStatus", "Schedule", "SeedList", "StopReason",
+    "JobDomain", "JobStats", "JobStatus", "ReaperSight", "Schedule", "SeedList", "StopReason",
 ]

@@ -118,6 +118,19 @@ class JobControl(models.Model):
         return f"{self.action} {self.argument} on job {self.job_id} by {self.requested_by}".replace("  ", " ")
 
 
+class ReaperSight(models.Model):
+    """One row: when the reaper last swept, and since when it has swept without a gap.
+
+    A job's silence only counts while the orchestrator could hear it: after a gap (broker, beat or events
+    worker away) silence is measured from ``seeing_since`` (orchestrator/harvest/reaper.py)."""
+
+    last_sweep_at = models.DateTimeField()
+    seeing_since = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"reaper: last sweep {self.last_sweep_at:%Y-%m-%d %H:%M:%S}, seeing since {self.seeing_since:%H:%M:%S}"
+
+
 class HarvestInfo(models.Model):
     """What one job harvested of one domain configuration: NetarchiveSuite's harvest history, which
     feeds size estimates and snapshot continuation."""

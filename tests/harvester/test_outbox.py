@@ -1,0 +1,40 @@
+"""The job's outbox: messages kept on disk in order until the broker takes them (harvester.outbox)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harvester.outbox import Outbox
+
+
+class BrokerDown(ConnectionError):
+    pass
+
+
+def test_messages_wait_in_order_until_published_and_heartbeats_coalesce(tmp_path: Path) -> None:
+    box = Outbox(tmp_path)
+    box.put("started", [1, "h"])
+    box.put("progress", [{"uris_done": 1}], coalesce=True)
+    box.put("applied", [1, 7, "2026-01-01T00:00:00Z"])
+    box.put("progress", [{"uris_done": 2}], coalesce=True)  # replaces the undelivered heartbeat
+    sent: list[tuple[str, list[Any]]] = []
+
+    def down(task: str, args: list[Any]) -> None:
+        if len(sent) == 1:
+            raise BrokerDown("the broker went away")
+        sent.append((task, args))
+
+    with pytest.raises(BrokerDown):
+        box.flush(down)
+    assert sent == [("started", [1, "h"])]  # delivered and removed; the rest waits
+    assert len(box.pending()) == 2
+
+    again = Outbox(tmp_path)  # a restarted worker carries on with the same files, numbering after them
+    again.put("result", [{"status": "DONE"}])
+    again.flush(lambda task, args: sent.append((task, args)))
+    assert [t for t, _ in sent] == ["started", "applied", "progress", "result"]
+    assert sent[2][1] == [{"uris_done": 2}]
+    assert again.pending() == []
