@@ -245,26 +245,25 @@ def prepare_job_dir(spec: JobSpec, root: Path | None = None) -> Path:
 
 
 class _ProgressRelay:
-    """The child's progress file → the outbox (coalesced) every ``PROGRESS_INTERVAL_S``."""
+    """The child's progress file → the outbox (coalesced) every ``PROGRESS_INTERVAL_S``.
+
+    Sent on every interval while the child lives, even when the child has not rewritten the file (its
+    reactor busy with a long checkpoint, say): the heartbeat says this worker is alive, and the reaper
+    fails a job after a minute without one."""
 
     def __init__(self, job_dir: Path, outbox: Outbox) -> None:
         self.path = job_dir / PROGRESS_FILE
         self.outbox = outbox
         self.last_sent = 0.0
-        self.last_mtime = 0.0
 
     def poll(self, force: bool = False) -> None:
         now = time.monotonic()
         if not force and now - self.last_sent < PROGRESS_INTERVAL_S:
             return
         try:
-            mtime = self.path.stat().st_mtime
-            if mtime == self.last_mtime and not force:
-                return
             data = json.loads(self.path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return
-        self.last_mtime = mtime
         self.last_sent = now
         self.outbox.put(PROGRESS_TASK, [data], coalesce=True)
 

@@ -38,3 +38,24 @@ def test_messages_wait_in_order_until_published_and_heartbeats_coalesce(tmp_path
     assert [t for t, _ in sent] == ["started", "applied", "progress", "result"]
     assert sent[2][1] == [{"uris_done": 2}]
     assert again.pending() == []
+
+
+def test_a_progress_file_the_child_has_not_rewritten_is_still_a_heartbeat(tmp_path: Path) -> None:
+    """The reaper fails a job after a minute without heartbeats: while the child lives the parent sends one
+    every interval, even when the child's reactor was too busy to rewrite its progress file."""
+    import json
+
+    from harvester.defaults import PROGRESS_INTERVAL_S
+    from harvester.process import PROGRESS_FILE
+    from harvester.tasks import _ProgressRelay
+
+    (tmp_path / PROGRESS_FILE).write_text(json.dumps({"job_id": 7, "uris_done": 3}))
+    box = Outbox(tmp_path)
+    relay = _ProgressRelay(tmp_path, box)
+    sent: list[tuple[str, list[Any]]] = []
+    relay.poll()
+    box.flush(lambda task, args: sent.append((task, args)))
+    relay.last_sent -= PROGRESS_INTERVAL_S  # an interval passes; the file is unchanged
+    relay.poll()
+    box.flush(lambda task, args: sent.append((task, args)))
+    assert [args[0]["uris_done"] for _, args in sent] == [3, 3]
