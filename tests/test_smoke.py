@@ -188,6 +188,9 @@ def test_stack_on_postgresql_and_redis(tmp_path):
         cur.execute(f'DROP DATABASE IF EXISTS "{name}"')
         cur.execute(f'CREATE DATABASE "{name}"')
     admin.close()
+    import redis
+
+    redis.Redis(host="127.0.0.1", port=6379, db=14).flushdb()  # this test's own Redis database, fresh too
     _run_stack(tmp_path, {"NETHARVEST_DATABASE_URL": f"postgres://postgres@127.0.0.1:5432/{name}",
                           "NETHARVEST_BROKER_URL": "redis://127.0.0.1:6379/14"}, demo=False)
     assert not (tmp_path / "var" / "netharvest.sqlite3").exists()

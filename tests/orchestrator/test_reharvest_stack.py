@@ -21,7 +21,7 @@ from tests.conftest import wait_for
 from tests.orchestrator import factories
 from tests.staticsite import StaticServer, write_site
 
-pytestmark = [pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.django_db(transaction=True, serialized_rollback=True)]
 
 IDENTICAL = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"
 NOT_MODIFIED = "http://netpreserve.org/warc/1.1/revisit/server-not-modified"
@@ -30,7 +30,7 @@ NOT_MODIFIED = "http://netpreserve.org/warc/1.1/revisit/server-not-modified"
 def run_through_the_chain(definition, log: Path) -> Job:
     """Run the definition now; wait until its job is DONE and every file of it CLEANED (so its
     captures are in the dedup index the next job consults)."""
-    (job,) = scheduler.run_now(definition, requested_by="test")
+    (job,) = scheduler.run_now(definition, requested_by="test").jobs
     wait_for(lambda: Job.objects.get(pk=job.pk).status in ("DONE", "FAILED"), 240, f"job {job.pk} to end")
     job.refresh_from_db()
     assert job.status == "DONE", (job.error_category, job.error_detail, log.read_text()[-4000:])
