@@ -1,8 +1,9 @@
 """Validation of what curators and engineers type: domain names, seed URLs, crawler-trap regexes.
 
 Every error names what is wrong and where (the line number for multi-line fields), so a mistake in
-line 7,213 of a pasted list is found without guessing. The harvester validates the same regexes again
-when a JobSpec arrives (harvester.contracts.validate_regex), so nothing invalid reaches a crawl.
+line 7,213 of a pasted list is found without guessing. Regexes are checked by the one validator of user
+patterns, harvester.patterns (RE2); the harvester checks them again with it when a JobSpec arrives
+(harvester.contracts.validate_regex), so nothing invalid reaches a crawl.
 """
 
 from __future__ import annotations
@@ -16,6 +17,11 @@ from urllib.parse import urlsplit, urlunsplit
 import idna
 import tldextract
 from django.core.exceptions import ValidationError
+
+from harvester import patterns
+
+#: A pasted list with thousands of bad lines is reported by its first errors, not a 100,000-line page.
+MAX_REPORTED_ERRORS = 50
 
 _LABEL_RE = re.compile(r"^(?!-)[a-z0-9-]{1,63}(?<!-)$")
 #: Already lower-case ASCII LDH with no punycode label: IDNA processing would return it unchanged.
@@ -145,16 +151,15 @@ def active_seeds(text: str) -> list[str]:
 
 
 def validate_regex_lines(text: str) -> str:
-    """One crawler-trap regex per line; every line must compile."""
-    errors = []
-    for number, line in iter_lines(text):
-        try:
-            re.compile(line)
-        except re.error as exc:
-            errors.append(f"line {number}: {line!r} is not a valid regular expression: {exc}")
+    """One crawler-trap regex per line; every line must be one RE2 accepts (:mod:`harvester.patterns`,
+    the one validator of user patterns: linear-time matching, refusals name the line and say why)."""
+    lines = list(iter_lines(text))
+    errors = patterns.check_lines(lines)
     if errors:
-        raise ValidationError(errors)
-    return "\n".join(line for _, line in iter_lines(text))
+        raise ValidationError(errors[:MAX_REPORTED_ERRORS] + (
+            [f"… and {len(errors) - MAX_REPORTED_ERRORS} more lines refused"]
+            if len(errors) > MAX_REPORTED_ERRORS else []))
+    return "\n".join(line for _, line in lines)
 
 
 def regex_lines(text: str) -> list[str]:
