@@ -162,10 +162,11 @@ class Scope:
         self.max_hops = s.max_hops
         self.max_embed_hops = s.max_embed_hops
         self.domains = [_DomainScope(d.name, d.seeds, s.scope) for d in spec.domains]
-        self.global_traps = TrapSet(spec.global_traps)
+        # A JobSpec's traps were checked when it was parsed (JobSpec.from_dict): not compiled twice.
+        self.global_traps = TrapSet(spec.global_traps, checked=True)
         #: Traps added while the job runs (not in the JobSpec), in the order they came.
         self.live_traps: list[str] = []
-        self.domain_traps = {d.name: TrapSet(d.traps) for d in spec.domains}
+        self.domain_traps = {d.name: TrapSet(d.traps, checked=True) for d in spec.domains}
         self._by_host: dict[str, str | None] = {}
 
     def add_trap(self, pattern: str) -> bool:
