@@ -17,6 +17,7 @@ from kombu import Connection
 from kombu.simple import SimpleQueue
 
 from harvester.contracts import RUN_JOB_TASK, Control, control_queue
+from harvester.patterns import PatternError, check
 from orchestrator.celery import app
 from orchestrator.harvest.models import Job, JobControl, JobDomain, JobStatus
 
@@ -57,8 +58,13 @@ def send_control(job: Job, action: str, argument: str = "", requested_by: str = 
     """Record a control instruction with who and when, then send it to the running job."""
     if job.status not in (JobStatus.SUBMITTED, JobStatus.STARTED):
         raise DispatchError(f"job {job.pk} is {job.status}: only a submitted or started job can be told to {action}")
+    if action == "add_trap":  # every caller (web UI, CLI, API) passes here: the one validator, before any row
+        try:
+            check(argument, "add_trap")
+        except PatternError as exc:
+            raise DispatchError(str(exc)) from None
     control = JobControl.objects.create(job=job, action=action, argument=argument, requested_by=requested_by)
-    message = Control(job_id=job.pk, action=action, argument=argument, id=control.pk)  # validates the regex
+    message = Control(job_id=job.pk, action=action, argument=argument, id=control.pk)
     with Connection(app.conf.broker_url, transport_options=app.conf.broker_transport_options) as conn:
         queue = SimpleQueue(conn, control_queue(job.pk))
         queue.put(message.to_dict())

@@ -83,3 +83,15 @@ def test_job_generation_refuses_a_list_that_bypassed_validation() -> None:
     with pytest.raises(ContractError) as exc:
         jobgen.generate_jobs(definition, run=1)
     assert str(exc.value) == f"global_traps[1]: {LOOKAHEAD}"
+
+
+def test_send_control_is_the_gate_for_every_caller() -> None:
+    """dispatch.send_control (behind the web UI, the CLI and any script) refuses before a row is written;
+    the Control dataclass itself does not validate, so a bad trap used to be recorded and sent."""
+    from orchestrator.harvest.dispatch import DispatchError, send_control
+
+    job = factories.job(domains=["a.dk"], status=JobStatus.STARTED)
+    with pytest.raises(DispatchError) as exc:
+        send_control(job, "add_trap", ".*(?<=/cal).*")
+    assert str(exc.value) == f"add_trap: lookbehind (?<=…) is not supported: {WHY}"
+    assert not JobControl.objects.exists()
