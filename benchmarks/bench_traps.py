@@ -28,7 +28,6 @@ import json
 import os
 import resource
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -86,22 +85,15 @@ def bench_match(n_traps: int, n_uris: int, results: dict[str, Any], hostile: boo
 
 
 def setup_django(db: str) -> None:
-    import psycopg2
+    """A fresh migrated database (benchmarks/fresh_database.py), then Django in this process."""
+    from benchmarks.fresh_database import fresh_database
 
-    admin = psycopg2.connect(host="127.0.0.1", user="postgres", dbname="postgres")
-    admin.autocommit = True
-    with admin.cursor() as cur:
-        cur.execute(f"DROP DATABASE IF EXISTS {db}")
-        cur.execute(f"CREATE DATABASE {db}")
-    admin.close()
-    os.environ["NETHARVEST_DATABASE_URL"] = f"postgres://postgres@127.0.0.1:5432/{db}"
-    os.environ.setdefault("NETHARVEST_DATA_DIR", tempfile.mkdtemp(prefix="nh-bench-traps-"))
+    env, _, _ = fresh_database(db, "nh-bench-traps-", parent=os.environ.get("NETHARVEST_DATA_DIR"))
+    os.environ.update(env)
     os.environ["DJANGO_SETTINGS_MODULE"] = "orchestrator.settings"
     import django
-    from django.core.management import call_command
 
     django.setup()
-    call_command("migrate", verbosity=0)
 
 
 def bench_save_and_jobgen(n_lines: int, n_jobs: int, results: dict[str, Any]) -> None:

@@ -24,7 +24,7 @@ def test_bench_traps_runs_at_a_tiny_size(tmp_path: Path) -> None:
     proc = subprocess.run(
         [sys.executable, "benchmarks/bench_traps.py", "--traps", "300", "--uris", "200", "--lines", "300",
          "--jobs", "2", "--database", f"{base}_bench_traps", "--json", str(out)],
-        cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO), "NETHARVEST_DATA_DIR": str(tmp_path / "data")},
+        cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO), "NETHARVEST_DATA_DIR": str(tmp_path)},
         capture_output=True, text=True, timeout=240)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
     figures = json.loads(out.read_text())
