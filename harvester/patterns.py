@@ -46,6 +46,7 @@ ENGINE = "RE2, linear-time regular expressions"
 #: The end of a refusal: what the pattern is for, and that RE2 matches it.
 TRAPS = f"crawler traps use {ENGINE}"
 SEARCH = f"the crawl-log search uses {ENGINE}"
+STRIP = f"revisit strip regexes use {ENGINE}"
 
 #: RE2 parse errors that mean "a feature RE2 does not have", with the words a user understands.
 _UNSUPPORTED = (
@@ -55,6 +56,8 @@ _UNSUPPORTED = (
     ("(?<!", "negative lookbehind (?<!…)"),
     ("(?P=", "backreference (?P=name)"),
     ("(?>", "atomic group (?>…)"),
+    ("(?#", "comment (?#…)"),
+    ("(?x", "verbose mode (?x)"),
 )
 
 
@@ -81,10 +84,13 @@ def _compile(pattern: str, options: re2.Options) -> re2._Regexp:
 
 
 def _reason(pattern: str, detail: str) -> str:
-    """Why RE2 refused ``pattern``, in one line."""
-    for token, name in _UNSUPPORTED:
-        if token in pattern and ("perl operator" in detail or "(?P" in detail):
-            return f"{name} is not supported"
+    """Why RE2 refused ``pattern``, in one line, when it is a feature RE2 lacks ("" otherwise)."""
+    if "invalid perl operator: " in detail:
+        operator = detail.rsplit("invalid perl operator: ", 1)[1]
+        for token, name in _UNSUPPORTED:
+            # RE2 quotes "(?P" for "(?P=name)": the pattern tells which.
+            if operator == token or (operator == "(?P" and token == "(?P=" and token in pattern):
+                return f"{name} is not supported"
     if "invalid escape sequence: \\" in detail:
         escape = detail.rsplit("\\", 1)[1][:1]
         if escape.isdigit():
@@ -93,6 +99,8 @@ def _reason(pattern: str, detail: str) -> str:
             return "\\Z is not supported (write \\z or $ for the end of the text)"
     if "bad repetition operator" in detail and any(op in pattern for op in ("++", "*+", "?+", "}+")):
         return "possessive repeat (a++) is not supported"
+    if "invalid repetition size" in detail:
+        return "a counted repeat of more than 1,000 (nested repeats multiply) is not supported"
     return ""
 
 

@@ -156,13 +156,14 @@ def active_seeds(text: str) -> list[str]:
 _last_valid: list[str] = [""]
 
 
-def validate_regex_lines(text: str) -> str:
+def validate_regex_lines(text: str, used_for: str = patterns.TRAPS) -> str:
     """One crawler-trap regex per line; every line must be one RE2 accepts (:mod:`harvester.patterns`,
-    the one validator of user patterns: linear-time matching, refusals name the line and say why)."""
+    the one validator of user patterns: linear-time matching, refusals name the line and say why;
+    ``used_for`` ends a refusal, e.g. :data:`harvester.patterns.STRIP`)."""
     if text == _last_valid[0]:
         return text
     lines = list(iter_lines(text))
-    errors = patterns.check_lines(lines)
+    errors = patterns.check_lines(lines, used_for)
     if errors:
         raise ValidationError(errors[:MAX_REPORTED_ERRORS] + (
             [f"… and {len(errors) - MAX_REPORTED_ERRORS} more lines refused"]

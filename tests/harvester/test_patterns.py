@@ -63,6 +63,10 @@ def test_what_re2_cannot_express_is_refused_with_why_and_where() -> None:
         r".*/(?P<d>\w+)/(?P=d)/.*": "backreference (?P=name) is not supported",
         r"(?>a+)b": "atomic group (?>…) is not supported",
         r"a++": "possessive repeat (a++) is not supported",
+        r"(?#why).*": "comment (?#…) is not supported",
+        r"(?x) .* / calendar": "verbose mode (?x) is not supported",
+        r".*\Z": "\\Z is not supported (write \\z or $ for the end of the text)",
+        r"((a{100}){100})": "a counted repeat of more than 1,000 (nested repeats multiply) is not supported",
     }
     for pattern, why in cases.items():
         with pytest.raises(PatternError) as exc:
