@@ -33,12 +33,14 @@ import re2
 #: The longest pattern accepted anywhere (a crawler trap in a pasted list is rarely over 200).
 MAX_PATTERN_CHARS = 1000
 #: Patterns per compiled chunk, and pattern characters per chunk; RE2 memory budget per chunk.
-#: Measured (benchmarks/bench_traps.py): 100,000 traps in chunks of 2,000 compile in ~2 s and
-#: cost ~0.1 ms per URI once the DFAs are warm; a chunk with too small a budget falls back to the
-#: NFA (~100x slower), so the budget is generous (it is a cap, not an allocation).
+#: Measured (benchmarks/bench_traps.py, 100,000 traps of 48-60 characters: ~100 chunks, bound by
+#: CHUNK_CHARS): ~4 s to check and compile, ~0.15 ms per URI. A chunk whose budget is too small
+#: for its DFA falls back to the NFA (still linear, ~1,000x slower): at 16 MB that happened, at
+#: 32 MB it did not; 64 MB leaves a factor 4. The budget caps each chunk's DFA cache (RE2 resets a
+#: full cache), so the worst case is chunks x 64 MB; measured: 250 MB RSS for the 100,000.
 CHUNK_PATTERNS = 2000
 CHUNK_CHARS = 64 * 1024
-CHUNK_MAX_MEM = 256 << 20
+CHUNK_MAX_MEM = 64 << 20
 #: RE2's budget for one user pattern (its default): what is checked is what a chunk can hold.
 PATTERN_MAX_MEM = 8 << 20
 
