@@ -340,10 +340,10 @@ class SpecFreezer:
         # What is handed out satisfies the contract, or nothing is written. The whole frame is checked
         # with its first domain; every domain's traps are compiled. Seeds were validated when stored
         # (checking 4 million of them again would be a third of a broad crawl's generation time).
-        JobSpec.from_dict({**spec, "domains": domains[:1], "global_traps": []})  # traps: checked in __init__
-        for i, entry in enumerate(domains):
+        for i, entry in enumerate(domains):  # first, so that a refusal names the domain
             for k, trap in enumerate(entry["traps"]):
-                validate_regex(trap, f"domains[{i}].traps[{k}]")
+                validate_regex(trap, f"domains[{i}].traps[{k}] (domain {entry['name']})")
+        JobSpec.from_dict({**spec, "domains": domains[:1], "global_traps": []})  # traps: checked in __init__
         Job.objects.filter(pk=job.pk).update(spec=spec, domain_count=len(domains))
         job.domain_count = len(domains)  # the spec itself is not kept: a run holds one job's spec at a time
         return spec

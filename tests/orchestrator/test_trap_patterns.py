@@ -96,3 +96,16 @@ def test_send_control_is_the_gate_for_every_caller() -> None:
         send_control(job, "add_trap", ".*(?<=/cal).*")
     assert str(exc.value) == f"add_trap: lookbehind (?<=…) is not supported: {WHY}"
     assert not JobControl.objects.exists()
+
+
+def test_job_generation_names_the_domain_of_a_stored_trap_re2_refuses() -> None:
+    """A domain trap stored before RE2 (Python's re took backreferences): the error names the domain."""
+    from orchestrator.harvest.models import Domain
+
+    config = factories.domain("old.dk").default_configuration
+    Domain.objects.filter(name="old.dk").update(crawler_traps=".*/ok/.*\n.*/(\\w+)/\\1/.*")
+    definition = factories.selective_definition()
+    definition.configurations.set([config])
+    with pytest.raises(ContractError) as exc:
+        jobgen.generate_jobs(definition, run=1)
+    assert str(exc.value) == f"domains[0].traps[1] (domain old.dk): {BACKREF}"
