@@ -43,6 +43,7 @@ from harvester.dns import (
     lookup_host,
 )
 from harvester.frontier import Entry, Frontier, Politeness
+from harvester.patterns import PatternError
 from harvester.politeness import retry_after_seconds
 from harvester.revisit import hides_links
 from harvester.robots import RobotsCache, robots_url
@@ -109,6 +110,7 @@ class CrawlJob:
         self._rate_mark = (time.time(), 0, 0)
         self.started_iso = _now_iso()
         self.alerts: list[str] = []
+        self._live_traps_saved = 0  # how many of scope.live_traps the frontier's journal holds
         self._restore()
 
     # -- state ---------------------------------------------------------------------------------
@@ -119,7 +121,8 @@ class CrawlJob:
             self.robots.restore(kv.get("robots", {}))
             self.dns.restore(kv.get("dns", {}))
             for trap in kv.get("live_traps", []):
-                self.scope.add_trap(trap)
+                self.add_trap(trap)
+            self._live_traps_saved = len(self.scope.live_traps)
             self.paused = bool(kv.get("paused", False))
             self._prior_crawl_s = float(kv.get("crawl_s", 0.0))
             self.started_iso = str(kv.get("started", self.started_iso))
@@ -148,8 +151,11 @@ class CrawlJob:
         f.set_state("budgets", self.budgets.snapshot())
         f.set_state("robots", self.robots.snapshot())
         f.set_state("dns", self.dns.snapshot())
-        f.set_state("live_traps", [p for p in self.scope.global_traps.patterns
-                                   if p not in self.spec.global_traps])
+        if len(self.scope.live_traps) != self._live_traps_saved:
+            # Only when a trap came: with 100,000 JobSpec traps, recomputing "traps not in the spec"
+            # every second was O(n²) and slowed a crawl to one URI every two minutes.
+            f.set_state("live_traps", self.scope.live_traps)
+            self._live_traps_saved = len(self.scope.live_traps)
         f.set_state("paused", self.paused)
         f.set_state("crawl_s", self.crawl_seconds())
         f.set_state("failed", self.failed)
@@ -433,7 +439,13 @@ class CrawlJob:
         self.paused = False
 
     def add_trap(self, pattern: str) -> None:
-        self.scope.add_trap(pattern)
+        """A live trap (see :meth:`Scope.add_trap`); one RE2 refuses (a trap journalled by an older
+        harvester) is an alert, never a crash."""
+        try:
+            self.scope.add_trap(pattern)
+        except PatternError as exc:
+            logger.warning("crawler trap not added: %s", exc)
+            self.alerts.append(f"crawler trap not added: {exc}")
 
     def has_pending(self) -> bool:
         return self.frontier.queued > 0 or self.paused

@@ -23,8 +23,10 @@ of 1..``max_embed_hops`` non-navigational hops (``E``, ``X``, ``R``, ``P``, ``I`
 so a page's off-site images, stylesheets and redirects are archived with it.
 
 Crawler traps are Java-style ``matches()`` regexes (the whole URI must match), as in
-NetarchiveSuite's trap lists. Global, per-domain and live-added traps are each combined into one
-alternation compiled once, so a thousand traps cost one regex run per URI.
+NetarchiveSuite's trap lists, matched by RE2 (:mod:`harvester.patterns`: linear time per URI, so no
+trap can freeze a crawl). Global, per-domain and live-added traps are each compiled into a few RE2
+alternations, so 100,000 traps cost a fraction of a millisecond per URI; a live trap compiles only
+itself.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from functools import lru_cache
 from urllib.parse import urlsplit
 
 from harvester.contracts import JobSpec
+from harvester.patterns import FullMatchSet
 from harvester.surts import SurtPrefixSet, implied_surt_prefix, surt_form
 
 OUT_OF_SCOPE = 0
@@ -108,41 +111,9 @@ def trailing_transclusions(path: str) -> int:
     return n
 
 
-class TrapSet:
-    """Crawler-trap regexes matched Java-style (whole URI), combined into one compiled pattern."""
-
-    def __init__(self, patterns: Iterable[str] = ()) -> None:
-        self.patterns: list[str] = []
-        self._combined: re.Pattern[str] | None = None
-        self._separate: list[re.Pattern[str]] = []
-        self.extend(patterns)
-
-    def extend(self, patterns: Iterable[str]) -> None:
-        new = [p for p in patterns if p and p not in self.patterns]
-        if not new:
-            return
-        self.patterns.extend(new)
-        self._compile()
-
-    def _compile(self) -> None:
-        try:
-            # Group references inside a trap would be renumbered by the combination: use separate
-            # patterns in that (rare) case.
-            if any(re.search(r"\\[1-9]|\(\?P=", p) for p in self.patterns):
-                raise re.error("back-references")
-            self._combined = re.compile("|".join(f"(?:{p})" for p in self.patterns))
-            self._separate = []
-        except re.error:
-            self._combined = None
-            self._separate = [re.compile(p) for p in self.patterns]
-
-    def matches(self, url: str) -> bool:
-        if self._combined is not None:
-            return self._combined.fullmatch(url) is not None
-        return any(p.fullmatch(url) for p in self._separate)
-
-    def __len__(self) -> int:
-        return len(self.patterns)
+class TrapSet(FullMatchSet):
+    """Crawler-trap regexes matched Java-style (whole URI) by RE2, as few compiled programs
+    (:class:`harvester.patterns.FullMatchSet`): linear time per URI whatever the patterns."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,14 +162,22 @@ class Scope:
         self.max_hops = s.max_hops
         self.max_embed_hops = s.max_embed_hops
         self.domains = [_DomainScope(d.name, d.seeds, s.scope) for d in spec.domains]
-        self.global_traps = TrapSet(spec.global_traps)
-        self.domain_traps = {d.name: TrapSet(d.traps) for d in spec.domains}
+        # A JobSpec's traps were checked when it was parsed (JobSpec.from_dict): not compiled twice.
+        self.global_traps = TrapSet(spec.global_traps, checked=True)
+        #: Traps added while the job runs (not in the JobSpec), in the order they came.
+        self.live_traps: list[str] = []
+        self.domain_traps = {d.name: TrapSet(d.traps, checked=True) for d in spec.domains}
         self._by_host: dict[str, str | None] = {}
 
-    def add_trap(self, pattern: str) -> None:
-        """A live-added trap (Control ``add_trap``): applies to every domain from now on."""
-        re.compile(pattern)
-        self.global_traps.extend([pattern])
+    def add_trap(self, pattern: str) -> bool:
+        """A live-added trap (Control ``add_trap``): applies to every domain from now on.
+
+        False if it was already a trap. Costs O(1) comparisons (a set) and compiles only the new
+        pattern; :attr:`live_traps` keeps the added ones in order for the checkpoint."""
+        if not self.global_traps.extend([pattern]):
+            return False
+        self.live_traps.append(pattern)
+        return True
 
     def domain_of(self, url: str, host: str | None = None) -> str | None:
         """The JobSpec domain whose scope holds ``url`` (first match), or None."""

@@ -28,6 +28,7 @@ from kombu.exceptions import OperationalError
 from kombu.simple import SimpleQueue
 
 from harvester.contracts import RUN_JOB_TASK, Control, control_queue
+from harvester.patterns import PatternError, check
 from orchestrator.celery import app
 from orchestrator.harvest.models import Job, JobControl, JobDomain, JobStatus
 
@@ -119,8 +120,13 @@ def send_control(job: Job, action: str, argument: str = "", requested_by: str = 
         raise DispatchError(f"job {job.pk} is {job.status}: only a submitted or started job can be told to {action}")
     if action == "cancel":
         raise DispatchError("cancel is the orchestrator's own fence (send_cancel), not a control to send")
+    if action == "add_trap":  # every caller (web UI, CLI, API) passes here: the one validator, before any row
+        try:
+            check(argument, "add_trap")
+        except PatternError as exc:
+            raise DispatchError(str(exc)) from None
     control = JobControl.objects.create(job=job, action=action, argument=argument, requested_by=requested_by)
-    _publish_control(Control(job_id=job.pk, action=action, argument=argument, id=control.pk))  # validates
+    _publish_control(Control(job_id=job.pk, action=action, argument=argument, id=control.pk))
     JobControl.objects.filter(pk=control.pk, sent_at__isnull=True).update(sent_at=timezone.now())
     return control
 

@@ -261,6 +261,10 @@ class SpecFreezer:
         self.templates = {t.pk: t for t in CrawlTemplate.objects.all()}
         self.global_traps = list(dict.fromkeys(
             GlobalCrawlerTrapList.active_traps() + validators.regex_lines(definition.crawler_traps)))
+        # Checked once per run, not once per job: 120,000 global traps re-checked for each job made
+        # generation take tens of seconds.
+        for k, trap in enumerate(self.global_traps):
+            validate_regex(trap, f"global_traps[{k}]")
         self.dedup_index = str(storage.dedup_index_path())  # the one the indexer chain feeds
 
     def stream(self) -> Iterator[tuple[int, list[dict[str, Any]]]]:
@@ -336,10 +340,10 @@ class SpecFreezer:
         # What is handed out satisfies the contract, or nothing is written. The whole frame is checked
         # with its first domain; every domain's traps are compiled. Seeds were validated when stored
         # (checking 4 million of them again would be a third of a broad crawl's generation time).
-        JobSpec.from_dict({**spec, "domains": domains[:1]})
-        for i, entry in enumerate(domains):
+        for i, entry in enumerate(domains):  # first, so that a refusal names the domain
             for k, trap in enumerate(entry["traps"]):
-                validate_regex(trap, f"domains[{i}].traps[{k}]")
+                validate_regex(trap, f"domains[{i}].traps[{k}] (domain {entry['name']})")
+        JobSpec.from_dict({**spec, "domains": domains[:1], "global_traps": []})  # traps: checked in __init__
         Job.objects.filter(pk=job.pk).update(spec=spec, domain_count=len(domains))
         job.domain_count = len(domains)  # the spec itself is not kept: a run holds one job's spec at a time
         return spec

@@ -9,11 +9,11 @@ resubmit, reject) needs ENGINEER (crawl engineers and admins).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from datetime import UTC, datetime, time, timedelta
 from typing import Any
 
+import re2
 from django import forms
 from django.contrib import messages
 from django.core.paginator import Paginator
@@ -31,7 +31,8 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
-from harvester.contracts import ContractError, validate_regex
+from harvester import patterns
+from harvester.patterns import PatternError
 from harvester.reports import REPORT_NAMES
 from orchestrator.harvest import jobfiles
 from orchestrator.harvest.dispatch import DispatchError, reject, resubmit, send_control
@@ -57,10 +58,10 @@ PAGE_SIZE = 50
 DOMAIN_PAGE_SIZE = 100
 #: Per-domain rows in a progress JSON: the most used budgets first; a snapshot job can hold 10,000 domains.
 PROGRESS_DOMAINS = 50
-#: Crawl-log search: at most this many matching lines per request, pattern at most this long.
+#: Crawl-log search: at most this many matching lines per request (the pattern's length limit is
+#: harvester.patterns.MAX_PATTERN_CHARS, as for every user pattern).
 SEARCH_MAX_MATCHES = 5000
 SEARCH_DEFAULT_MATCHES = 500
-PATTERN_MAX = 500
 #: Trap preview: how many of the latest crawl.log lines it looks at.
 PREVIEW_LINES = 5000
 TAIL_LINES = 50
@@ -266,52 +267,10 @@ def job_control(request: HttpRequest, job_id: int) -> HttpResponse:
     return _send(request, job, action, "")
 
 
-def clean_trap(pattern: str) -> str:
-    """A crawler-trap regex as the harvester will apply it (Python ``re``, full match of the URI)."""
-    pattern = pattern.strip()
-    if not pattern:
-        raise ContractError("regex: enter a regular expression")
-    if len(pattern) > PATTERN_MAX:
-        raise ContractError(f"regex: at most {PATTERN_MAX} characters (this one has {len(pattern)})")
-    return refuse_nested_repeats(validate_regex(pattern, "regex"), "regex")
-
-
-def refuse_nested_repeats(pattern: str, where: str) -> str:
-    """Refuse a variable-length repeat inside another repeat, as in ``(a+)+`` or ``(/[^/]*)*``: Python's
-    ``re`` backtracks exponentially on such patterns and has no timeout, so one search (or one URL against a
-    trap, in the harvester) could hang. A rewrite without the nesting (``(/[^/]*)*`` → ``(/[^/]*)``…) always
-    exists for a crawler trap."""
-    from re import _constants as c
-    from re import _parser as parser  # CPython's own parser of the pattern just compiled
-
-    repeats = (c.MAX_REPEAT, c.MIN_REPEAT, c.POSSESSIVE_REPEAT)
-
-    def walk(items: Any, inside: bool) -> bool:
-        for op, av in items:
-            if op in repeats:
-                low, high, sub = av
-                variable = high != low
-                if inside and variable:
-                    return True
-                if walk(sub, inside or high > 1):
-                    return True
-            elif isinstance(av, tuple | list):
-                for part in av:
-                    if isinstance(part, parser.SubPattern) and walk(part, inside):
-                        return True
-                    if isinstance(part, list) and any(isinstance(b, parser.SubPattern) and walk(b, inside)
-                                                      for b in part):
-                        return True
-        return False
-
-    try:
-        nested = walk(parser.parse(pattern), False)
-    except Exception:  # a later Python's parser: the regex itself compiled, so let it through
-        return pattern
-    if nested:
-        raise ContractError(f"{where}: a repeat inside a repeat (as in '(a+)+') can take exponential time; "
-                            "write it without the nesting")
-    return pattern
+def clean_trap(pattern: str) -> re2._Regexp:
+    """A crawler-trap regex as the harvester will apply it: the one validator
+    (:func:`harvester.patterns.compile_pattern`), RE2, full match of the URI."""
+    return patterns.compile_pattern(pattern.strip(), "regex")
 
 
 @require(CONTROL)
@@ -319,8 +278,8 @@ def refuse_nested_repeats(pattern: str, where: str) -> str:
 def job_trap(request: HttpRequest, job_id: int) -> HttpResponse:
     job = get_object_or_404(Job, pk=job_id)
     try:
-        pattern = clean_trap(request.POST.get("regex", ""))
-    except ContractError as exc:
+        pattern = clean_trap(request.POST.get("regex", "")).pattern
+    except PatternError as exc:
         messages.error(request, f"Crawler trap not added: {exc}")
         return _back(request, job)
     return _send(request, job, "add_trap", pattern)
@@ -351,8 +310,8 @@ def trap_preview(request: HttpRequest, job_id: int) -> JsonResponse:
     """
     job = get_object_or_404(Job, pk=job_id)
     try:
-        pattern = re.compile(clean_trap(request.GET.get("regex", "")))
-    except ContractError as exc:
+        pattern = clean_trap(request.GET.get("regex", ""))
+    except PatternError as exc:
         return JsonResponse({"valid": False, "error": str(exc)}, status=400)
     queued = int((job.progress or {}).get("uris_queued", 0))
     out: dict[str, Any] = {"valid": True, "queued": queued, "progress_at": (job.progress or {}).get("at")}
@@ -393,6 +352,7 @@ def job_detail(request: HttpRequest, job_id: int) -> HttpResponse:
         "running": job.status in RUNNING, "progress": progress_of(job),
         "can_control": request.user.has_perm(CONTROL), "report_names": REPORT_NAMES,
         "search_max": SEARCH_MAX_MATCHES, "search_default": SEARCH_DEFAULT_MATCHES,
+        "pattern_max": patterns.MAX_PATTERN_CHARS,
     }
     try:
         source, text, cut = jobfiles.read_text(job, "seeds-report.txt", limit=512 * 1024)
@@ -439,8 +399,9 @@ def job_report(request: HttpRequest, job_id: int, name: str) -> HttpResponse:
 @require(VIEW)
 @require_GET
 def crawl_log(request: HttpRequest, job_id: int) -> HttpResponse:
-    """crawl.log lines matching a regex (``search``: Python ``re``, anywhere in the line), streamed as
-    text, at most ``limit`` matches; or the last ``tail`` lines."""
+    """crawl.log lines matching a regex (``search``: RE2, anywhere in the line, so a viewer's pattern
+    costs time linear in the log whatever it is), streamed as text, at most ``limit`` matches; or the
+    last ``tail`` lines."""
     job = get_object_or_404(Job, pk=job_id)
     if "tail" in request.GET:
         try:
@@ -459,15 +420,13 @@ def crawl_log(request: HttpRequest, job_id: int) -> HttpResponse:
     raw = request.GET.get("search", "")
     try:
         if not raw.strip():
-            raise ContractError("search: enter a regular expression (e.g. ' 404 ' or 'example\\.fr/.*\\.pdf')")
-        if len(raw) > PATTERN_MAX:
-            raise ContractError(f"search: at most {PATTERN_MAX} characters")
-        pattern = re.compile(refuse_nested_repeats(validate_regex(raw, "search"), "search"))
+            raise PatternError("search: enter a regular expression (e.g. ' 404 ' or 'example\\.fr/.*\\.pdf')")
+        pattern = patterns.compile_pattern(raw, "search", patterns.SEARCH)
         limit = int(request.GET.get("limit") or SEARCH_DEFAULT_MATCHES)
         if not 1 <= limit <= SEARCH_MAX_MATCHES:
-            raise ContractError(f"limit: a number from 1 to {SEARCH_MAX_MATCHES}")
-    except ValueError as exc:  # ContractError is a ValueError; so is int("x")
-        message = str(exc) if isinstance(exc, ContractError) else f"limit: a number from 1 to {SEARCH_MAX_MATCHES}"
+            raise PatternError(f"limit: a number from 1 to {SEARCH_MAX_MATCHES}")
+    except ValueError as exc:  # PatternError is a ValueError; so is int("x")
+        message = str(exc) if isinstance(exc, PatternError) else f"limit: a number from 1 to {SEARCH_MAX_MATCHES}"
         return HttpResponseBadRequest(message + "\n", content_type="text/plain; charset=utf-8")
     try:
         jobfiles.locate(job, jobfiles.CRAWL_LOG)
@@ -478,7 +437,7 @@ def crawl_log(request: HttpRequest, job_id: int) -> HttpResponse:
     return response
 
 
-def _search(job: Job, pattern: re.Pattern[str], limit: int) -> Iterator[str]:
+def _search(job: Job, pattern: re2._Regexp, limit: int) -> Iterator[str]:
     found = scanned = 0
     with jobfiles.open_binary(job, jobfiles.CRAWL_LOG) as (source, stream):
         yield f"# crawl.log of job {job.pk} ({source}): lines matching /{pattern.pattern}/, at most {limit}\n"

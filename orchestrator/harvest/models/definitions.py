@@ -7,6 +7,7 @@ from django.core.validators import MinValueValidator, RegexValidator
 from django.db import models
 from django.utils import timezone
 
+from harvester import patterns
 from harvester.contracts import harvest_queue
 from orchestrator.harvest import validators
 from orchestrator.harvest.models.domains import BUDGET_HELP, ExtendedField
@@ -99,9 +100,9 @@ class HarvestDefinition(models.Model):
 
     def clean(self) -> None:
         errors: dict[str, object] = {}
-        for field in ("crawler_traps", "revisit_strip_regexes"):
+        for field, used_for in (("crawler_traps", patterns.TRAPS), ("revisit_strip_regexes", patterns.STRIP)):
             try:
-                setattr(self, field, validators.validate_regex_lines(getattr(self, field)))
+                setattr(self, field, validators.validate_regex_lines(getattr(self, field), used_for))
             except ValidationError as exc:
                 errors[field] = exc.messages
         if self.kind == self.SELECTIVE and self.active and not self.schedule_id:

@@ -115,11 +115,11 @@ class Command(BaseCommand):
         self._control(job, "resume")
 
     def do_add_trap(self, job: int, regex: str, **_: object) -> None:
-        from harvester.contracts import ContractError, validate_regex
+        from harvester.patterns import PatternError, check
 
         try:
-            validate_regex(regex, "regex")
-        except ContractError as exc:
+            check(regex, "add-trap")
+        except PatternError as exc:
             raise CommandError(str(exc)) from None
         self._control(job, "add_trap", regex)
 
