@@ -54,6 +54,16 @@ netharvest help --all lists every command, including Django's own.
 
 
 def main(argv: list[str] | None = None) -> None:
+    try:
+        _main(argv)
+        sys.stdout.flush()  # here, not at exit, where a reader gone away would be an "Exception ignored"
+    except BrokenPipeError:
+        # The reader of the output went away (`netharvest jobs list | head -1`): stop quietly, as Unix tools do.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the flush at exit must not fail again
+        sys.exit(128 + 13)  # as if killed by SIGPIPE
+
+
+def _main(argv: list[str] | None) -> None:
     argv = list(sys.argv if argv is None else argv)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "orchestrator.settings")
     argv[0] = "netharvest"

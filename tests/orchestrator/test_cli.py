@@ -27,3 +27,16 @@ def test_dashed_command_names_reach_their_command(tmp_path):
     result = netharvest("import-domains", str(tmp_path / "missing.txt"))
     assert result.returncode != 0 and "missing.txt: no such file" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_a_reader_that_goes_away_ends_the_command_quietly():
+    """`netharvest jobs list | head -1` printed a BrokenPipeError traceback (the run it made was kept)."""
+    read, write = os.pipe()
+    os.close(read)  # the reader is gone before the first line
+    try:
+        exe = os.path.join(os.path.dirname(sys.executable), "netharvest")
+        result = subprocess.run([exe, "help", "--all"], stdout=write, stderr=subprocess.PIPE, text=True, timeout=60,
+                                env={**os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings"})
+    finally:
+        os.close(write)
+    assert (result.returncode, result.stderr) == (141, "")

@@ -50,6 +50,8 @@ class Command(BaseCommand):
             getattr(self, f"do_{action}")(**options)
         except (chain.ChainError, ImproperlyConfigured, UnsortedInputError) as exc:
             raise CommandError(str(exc)) from None
+        except BrokenPipeError:
+            raise  # the reader went away: orchestrator.cli stops quietly
         except OSError as exc:  # a full disk, an unreadable index directory: say which file, no traceback
             raise CommandError(f"{type(exc).__name__}: {exc}") from None
 
