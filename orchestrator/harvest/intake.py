@@ -41,6 +41,11 @@ class IntakeError(Exception):
     """A report that cannot be recorded; nothing of it was written."""
 
 
+class EndedJob(IntakeError):
+    """A result for a job that has ended: a redelivery (harvesters deliver at least once, from their outbox) or
+    a fenced job's late word. Expected, so logged without alarm; nothing is written."""
+
+
 def record_started(job_id: int, harvester: str) -> bool:
     now = timezone.now()
     moved = Job.transition(job_id, JobStatus.SUBMITTED, JobStatus.STARTED, started_at=now, last_heartbeat=now,
@@ -94,7 +99,8 @@ def record_result(data: Any) -> Job:
     try:
         return _record(result)
     except IntakeError as exc:
-        log.error("rejected the JobResult of job %s: %s", result.job_id, exc)
+        (log.info if isinstance(exc, EndedJob) else log.error)("rejected the JobResult of job %s: %s",
+                                                                result.job_id, exc)
         raise
 
 
@@ -103,8 +109,8 @@ def _record(result: JobResult) -> Job:
     if job is None:
         raise IntakeError(f"job {result.job_id} does not exist")
     if job.status not in (JobStatus.SUBMITTED, JobStatus.STARTED):
-        raise IntakeError(f"job {job.pk} is {job.status}; a result is only taken for a submitted or started job "
-                          "(a duplicate delivery?)")
+        raise EndedJob(f"job {job.pk} is {job.status}; a result is only taken for a submitted or started job "
+                       "(a duplicate delivery?)")
     frozen = {
         (d.configuration.domain.name, d.configuration.name): d
         for d in JobDomain.objects.filter(job=job).select_related("configuration__domain")
