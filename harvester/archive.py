@@ -12,8 +12,9 @@ Per response (``process_response``)
     Writes ``response`` + ``request`` records (linked by ``WARC-Concurrent-To``), or a ``revisit``
     (+ request) when the payload is a duplicate (``identical-payload-digest``: this job or the
     index) or the conditional request got a 304 (``server-not-modified``); then the crawl.log line
-    (unless ``RetryMiddleware`` will retry that status), the statistics, and sends
-    :data:`harvester.signals.uri_archived`.
+    and the statistics (for every archived attempt: an attempt that will be retried, a 503 or 429,
+    gets the ``willRetry`` annotation), and, for the attempt that disposes of the URI only, sends
+    :data:`harvester.signals.uri_archived` (what charges the budget: once per URI).
 Per failure (``process_exception``)
     Writes the negative-code crawl.log line (-1 DNS, -2 connect, -3 broken, -4 timeout, -5 other)
     when the URI is finally given up on — i.e. when ``RetryMiddleware`` will not retry it (predicted
@@ -83,6 +84,9 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 S_RUNTIME_ERROR = -5
+#: crawl.log annotation of an archived attempt the frontier will retry (a 503, a 429): its line is
+#: written like any other, so crawl.log and the WARCs agree; the final attempt carries ``Nt``.
+RETRY_ANNOTATION = "willRetry"
 METADATA_HOST = "netharvest"
 
 
@@ -332,9 +336,9 @@ class ArchiveMiddleware:
         if referent is None and capture.body_length > 0 and not capture.truncated:
             self.dedup.remember(digest, url, date, response_record.record_id)
 
-        # crawl.log and statistics: once per URI, when it is finally disposed of.
-        if self._will_retry(request, status=capture.status):
-            return
+        # crawl.log and statistics: once per archived attempt (a WARC record always has its line);
+        # an attempt the frontier will retry is annotated so, and is not the URI's disposition.
+        retry = self._will_retry(request, status=capture.status)
         kind = NOVEL if referent is None else (
             NOT_MODIFIED if referent.annotation.endswith("not-modified") else DUPLICATE)
         notes = []
@@ -346,6 +350,8 @@ class ArchiveMiddleware:
             notes.append(LINKS_UNSEEN)
         notes.append(f"content-size:{capture.content_size}")
         notes += self._attempts(request)
+        if retry:
+            notes.append(RETRY_ANNOTATION)
         path, via, seed = self._path_via(request)
         content_type = capture.header("Content-Type")
         self.crawllog.log(
@@ -364,6 +370,8 @@ class ArchiveMiddleware:
             seed=url if (seed or url in self.stats.seeds) else None,
             redirect=urljoin(url, location) if location else None,
         )
+        if retry:
+            return  # not disposed of: no budget charge, no links (Heritrix's FetchStats RETRIED stage)
         self.crawler.signals.send_catch_log(
             uri_archived, request=request, response=response, domain=domain, host=host,
             status=capture.status, size=capture.body_length, content_size=capture.content_size,

@@ -97,7 +97,7 @@ def capture_for(url: str, status: int = 200, body: bytes = b"<html>hi</html>",
     return cap
 
 
-def test_responses_are_archived_and_retried_statuses_logged_once(mw):
+def test_responses_are_archived_and_every_archived_attempt_logged(mw):
     request = Request("http://a.dk/", meta={**nh(seed=True, path=""), })
     request.meta["nh_capture"] = capture_for(request.url)
     response = HtmlResponse(request.url, body=b"<html>hi</html>", request=request)
@@ -109,11 +109,13 @@ def test_responses_are_archived_and_retried_statuses_logged_once(mw):
     failing.meta["nh_capture"] = capture_for(failing.url, status=503, body=b"busy")
     mw.process_response(failing, HtmlResponse(failing.url, status=503, request=failing))
     lines = log_lines(mw)
-    assert [m["uri"] for m in lines] == ["http://a.dk/", "http://a.dk/copy"]  # the 503 will be retried
+    assert [m["uri"] for m in lines] == ["http://a.dk/", "http://a.dk/copy", "http://a.dk/err"]
     assert lines[0]["thread"] == "003" and lines[0]["path"] == "-"
     assert lines[1]["annotations"] == "duplicate:digest,content-size:78"
+    assert lines[2]["annotations"].endswith(",willRetry")  # archived, and the frontier will retry it
     stats = mw.stats_for("a.dk")
-    assert stats["objects"] == 2 and stats["revisits"] == 1 and stats["bytes_saved"] == 78
+    assert stats["objects"] == 3 and stats["revisits"] == 1 and stats["bytes_saved"] == 78
+    assert stats["status_codes"] == {"200": 2, "503": 1}  # the reports count what crawl.log says
     files = mw.finish()
     assert mw.finish() is files
     assert [f.kind for f in files] == ["warc", "metadata"]

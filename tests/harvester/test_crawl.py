@@ -38,7 +38,8 @@ def test_retry_after_is_honoured(tmp_path: Path, sites: Any) -> None:
     spec = make_spec([f"{a.url}busy"], job_id=302, settings={"scope": "path", "retry_delay_s": 600})
     result = run_crawl(tmp_path / "job", spec, timeout=30)  # 600 s retry delay would time out
     assert result["status"] == "DONE"
-    line = next(f for f in crawl_log(tmp_path / "job") if f[3].endswith("/busy"))
+    first, line = [f for f in crawl_log(tmp_path / "job") if f[3].endswith("/busy")]
+    assert first[1] == "503" and "willRetry" in first[11]  # every archived attempt has its line
     assert line[1] == "200"
     assert "2t" in line[11]  # Heritrix's attempts annotation: the second try succeeded
     statuses = []
