@@ -95,6 +95,7 @@ class CrawlSettings:
     min_delay_ms: int = CRAWL_DEFAULTS["min_delay_ms"]  # type: ignore[assignment]
     max_delay_ms: int = CRAWL_DEFAULTS["max_delay_ms"]  # type: ignore[assignment]
     host_valence: int = CRAWL_DEFAULTS["host_valence"]  # type: ignore[assignment]
+    respect_crawl_delay_up_to_s: int = CRAWL_DEFAULTS["respect_crawl_delay_up_to_s"]  # type: ignore[assignment]
     max_retries: int = CRAWL_DEFAULTS["max_retries"]  # type: ignore[assignment]
     retry_delay_s: int = CRAWL_DEFAULTS["retry_delay_s"]  # type: ignore[assignment]
     connect_timeout_s: int = CRAWL_DEFAULTS["connect_timeout_s"]  # type: ignore[assignment]
@@ -125,7 +126,7 @@ class CrawlSettings:
             if getattr(self, key) not in allowed:
                 raise _fail(f"{path}.{key}", f"must be one of {', '.join(allowed)}, got {getattr(self, key)!r}")
         for key in ("max_hops", "max_embed_hops", "min_delay_ms", "max_delay_ms", "max_retries",
-                    "retry_delay_s"):
+                    "retry_delay_s", "respect_crawl_delay_up_to_s"):
             if getattr(self, key) < 0:
                 raise _fail(f"{path}.{key}", "must not be negative")
         for key in ("host_valence", "connect_timeout_s", "read_timeout_s", "warc_max_bytes"):

@@ -94,7 +94,8 @@ class CrawlJob:
             return url.lower() if is_dns(url) else host_queue(url)
 
         self.frontier = Frontier(self.out_dir / "state" / "frontier.sqlite",
-                                 Politeness(s.delay_factor, s.min_delay_ms, s.max_delay_ms, s.host_valence),
+                                 Politeness(s.delay_factor, s.min_delay_ms, s.max_delay_ms, s.host_valence,
+                                            s.respect_crawl_delay_up_to_s),
                                  queue_of, group_of=lambda nh: str(nh.get("domain", "")))
         self.max_retries = s.max_retries
         self.retry_delay_s = float(s.retry_delay_s)
@@ -365,7 +366,9 @@ class CrawlJob:
         except Exception:  # a hostile document never kills the job
             logger.exception("processing %s failed", entry.url)
         snooze = now + retry_after if retry_after is not None else None
-        self.frontier.finished(entry, now, self._duration(request), snooze)
+        # After _extract: a host's robots.txt, just read, already spaces the host's next fetch.
+        self.frontier.finished(entry, now, self._duration(request), snooze,
+                               self.robots.crawl_delay(host_key(entry.url)))
 
     def _extract(self, entry: Entry, response: Response) -> None:
         url = entry.url

@@ -25,6 +25,9 @@ CRAWL_DEFAULTS: dict[str, object] = {
     "min_delay_ms": 3000,
     "max_delay_ms": 30000,
     "host_valence": 1,
+    # robots.txt Crawl-delay honoured up to this many seconds (0: ignored): Heritrix's
+    # DispositionProcessor respectCrawlDelayUpToSeconds default.
+    "respect_crawl_delay_up_to_s": 300,
     "max_retries": 30,
     "retry_delay_s": 900,
     "connect_timeout_s": 20,

@@ -88,9 +88,11 @@ class Politeness:
     min_delay_ms: int = 0
     max_delay_ms: int = 0
     valence: int = 1
+    crawl_delay_up_to_s: float = 0  # robots.txt Crawl-delay honoured up to this (0: ignored)
 
-    def delay(self, duration_s: float) -> float:
-        return politeness_delay(duration_s, self.delay_factor, self.min_delay_ms, self.max_delay_ms)
+    def delay(self, duration_s: float, crawl_delay_s: float | None = None) -> float:
+        return politeness_delay(duration_s, self.delay_factor, self.min_delay_ms, self.max_delay_ms,
+                                crawl_delay_s, self.crawl_delay_up_to_s)
 
 
 class FrontierBase(ABC):
@@ -110,8 +112,9 @@ class FrontierBase(ABC):
 
     @abstractmethod
     def finished(self, entry: Entry, now: float, duration_s: float,
-                 snooze_until: float | None = None) -> None:
-        """An emitted URI is done: release its queue after the politeness delay."""
+                 snooze_until: float | None = None, crawl_delay_s: float | None = None) -> None:
+        """An emitted URI is done: release its queue after the politeness delay (at least the host's
+        robots.txt ``crawl_delay_s``, up to the politeness's cap)."""
 
     @abstractmethod
     def next_wake(self) -> float | None:
@@ -391,13 +394,13 @@ class Frontier(FrontierBase):
         return None
 
     def finished(self, entry: Entry, now: float, duration_s: float,
-                 snooze_until: float | None = None) -> None:
+                 snooze_until: float | None = None, crawl_delay_s: float | None = None) -> None:
         q = self._queue(entry.queue)
         q.busy = max(q.busy - 1, 0)
         self.in_flight = max(self.in_flight - 1, 0)
         self.done += 1
         self._pending_done.append(entry.id)
-        wake = now + self.politeness.delay(duration_s)
+        wake = now + self.politeness.delay(duration_s, crawl_delay_s)
         if snooze_until is not None:
             wake = max(wake, snooze_until)
         q.wake = max(q.wake, wake)

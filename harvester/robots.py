@@ -8,6 +8,12 @@ all (5xx, network failure after retries) also allows everything here (documented
 crawl is a legal-deposit crawl, and a broken robots.txt should not hide a site) — Protego parses
 the rest. Parsed rules are journalled in the frontier's key/value state so a resumed job does not
 fetch robots.txt again.
+
+``Crawl-delay``: the value in the group that applies to our user agent (Protego picks the group as
+it does for ``Disallow``) is kept per host, whatever the robots policy — as Heritrix's
+DispositionProcessor reads it for ``respectCrawlDelayUpToSeconds``, a setting of its own; the
+template's ``respect_crawl_delay_up_to_s`` caps it, and 0 turns it off
+(:func:`harvester.politeness.politeness_delay`).
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ class RobotsCache:
         self.user_agent = user_agent
         self._state: dict[str, Any] = {}
         self.bodies: dict[str, str] = {}
+        self._crawl_delays: dict[str, float] = {}
 
     def known(self, host: str) -> bool:
         return host in self._state and self._state[host] != PENDING
@@ -45,6 +52,7 @@ class RobotsCache:
         """As if never asked (its robots.txt was dropped unfetched: the host's DNS lookup failed)."""
         self._state.pop(host, None)
         self.bodies.pop(host, None)
+        self._crawl_delays.pop(host, None)
 
     def pending(self, host: str) -> bool:
         return self._state.get(host) == PENDING
@@ -52,15 +60,28 @@ class RobotsCache:
     def load(self, host: str, body: str | None) -> None:
         """Record what ``host``'s robots.txt said (None: nothing usable → allow all)."""
         self.bodies[host] = body or ""
-        if body is None or not self.obey:
-            self._state[host] = None
+        self._state[host] = None
+        self._crawl_delays.pop(host, None)
+        if not body:
             return
         try:
             from protego import Protego
 
-            self._state[host] = Protego.parse(body)
+            rules = Protego.parse(body)
         except Exception:  # an unparsable robots.txt allows everything
-            self._state[host] = None
+            return
+        try:
+            delay = rules.crawl_delay(self.user_agent)
+        except Exception:
+            delay = None
+        if delay is not None and delay > 0:
+            self._crawl_delays[host] = float(delay)
+        if self.obey:
+            self._state[host] = rules
+
+    def crawl_delay(self, host: str) -> float | None:
+        """Seconds ``host``'s robots.txt asks between fetches for our user agent (None: it does not)."""
+        return self._crawl_delays.get(host)
 
     def allowed(self, host: str, url: str) -> bool:
         if not self.obey:

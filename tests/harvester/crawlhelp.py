@@ -9,7 +9,12 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -80,3 +85,34 @@ def kill_mid_crawl(job_dir: Path, spec: dict[str, Any], lines: int = 25) -> set[
         return {url for (url,) in db.execute("SELECT url FROM uris WHERE state=1")}
     finally:
         db.close()
+
+
+#: ``answer(path, n)`` → (status, body): ``n`` counts the requests for ``path`` so far, this one included.
+Answer = Callable[[str, int], tuple[int, bytes]]
+
+
+@contextmanager
+def tiny_site(answer: Answer) -> Iterator[str]:
+    """A loopback HTTP/1.0 server answering every GET with ``answer`` (text/html); yields its base URL."""
+    served: Counter[str] = Counter()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            served[self.path] += 1
+            status, body = answer(self.path, served[self.path])
+            self.send_response(status)
+            self.send_header("Content-Type", "text/plain" if self.path == "/robots.txt" else "text/html")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -43,6 +43,10 @@ class CrawlTemplate(models.Model):
     max_delay_ms = models.PositiveIntegerField(default=D["max_delay_ms"])
     host_valence = models.PositiveIntegerField(default=D["host_valence"], validators=[MinValueValidator(1)],
                                                help_text="Parallel connections per host.")
+    respect_crawl_delay_up_to_s = models.PositiveIntegerField(
+        default=D["respect_crawl_delay_up_to_s"],
+        help_text="A robots.txt Crawl-delay for our user agent is honoured up to this many seconds "
+                  "(the delay after a fetch is at least that); 0 = ignore Crawl-delay.")
     max_retries = models.PositiveIntegerField(default=D["max_retries"])
     retry_delay_s = models.PositiveIntegerField(default=D["retry_delay_s"])
     connect_timeout_s = models.PositiveIntegerField(default=D["connect_timeout_s"], validators=[MinValueValidator(1)])
