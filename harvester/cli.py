@@ -11,11 +11,16 @@ site before a harvest definition uses it. Also ``python -m harvester.cli crawl â
   names to settings objects (e.g. ``{"polite": {"min_delay_ms": 5000}}``).
 * ``--settings JSON``: the settings as an inline JSON object or ``@file.json``; unknown keys and bad
   values are errors naming the key. With ``--template`` too, they override the template's values.
+* ``--traps FILE``: crawler traps, one regex per line (blank lines and ``#`` comments skipped), checked
+  by the one pattern validator (:func:`harvester.patterns.check_lines`: RE2, whole-URI match); they
+  become the JobSpec's ``global_traps``, so the crawl blocks them as a job does (crawl.log ``-5001``).
+  Every refused line is one error ``FILE:LINE: reason``.
 * ``--max-objects N`` / ``--max-bytes N``: the budget of every domain; ``--time-limit S``: the job's.
 * ``--out DIR``: the job directory. If it holds the state of an interrupted trial crawl, the
   crawl resumes; if it holds a finished one, that is an error (choose another directory).
 
-Exit status: 0 when the crawl ends DONE, 1 when it fails, 2 for bad arguments or input.
+Exit status: 0 when the crawl ends DONE, 1 when it fails, 2 for bad arguments or input (each error
+line ``netharvest crawl: error: â€¦``).
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from typing import Any
 from harvester.contracts import ContractError, CrawlSettings, JobSpec, validate_seed
 from harvester.defaults import PROGRESS_INTERVAL_S
 from harvester.linereader import preview, read_lines
+from harvester.patterns import check_lines
 
 EXIT_USAGE = 2
 BUILTIN_TEMPLATES: dict[str, dict[str, Any]] = {"default": {}}
@@ -41,27 +47,45 @@ class UsageError(Exception):
     """Bad arguments or input: the message says what and where."""
 
 
-def read_seeds(path: Path) -> list[str]:
-    """Seeds from a file, one per line, each line read in bounded memory; errors name the file and line."""
-    seeds: list[str] = []
+def list_lines(path: Path, what: str) -> list[tuple[int, str]]:
+    """The ``(number, text)`` of a user's list file, blank lines and ``#`` comments skipped, each line
+    read in bounded memory (:mod:`harvester.linereader`); errors name the file (and line)."""
+    lines: list[tuple[int, str]] = []
     try:
         with path.open("rb") as stream:
             for line in read_lines(stream):
                 if line.problem:
                     raise UsageError(f"{path}:{line.number}: {line.problem}")
-                if not line.text or line.text.startswith("#"):
-                    continue
-                try:
-                    seeds.append(validate_seed(line.text, f"{path}:{line.number}"))
-                except ContractError:
-                    raise UsageError(f"{path}:{line.number}: not an http(s) URL: {preview(line.text)}") from None
+                if line.text and not line.text.startswith("#"):
+                    lines.append((line.number, line.text))
     except FileNotFoundError:
-        raise UsageError(f"{path}: seeds file not found") from None
+        raise UsageError(f"{path}: {what} file not found") from None
     except OSError as exc:
-        raise UsageError(f"{path}: cannot read seeds file: {exc.strerror or exc}") from None
+        raise UsageError(f"{path}: cannot read {what} file: {exc.strerror or exc}") from None
+    return lines
+
+
+def read_seeds(path: Path) -> list[str]:
+    """Seeds from a file, one per line; errors name the file and line."""
+    seeds: list[str] = []
+    for number, text in list_lines(path, "seeds"):
+        try:
+            seeds.append(validate_seed(text, f"{path}:{number}"))
+        except ContractError:
+            raise UsageError(f"{path}:{number}: not an http(s) URL: {preview(text)}") from None
     if not seeds:
         raise UsageError(f"{path}: no seeds in the file")
     return list(dict.fromkeys(seeds))
+
+
+def read_traps(path: Path) -> list[str]:
+    """Crawler-trap regexes from a file, one per line; every refused line is one ``FILE:LINE: why``
+    (all of them, in one :class:`UsageError` of one line each)."""
+    lines = list_lines(path, "traps")
+    errors = check_lines(lines, where=f"{path}:")
+    if errors:
+        raise UsageError("\n".join(errors))
+    return list(dict.fromkeys(text for _, text in lines))
 
 
 def _load_json(text: str, what: str) -> Any:
@@ -108,8 +132,9 @@ def resolve_settings(template: str | None, templates_file: Path | None,
 
 
 def build_spec(seeds: list[str], settings: dict[str, Any], template: str, max_objects: int, max_bytes: int,
-               time_limit: int) -> JobSpec:
-    """A trial JobSpec (job 0 of harvest 0): one domain per registrable domain of the seeds."""
+               time_limit: int, traps: list[str] | None = None) -> JobSpec:
+    """A trial JobSpec (job 0 of harvest 0): one domain per registrable domain of the seeds; ``traps``
+    are its global traps (as a harvest's global trap lists are a job's)."""
     from harvester.scope import registrable_domain
 
     domains: dict[str, list[str]] = {}
@@ -120,7 +145,7 @@ def build_spec(seeds: list[str], settings: dict[str, Any], template: str, max_ob
         "kind": "selective", "channel": "trial", "template": template, "settings": settings,
         "domains": [{"name": name, "configuration": template, "seeds": s, "max_objects": max_objects,
                      "max_bytes": max_bytes, "traps": []} for name, s in domains.items()],
-        "global_traps": [], "time_limit_s": time_limit,
+        "global_traps": list(traps or []), "time_limit_s": time_limit,
     }
     try:
         return JobSpec.from_dict(data)
@@ -135,6 +160,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--template", help="template name: 'default' or one from --templates")
     p.add_argument("--templates", type=Path, help="JSON file: {template name: {setting: value}}")
     p.add_argument("--settings", help="settings as a JSON object, or @file.json")
+    p.add_argument("--traps", type=Path, help="file of crawler-trap regexes (whole-URI match), one per line")
     p.add_argument("--out", type=Path, required=True, help="job directory for WARCs, logs, reports")
     p.add_argument("--max-objects", type=int, default=-1, help="per-domain object budget (-1: none)")
     p.add_argument("--max-bytes", type=int, default=-1, help="per-domain byte budget (-1: none)")
@@ -155,12 +181,14 @@ def crawl_main(argv: list[str]) -> int:
         if args.time_limit < 0:
             raise UsageError("--time-limit: must not be negative")
         seeds = read_seeds(args.seeds)
+        traps = read_traps(args.traps) if args.traps is not None else []
         settings = resolve_settings(args.template, args.templates, args.settings)
         spec = build_spec(seeds, settings, args.template or "custom", args.max_objects, args.max_bytes,
-                          args.time_limit)
+                          args.time_limit, traps)
         out = prepare_out(args.out)
     except UsageError as exc:
-        print(f"netharvest crawl: error: {exc}", file=sys.stderr)
+        for line in str(exc).splitlines():
+            print(f"netharvest crawl: error: {line}", file=sys.stderr)
         return EXIT_USAGE
     return run_trial(spec, out, quiet=args.quiet)
 
@@ -233,7 +261,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] != "crawl":
         print("usage: python -m harvester.cli crawl --seeds FILE (--template NAME | --settings JSON) "
-              "--out DIR [--max-objects N] [--time-limit S]", file=sys.stderr)
+              "--out DIR [--traps FILE] [--max-objects N] [--time-limit S]", file=sys.stderr)
         return EXIT_USAGE
     return crawl_main(argv[1:])
 

@@ -141,12 +141,13 @@ def _short(pattern: str) -> str:
     return repr(pattern if len(pattern) <= 80 else pattern[:77] + "...")
 
 
-def check_lines(lines: Iterable[tuple[int, str]], used_for: str = TRAPS) -> list[str]:
-    """The error of every refused ``(line number, pattern)``, one line each (empty: all accepted)."""
+def check_lines(lines: Iterable[tuple[int, str]], used_for: str = TRAPS, where: str = "line ") -> list[str]:
+    """The error of every refused ``(line number, pattern)``, one line each (empty: all accepted);
+    each names its place as ``where`` + the number (``"line 3"``, or ``"traps.txt:3"``)."""
     errors = []
     for number, line in lines:
         try:
-            compile_pattern(line, f"line {number}", used_for)
+            compile_pattern(line, f"{where}{number}", used_for)
         except PatternError as exc:
             errors.append(str(exc))
     return errors

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from crawlhelp import FAST, REPO
+from crawlhelp import FAST, REPO, crawl_log, tiny_site
 
 NETHARVEST = [sys.executable, "-c", "import sys; from orchestrator.cli import main; main(sys.argv)"]
 
@@ -73,3 +73,46 @@ def test_a_huge_seed_line_is_a_short_error(tmp_path: Path) -> None:
     (line,) = done.stderr.splitlines()
     assert line.startswith(f"netharvest crawl: error: {seeds}:2: line longer than 16,384 bytes (4,194,323 bytes, "
                            "starting 'http://127.0.0.1:9/aaa") and len(line) < 300
+
+
+def _trapped_site(path: str, n: int) -> tuple[int, bytes]:
+    pages = {"/": b'<a href="/a">a</a> <a href="/trap/1">deeper</a> <a href="/Trap/2">other</a>',
+             "/a": b"<p>a</p>", "/trap/1": b'<a href="/trap/2">deeper</a>', "/Trap/2": b"<p>kept</p>"}
+    return (200, pages[path]) if path in pages else (404, b"none")
+
+
+def test_traps_file_blocks_uris_as_a_job_does(tmp_path: Path) -> None:
+    traps = tmp_path / "traps.txt"
+    traps.write_text("# the endless section\n\n.*/trap/.*\n")
+    out = tmp_path / "trial"
+    with tiny_site(_trapped_site) as base:
+        seeds = tmp_path / "seeds.txt"
+        seeds.write_text(f"{base}\n")
+        done = netharvest("crawl", "--seeds", str(seeds), "--settings", json.dumps(FAST), "--traps", str(traps),
+                          "--out", str(out), "--quiet")
+    assert done.returncode == 0, done.stderr
+    spec = json.loads((out / "jobspec.json").read_text())
+    assert spec["global_traps"] == [".*/trap/.*"]
+    status = {f[3].removeprefix(base): f[1] for f in crawl_log(out)}
+    assert status["trap/1"] == "-5001"  # Heritrix's "blocked by a crawler trap", never fetched
+    assert status["a"] == "200" and status["Trap/2"] == "200"  # whole-URI match, case-sensitive
+    assert "trap/2" not in status
+
+
+def test_bad_traps_are_named_by_file_and_line(tmp_path: Path) -> None:
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text("http://example.dk/\n")
+    traps = tmp_path / "traps.txt"
+    traps.write_text("# comment (\n.*ok.*\n(?=x).*\n\n(\n")
+    out = tmp_path / "x"
+    done = netharvest("crawl", "--seeds", str(seeds), "--template", "default", "--traps", str(traps),
+                      "--out", str(out))
+    assert done.returncode == 2
+    errors = done.stderr.splitlines()
+    assert len(errors) == 2, errors
+    assert errors[0].startswith(f"netharvest crawl: error: {traps}:3: lookahead (?=…) is not supported")
+    assert errors[1].startswith(f"netharvest crawl: error: {traps}:5: '(' is not a valid regular expression")
+    missing = netharvest("crawl", "--seeds", str(seeds), "--template", "default", "--traps",
+                         str(tmp_path / "none.txt"), "--out", str(out))
+    assert missing.returncode == 2 and f"{tmp_path / 'none.txt'}: traps file not found" in missing.stderr
+    assert not out.exists()
