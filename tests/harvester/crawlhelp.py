@@ -14,6 +14,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from datetime import datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -59,6 +60,12 @@ def run_crawl(job_dir: Path, spec: dict[str, Any], timeout: float = 90) -> dict[
 def crawl_log(job_dir: Path) -> list[list[str]]:
     """crawl.log lines split into fields."""
     return [line.split() for line in (job_dir / "logs" / "crawl.log").read_text().splitlines() if line]
+
+
+def began(field: str) -> float:
+    """crawl.log fetch-began field ``YYYYmmddHHMMSSmmm+dur`` → seconds."""
+    stamp = field.split("+", 1)[0]
+    return datetime.strptime(stamp[:14], "%Y%m%d%H%M%S").timestamp() + int(stamp[14:17]) / 1000
 
 
 def fetched(job_dir: Path) -> dict[str, str]:

@@ -4,18 +4,11 @@ retries, time and size limits, robots policy (politeness off unless the test is 
 from __future__ import annotations
 
 import socket
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from crawlhelp import crawl_log, fetched, make_spec, run_crawl
+from crawlhelp import began, crawl_log, fetched, make_spec, run_crawl
 from warcio.archiveiterator import ArchiveIterator
-
-
-def _began(field: str) -> float:
-    """crawl.log fetch-began field ``YYYYmmddHHMMSSmmm+dur`` → seconds."""
-    stamp = field.split("+", 1)[0]
-    return datetime.strptime(stamp[:14], "%Y%m%d%H%M%S").timestamp() + int(stamp[14:17]) / 1000
 
 
 def test_politeness_spaces_fetches_per_host(tmp_path: Path, sites: Any) -> None:
@@ -26,7 +19,7 @@ def test_politeness_spaces_fetches_per_host(tmp_path: Path, sites: Any) -> None:
     result = run_crawl(tmp_path / "job", spec)
     assert result["status"] == "DONE"
     host = f"127.0.0.1:{a.port}"
-    starts = sorted(_began(f[8]) for f in crawl_log(tmp_path / "job") if host in f[3] and f[8] != "-")
+    starts = sorted(began(f[8]) for f in crawl_log(tmp_path / "job") if host in f[3] and f[8] != "-")
     assert len(starts) >= 7
     gaps = [y - x for x, y in zip(starts, starts[1:], strict=False)]
     assert min(gaps) >= 0.38, gaps  # 400 ms (minus clock rounding) between fetches of one host

@@ -4,10 +4,9 @@ that applies to us (issue 14). Politeness is otherwise off, so the spacing is th
 
 from __future__ import annotations
 
-from datetime import datetime
 from pathlib import Path
 
-from crawlhelp import crawl_log, make_spec, run_crawl, tiny_site
+from crawlhelp import began, crawl_log, make_spec, run_crawl, tiny_site
 
 from harvester.politeness import politeness_delay
 from harvester.robots import RobotsCache
@@ -28,18 +27,9 @@ def _site(delay: str):  # type: ignore[no-untyped-def]
     return tiny_site(answer)
 
 
-def _starts(job: Path) -> list[float]:
-    """Fetch-began times of crawl.log's fetched lines (``YYYYmmddHHMMSSmmm+dur``), in order."""
-    out = []
-    for f in crawl_log(job):
-        if f[8] != "-":
-            stamp = f[8].split("+", 1)[0]
-            out.append(datetime.strptime(stamp[:14], "%Y%m%d%H%M%S").timestamp() + int(stamp[14:17]) / 1000)
-    return sorted(out)
-
-
 def _gaps(job: Path) -> list[float]:
-    starts = _starts(job)
+    """Seconds between the fetch-began times of crawl.log's fetched lines, in order."""
+    starts = sorted(began(f[8]) for f in crawl_log(job) if f[8] != "-")
     assert len(starts) == 4, crawl_log(job)  # robots.txt, /, /a, /b
     return [y - x for x, y in zip(starts, starts[1:], strict=False)]
 
