@@ -85,5 +85,6 @@ def execute(sql: str, params: list[Any] | None = None, label: str | None = None)
         cur.execute(sql, params or [])
         count = cur.rowcount
     if label:
-        print(f"  {label}: {count:,} rows in {time.monotonic() - started:.1f} s", flush=True)
+        rows = f"{count:,} rows" if count >= 0 else "done"
+        print(f"  {label}: {rows} in {time.monotonic() - started:.1f} s", flush=True)
     return count
