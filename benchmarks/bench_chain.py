@@ -65,10 +65,11 @@ def main() -> int:
     parser.add_argument("--files", type=int, default=40)
     parser.add_argument("--records", type=int, default=2000)
     parser.add_argument("--workdir", default=tempfile.gettempdir())
+    parser.add_argument("--database", default=DB, help="made afresh (dropped first if it exists)")
     args = parser.parse_args()
 
-    env, netharvest, work = fresh_database(DB, "bench-chain-", {"DJANGO_SETTINGS_MODULE": "orchestrator.settings",
-                                                                "NETHARVEST_LOG_LEVEL": "WARNING"}, args.workdir)
+    env, netharvest, work = fresh_database(args.database, "bench-chain-", {
+        "DJANGO_SETTINGS_MODULE": "orchestrator.settings", "NETHARVEST_LOG_LEVEL": "WARNING"}, args.workdir)
     for name in ("node1", "node2", "backup", "spool"):
         (work / name).mkdir()
     env.update({"NETHARVEST_INDEX_DIR": str(work / "index"),

@@ -47,9 +47,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--domains", type=int, default=1_000_000)
     parser.add_argument("--parallel", type=int, default=2)
+    parser.add_argument("--database", default=DB, help="made afresh (dropped first if it exists)")
     args = parser.parse_args()
 
-    env, exe, work = fresh_database(DB, "bench-import-")
+    env, exe, work = fresh_database(args.database, "bench-import-")
     source = work / "domains.txt"
     make_file(source, args.domains)
 

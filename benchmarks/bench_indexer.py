@@ -25,6 +25,7 @@ import random
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from base64 import b32encode
 from datetime import UTC, datetime
@@ -44,17 +45,17 @@ def run_measured(cmd: list[str], stdout_path: str | None = None,
     time reports them (wait4's ru_maxrss would count the forking Python process's pages). Rates are
     computed on CPU time (user + system): on this shared 2-core machine the wall time mostly
     measures the other helpers' load; CPU time is what the work costs."""
-    rss_file = ROOT / "bench-out" / ".rss"
-    rss_file.parent.mkdir(exist_ok=True)
-    timed = ["/usr/bin/time", "-f", "%M %U %S", "-o", str(rss_file), *cmd]
-    with open(stdout_path or os.devnull, "wb") as out:
-        start = time.perf_counter()
-        code = subprocess.run(timed, stdout=out, env={**os.environ, **(env or {})}, cwd=ROOT).returncode
-        wall = time.perf_counter() - start
-    if code != 0:
-        raise SystemExit(f"failed: {' '.join(cmd)}")
-    rss, user, system = rss_file.read_text().split()[-3:]
-    return float(user) + float(system), wall, int(rss) // 1024
+    with tempfile.NamedTemporaryFile("r", suffix=".rss") as rss_file:  # its own: runs may be parallel
+        timed = ["/usr/bin/time", "-f", "%M %U %S", "-o", rss_file.name, *cmd]
+        with open(stdout_path or os.devnull, "wb") as out:
+            start = time.perf_counter()
+            code = subprocess.run(timed, stdout=out, env={**os.environ, **(env or {})}, cwd=ROOT).returncode
+            wall = time.perf_counter() - start
+        if code != 0:
+            raise SystemExit(f"failed: {' '.join(cmd)}")
+        rss, user, system = rss_file.read().split()[-3:]
+    # GNU time counts in 10 ms steps: a tiny run (the test suite's) may take "0.00 s" of CPU.
+    return max(float(user) + float(system), 0.01), wall, int(rss) // 1024
 
 
 def best(cmd: list[str], repeat: int, **kw: object) -> tuple[float, float, int]:
@@ -148,7 +149,7 @@ def make_warcs(directory: Path, total_mb: int, file_mb: int = 100, seed: int = 7
 
 
 def bench_cdx(out: Path, total_mb: int, repeat: int) -> None:
-    warcs = make_warcs(out / "warcs", total_mb)
+    warcs = make_warcs(out / "warcs", total_mb, file_mb=min(100, total_mb))
     size = sum(p.stat().st_size for p in warcs)
     names = [str(p) for p in warcs]
     cdx_dir = out / "cdx"
@@ -260,7 +261,7 @@ def bench_dedup(out: Path, captures: int) -> None:
     t_add = time.perf_counter() - start
     c_add = time.process_time() - cpu
     size = path.stat().st_size
-    n = 100_000
+    n = min(100_000, captures)
     with DedupIndex(path, readonly=True) as idx:
         sample = rng.sample(range(captures), n)
         timings = {}

@@ -3,10 +3,11 @@ over 2,000,000 HarvestInfo rows, on PostgreSQL and the Redis broker.
 
     NETHARVEST_BROKER_URL=redis://127.0.0.1:6379/1 .venv/bin/python benchmarks/bench_jobgen.py [--domains 1000000]
 
-Makes a fresh database (nh_bench_jobgen), migrates it and seeds it set-based (generate_series SQL):
-N domains with a default seed list (4 seeds) and configuration; 0.5 % unexpired aliases, 0.1 % expired
-aliases, 0.4 % excluded (budget 0), 1/7 with their own 2,000-object limit. Each phase runs in its own
-process, through the real path (``scheduler.schedule_due_harvests`` claims the run and generates its
+Makes a fresh database (``--database``, nh_bench_jobgen), migrates it and seeds it: N domains through the
+product's ``create_domains`` (a default seed list of 4 seeds and a default configuration each), then
+set-based (benchmarks/rows.py: INSERT … SELECT with the columns of the real models): 0.5 % unexpired
+aliases, 0.1 % expired aliases, 0.4 % excluded (budget 0), 1/7 with their own 2,000-object limit. Each phase runs in
+its own process, through the real path (``scheduler.schedule_due_harvests`` claims the run and generates its
 jobs in one transaction, then ``dispatch.submit_jobs`` publishes each JobSpec to ``harvest.snapshot``),
 and reports its wall time, the CPU time of the process and of the PostgreSQL backend serving it (wall
 time on a shared machine is mostly waiting for a core), and its peak memory (max RSS of that process;
@@ -24,94 +25,88 @@ import os
 import resource
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
-import psycopg2
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-DB = "nh_bench_jobgen"
-URL = f"postgres://postgres@127.0.0.1:5432/{DB}"
 
+def seed(n: int) -> float:
+    """N domains through the product's ``create_domains``, then the benchmark's mix of budgets and
+    aliases, and the two snapshot definitions; returns the seconds taken."""
+    from rows import execute
 
-def sql(statements: list[str], params: dict[str, object]) -> float:
+    from orchestrator.harvest.domains import create_domains
+    from orchestrator.harvest.models import HarvestChannel, HarvestDefinition
+
     started = time.monotonic()
-    with psycopg2.connect(host="127.0.0.1", user="postgres", dbname=DB) as conn, conn.cursor() as cur:
-        cur.execute("SET synchronous_commit = off")
-        for statement in statements:
-            cur.execute(statement, params)
+    execute("SET synchronous_commit = off")
+    for first in range(1, n + 1, 20_000):
+        create_domains([f"d{i}.dk" for i in range(first, min(first + 20_000, n + 1))])
+    execute("UPDATE harvest_domain SET alias_of_id = id - 1 WHERE id %% 200 = 0")
+    execute("UPDATE harvest_domain SET alias_of_id = id - 1, alias_expires = now() - interval '1 day' "
+            "WHERE id %% 1000 = 500")
+    execute("UPDATE harvest_domainconfiguration SET max_objects = "
+            "CASE WHEN id %% 250 = 1 THEN 0 WHEN id %% 7 = 0 THEN 2000 ELSE -1 END")
+    snapshot = HarvestChannel.objects.get(name="snapshot")
+    HarvestDefinition.objects.create(name="broad-2025", kind="snapshot", active=False, runs=1, max_objects=10000,
+                                     channel=snapshot)
+    HarvestDefinition.objects.create(name="broad-2026", kind="snapshot", active=True, max_objects=10000,
+                                     channel=snapshot)
+    execute("ANALYZE")
     return time.monotonic() - started
 
 
-SEED = [
-    "INSERT INTO harvest_domain (id, name, comments, crawler_traps, extended, created) "
-    "SELECT i, 'd' || i || '.dk', '', '', '{}', now() FROM generate_series(1, %(n)s) i",
-    "UPDATE harvest_domain SET alias_of_id = id - 1 WHERE id %% 200 = 0",
-    "UPDATE harvest_domain SET alias_of_id = id - 1, alias_expires = now() - interval '1 day' "
-    "WHERE id %% 1000 = 500",
-    "INSERT INTO harvest_seedlist (id, domain_id, name, seeds, comments) "
-    "SELECT i, i, 'defaultseeds', 'http://d' || i || '.dk/' || chr(10) || 'https://d' || i || '.dk/' || chr(10) "
-    "|| 'http://www.d' || i || '.dk/' || chr(10) || 'https://www.d' || i || '.dk/', '' "
-    "FROM generate_series(1, %(n)s) i",
-    "INSERT INTO harvest_domainconfiguration (id, domain_id, name, template_id, max_objects, max_bytes, is_default, "
-    "comments) SELECT i, i, 'defaultconfig', (SELECT id FROM harvest_crawltemplate WHERE name = 'default'), "
-    "CASE WHEN i %% 250 = 1 THEN 0 WHEN i %% 7 = 0 THEN 2000 ELSE -1 END, -1, true, '' "
-    "FROM generate_series(1, %(n)s) i",
-    "INSERT INTO harvest_domainconfiguration_seedlists (configuration_id, seedlist_id) "
-    "SELECT i, i FROM generate_series(1, %(n)s) i",
-    *[f"SELECT setval(pg_get_serial_sequence('{t}', 'id'), %(n)s)"
-      for t in ("harvest_domain", "harvest_seedlist", "harvest_domainconfiguration")],
-    "INSERT INTO harvest_harvestdefinition (name, kind, comments, audience, active, runs, extended, created, edited, "
-    "skipped_events, crawler_traps, max_objects, max_bytes, max_job_running_time_s, revisit_initial_wait_s, "
-    "revisit_min_wait_s, revisit_max_wait_s, revisit_changed_factor, revisit_unchanged_factor, "
-    "revisit_strip_regexes, channel_id) "
-    "SELECT name, 'snapshot', '', '', active, runs, '{}', now(), now(), 0, '', 10000, -1, 0, 86400, 3600, "
-    "2419200, 1.5, 1.5, '', (SELECT id FROM harvest_harvestchannel WHERE name = 'snapshot') "
-    "FROM (VALUES ('broad-2025', false, 1), ('broad-2026', true, 0)) AS v(name, active, runs)",
-    "ANALYZE",
-]
+def seed_history(n: int) -> float:
+    """2 × N HarvestInfo rows (see the module docstring) and the continuation's definition."""
+    from rows import execute, insert_select
 
-HISTORY = [
+    from orchestrator.harvest.models import HarvestDefinition, HarvestInfo, Job
+
+    started = time.monotonic()
+    execute("SET synchronous_commit = off")
+    old = HarvestDefinition.objects.get(name="broad-2025")
+    current = HarvestDefinition.objects.get(name="broad-2026")
     # an older snapshot over every configuration, in 100 jobs (100 more for the top-up below)
-    "INSERT INTO harvest_job (harvest_id, harvest_run, channel_id, status, spec, domain_count, expected_objects, "
-    "expected_bytes, created, progress, error_category, error_detail, harvester) "
-    "SELECT h.id, 1, h.channel_id, 'DONE', '{}', 0, 0, 0, now() - interval '1 year', '{}', '', '', '' "
-    "FROM harvest_harvestdefinition h, generate_series(1, 200) WHERE h.name = 'broad-2025'",
-    "INSERT INTO harvest_harvestinfo (job_id, harvest_id, domain_id, configuration_id, objects, bytes, stop_reason, "
-    "\"date\") SELECT j.first + c.id %% 100, j.harvest_id, c.domain_id, c.id, 50 + (c.id * 7919) %% 4000, "
-    "(50 + (c.id * 7919) %% 4000) * (10000 + c.id %% 50000), "
-    "CASE WHEN c.id %% 3 = 0 THEN 'OBJECT_LIMIT' ELSE 'DOWNLOAD_COMPLETE' END, now() - interval '1 year' "
-    "FROM harvest_domainconfiguration c, (SELECT MIN(id) AS first, MIN(harvest_id) AS harvest_id FROM harvest_job "
-    "WHERE harvest_id = (SELECT id FROM harvest_harvestdefinition WHERE name = 'broad-2025')) j",
+    insert_select(Job, {"harvest": str(old.pk), "harvest_run": "1", "channel": str(old.channel_id),
+                        "status": "'DONE'", "spec": "'{}'", "created": "now() - interval '1 year'"},
+                  "FROM generate_series(1, 200)")
+    first = Job.objects.filter(harvest=old).order_by("id").values_list("id", flat=True).first()
+    insert_select(HarvestInfo, {
+        "job": f"{first} + c.id %% 100", "harvest": str(old.pk), "domain": "c.domain_id", "configuration": "c.id",
+        "objects_count": "50 + (c.id * 7919) %% 4000",
+        "bytes_count": "(50 + (c.id * 7919) %% 4000) * (10000 + c.id %% 50000)",
+        "stop_reason": "CASE WHEN c.id %% 3 = 0 THEN 'OBJECT_LIMIT' ELSE 'DOWNLOAD_COMPLETE' END",
+        "date": "now() - interval '1 year'"}, "FROM harvest_domainconfiguration c")
     # the results of the snapshot just generated, then a top-up to exactly 2 × N rows
-    "INSERT INTO harvest_harvestinfo (job_id, harvest_id, domain_id, configuration_id, objects, bytes, stop_reason, "
-    "\"date\") SELECT jd.job_id, j.harvest_id, c.domain_id, c.id, 100 + (c.id * 104729) %% 6000, "
-    "(100 + (c.id * 104729) %% 6000) * 30000, CASE "
-    "WHEN (c.id * 31) %% 100 < 60 THEN 'DOWNLOAD_COMPLETE' WHEN (c.id * 31) %% 100 < 68 THEN 'DOWNLOAD_UNFINISHED' "
-    "WHEN (c.id * 31) %% 100 < 83 THEN CASE WHEN jd.max_objects = c.max_objects THEN 'CONFIG_OBJECT_LIMIT' "
-    "ELSE 'OBJECT_LIMIT' END WHEN (c.id * 31) %% 100 < 90 THEN 'SIZE_LIMIT' "
-    "WHEN (c.id * 31) %% 100 < 95 THEN 'TIME_LIMIT' ELSE 'CONFIG_SIZE_LIMIT' END, now() - interval '30 days' "
-    "FROM harvest_jobdomain jd JOIN harvest_job j ON j.id = jd.job_id "
-    "JOIN harvest_domainconfiguration c ON c.id = jd.configuration_id "
-    "WHERE j.harvest_id = (SELECT id FROM harvest_harvestdefinition WHERE name = 'broad-2026')",
-    "INSERT INTO harvest_harvestinfo (job_id, harvest_id, domain_id, configuration_id, objects, bytes, stop_reason, "
-    "\"date\") SELECT j.first + 100 + c.id %% 100, j.harvest_id, c.domain_id, c.id, 80, 80 * 20000, "
-    "'DOWNLOAD_COMPLETE', now() - interval '2 years' FROM harvest_domainconfiguration c, "
-    "(SELECT MIN(id) AS first, MIN(harvest_id) AS harvest_id FROM harvest_job WHERE harvest_id = "
-    "(SELECT id FROM harvest_harvestdefinition WHERE name = 'broad-2025')) j "
-    "WHERE c.id <= 2 * %(n)s - (SELECT COUNT(*) FROM harvest_harvestinfo)",
-    "UPDATE harvest_job SET status = 'DONE' WHERE harvest_id = "
-    "(SELECT id FROM harvest_harvestdefinition WHERE name = 'broad-2026')",
+    insert_select(HarvestInfo, {
+        "job": "jd.job_id", "harvest": "j.harvest_id", "domain": "c.domain_id", "configuration": "c.id",
+        "objects_count": "100 + (c.id * 104729) %% 6000", "bytes_count": "(100 + (c.id * 104729) %% 6000) * 30000",
+        "stop_reason": "CASE WHEN (c.id * 31) %% 100 < 60 THEN 'DOWNLOAD_COMPLETE' "
+                       "WHEN (c.id * 31) %% 100 < 68 THEN 'DOWNLOAD_UNFINISHED' "
+                       "WHEN (c.id * 31) %% 100 < 83 THEN CASE WHEN jd.max_objects = c.max_objects "
+                       "THEN 'CONFIG_OBJECT_LIMIT' ELSE 'OBJECT_LIMIT' END "
+                       "WHEN (c.id * 31) %% 100 < 90 THEN 'SIZE_LIMIT' WHEN (c.id * 31) %% 100 < 95 THEN 'TIME_LIMIT' "
+                       "ELSE 'CONFIG_SIZE_LIMIT' END",
+        "date": "now() - interval '30 days'"},
+        "FROM harvest_jobdomain jd JOIN harvest_job j ON j.id = jd.job_id "
+        "JOIN harvest_domainconfiguration c ON c.id = jd.configuration_id WHERE j.harvest_id = %s", [current.pk])
+    missing = 2 * n - HarvestInfo.objects.count()
+    insert_select(HarvestInfo, {
+        "job": f"{first} + 100 + c.id %% 100", "harvest": str(old.pk), "domain": "c.domain_id", "configuration": "c.id",
+        "objects_count": "80", "bytes_count": "80 * 20000", "stop_reason": "'DOWNLOAD_COMPLETE'",
+        "date": "now() - interval '2 years'"},
+        "FROM (SELECT * FROM harvest_domainconfiguration ORDER BY id LIMIT greatest(%s, 0)) c",
+        [missing])
+    Job.objects.filter(harvest=current).update(status="DONE")
     # a third of the configurations stopped by their own object limit had it raised since
-    "UPDATE harvest_domainconfiguration SET max_objects = 3000 WHERE max_objects = 2000 AND id %% 3 = 0",
-    "INSERT INTO harvest_harvestdefinition (name, kind, comments, audience, active, runs, extended, created, edited, "
-    "skipped_events, crawler_traps, max_objects, max_bytes, max_job_running_time_s, revisit_initial_wait_s, "
-    "revisit_min_wait_s, revisit_max_wait_s, revisit_changed_factor, revisit_unchanged_factor, "
-    "revisit_strip_regexes, channel_id, previous_id) "
-    "SELECT 'broad-2026-part-2', 'snapshot', '', '', true, 0, '{}', now(), now(), 0, '', 20000, -1, 0, 86400, "
-    "3600, 2419200, 1.5, 1.5, '', channel_id, id FROM harvest_harvestdefinition WHERE name = 'broad-2026'",
-    "ANALYZE",
-]
+    execute("UPDATE harvest_domainconfiguration SET max_objects = 3000 WHERE max_objects = 2000 AND id %% 3 = 0")
+    HarvestDefinition.objects.create(name="broad-2026-part-2", kind="snapshot", active=True, max_objects=20000,
+                                     channel_id=current.channel_id, previous=current)
+    execute("ANALYZE")
+    return time.monotonic() - started
 
 
 def phase() -> None:
@@ -165,6 +160,7 @@ def run_phase(env: dict[str, str]) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--domains", type=int, default=1_000_000)
+    parser.add_argument("--database", default="nh_bench_jobgen", help="made afresh (dropped first if it exists)")
     parser.add_argument("--phase", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.phase:
@@ -173,24 +169,25 @@ def main() -> None:
     broker = os.environ.get("NETHARVEST_BROKER_URL", "")
     if not broker.startswith("redis://"):
         sys.exit("set NETHARVEST_BROKER_URL to the Redis database the benchmark may fill (and empty)")
-    admin = psycopg2.connect(host="127.0.0.1", user="postgres", dbname="postgres")
-    admin.autocommit = True
-    with admin.cursor() as cur:
-        cur.execute(f"DROP DATABASE IF EXISTS {DB}")
-        cur.execute(f"CREATE DATABASE {DB}")
-    env = {**os.environ, "NETHARVEST_DATABASE_URL": URL, "NETHARVEST_LOG_LEVEL": "WARNING",
-           "NETHARVEST_DATA_DIR": tempfile.mkdtemp(prefix="bench-jobgen-"),
-           "DJANGO_SETTINGS_MODULE": "orchestrator.settings", "PYTHONPATH": str(Path(__file__).parent.parent)}
-    subprocess.run([str(Path(sys.executable).parent / "netharvest"), "migrate", "-v0"], env=env, check=True)
+    from fresh_database import fresh_database
+
+    env, _, _ = fresh_database(args.database, "bench-jobgen-", {
+        "NETHARVEST_LOG_LEVEL": "WARNING", "DJANGO_SETTINGS_MODULE": "orchestrator.settings", "PYTHONPATH": str(ROOT)})
+    os.environ.update(env)
+    import django
+    from django.db import connection
+
+    django.setup()
     n = args.domains
-    print(f"seeded {n:,} domains in {sql(SEED, {'n': n}):.1f} s")
+    print(f"seeded {n:,} domains in {seed(n):.1f} s")
+    connection.close()
     snapshot = run_phase(env)
     print(f"snapshot: {json.dumps(snapshot)}")
-    seconds = sql(HISTORY, {"n": n})
-    with psycopg2.connect(host="127.0.0.1", user="postgres", dbname=DB) as conn, conn.cursor() as cur:
-        cur.execute("SELECT COUNT(*) FROM harvest_harvestinfo")
-        infos = cur.fetchone()[0]
-    print(f"seeded {infos:,} HarvestInfo rows in {seconds:.1f} s")
+    seconds = seed_history(n)
+    from orchestrator.harvest.models import HarvestInfo
+
+    print(f"seeded {HarvestInfo.objects.count():,} HarvestInfo rows in {seconds:.1f} s")
+    connection.close()
     continuation = run_phase(env)
     print(f"continuation: {json.dumps(continuation)}")
     import redis

@@ -2,8 +2,8 @@
 
     .venv/bin/python benchmarks/bench_jobs_pages.py [--jobs 10000] [--domains 200000]
 
-Makes a fresh database (netharvest_bench_jobs), migrates it, and seeds: ``--domains`` domains (with their
-default configurations), 12 harvest definitions (10 selective, 2 snapshot), ``--jobs`` jobs over two
+Makes a fresh database (``--database``, netharvest_bench_jobs), migrates it, and seeds: ``--domains``
+domains (with their default configurations), 12 harvest definitions (10 selective, 2 snapshot), ``--jobs`` jobs over two
 years in every status, one JobStats row per ended job (30 MIME types, 8 status codes, 6 TLDs), and
 HarvestInfo for one snapshot run per year over every domain (1,000 domains per job) plus the selective
 jobs' domains. Then times each page through Django's test client in-process (the view, its queries
@@ -16,13 +16,12 @@ import argparse
 import os
 import random
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
-import psycopg2
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 DB = "netharvest_bench_jobs"
 MIMES = ["text/html", "image/jpeg", "image/png", "text/css", "application/javascript", "application/pdf",
@@ -122,16 +121,12 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=10_000)
     parser.add_argument("--domains", type=int, default=200_000)
     parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--database", default=DB, help="made afresh (dropped first if it exists)")
     args = parser.parse_args()
-    admin = psycopg2.connect(host="127.0.0.1", user="postgres", dbname="postgres")
-    admin.autocommit = True
-    with admin.cursor() as cur:
-        cur.execute(f"DROP DATABASE IF EXISTS {DB}")
-        cur.execute(f"CREATE DATABASE {DB}")
-    work = Path(tempfile.mkdtemp(prefix="bench-jobs-"))
-    os.environ.update(NETHARVEST_DATABASE_URL=f"postgres://postgres@127.0.0.1:5432/{DB}",
-                      NETHARVEST_DATA_DIR=str(work), DJANGO_SETTINGS_MODULE="orchestrator.settings")
-    subprocess.run([str(Path(sys.executable).parent / "netharvest"), "migrate", "-v0"], check=True)
+    from fresh_database import fresh_database
+
+    os.environ.update(fresh_database(args.database, "bench-jobs-",
+                                     {"DJANGO_SETTINGS_MODULE": "orchestrator.settings"})[0])
     import django
 
     django.setup()

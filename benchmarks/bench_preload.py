@@ -76,13 +76,14 @@ def main() -> None:
     parser.add_argument("--domains", type=int, default=2_000_000)
     parser.add_argument("--existing", type=int, default=200_000)
     parser.add_argument("--concurrency", type=int, default=1000)
+    parser.add_argument("--database", default=DB, help="made afresh (dropped first if it exists)")
     parser.add_argument("--dns-port", type=int, default=15353)
     parser.add_argument("--http-port", type=int, default=18080)
     parser.add_argument("--redirect-sample", type=int, default=20000,
                         help="then a second preload of this many domains with redirect probes on (0 = none)")
     args = parser.parse_args()
 
-    env, exe, work = fresh_database(DB, "bench-preload-", {"PYTHONPATH": str(ROOT)})
+    env, exe, work = fresh_database(args.database, "bench-preload-", {"PYTHONPATH": str(ROOT)})
     sources, domains, lines = make_sources(work, args.domains)
     existing = work / "existing.txt"
     existing.write_text("".join(d + "\n" for d in domains[: args.existing]))
@@ -117,7 +118,7 @@ def main() -> None:
 
 def redirect_sample(args: argparse.Namespace, domains: list[str]) -> None:
     """A second preload, into its own fresh database, of a sample with redirect probes on."""
-    env, exe, work = fresh_database(DB + "_redirects", "bench-preload-redirects-", {"PYTHONPATH": str(ROOT)})
+    env, exe, work = fresh_database(args.database + "_redirects", "bench-preload-redirects-", {"PYTHONPATH": str(ROOT)})
     source = work / "sample.txt"
     source.write_text("".join(d + "\n" for d in domains))
     http = start_server("http_server", args.http_port, env)

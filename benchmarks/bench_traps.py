@@ -17,7 +17,7 @@ Phases, each timed (wall and CPU of this process):
   job of their own (``max_configs=1``), every JobSpec carrying the list; the JobSpec size of one job.
 
 Makes a fresh database (nh_bench_traps), migrated in-process. A tiny run (``--traps 300 --uris 200
---lines 300 --jobs 2``) is part of the test suite (tests/harvester/test_bench_traps.py) so the benchmark
+--lines 300 --jobs 2``) is part of the test suite (tests/test_benchmarks.py) so the benchmark
 never rots.
 """
 

@@ -2,19 +2,20 @@
 
     .venv/bin/python benchmarks/bench_webui.py [--domains 4000000] [--jobs 10000] [--reuse] [--repeat 15]
 
-Makes its own database (nh_bench_webui), migrates it, and seeds it set-based (INSERT … SELECT over
-generate_series; a few seconds per million rows): N domains each with its default seed list and
-configuration (0.1 % with comments, 0.05 % with crawler traps), 200 active daily selective harvests of
-50 domains each and 5 snapshots, the jobs spread over them (20 running, 2 % failed), one HarvestInfo per
-job and domain, and three archive files per job. Then it times each page through Django's test client
-(the full stack below the socket: URL routing, the role check, queries, Jinja2 rendering) as a viewer:
-one warm-up request, then ``--repeat`` timed ones; it prints the median and the slowest. ``--reuse`` skips
-the seeding when the database is already there.
+Makes its own database (``--database``, nh_bench_webui), migrates it, and seeds it: N domains through the
+product's ``create_domains`` (each with its default seed list and configuration; 0.1 % with comments,
+0.05 % with crawler traps), then set-based (benchmarks/rows.py: INSERT … SELECT with the columns of the
+real models): 200 active daily selective harvests of 50 domains each and 5 snapshots, the jobs spread
+over them (20 running, 2 % failed), one HarvestInfo per job and domain, and three archive files per job.
+Then it times each page through Django's test client (the full stack below the socket: URL routing, the
+role check, queries, Jinja2 rendering) as a viewer: one warm-up request, then ``--repeat`` timed ones;
+it prints the median and the slowest. ``--reuse`` skips the seeding when the database is already there.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import statistics
 import subprocess
@@ -25,121 +26,101 @@ from pathlib import Path
 
 import psycopg2
 
-DB = "nh_bench_webui"
-URL = f"postgres://postgres@127.0.0.1:5432/{DB}"
-TLDS = "ARRAY['fr','dk','se','no','de','com','org']"
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+TLDS = ["fr", "dk", "se", "no", "de", "com", "org"]
 
 
-def create_database(reuse: bool) -> bool:
-    """True if the database must be seeded."""
+def exists(database: str) -> bool:
     admin = psycopg2.connect(host="127.0.0.1", user="postgres", dbname="postgres")
-    admin.autocommit = True
-    with admin.cursor() as cur:
-        cur.execute("SELECT 1 FROM pg_database WHERE datname = %s", [DB])
-        if reuse and cur.fetchone():
-            return False
-        cur.execute(f"DROP DATABASE IF EXISTS {DB}")
-        cur.execute(f"CREATE DATABASE {DB}")
-    return True
+    try:
+        with admin.cursor() as cur:
+            cur.execute("SELECT 1 FROM pg_database WHERE datname = %s", [database])
+            return cur.fetchone() is not None
+    finally:
+        admin.close()
 
 
-def step(cur, label: str, sql: str, params: list | None = None) -> None:
-    started = time.monotonic()
-    cur.execute(sql.replace(" % ", " %% "), params or [])  # SQL's modulo, not a parameter
-    print(f"  {label}: {cur.rowcount:,} rows in {time.monotonic() - started:.1f} s", flush=True)
+def domain_name(i: int) -> str:
+    """Names spread over the alphabet and the TLDs; one in 5,000 a `shop-` name (a rare infix)."""
+    return (f"{'shop-' if i % 5000 == 0 else ''}{hashlib.md5(str(i).encode()).hexdigest()[:3 + i % 9]}{i}"
+            f".{TLDS[i % 7]}")
 
 
 def seed(domains: int, jobs: int) -> None:
-    conn = psycopg2.connect(URL)
-    conn.autocommit = True
-    with conn.cursor() as cur:
-        cur.execute("SELECT id FROM harvest_crawltemplate WHERE name = 'default'")
-        template = cur.fetchone()[0]
-        cur.execute("SELECT name, id FROM harvest_harvestchannel")
-        channels = dict(cur.fetchall())
-        # A bulk load builds the trigram indexes once at the end, as an operator would.
-        cur.execute("DROP INDEX IF EXISTS domain_name_trgm")
-        step(cur, "domains", f"""
-            INSERT INTO harvest_domain (name, comments, crawler_traps, extended, created)
-            SELECT CASE WHEN i % 5000 = 0 THEN 'shop-' ELSE '' END || substr(md5(i::text), 1, 3 + i % 9) || i
-                   || '.' || ({TLDS})[1 + i % 7],
-                   CASE WHEN i % 1000 = 0 THEN 'Deposit agreement ' || i ELSE '' END,
-                   CASE WHEN i % 2000 = 0 THEN '.*/calendar/.*' || chr(10) || '.*sessionid=' || i ELSE '' END,
-                   '{{}}', now() - (i % 1000) * interval '1 hour'
-            FROM generate_series(1, %s) i""", [domains])
-        step(cur, "seed lists", "INSERT INTO harvest_seedlist (domain_id, name, seeds, comments) "
-                                "SELECT id, 'defaultseeds', 'http://' || name || '/', '' FROM harvest_domain")
-        step(cur, "configurations", "INSERT INTO harvest_domainconfiguration (domain_id, name, template_id, "
-                                    "max_objects, max_bytes, is_default, comments) "
-                                    "SELECT id, 'defaultconfig', %s, -1, -1, true, '' FROM harvest_domain", [template])
-        step(cur, "configuration seed lists", "INSERT INTO harvest_domainconfiguration_seedlists "
-             "(configuration_id, seedlist_id) SELECT c.id, s.id FROM harvest_domainconfiguration c "
-             "JOIN harvest_seedlist s USING (domain_id)")
-        step(cur, "trigram index on names", "CREATE INDEX domain_name_trgm ON harvest_domain "
-                                            "USING gin (name gin_trgm_ops)")
-        cur.execute("INSERT INTO harvest_schedule (name, comments, every, unit, anytime, at_minute, at_hour, \"end\") "
-                    "VALUES ('daily 03:00', '', 1, 'day', false, 0, 3, 'never') RETURNING id")
-        schedule = cur.fetchone()[0]
-        common = ("comments, audience, extended, created, edited, skipped_events, crawler_traps, max_objects, "
-                  "max_bytes, max_job_running_time_s, revisit_initial_wait_s, revisit_min_wait_s, "
-                  "revisit_max_wait_s, revisit_changed_factor, revisit_unchanged_factor, revisit_strip_regexes")
-        values = "'', '', '{}', now(), now(), 0, '', -1, -1, 0, 86400, 3600, 2419200, 1.5, 1.5, ''"
-        step(cur, "selective definitions", f"""
-            INSERT INTO harvest_harvestdefinition
-                (name, kind, active, runs, channel_id, schedule_id, next_date, {common})
-            SELECT 'selective ' || k, 'selective', true, 0, %s, %s,
-                   date_trunc('day', now()) + interval '1 day 3 hours', {values}
-            FROM generate_series(1, 200) k""", [channels["focused"], schedule])
-        step(cur, "snapshot definitions", f"""
-            INSERT INTO harvest_harvestdefinition (name, kind, active, runs, channel_id, {common})
-            SELECT 'snapshot ' || k, 'snapshot', false, 0, %s, {values} FROM generate_series(1, 5) k""",
-             [channels["snapshot"]])
-        step(cur, "selections (50 domains each)", """
-            INSERT INTO harvest_harvestdefinition_configurations (harvestdefinition_id, domainconfiguration_id)
-            SELECT h.id, c.id FROM harvest_harvestdefinition h
-            JOIN harvest_domainconfiguration c ON c.domain_id BETWEEN (substr(h.name, 11)::int - 1) * 50 + 1
-                                                                  AND substr(h.name, 11)::int * 50
-            WHERE h.kind = 'selective'""")
-        step(cur, "jobs", """
-            WITH defs AS (SELECT array_agg(id ORDER BY id) AS ids FROM harvest_harvestdefinition)
-            INSERT INTO harvest_job (harvest_id, harvest_run, channel_id, status, spec, domain_count,
-                                     expected_objects, expected_bytes, created, started_at, ended_at, last_heartbeat,
-                                     harvester, progress, error_category, error_detail)
-            SELECT defs.ids[1 + i % 205], 1 + i / 205, h.channel_id,
-                   CASE WHEN i % 500 = 1 THEN 'STARTED' WHEN i % 50 = 0 THEN 'FAILED' ELSE 'DONE' END,
-                   '{}', 50, 0, 0, now() - (%s - i) * interval '1 hour', now() - (%s - i) * interval '1 hour',
-                   CASE WHEN i % 500 = 1 THEN NULL
-                        ELSE now() - (%s - i) * interval '1 hour' + interval '30 minutes' END,
-                   now(), 'harvester-' || (i % 8),
-                   CASE WHEN i % 500 = 1 THEN jsonb_build_object('uris_done', i, 'uris_queued', 500, 'bytes', i * 1000,
-                        'uri_rate', 10.5, 'kb_rate', 250.0) ELSE '{}'::jsonb END,
-                   CASE WHEN i % 50 = 0 THEN 'harvester_lost' ELSE '' END,
-                   CASE WHEN i % 50 = 0 THEN 'no heartbeat for 15 minutes' ELSE '' END
-            FROM generate_series(1, %s) i, defs, harvest_harvestdefinition h WHERE h.id = defs.ids[1 + i % 205]""",
-             [jobs, jobs, jobs, jobs])
-        cur.execute("UPDATE harvest_harvestdefinition h SET runs = (SELECT coalesce(max(harvest_run), 0) "
-                    "FROM harvest_job j WHERE j.harvest_id = h.id)")
-        step(cur, "harvest history (per job and domain)", """
-            INSERT INTO harvest_harvestinfo (job_id, harvest_id, domain_id, configuration_id, objects, bytes,
-                                             stop_reason, date)
-            SELECT j.id, j.harvest_id, c.domain_id, c.id, 100 + (j.id * 7 + c.id) % 5000,
-                   (1000 + (j.id * 13 + c.id) % 900000) * 100,
-                   CASE WHEN (j.id + c.id) % 7 = 0 THEN 'max_bytes' ELSE 'completed' END, j.ended_at
-            FROM harvest_job j
-            JOIN harvest_harvestdefinition_configurations hc ON hc.harvestdefinition_id = j.harvest_id
-            JOIN harvest_domainconfiguration c ON c.id = hc.domainconfiguration_id
-            WHERE j.status = 'DONE'""")
-        step(cur, "archive files", """
-            INSERT INTO harvest_archivefile (name, kind, job_id, harvest_id, size, sha256, harvester_sha256,
-                                             spool_path, index_state, cdx_path, records, error, created, updated)
-            SELECT 'job' || j.id || '-' || k || '.warc.gz', 'warc', j.id, j.harvest_id, 1073741824, md5(j.id::text),
-                   '', '', (ARRAY['CLEANED','CLEANED','CLEANED','INDEXED','TRANSFERRED','FAILED'])[1 + (j.id + k) % 6],
-                   '', 1000, '', now(), now()
-            FROM harvest_job j, generate_series(1, 3) k""")
-        started = time.monotonic()
-        cur.execute("VACUUM ANALYZE")
-        print(f"  vacuum analyze: {time.monotonic() - started:.1f} s", flush=True)
-    conn.close()
+    from rows import execute, insert_select
+
+    from orchestrator.harvest.domains import create_domains
+    from orchestrator.harvest.models import (
+        ArchiveFile,
+        HarvestChannel,
+        HarvestDefinition,
+        HarvestInfo,
+        Job,
+        Schedule,
+    )
+
+    channels = dict(HarvestChannel.objects.values_list("name", "id"))
+    # A bulk load builds the trigram indexes once at the end, as an operator would.
+    execute("DROP INDEX IF EXISTS domain_name_trgm")
+    started = time.monotonic()
+    for first in range(1, domains + 1, 20_000):
+        create_domains([domain_name(i) for i in range(first, min(first + 20_000, domains + 1))])
+    print(f"  domains (each with its seed list and configuration): {domains:,} in "
+          f"{time.monotonic() - started:.1f} s", flush=True)
+    execute("UPDATE harvest_domain SET comments = 'Deposit agreement ' || id WHERE id %% 1000 = 0",
+            label="domains with comments")
+    execute("UPDATE harvest_domain SET crawler_traps = '.*/calendar/.*' || chr(10) || '.*sessionid=' || id "
+            "WHERE id %% 2000 = 0", label="domains with crawler traps")
+    execute("CREATE INDEX domain_name_trgm ON harvest_domain USING gin (name gin_trgm_ops)",
+            label="trigram index on names")
+    schedule = Schedule.objects.create(name="daily 03:00", every=1, unit="day", anytime=False, at_minute=0,
+                                       at_hour=3, end="never")
+    insert_select(HarvestDefinition, {
+        "name": "'selective ' || k", "kind": "'selective'", "active": "true", "channel": str(channels["focused"]),
+        "schedule": str(schedule.pk), "next_date": "date_trunc('day', now()) + interval '1 day 3 hours'"},
+        "FROM generate_series(1, 200) k", label="selective definitions")
+    insert_select(HarvestDefinition, {"name": "'snapshot ' || k", "kind": "'snapshot'",
+                                      "channel": str(channels["snapshot"])},
+                  "FROM generate_series(1, 5) k", label="snapshot definitions")
+    insert_select(HarvestDefinition.configurations.through,
+                  {"harvestdefinition": "h.id", "domainconfiguration": "c.id"},
+                  "FROM harvest_harvestdefinition h JOIN harvest_domainconfiguration c "
+                  "ON c.domain_id BETWEEN (substr(h.name, 11)::int - 1) * 50 + 1 AND substr(h.name, 11)::int * 50 "
+                  "WHERE h.kind = 'selective'", label="selections (50 domains each)")
+    hours_ago = f"now() - ({jobs} - i) * interval '1 hour'"
+    insert_select(Job, {
+        "harvest": "h.id", "harvest_run": "1 + i / 205", "channel": "h.channel_id",
+        "status": "CASE WHEN i %% 500 = 1 THEN 'STARTED' WHEN i %% 50 = 0 THEN 'FAILED' ELSE 'DONE' END",
+        "spec": "'{}'", "domain_count": "50", "created": hours_ago, "started_at": hours_ago,
+        "ended_at": f"CASE WHEN i %% 500 = 1 THEN NULL ELSE {hours_ago} + interval '30 minutes' END",
+        "last_heartbeat": "now()", "harvester": "'harvester-' || (i %% 8)",
+        "progress": "CASE WHEN i %% 500 = 1 THEN jsonb_build_object('uris_done', i, 'uris_queued', 500, "
+                    "'bytes', i * 1000, 'uri_rate', 10.5, 'kb_rate', 250.0) ELSE '{}'::jsonb END",
+        "error_category": "CASE WHEN i %% 50 = 0 THEN 'harvester_lost' ELSE '' END",
+        "error_detail": "CASE WHEN i %% 50 = 0 THEN 'no heartbeat for 15 minutes' ELSE '' END"},
+        "FROM generate_series(1, %s) i, (SELECT array_agg(id ORDER BY id) AS ids FROM harvest_harvestdefinition) "
+        "defs, harvest_harvestdefinition h WHERE h.id = defs.ids[1 + i %% 205]", [jobs], label="jobs")
+    execute("UPDATE harvest_harvestdefinition h SET runs = (SELECT coalesce(max(harvest_run), 0) "
+            "FROM harvest_job j WHERE j.harvest_id = h.id)")
+    insert_select(HarvestInfo, {
+        "job": "j.id", "harvest": "j.harvest_id", "domain": "c.domain_id", "configuration": "c.id",
+        "objects_count": "100 + (j.id * 7 + c.id) %% 5000",
+        "bytes_count": "(1000 + (j.id * 13 + c.id) %% 900000) * 100",
+        "stop_reason": "CASE WHEN (j.id + c.id) %% 7 = 0 THEN 'SIZE_LIMIT' ELSE 'DOWNLOAD_COMPLETE' END",
+        "date": "j.ended_at"},
+        "FROM harvest_job j JOIN harvest_harvestdefinition_configurations hc ON hc.harvestdefinition_id = j.harvest_id "
+        "JOIN harvest_domainconfiguration c ON c.id = hc.domainconfiguration_id WHERE j.status = 'DONE'",
+        label="harvest history (per job and domain)")
+    insert_select(ArchiveFile, {
+        "name": "'job' || j.id || '-' || k || '.warc.gz'", "kind": "'warc'", "job": "j.id", "harvest": "j.harvest_id",
+        "size": "1073741824", "sha256": "md5(j.id::text)", "records": "1000",
+        "index_state": "(ARRAY['CLEANED','CLEANED','CLEANED','INDEXED','TRANSFERRED','FAILED'])[1 + (j.id + k) %% 6]"},
+        "FROM harvest_job j, generate_series(1, 3) k", label="archive files")
+    started = time.monotonic()
+    execute("VACUUM ANALYZE")
+    print(f"  vacuum analyze: {time.monotonic() - started:.1f} s", flush=True)
 
 
 def pages() -> list[tuple[str, str]]:
@@ -201,22 +182,30 @@ def main() -> None:
     parser.add_argument("--domains", type=int, default=4_000_000)
     parser.add_argument("--jobs", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=15)
+    parser.add_argument("--database", default="nh_bench_webui")
     parser.add_argument("--reuse", action="store_true", help="keep an already seeded database")
     args = parser.parse_args()
-    data_dir = os.environ.get("NETHARVEST_DATA_DIR") or tempfile.mkdtemp(prefix="bench-webui-")
-    os.environ.update(NETHARVEST_DATABASE_URL=URL, NETHARVEST_ALLOWED_HOSTS="testserver", NETHARVEST_DATA_DIR=data_dir,
-                      DJANGO_SETTINGS_MODULE="orchestrator.settings")
-    fresh = create_database(args.reuse)
-    exe = str(Path(sys.executable).parent / "netharvest")
-    subprocess.run([exe, "migrate", "-v0"], check=True)  # a reused database may lag the code's migrations
+    extra = {"NETHARVEST_ALLOWED_HOSTS": "testserver", "DJANGO_SETTINGS_MODULE": "orchestrator.settings"}
+    if args.reuse and exists(args.database):
+        fresh = False
+        os.environ.update(extra, NETHARVEST_DATABASE_URL=f"postgres://postgres@127.0.0.1:5432/{args.database}",
+                          NETHARVEST_DATA_DIR=os.environ.get("NETHARVEST_DATA_DIR")
+                          or tempfile.mkdtemp(prefix="bench-webui-"))
+        # a reused database may lag the code's migrations
+        subprocess.run([str(Path(sys.executable).parent / "netharvest"), "migrate", "-v0"], check=True)
+    else:
+        from fresh_database import fresh_database
+
+        fresh = True
+        os.environ.update(fresh_database(args.database, "bench-webui-", extra)[0])
+    import django
+
+    django.setup()
     if fresh:
         started = time.monotonic()
         print(f"seeding {args.domains:,} domains and {args.jobs:,} jobs:")
         seed(args.domains, args.jobs)
         print(f"seeded in {time.monotonic() - started:.0f} s")
-    import django
-
-    django.setup()
     time_pages(args.repeat)
 
 

@@ -1,0 +1,184 @@
+"""Every benchmark in benchmarks/ runs here at a tiny size, so none can rot unnoticed.
+
+A benchmark is run only by hand, at full size, when someone wants its figures for docs/BENCHMARKS.md;
+two of them (bench_jobgen, bench_webui) had stopped working after a migration and nobody knew. Here each
+one runs as the real command (a subprocess, as docs/BENCHMARKS.md says to run it) at a size that takes
+seconds, must exit 0, and must have printed its figures: each figure line named in ``TINY`` is found in
+its output, and every number it captures is a number above zero. A new ``benchmarks/bench_*.py`` with no
+entry in ``TINY`` fails ``test_every_benchmark_has_a_tiny_size``.
+
+Benchmarks that need PostgreSQL make their own databases (benchmarks/fresh_database.py), named after
+this run's database so parallel runs do not collide, and this test drops them afterwards. A peer program
+the machine lacks (``wget`` for bench_harvest) is skipped by the benchmark, which says so; our side still
+runs.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import free_port
+
+REPO = Path(__file__).resolve().parents[1]
+NUMBER = r"([0-9][0-9,]*(?:\.[0-9]+)?)"  # a figure as the benchmarks print it: 1,234 or 0.05
+
+
+@dataclass(frozen=True)
+class Tiny:
+    """How a benchmark runs at a tiny size, and the figure lines it must print (regular expressions,
+    searched line by line; ``NUMBER`` groups capture the figures, each must be above zero)."""
+
+    args: Callable[[Path], list[str]]
+    figures: list[str]
+    database: bool = False  # makes its own PostgreSQL database(s): gets ``--database``
+    databases: tuple[str, ...] = ("",)  # suffixes of the databases it makes, to drop afterwards
+    needs_redis: bool = False
+    env: dict[str, str] = field(default_factory=dict)
+
+
+def table_row(label: str, columns: int) -> str:
+    """A Markdown table row of the benchmark's output: its label, then ``columns`` figures."""
+    cells = r" \| ".join([NUMBER + r"(?: ms)?"] * columns)
+    return rf"^\| {re.escape(label)} \| {cells} \|"
+
+
+TINY: dict[str, Tiny] = {
+    "bench_chain.py": Tiny(
+        lambda tmp: ["--files", "2", "--records", "50", "--workdir", str(tmp)],
+        [rf"^sha256sum of the spool files: +\S+ s +{NUMBER} MB/s",
+         rf"^index run \(whole chain, 1 proc\): +{NUMBER} s .* {NUMBER} records/s +peak RSS {NUMBER} MB",
+         rf"^index merge --big: +{NUMBER} s +100 master CDX lines +{NUMBER} lines/s +peak RSS {NUMBER} MB"],
+        database=True),
+    "bench_harvest.py": Tiny(
+        lambda tmp: ["--pages", "60", "--rounds", "1"],
+        [rf"^{mode} +pages= +{NUMBER} +wall= +{NUMBER}s +pages/s= +{NUMBER} +cpu= +{NUMBER}s +cpu/page= *{NUMBER}ms"
+         for mode in ("netharvest", "engine-no-warc", "scrapy", "scrapy-items1", "netharvest-x2")
+         + (("wget",) if shutil.which("wget") else ())]
+        + [rf"^netharvest +{NUMBER} x plain Scrapy"]),
+    "bench_import_domains.py": Tiny(
+        lambda tmp: ["--domains", "2000", "--parallel", "1"],
+        [rf"2,000 lines imported in {NUMBER} s: {NUMBER} domains created",
+         rf"^domains: 2,000 +parallel: 1 +wall: {NUMBER} s +rate: {NUMBER} lines/s "
+         rf"+peak RSS of the command: {NUMBER} MB"],
+        database=True),
+    "bench_indexer.py": Tiny(
+        lambda tmp: ["--cdx-mb", "1", "--merge-lines", "20000", "--merge-files", "8", "--dedup-captures", "2000",
+                     "--repeat", "1", "--out", str(tmp / "out")],
+        [rf"^\| netharvest write_cdx \(isal\) \| {NUMBER} s \| {NUMBER} s \| {NUMBER} MB/s \| {NUMBER} records/s",
+         rf"^\| cdxj-indexer -11 \| {NUMBER} s \| {NUMBER} s \| {NUMBER} MB/s \| {NUMBER} records/s",
+         rf"^ours \(isal\) vs cdxj-indexer: {NUMBER}x",
+         rf"^\| merge_sorted \| \S+ s \| {NUMBER} s \| {NUMBER} \|",
+         r"outputs identical to sort -m -u: True",
+         rf"^Dedup index: 2,000 captures added in \S+ s wall \({NUMBER}/s\)",
+         rf"^\| digest hits \| {NUMBER} \| {NUMBER} \| 2000 of 2000 \|"]),
+    "bench_jobgen.py": Tiny(
+        lambda tmp: ["--domains", "1000"],
+        [r"^seeded 1,000 domains",
+         rf'^snapshot: {{"jobs": {NUMBER}, "submitted": {NUMBER}, "domains": {NUMBER}, .*"peak_rss_mb": {NUMBER}',
+         r"^seeded 2,000 HarvestInfo rows",
+         rf'^continuation: {{"jobs": {NUMBER}, "submitted": {NUMBER}, "domains": {NUMBER}, .*"peak_rss_mb": {NUMBER}'],
+        database=True, needs_redis=True),
+    "bench_jobs_pages.py": Tiny(
+        lambda tmp: ["--jobs", "60", "--domains", "1000", "--repeat", "1"],
+        [table_row(label, 2) for label in (
+            "jobs list, first page", "jobs list, status=FAILED", "running jobs", "running.json",
+            "job page (1,000 domains)", "QA index", "QA job", "QA broad run (200 jobs)")],
+        database=True),
+    "bench_preload.py": Tiny(
+        lambda tmp: ["--domains", "1000", "--existing", "100", "--concurrency", "50", "--redirect-sample", "50",
+                     "--dns-port", str(free_port()), "--http-port", str(free_port())],
+        [r"^1,500 source lines, 1,000 unique domains, 100 already in the database",
+         rf"^total wall time {NUMBER} s; DNS 1,000 domains in \S+ s = {NUMBER} domains/s, {NUMBER} queries/s",
+         rf"^redirect sample: 50 domains, {NUMBER} live probed with {NUMBER} requests"],
+        database=True, databases=("", "_redirects")),
+    "bench_traps.py": Tiny(
+        lambda tmp: ["--traps", "300", "--uris", "200", "--lines", "300", "--jobs", "2"],
+        [rf"^  match\.build: {NUMBER} s wall",
+         rf"^    first_pass: {NUMBER} ms per URI",
+         r"^  the list: 300 lines",
+         rf"^  save: {NUMBER} s wall",
+         rf"^  jobgen: {NUMBER} s wall",
+         r"^  2 jobs, JobSpec of one job",
+         rf"^peak memory \(max RSS\): {NUMBER} MB"],
+        database=True),
+    "bench_webui.py": Tiny(
+        lambda tmp: ["--domains", "2000", "--jobs", "50", "--repeat", "1"],
+        [r"^  jobs: 50 rows", r"^  archive files: 150 rows"]
+        + [table_row(label, 2) for label in (
+            "dashboard", "domains, first page", "domains, prefix `ab`", "domains, `*shop*` (rare infix)",
+            "domains, in crawler traps `sessionid=4`", "domain page (most history)", "harvest definitions",
+            "selective definition page", "trap lists")],
+        database=True),
+}
+
+
+def test_every_benchmark_has_a_tiny_size() -> None:
+    scripts = {p.name for p in (REPO / "benchmarks").glob("bench_*.py")}
+    assert scripts - set(TINY) == set(), "give each new benchmark a tiny size in TINY (tests/test_benchmarks.py)"
+    assert set(TINY) - scripts == set(), "TINY names a benchmark that is gone"
+
+
+def figures_missing(output: str, patterns: list[str]) -> list[str]:
+    """The figure lines not printed, or printed with a figure that is not a number above zero."""
+    wrong = []
+    for pattern in patterns:
+        match = re.search(pattern, output, re.MULTILINE)
+        if match is None:
+            wrong.append(f"no line matches {pattern!r}")
+        elif not all(float(g.replace(",", "")) > 0 for g in match.groups()):
+            wrong.append(f"a figure is not above zero in {match.group(0)!r}")
+    return wrong
+
+
+def test_figures_are_checked() -> None:
+    """The check itself: a missing line and a zero figure are both caught."""
+    patterns = [rf"^rate: {NUMBER} lines/s", rf"^peak RSS {NUMBER} MB"]
+    assert figures_missing("rate: 1,234.5 lines/s\npeak RSS 80 MB\n", patterns) == []
+    assert len(figures_missing("rate: 0.0 lines/s\n", patterns)) == 2
+
+
+@pytest.mark.parametrize("script", sorted(TINY))
+def test_benchmark_runs_at_a_tiny_size(script: str, tmp_path: Path) -> None:
+    tiny = TINY[script]
+    url = os.environ.get("NETHARVEST_DATABASE_URL", "")
+    if tiny.database and not url.startswith("postgres"):
+        pytest.skip("the benchmark makes its own PostgreSQL database")
+    if tiny.needs_redis and not os.environ.get("NETHARVEST_BROKER_URL", "").startswith("redis://"):
+        pytest.skip("the benchmark publishes to Redis")
+    database = f"{url.rsplit('/', 1)[-1]}_{Path(script).stem}"
+    args = [*tiny.args(tmp_path), *(["--database", database] if tiny.database else [])]
+    (tmp_path / "tmp").mkdir()
+    env = {**os.environ, "PYTHONPATH": str(REPO), "NETHARVEST_DATA_DIR": str(tmp_path),
+           "TMPDIR": str(tmp_path / "tmp"), **tiny.env}
+    try:
+        proc = subprocess.run([sys.executable, f"benchmarks/{script}", *args], cwd=REPO, env=env,
+                              capture_output=True, text=True, timeout=240)
+    finally:
+        if tiny.database:
+            drop_databases([database + suffix for suffix in tiny.databases])
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    assert figures_missing(proc.stdout, tiny.figures) == [], proc.stdout[-3000:]
+    if script == "bench_harvest.py" and not shutil.which("wget"):
+        assert "wget not found" in proc.stderr  # the peer is missing: the benchmark says it skipped it
+
+
+def drop_databases(names: list[str]) -> None:
+    import psycopg2
+
+    admin = psycopg2.connect(host="127.0.0.1", user="postgres", dbname="postgres")
+    admin.autocommit = True
+    try:
+        with admin.cursor() as cur:
+            for name in names:
+                cur.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+    finally:
+        admin.close()
