@@ -8,6 +8,13 @@ and posters, backgrounds, CSS ``url()`` and ``@import``), ``R`` redirects (``Loc
 entries (robots.txt ``Sitemap:`` lines, sitemap indexes and urlsets), ``X`` speculative URLs found
 in JavaScript strings (only when the template's ``extract_javascript`` is on).
 
+Sitemaps are recognised by where they were named (a robots.txt ``Sitemap:`` line, a sitemap index:
+the discovery path ends in ``M``) or by name, then by content (gzip magic, a ``<urlset>`` /
+``<sitemapindex>`` root), not by type alone: a ``sitemap.xml.gz`` served as ``application/x-gzip``
+is gunzipped, within the job's decompression bound. Broken markup that swallows a page's links in the
+tree parser (an unclosed ``<title>``, ``<textarea>``, ``<script>``, ``<!--``…) is read again by a
+tolerant tag scan; a ``url()`` inside a CSS comment is no link.
+
 Extraction never raises on what a website sends: undecodable bytes, broken markup, a truncated
 document or an absurd attribute yield fewer links, not an exception (a hostile site never kills a
 job). Results are absolute, fragment-free http(s) URLs, de-duplicated per document in order.
