@@ -28,7 +28,7 @@ from scrapy.utils.misc import load_object
 from harvester import links as linkx
 from harvester.budget import WAIT, Budgets
 from harvester.contracts import JobSpec, Progress
-from harvester.defaults import DNS_TTL_S
+from harvester.defaults import DNS_TTL_S, decoded_limit
 from harvester.dns import (
     FAILED,
     PENDING,
@@ -100,6 +100,8 @@ class CrawlJob:
         self.max_retries = s.max_retries
         self.retry_delay_s = float(s.retry_delay_s)
         self.javascript = s.extract_javascript
+        #: A gzipped sitemap is decompressed to at most this (``DOWNLOAD_MAXSIZE``'s bound).
+        self.max_decoded_bytes = decoded_limit(s.max_document_bytes)
         self.paused = False
         self.ended_by = "finished"
         self.failed = 0
@@ -391,7 +393,8 @@ class CrawlJob:
         text = None
         encoding = getattr(response, "encoding", None)
         found = linkx.extract(url, nh.get("path", ""), ctype, response.body, text, encoding, status,
-                              location.decode("latin-1", "replace") if location else None, self.javascript)
+                              location.decode("latin-1", "replace") if location else None, self.javascript,
+                              self.max_decoded_bytes)
         for link, letter in found:
             self.discover(link, letter, nh, url)
 

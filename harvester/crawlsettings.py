@@ -30,7 +30,7 @@ from typing import Any
 
 from harvester.contracts import JobSpec
 from harvester.crawljob import RETRY_STATUSES
-from harvester.defaults import CRAWL_CONCURRENCY
+from harvester.defaults import CRAWL_CONCURRENCY, MAX_DECODED_BYTES, decoded_limit  # noqa: F401
 
 RAW_HANDLER = "harvester.fetch.RawHTTPDownloadHandler"
 #: ``dns:HOST`` prerequisites (harvester/dns.py), with or without the archive side.
@@ -38,8 +38,6 @@ DNS_HANDLER = "harvester.dns.DNSDownloadHandler"
 ARCHIVE_MIDDLEWARE = "harvester.archive.ArchiveMiddleware"
 #: Nearest the downloader: above HttpCompressionMiddleware (590), so it sees the raw response.
 ARCHIVE_MIDDLEWARE_ORDER = 950
-#: The most a body is decompressed to for link extraction (a gzip bomb stops there).
-MAX_DECODED_BYTES = 100 * 1024 * 1024
 
 
 #: The Scrapy extensions a crawl runs: stats, and the periodic stats line in the engine log.
@@ -48,11 +46,6 @@ EXTENSIONS_USED = {
     "scrapy.extensions.logstats.LogStats": 0,
     "scrapy.extensions.logcount.LogCount": 0,
 }
-
-
-def decoded_limit(max_document_bytes: int) -> int:
-    """``DOWNLOAD_MAXSIZE``: the document limit, never unlimited, at most :data:`MAX_DECODED_BYTES`."""
-    return MAX_DECODED_BYTES if max_document_bytes < 0 else min(max_document_bytes, MAX_DECODED_BYTES)
 
 
 def job_metadata(spec: JobSpec) -> dict[str, Any]:

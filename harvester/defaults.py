@@ -65,3 +65,14 @@ DNS_TTL_S = 21600
 #: orchestrator's reaper counts on it (NETHARVEST_HEARTBEAT_TIMEOUT_S > NETHARVEST_BLIND_GAP_S + this +
 #: PROGRESS_INTERVAL_S; docs/DESIGN.md, "Reliability: broker outages, fencing, dead workers").
 BROKER_RETRY_MAX_S = 5.0
+
+#: The most a body is decompressed to for link extraction (a gzip bomb stops there): Scrapy's
+#: ``DOWNLOAD_MAXSIZE`` for ``Content-Encoding`` (harvester/crawlsettings.py), and the bound of a
+#: gzipped sitemap's decompression (harvester/links.py).
+MAX_DECODED_BYTES = 100 * 1024 * 1024
+
+
+def decoded_limit(max_document_bytes: int) -> int:
+    """The decompression bound of a job: its document limit, never unlimited, at most
+    :data:`MAX_DECODED_BYTES`."""
+    return MAX_DECODED_BYTES if max_document_bytes < 0 else min(max_document_bytes, MAX_DECODED_BYTES)

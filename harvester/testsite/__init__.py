@@ -9,6 +9,10 @@ orphan page) plus dynamic routes a static directory cannot give:
 * ``/calendar?month=YYYY-MM`` → a calendar page linking the previous and next month, forever
   (a crawler trap, bounded by hops, budgets or a trap regex);
 * ``/busy`` → ``503`` with ``Retry-After: 1`` the first time, then ``200`` (retries);
+* ``/fidelity/`` (reached through robots.txt's second ``Sitemap:``) → a sitemap index listing
+  ``pages.xml.gz`` (``FILE.gz`` is any ``FILE`` gzipped, served as ``application/x-gzip``), whose
+  pages are linked from nowhere else: one with a ``<title>`` never closed above its links, and a
+  stylesheet with a ``url()`` in a comment (which must not be fetched);
 * ``/hostile/`` (linked from nowhere else) → what must never kill a job: a redirect loop, a
   latin-1 page and one with invalid UTF-8 (each linking on), a gzip bomb (64 MiB of zeros in
   64 KiB), ever-deeper paths, and a page linking itself under a new session id every time.
@@ -106,11 +110,16 @@ class Handler(SimpleHTTPRequestHandler):
         target = (SITE_DIR / path.lstrip("/")).resolve()
         if target.is_dir():
             target = target / "index.html"
+        gzipped = path.endswith(".gz") and not target.is_file()
+        if gzipped:
+            target = target.with_suffix("")
         if SITE_DIR.resolve() not in target.parents or not target.is_file():
             return self._send(404, b"<html><body>Not found</body></html>")
         data = target.read_bytes()
         if target.suffix in (".html", ".xml", ".css", ".txt", ".js"):
             data = self._substitute(data)
+        if gzipped:  # FILE.gz: FILE gzipped, as a file (no Content-Encoding), the way sitemap.xml.gz is served
+            return self._send(200, gzip.compress(data, mtime=0), "application/x-gzip")
         return self._send(200, data, self.guess_type(str(target)))
 
     def _hostile(self, path: str) -> None:
