@@ -48,11 +48,13 @@ from harvester.politeness import retry_after_seconds
 from harvester.revisit import hides_links
 from harvester.robots import RobotsCache, robots_url
 from harvester.scope import (
+    CANON_LEGACY,
+    CANONICALIZERS,
     S_BLOCKED_BY_TRAP,
     S_QUOTA,
     S_ROBOTS,
     Scope,
-    canonical_key,
+    canon_scheme,
     host_key,
     link_hops,
     registrable_domain,
@@ -111,6 +113,14 @@ class CrawlJob:
         self.started_iso = _now_iso()
         self.alerts: list[str] = []
         self._live_traps_saved = 0  # how many of scope.live_traps the frontier's journal holds
+        # The seen-set's keys are the frontier's: a resumed frontier keeps the scheme it was made
+        # with (one from before the scheme was recorded used the legacy keys), so nothing it holds
+        # as seen is fetched again after an upgrade or a template change.
+        scheme = self.frontier.kv.get("canonicalization")
+        if scheme not in CANONICALIZERS:
+            scheme = CANON_LEGACY if self.frontier.resumed else canon_scheme(s.canonicalize_query_order)
+        self.frontier.set_state("canonicalization", scheme)
+        self.canonical_key = CANONICALIZERS[scheme]
         self._restore()
 
     # -- state ---------------------------------------------------------------------------------
@@ -135,7 +145,7 @@ class CrawlJob:
                 for seed in d.seeds:
                     nh = {"path": "", "via": None, "hops": 0, "domain": d.name, "seed": True}
                     self._ensure_robots(seed, "", None, d.name)
-                    self.frontier.add(seed, canonical_key(seed), nh)
+                    self.frontier.add(seed, self.canonical_key(seed), nh)
         self.checkpoint()
 
     @property
@@ -217,13 +227,13 @@ class CrawlJob:
         self.robots.mark_pending(host)
         r_url = robots_url(url)
         nh = {"path": path + "P", "via": via or url, "hops": link_hops(path), "domain": domain, "seed": False}
-        if self.frontier.add(r_url, canonical_key(r_url), nh, front=True) is None:
+        if self.frontier.add(r_url, self.canonical_key(r_url), nh, front=True) is None:
             self.robots.load(host, None)  # already fetched under another name: nothing to wait for
 
     def discover(self, url: str, letter: str, parent: dict[str, Any], via: str) -> None:
         """Judge one outlink and queue it if it is in scope and new."""
         path = parent.get("path", "") + letter
-        key = canonical_key(url)
+        key = self.canonical_key(url)
         if self.frontier.was_seen(key):
             return
         decision = self.scope.decide(url, path, parent.get("domain"))
