@@ -7,6 +7,8 @@ rejected with the Heritrix status code the crawl.log should show (glossary, "Sta
 * ``-5001`` blocked by a crawler trap ("blocked from fetch by user setting");
 * ``-4001`` too many link hops (count of ``L`` in the discovery path, glossary "Link Hop Count");
 * ``-4002`` an out-of-scope embed too many transitive hops from the last in-scope URI;
+* ``-7`` (from the crawl engine, after the scope accepted it): a URI no fetcher can take
+  (:func:`unfetchable`);
 * ``OUT_OF_SCOPE`` (0, never logged): plain out of scope. Heritrix does not log URIs its scope
   rejects at discovery (``-5000`` is for re-examination after a scope change), and logging every
   external link would drown crawl.log.
@@ -27,6 +29,10 @@ NetarchiveSuite's trap lists, matched by RE2 (:mod:`harvester.patterns`: linear 
 trap can freeze a crawl). Global, per-domain and live-added traps are each compiled into a few RE2
 alternations, so 100,000 traps cost a fraction of a millisecond per URI; a live trap compiles only
 itself.
+
+Seen-set keys (:data:`CANONICALIZERS`): Heritrix 3's default canonicalisation, which never reorders a
+query; a template's ``canonicalize_query_order`` adds the sort; a frontier records its scheme, so a
+job resumed across an upgrade keeps judging with the keys its seen-set holds (``legacy_key``).
 """
 
 from __future__ import annotations
@@ -43,6 +49,8 @@ from harvester.patterns import FullMatchSet
 from harvester.surts import SurtPrefixSet, implied_surt_prefix, surt_form
 
 OUT_OF_SCOPE = 0
+S_UNFETCHABLE_URI = -7
+S_ROBOTS_PREREQUISITE_FAILURE = -61
 S_TOO_MANY_HOPS = -4001
 S_TOO_MANY_EMBED_HOPS = -4002
 S_BLOCKED_BY_TRAP = -5001
@@ -81,6 +89,31 @@ def host_key(url: str) -> str:
     if port and port != _DEFAULT_PORTS.get(parts.scheme.lower()):
         return f"{host}:{port}"
     return host
+
+
+# A host name the resolver and the HTTP client can take: LDH labels (underscores tolerated, as
+# browsers do), after IDNA.
+_HOST_OK = re.compile(r"^(?:[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?\.?)+$", re.IGNORECASE)
+
+
+def unfetchable(url: str) -> bool:
+    """A URI no fetcher can take (glossary -7, "URI recognized as unsupported or illegal"): not
+    http(s), no host, a host with characters no DNS name has, or a port outside 1–65535."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return True
+    host = (parts.hostname or "").rstrip(".")
+    if parts.scheme.lower() not in _DEFAULT_PORTS or not host or port == 0:
+        return True
+    if _is_ip(host):
+        return False
+    try:
+        host = host.encode("idna").decode("ascii")  # a Unicode name is fetched by its IDNA form
+    except UnicodeError:
+        return True
+    return not _HOST_OK.match(host)
 
 
 def registrable_domain(url_or_host: str) -> str:
