@@ -358,7 +358,7 @@ class ArchiveMiddleware:
             status=capture.status, size=capture.body_length, uri=url, path=path, via=via,
             mime=content_type if content_type is not None else "", thread=capture.thread,
             fetch_began=capture.started, duration_ms=capture.duration_ms, digest=digest,
-            annotations=notes,
+            source_tag=crawllog.source_of(request.meta), annotations=notes,
         )
         host = urlparse_cached(request).hostname or ""
         domain = self._domain_of(request, host)
@@ -394,7 +394,7 @@ class ArchiveMiddleware:
         self.crawllog.log(
             status=capture.status, size=capture.content_size, uri=request.url, path=path, via=via,
             mime=DNS_MIME, thread=capture.thread, fetch_began=capture.started,
-            duration_ms=capture.duration_ms, digest=digest,
+            duration_ms=capture.duration_ms, digest=digest, source_tag=crawllog.source_of(request.meta),
             annotations=[f"content-size:{capture.content_size}", *self._attempts(request)],
         )
         self.stats.record_fetch(host=DNS_HOST, domain=None, status=capture.status, mime=DNS_MIME,
@@ -405,7 +405,8 @@ class ArchiveMiddleware:
         path, via, seed = self._path_via(request)
         self.crawllog.log(
             status=status, size=None, uri=request.url, path=path, via=via, mime=None,
-            thread=int(request.meta.get("nh_thread", 0)), annotations=notes,
+            thread=int(request.meta.get("nh_thread", 0)), source_tag=crawllog.source_of(request.meta),
+            annotations=notes,
         )
         if is_dns(request.url):
             self.stats.record_unfetched(host=DNS_HOST, domain=None, status=status)
@@ -459,7 +460,7 @@ class ArchiveMiddleware:
         reports = write_reports(self.report_dir, self.stats, crawl_name=crawl_name,
                                 crawl_status=crawl_status, frontier_summary=frontier_summary,
                                 stop_reasons=stop_reasons, domains=self._configured_domains(),
-                                remaining=remaining)
+                                remaining=remaining, crawl_log=self.crawllog.path)
         metadata = write_metadata_warc(
             self.warc_dir, job=self.job, job_id=self.job_id, harvest_id=self.harvest_id,
             crawl_log=self.crawllog.path, reports=reports, seeds=list(self.stats.seeds),

@@ -104,6 +104,8 @@ class CrawlSettings:
     warc_max_bytes: int = CRAWL_DEFAULTS["warc_max_bytes"]  # type: ignore[assignment]
     dedup: bool = CRAWL_DEFAULTS["dedup"]  # type: ignore[assignment]
     extract_javascript: bool = CRAWL_DEFAULTS["extract_javascript"]  # type: ignore[assignment]
+    canonicalize_query_order: bool = CRAWL_DEFAULTS["canonicalize_query_order"]  # type: ignore[assignment]
+    source_tag_seeds: bool = CRAWL_DEFAULTS["source_tag_seeds"]  # type: ignore[assignment]
     user_agent: str = CRAWL_DEFAULTS["user_agent"]  # type: ignore[assignment]
     operator_contact: str = CRAWL_DEFAULTS["operator_contact"]  # type: ignore[assignment]
 

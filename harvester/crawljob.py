@@ -20,6 +20,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urljoin
 
 from scrapy import Request
 from scrapy.exceptions import IgnoreRequest
@@ -48,14 +49,19 @@ from harvester.politeness import retry_after_seconds
 from harvester.revisit import hides_links
 from harvester.robots import RobotsCache, robots_url
 from harvester.scope import (
+    CANON_LEGACY,
+    CANONICALIZERS,
     S_BLOCKED_BY_TRAP,
     S_QUOTA,
     S_ROBOTS,
+    S_ROBOTS_PREREQUISITE_FAILURE,
+    S_UNFETCHABLE_URI,
     Scope,
-    canonical_key,
+    canon_scheme,
     host_key,
     link_hops,
     registrable_domain,
+    unfetchable,
 )
 from harvester.signals import uri_rejected
 
@@ -68,6 +74,14 @@ logger = logging.getLogger(__name__)
 
 #: Statuses retried like network failures (the URI goes back to its queue), Retry-After honoured.
 RETRY_STATUSES = (429, 503)
+
+
+def _tagged(nh: dict[str, Any], source: str | None) -> dict[str, Any]:
+    """``nh`` with the seed it descends from when seeds are tagged (Heritrix's ``sourceTagSeeds``:
+    the tag is inherited by links and prerequisites alike); untouched otherwise."""
+    if source:
+        nh["source"] = source
+    return nh
 
 
 def _now_iso() -> str:
@@ -114,6 +128,15 @@ class CrawlJob:
         self.started_iso = _now_iso()
         self.alerts: list[str] = []
         self._live_traps_saved = 0  # how many of scope.live_traps the frontier's journal holds
+        self.robots_unavailable: set[str] = set()  # hosts whose robots.txt never answered (-61)
+        # The seen-set's keys are the frontier's: a resumed frontier keeps the scheme it was made
+        # with (one from before the scheme was recorded used the legacy keys), so nothing it holds
+        # as seen is fetched again after an upgrade or a template change.
+        scheme = self.frontier.kv.get("canonicalization")
+        if scheme not in CANONICALIZERS:
+            scheme = CANON_LEGACY if self.frontier.resumed else canon_scheme(s.canonicalize_query_order)
+        self.frontier.set_state("canonicalization", scheme)
+        self.canonical_key = CANONICALIZERS[scheme]
         self._restore()
 
     # -- state ---------------------------------------------------------------------------------
@@ -123,6 +146,7 @@ class CrawlJob:
             self.budgets.restore(kv.get("budgets", {}))
             self.robots.restore(kv.get("robots", {}))
             self.dns.restore(kv.get("dns", {}))
+            self.robots_unavailable = set(kv.get("robots_unavailable", []))
             for trap in kv.get("live_traps", []):
                 self.add_trap(trap)
             self._live_traps_saved = len(self.scope.live_traps)
@@ -136,9 +160,10 @@ class CrawlJob:
             self.frontier.set_state("started", self.started_iso)
             for d in self.spec.domains:
                 for seed in d.seeds:
-                    nh = {"path": "", "via": None, "hops": 0, "domain": d.name, "seed": True}
-                    self._ensure_robots(seed, "", None, d.name)
-                    self.frontier.add(seed, canonical_key(seed), nh)
+                    nh = _tagged({"path": "", "via": None, "hops": 0, "domain": d.name, "seed": True},
+                                 seed if self.spec.settings.source_tag_seeds else None)
+                    self._ensure_robots(seed, "", None, d.name, nh.get("source"))
+                    self.frontier.add(seed, self.canonical_key(seed), nh)
         self.checkpoint()
 
     @property
@@ -154,6 +179,7 @@ class CrawlJob:
         f.set_state("budgets", self.budgets.snapshot())
         f.set_state("robots", self.robots.snapshot())
         f.set_state("dns", self.dns.snapshot())
+        f.set_state("robots_unavailable", sorted(self.robots_unavailable))
         if len(self.scope.live_traps) != self._live_traps_saved:
             # Only when a trap came: with 100,000 JobSpec traps, recomputing "traps not in the spec"
             # every second was O(n²) and slowed a crawl to one URI every two minutes.
@@ -199,7 +225,7 @@ class CrawlJob:
                                             annotation=annotation)
 
     # -- discovery -----------------------------------------------------------------------------
-    def _ensure_dns(self, url: str, path: str, domain: str, now: float) -> None:
+    def _ensure_dns(self, url: str, path: str, domain: str, now: float, source: str | None = None) -> None:
         """Queue ``dns:HOST`` (path + ``P``, via ``url``) unless the host's lookup is pending or
         still valid; an IP-literal host needs none."""
         host = lookup_host(url)
@@ -207,37 +233,45 @@ class CrawlJob:
             return
         n = self.dns.mark_pending(host)
         uri = dns_uri(host)
-        nh = {"path": path + "P", "via": url, "hops": link_hops(path), "domain": domain, "seed": False}
+        nh = _tagged({"path": path + "P", "via": url, "hops": link_hops(path), "domain": domain, "seed": False},
+                     source)
         # A lookup repeated after its TTL needs a seen-set key of its own.
         if self.frontier.add(uri, uri if n == 0 else f"{uri}#{n}", nh, front=True) is None:
             self.dns.forget(host)  # that key was already used: the host's next URI asks under the next one
 
-    def _ensure_robots(self, url: str, path: str, via: str | None, domain: str) -> None:
+    def _ensure_robots(self, url: str, path: str, via: str | None, domain: str,
+                       source: str | None = None) -> None:
         host = host_key(url)
         if self.robots.requested(host):
             return  # a known host's expired lookup is renewed by issue(), not on every link
-        self._ensure_dns(url, path, domain, time.time())
+        self._ensure_dns(url, path, domain, time.time(), source)
         self.robots.mark_pending(host)
         r_url = robots_url(url)
-        nh = {"path": path + "P", "via": via or url, "hops": link_hops(path), "domain": domain, "seed": False}
-        if self.frontier.add(r_url, canonical_key(r_url), nh, front=True) is None:
+        nh = _tagged({"path": path + "P", "via": via or url, "hops": link_hops(path), "domain": domain,
+                      "seed": False}, source)
+        if self.frontier.add(r_url, self.canonical_key(r_url), nh, front=True) is None:
             self.robots.load(host, None)  # already fetched under another name: nothing to wait for
 
     def discover(self, url: str, letter: str, parent: dict[str, Any], via: str) -> None:
         """Judge one outlink and queue it if it is in scope and new."""
         path = parent.get("path", "") + letter
-        key = canonical_key(url)
+        key = self.canonical_key(url)
         if self.frontier.was_seen(key):
             return
         decision = self.scope.decide(url, path, parent.get("domain"))
-        nh = {"path": path, "via": via, "hops": link_hops(path), "domain": decision.domain, "seed": False}
+        nh = _tagged({"path": path, "via": via, "hops": link_hops(path), "domain": decision.domain, "seed": False},
+                     parent.get("source"))
         if not decision.accepted:
             if decision.status:
                 # Logged once: the key joins the seen-set so the next sighting is silent.
                 self.frontier.mark_seen(key)
                 self.reject(url, nh, decision.status)
             return
-        self._ensure_robots(url, path, via, decision.domain)
+        if unfetchable(url):
+            self.frontier.mark_seen(key)
+            self.reject(url, nh, S_UNFETCHABLE_URI)
+            return
+        self._ensure_robots(url, path, via, decision.domain, nh.get("source"))
         self.frontier.add(url, key, nh)
 
     # -- issuing -------------------------------------------------------------------------------
@@ -269,7 +303,7 @@ class CrawlJob:
                     f.skip(entry, now)
                     continue
                 if state != RESOLVED:  # never looked up, or the TTL expired
-                    self._ensure_dns(entry.url, nh.get("path", ""), nh.get("domain", ""), now)
+                    self._ensure_dns(entry.url, nh.get("path", ""), nh.get("domain", ""), now, nh.get("source"))
                     f.schedule(entry, now)
                     continue
             if not prerequisite:
@@ -277,8 +311,13 @@ class CrawlJob:
                     f.schedule(entry, now + 0.2)  # wait for the host's robots.txt
                     continue
                 if not self.robots.requested(host):
-                    self._ensure_robots(entry.url, nh.get("path", ""), nh.get("via"), nh.get("domain", ""))
+                    self._ensure_robots(entry.url, nh.get("path", ""), nh.get("via"), nh.get("domain", ""),
+                                        nh.get("source"))
                     f.schedule(entry, now)
+                    continue
+                if host in self.robots_unavailable:
+                    self.reject(entry.url, nh, S_ROBOTS_PREREQUISITE_FAILURE)
+                    f.skip(entry, now)
                     continue
                 if not self.robots.allowed(host, entry.url):
                     self.reject(entry.url, nh, S_ROBOTS)
@@ -357,6 +396,7 @@ class CrawlJob:
         if status in RETRY_STATUSES and entry.retries < self.max_retries:
             if not request.meta.get("nh_charged"):
                 self.budgets.release(domain)
+            self.frontier.note_error(entry)
             entry.retries += 1
             delay = retry_after if retry_after is not None else self.retry_delay_s
             self.frontier.schedule(entry, now + delay)
@@ -397,6 +437,9 @@ class CrawlJob:
                               self.max_decoded_bytes)
         for link, letter in found:
             self.discover(link, letter, nh, url)
+        # Inferred (I): Heritrix's ExtractorHTTP tries /favicon.ico for every HTTP URI it fetched;
+        # the seen-set makes that one fetch per host.
+        self.discover(urljoin(url, "/favicon.ico"), "I", nh, url)
 
     def on_failure(self, failure: Failure) -> None:
         request = getattr(failure, "request", None)
@@ -420,22 +463,29 @@ class CrawlJob:
                 self._robots_failed(entry)
             self.frontier.skip(entry, now)
             return
+        self.frontier.note_error(entry)
         if isinstance(exc, self._retry_exceptions) and entry.retries < self.max_retries:
             entry.retries += 1
             self.frontier.schedule(entry, now + self.retry_delay_s)
             return
         self.failed += 1
-        self._robots_failed(entry)
+        self._robots_failed(entry, unavailable=True)
         self.frontier.finished(entry, now, self._duration(request))
 
-    def _robots_failed(self, entry: Entry) -> None:
-        """A robots.txt that could not be read: the host is crawled as if it had none. A DNS lookup
-        given up on: the host's URIs fail with -6 until the lookup is due again."""
+    def _robots_failed(self, entry: Entry, unavailable: bool = False) -> None:
+        """A robots.txt given up on: with ``unavailable`` (no answer at all after its retries) and
+        robots obeyed, the host's URIs are logged -61 and not fetched, as Heritrix's
+        PreconditionEnforcer does while a host has no valid robots; otherwise (an answer that was
+        received but lost on the way, a gzip bomb) the host is crawled as if it had none. A DNS
+        lookup given up on: the host's URIs fail with -6 until the lookup is due again."""
         if is_dns(entry.url):
             self.dns.failed(dns_host(entry.url), self.dns_ttl_s, time.time())
             return
         if entry.nh.get("path", "").endswith("P") and entry.url.endswith("/robots.txt"):
-            self.robots.load(host_key(entry.url), None)
+            host = host_key(entry.url)
+            self.robots.load(host, None)
+            if unavailable and self.robots.obey:
+                self.robots_unavailable.add(host)
 
     # -- control -------------------------------------------------------------------------------
     def pause(self) -> None:
@@ -469,7 +519,7 @@ class CrawlJob:
         f = self.frontier
         return {"queued": f.queued, "in_flight": f.in_flight, "done": f.done,
                 "queues": f.queue_states(time.time()), "seen": len(f.seen),
-                "ended_by": self.ended_by}
+                "ended_by": self.ended_by, "queue_report": f.queue_report(time.time())}
 
     def domain_results(self) -> list[Any]:
         return self.budgets.results(self.remaining_by_domain(), self.ended_by,

@@ -18,7 +18,8 @@ an attempt that will be retried; retries show as the ``Nt`` annotation (N = atte
    ``no-type`` for a response without one, ``unknown`` for a URI never fetched (as Heritrix 3 logs);
 8. ``#`` + fetcher slot ("toe thread") number, zero-padded to 3 digits;
 9. fetch start as 17 digits + ``+`` + duration in ms, or "-";
-10. payload digest ``sha1:<base32>`` or "-"; 11. source tag ("-": netharvest does not tag);
+10. payload digest ``sha1:<base32>`` or "-"; 11. source tag: the seed the URI descends from when
+    the template tags seeds (Heritrix's ``sourceTagSeeds``), else "-";
 12. annotations, comma-separated, or "-".
 
 Writes are line-buffered and flushed per line, so a ``kill -9`` loses at most the line being written.
@@ -28,7 +29,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TextIO
@@ -57,16 +58,29 @@ TRUNCATION_ANNOTATIONS = {
 }
 
 
+def source_of(meta: Mapping[str, object]) -> str | None:
+    """The source tag a request carries (``meta["nh"]["source"]``, set by the crawl engine when
+    the template's ``source_tag_seeds`` is on), or None."""
+    nh = meta.get("nh")
+    source = nh.get("source") if isinstance(nh, Mapping) else None
+    return source if isinstance(source, str) and source else None
+
+
 def log_timestamp(when: datetime) -> str:
     """``2026-11-22T18:30:12.345Z`` (Heritrix ``ArchiveUtils.getLog17Date``)."""
     when = when.astimezone(UTC)
     return f"{when:%Y-%m-%dT%H:%M:%S}.{when.microsecond // 1000:03d}Z"
 
 
+def date17(when: datetime) -> str:
+    """``20261122183012345``: Heritrix's 17-digit date (``ArchiveUtils.get17DigitDate``)."""
+    when = when.astimezone(UTC)
+    return f"{when:%Y%m%d%H%M%S}{when.microsecond // 1000:03d}"
+
+
 def fetch_timestamp(began: datetime, duration_ms: int) -> str:
     """``20261122183012345+123``: 17-digit fetch start and duration in milliseconds."""
-    began = began.astimezone(UTC)
-    return f"{began:%Y%m%d%H%M%S}{began.microsecond // 1000:03d}+{max(0, int(duration_ms))}"
+    return f"{date17(began)}+{max(0, int(duration_ms))}"
 
 
 def truncate_mime(content_type: str | None) -> str:

@@ -36,6 +36,11 @@ CRAWL_DEFAULTS: dict[str, object] = {
     "warc_max_bytes": 1024 * 1024 * 1024,  # 1 GB as the glossary counts it
     "dedup": True,
     "extract_javascript": True,
+    # Heritrix's default canonicalisation never reorders a query (a server may answer ?b=2&a=1 and
+    # ?a=1&b=2 differently); a template may ask for the two to count as one URI.
+    "canonicalize_query_order": False,
+    # Heritrix's sourceTagSeeds: crawl.log's source field names the seed each URI descends from.
+    "source_tag_seeds": False,
     "user_agent": "Mozilla/5.0 (compatible; netharvest/0.1; +{operator_contact})",
     "operator_contact": "http://localhost/netharvest-crawler",
 }

@@ -80,6 +80,14 @@ class HostQueue:
     spilled: int = 0  # URIs of the FIFO tail held only in the journal (ids above tail_id)
     tail_id: int = 0  # the highest id of the FIFO tail read into memory so far
     off_sequence: set[int] = field(default_factory=set)  # ids above tail_id that are in memory already
+    # For frontier-report.txt (Heritrix's per-queue line); this run's figures, URIs reloaded from
+    # the journal on resume counted as enqueued.
+    enqueues: int = 0  # URIs ever queued here (totalEnqueues)
+    spent: int = 0  # URIs disposed of, at Heritrix's default unit cost of 1 (totalExpenditure)
+    errors: int = 0  # failed attempts (errorCount)
+    last_dequeue: float = 0.0
+    last_peeked: str = ""
+    last_queued: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,6 +192,8 @@ class Frontier(FrontierBase):
             data = json.loads(nh)
             self._count(data, 1)
             q = self._queue(queue)
+            q.enqueues += 1
+            q.last_queued = url
             if q.spilled or len(q.items) >= self.head_max:
                 q.spilled += 1
                 self.queued += 1
@@ -283,6 +293,8 @@ class Frontier(FrontierBase):
         self._pending_insert.append((entry.id, entry.queue, url, json.dumps(nh), 0))
         self._count(nh, 1)
         q = self._queue(entry.queue)
+        q.enqueues += 1
+        q.last_queued = url
         if front:
             if q.spilled:
                 q.off_sequence.add(entry.id)  # the refill must not read it back
@@ -376,6 +388,8 @@ class Frontier(FrontierBase):
             entry = q.items.popleft()
             if not q.items and q.spilled:
                 self._refill(q)
+            q.last_dequeue = now
+            q.last_peeked = entry.url
             q.busy += 1
             self.queued -= 1
             self.in_flight += 1
@@ -397,6 +411,7 @@ class Frontier(FrontierBase):
                  snooze_until: float | None = None, crawl_delay_s: float | None = None) -> None:
         q = self._queue(entry.queue)
         q.busy = max(q.busy - 1, 0)
+        q.spent += 1
         self.in_flight = max(self.in_flight - 1, 0)
         self.done += 1
         self._pending_done.append(entry.id)
@@ -410,6 +425,7 @@ class Frontier(FrontierBase):
         """An emitted URI disposed of without a fetch (robots, quota): no politeness wait."""
         q = self._queue(entry.queue)
         q.busy = max(q.busy - 1, 0)
+        q.spent += 1
         self.in_flight = max(self.in_flight - 1, 0)
         self.done += 1
         self._pending_done.append(entry.id)
@@ -436,7 +452,33 @@ class Frontier(FrontierBase):
             if not q.in_ready:  # a ready queue is re-checked by next_ready before it emits
                 self._consider(q, time.time())
 
+    def note_error(self, entry: Entry) -> None:
+        """An attempt of ``entry`` failed (it is retried or given up on): its queue's errorCount."""
+        self._queue(entry.queue).errors += 1
+
     # -- statistics ----------------------------------------------------------------------------
+    def queue_report(self, now: float) -> list[dict[str, Any]]:
+        """Every queue's state (as :meth:`queue_states` counts them) and figures, for Heritrix's
+        per-queue frontier-report.txt (:func:`harvester.reports.frontier_report`)."""
+        out = []
+        for q in self.queues.values():
+            size = len(q.items) + q.spilled
+            if q.retired and size:
+                state = "retired"
+            elif not size:
+                state = "in-process" if q.busy else "exhausted"
+            elif q.busy >= self.politeness.valence:
+                state = "in-process"
+            elif q.wake > now:
+                state = "snoozed"
+            else:
+                state = "ready"
+            out.append({"queue": q.key, "state": state, "size": size, "enqueues": q.enqueues,
+                        "spent": q.spent, "errors": q.errors, "last_dequeue": q.last_dequeue or None,
+                        "wake_in_s": q.wake - now if state == "snoozed" else None,
+                        "last_peeked": q.last_peeked or None, "last_queued": q.last_queued or None})
+        return out
+
     def queue_states(self, now: float) -> dict[str, int]:
         ready = snoozed = busy = exhausted = 0
         for q in self.queues.values():

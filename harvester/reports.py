@@ -4,7 +4,8 @@
 disposed of; :func:`write_reports` turns it into Heritrix's files with Heritrix's names and header
 lines (``StatisticsTracker``'s reports, so tools and people used to them read ours unchanged):
 crawl-report.txt, seeds-report.txt, hosts-report.txt, mimetype-report.txt, responsecode-report.txt,
-frontier-summary-report.txt, plus netharvest's domain-report.json (per domain objects, bytes and
+frontier-summary-report.txt, the per-queue frontier-report.txt and source-report.txt, plus
+netharvest's domain-report.json (per domain objects, bytes and
 stop reason, the figures a JobResult carries).
 
 Bytes are Heritrix's "content size": status line + headers + body as transferred, so hosts-report
@@ -20,6 +21,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
+
+from harvester.crawllog import date17
+from harvester.dns import DNS_HOST
 
 #: Heritrix's "disregarded" dispositions (``CrawlURI.isDisregarded``): not failures, choices.
 DISREGARD_CODES = frozenset({-9998, -5000, -5001, -5002, -5003, -5004, -6000, -4001, -4002})
@@ -342,6 +347,63 @@ def frontier_summary_report(summary: str | Mapping[str, Any] | None, *, job_name
     )
 
 
+#: Heritrix 3's per-queue sections (its frontier report template), in its order; netharvest adds the
+#: exhausted queues so a finished crawl still shows each queue's totals.
+QUEUE_SECTIONS = (("in-process", "IN-PROCESS"), ("ready", "READY"), ("snoozed", "SNOOZED"),
+                  ("inactive", "INACTIVE"), ("retired", "RETIRED"), ("exhausted", "EXHAUSTED"))
+QUEUE_LEGEND = ("queue precedence currentSize totalEnqueues sessionBalance lastCost (averageCost) "
+                "lastDequeueTime wakeTime totalSpend/totalBudget errorCount lastPeekUri lastQueueUri")
+#: Every queue has Heritrix's default precedence (BaseQueuePrecedencePolicy) and no budget (-1).
+QUEUE_PRECEDENCE, QUEUE_BUDGET = 3, -1
+
+
+def frontier_report(queues: Iterable[Mapping[str, Any]] | None) -> str:
+    """frontier-report.txt: one line per queue in Heritrix 3's layout, grouped by state. ``queues``
+    come from the engine (``Frontier.queue_report``). Heritrix writes only ``frontier empty`` once
+    nothing is queued; so do we, then the exhausted queues' section."""
+    rows = list(queues or ())
+    nonempty = any(r["state"] != "exhausted" for r in rows)
+    out = [] if nonempty else ["frontier empty\n"]
+    for state, title in QUEUE_SECTIONS:
+        if nonempty or state == "exhausted":
+            out.append(f"\n -----===== {title} QUEUES =====-----\n{QUEUE_LEGEND}\n")
+            out.extend(_queue_line(r) for r in sorted((r for r in rows if r["state"] == state),
+                                                      key=lambda r: r["queue"]))
+    return "".join(out)
+
+
+def _queue_line(r: Mapping[str, Any]) -> str:
+    spent = int(r.get("spent", 0))
+    cost = 1 if spent else 0  # Heritrix's default UnitCostAssignmentPolicy
+    dequeued = r.get("last_dequeue")
+    wake = r.get("wake_in_s")
+    return (f"{r['queue']} {QUEUE_PRECEDENCE} {r.get('size', 0)} {r.get('enqueues', 0)} - {cost} ({cost}) "
+            f"{date17(datetime.fromtimestamp(dequeued, UTC)) if dequeued else '-'} "
+            f"{format_duration(int(wake * 1000)) if wake is not None else '-'} "
+            f"{spent} {QUEUE_BUDGET} {r.get('errors', 0)} {r.get('last_peeked') or '-'} "
+            f"{r.get('last_queued') or '-'}\n")
+
+
+def source_report(crawl_log: str | Path | None) -> str:
+    """source-report.txt (Heritrix ``SourceTagsReport``): per source tag (the seed, when the template
+    tags seeds), the hosts of its successfully processed URIs (status > 0) by count, most first.
+    Read from crawl.log, whose source field is the record of it (resumed runs included)."""
+    counts: dict[str, Counter[str]] = {}
+    if crawl_log is not None and Path(crawl_log).exists():
+        with open(crawl_log, encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                f = line.split()
+                if len(f) < 12 or f[10] == "-" or not f[1].lstrip("-").isdigit() or int(f[1]) <= 0:
+                    continue
+                host = DNS_HOST if f[3].startswith("dns:") else (urlsplit(f[3]).hostname or "")
+                counts.setdefault(f[10], Counter())[host] += 1
+    out = ["[source] [host] [#urls]\n"]
+    for source in sorted(counts):
+        for host, n in sorted(counts[source].items(), key=lambda x: (-x[1], x[0])):
+            out.append(f"{source} {host} {n}\n")
+    return "".join(out)
+
+
 def domain_report(stats: CrawlStats, stop_reasons: Mapping[str, str] | None,
                   domains: Iterable[str] = ()) -> dict[str, Any]:
     """domain-report.json: per domain objects, bytes, stop reason (reasons come from the engine)."""
@@ -357,13 +419,14 @@ def domain_report(stats: CrawlStats, stop_reasons: Mapping[str, str] | None,
 
 
 REPORT_NAMES = ("crawl-report.txt", "seeds-report.txt", "hosts-report.txt", "mimetype-report.txt",
-                "responsecode-report.txt", "frontier-summary-report.txt", "domain-report.json")
+                "responsecode-report.txt", "frontier-summary-report.txt", "frontier-report.txt",
+                "source-report.txt", "domain-report.json")
 
 
 def write_reports(directory: str | Path, stats: CrawlStats, *, crawl_name: str,
                   crawl_status: str = "Finished", frontier_summary: str | Mapping[str, Any] | None = None,
                   stop_reasons: Mapping[str, str] | None = None, domains: Iterable[str] = (),
-                  remaining: Mapping[str, int] | None = None) -> list[Path]:
+                  remaining: Mapping[str, int] | None = None, crawl_log: str | Path | None = None) -> list[Path]:
     """Write all reports into ``directory`` (each via a temporary name, then renamed)."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
@@ -375,6 +438,9 @@ def write_reports(directory: str | Path, stats: CrawlStats, *, crawl_name: str,
         "responsecode-report.txt": responsecode_report(stats),
         "frontier-summary-report.txt": frontier_summary_report(frontier_summary, job_name=crawl_name,
                                                                stats=stats),
+        "frontier-report.txt": frontier_report(
+            frontier_summary.get("queue_report") if isinstance(frontier_summary, Mapping) else None),
+        "source-report.txt": source_report(crawl_log),
         "domain-report.json": json.dumps(domain_report(stats, stop_reasons, domains), indent=2,
                                          sort_keys=True) + "\n",
     }

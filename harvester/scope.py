@@ -7,6 +7,8 @@ rejected with the Heritrix status code the crawl.log should show (glossary, "Sta
 * ``-5001`` blocked by a crawler trap ("blocked from fetch by user setting");
 * ``-4001`` too many link hops (count of ``L`` in the discovery path, glossary "Link Hop Count");
 * ``-4002`` an out-of-scope embed too many transitive hops from the last in-scope URI;
+* ``-7`` (from the crawl engine, after the scope accepted it): a URI no fetcher can take
+  (:func:`unfetchable`);
 * ``OUT_OF_SCOPE`` (0, never logged): plain out of scope. Heritrix does not log URIs its scope
   rejects at discovery (``-5000`` is for re-examination after a scope change), and logging every
   external link would drown crawl.log.
@@ -27,13 +29,17 @@ NetarchiveSuite's trap lists, matched by RE2 (:mod:`harvester.patterns`: linear 
 trap can freeze a crawl). Global, per-domain and live-added traps are each compiled into a few RE2
 alternations, so 100,000 traps cost a fraction of a millisecond per URI; a live trap compiles only
 itself.
+
+Seen-set keys (:data:`CANONICALIZERS`): Heritrix 3's default canonicalisation, which never reorders a
+query; a template's ``canonicalize_query_order`` adds the sort; a frontier records its scheme, so a
+job resumed across an upgrade keeps judging with the keys its seen-set holds (``legacy_key``).
 """
 
 from __future__ import annotations
 
 import ipaddress
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from urllib.parse import urlsplit
@@ -43,6 +49,8 @@ from harvester.patterns import FullMatchSet
 from harvester.surts import SurtPrefixSet, implied_surt_prefix, surt_form
 
 OUT_OF_SCOPE = 0
+S_UNFETCHABLE_URI = -7
+S_ROBOTS_PREREQUISITE_FAILURE = -61
 S_TOO_MANY_HOPS = -4001
 S_TOO_MANY_EMBED_HOPS = -4002
 S_BLOCKED_BY_TRAP = -5001
@@ -81,6 +89,31 @@ def host_key(url: str) -> str:
     if port and port != _DEFAULT_PORTS.get(parts.scheme.lower()):
         return f"{host}:{port}"
     return host
+
+
+# A host name the resolver and the HTTP client can take: LDH labels (underscores tolerated, as
+# browsers do), after IDNA.
+_HOST_OK = re.compile(r"^(?:[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?\.?)+$", re.IGNORECASE)
+
+
+def unfetchable(url: str) -> bool:
+    """A URI no fetcher can take (glossary -7, "URI recognized as unsupported or illegal"): not
+    http(s), no host, a host with characters no DNS name has, or a port outside 1–65535."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return True
+    host = (parts.hostname or "").rstrip(".")
+    if parts.scheme.lower() not in _DEFAULT_PORTS or not host or port == 0:
+        return True
+    if _is_ip(host):
+        return False
+    try:
+        host = host.encode("idna").decode("ascii")  # a Unicode name is fetched by its IDNA form
+    except UnicodeError:
+        return True
+    return not _HOST_OK.match(host)
 
 
 def registrable_domain(url_or_host: str) -> str:
@@ -213,26 +246,128 @@ class Scope:
 
 
 # -- canonical keys for the seen-set -------------------------------------------------------------
-_SESSION_PARAMS = re.compile(
-    r"^(?:jsessionid|phpsessid|aspsessionid[a-z]{8}|sid|sessionid|cfid|cftoken)$", re.IGNORECASE)
-_PATH_SESSION = re.compile(r";jsessionid=[^/?#]*", re.IGNORECASE)
+# Heritrix 3's default ``RulesCanonicalizationPolicy`` applies, in this order: LowercaseRule,
+# StripUserinfoRule, StripWWWNRule, StripSessionIDs, StripSessionCFIDs, FixupQueryString, to a URI
+# its UURI parser already freed of its fragment and default port. None of them reorders the query:
+# ``?b=2&a=1`` and ``?a=1&b=2`` are two URIs, because a server may answer them differently.
+#: Canonicalisation schemes a frontier's seen-set can be keyed by (stored in the frontier's state,
+#: so a resumed job keeps the keys its seen-set was made with).
+CANON_HERITRIX = "heritrix"
+CANON_HERITRIX_SORTED = "heritrix+query-order"
+CANON_LEGACY = "w3lib-sorted"  # netharvest before issue 14: w3lib canonical form, names-only session ids
+
+_USERINFO = re.compile(r"^(https?://)[^/?#@]*@(.*)$", re.S)
+# www, www1, www0001… only when something follows the slash after the authority: a bare top page is
+# kept on both names, as Heritrix prefers a redundant top page to a site missed on one of them.
+_WWWN = re.compile(r"^(https?://)www[0-9]*\.([^/]*/.+)$")
+# Session ids (StripSessionIDs, StripSessionCFIDs), judged parameter by parameter on the lowercased
+# key. Heritrix also requires a value's shape (32 characters for jsessionid / phpsessid); netharvest
+# strips those names whatever the value, as it always has, because a server that renews a short id
+# on every page (the test site's /hostile/session) is a crawler trap with that rule. ``sid`` is the
+# exception: as in Heritrix only a 32-character value is a session (``sid=5`` is a story id as often).
+_SESSION_PARAM = re.compile(r"^(?:jsessionid|phpsessid|aspsessionid[a-z]{8}|sessionid|cfid|cftoken)=|"
+                            r"^sid=[0-9a-z]{32}$")
+_PATH_SESSION = re.compile(r";jsessionid=[^/?#]*")
 
 
-def canonical_key(url: str) -> str:
-    """The seen-set key of a URL: w3lib canonical form (sorted query, normalised escapes, no
-    fragment, lowercase host) minus session ids, as Heritrix's canonicalisation rules strip them.
+def _strip(url: str, rule: re.Pattern[str]) -> str:
+    m = rule.match(url)
+    return url if m is None else (m.group(1) or "") + (m.group(2) or "")
+
+
+def _strip_session_ids(url: str) -> str:
+    base, sep, query = url.partition("?")
+    base = _PATH_SESSION.sub("", base)
+    if not sep:
+        return base
+    kept = [p for p in query.split("&") if not _SESSION_PARAM.match(p)]
+    return base + "?" + "&".join(kept)
+
+
+def _fixup_query(url: str) -> str:
+    """FixupQueryString: no empty ``?``, no ``&`` right after the ``?`` or at the end."""
+    q = url.rfind("?")
+    if q <= 0:
+        return url
+    if q == len(url) - 1:
+        return url[:-1]
+    if url[q + 1] == "&":
+        return url[:q] if q + 2 == len(url) else url[:q + 1] + url[q + 2:]
+    return url[:-1] if url.endswith("&") else url
+
+
+def _without_fragment_and_default_port(url: str) -> str:
+    url = url.split("#", 1)[0]
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return url
+    if port is not None and port == _DEFAULT_PORTS.get(parts.scheme.lower()):
+        netloc = parts.netloc.rsplit(":", 1)[0]
+        url = parts._replace(netloc=netloc).geturl()
+    return url
+
+
+def _sort_query(url: str) -> str:
+    """The query's ``&``-separated parameters in (name, value) order: a template's opt-in."""
+    base, sep, query = url.partition("?")
+    if not sep:
+        return url
+    params = sorted((p for p in query.split("&") if p), key=lambda p: tuple(p.partition("=")[::2]))
+    return base + "?" + "&".join(params) if params else base
+
+
+def heritrix_key(url: str) -> str:
+    """The seen-set key of a URL under Heritrix 3's default canonicalisation rules (see above).
     The URL itself is fetched as found; only duplicates are judged on this key."""
+    key = _without_fragment_and_default_port(url).lower()
+    key = _strip(key, _USERINFO)
+    key = _strip(key, _WWWN)
+    return _fixup_query(_strip_session_ids(key))
+
+
+def heritrix_sorted_key(url: str) -> str:
+    """:func:`heritrix_key` with the query parameters sorted (``canonicalize_query_order``)."""
+    return _sort_query(heritrix_key(url))
+
+
+_LEGACY_SESSION_PARAMS = re.compile(
+    r"^(?:jsessionid|phpsessid|aspsessionid[a-z]{8}|sid|sessionid|cfid|cftoken)$", re.IGNORECASE)
+_LEGACY_PATH_SESSION = re.compile(r";jsessionid=[^/?#]*", re.IGNORECASE)
+
+
+def legacy_key(url: str) -> str:
+    """The key netharvest used before issue 14 (w3lib canonical form: sorted query, normalised
+    escapes; session parameters stripped by name). Kept only for a frontier whose seen-set was
+    made with it, so a job resumed across the upgrade does not fetch everything again."""
     from w3lib.url import canonicalize_url
 
     try:
-        canon = canonicalize_url(_PATH_SESSION.sub("", url), keep_fragments=False)
+        canon = canonicalize_url(_LEGACY_PATH_SESSION.sub("", url), keep_fragments=False)
     except Exception:  # a hostile URL must not crash the crawl: fall back to the text itself
         return url.split("#", 1)[0]
     if "?" in canon:
         base, query = canon.split("?", 1)
-        kept = [p for p in query.split("&") if not _SESSION_PARAMS.match(p.split("=", 1)[0])]
+        kept = [p for p in query.split("&") if not _LEGACY_SESSION_PARAMS.match(p.split("=", 1)[0])]
         canon = base + ("?" + "&".join(kept) if kept else "")
     parts = urlsplit(canon)
     if parts.port and parts.port == _DEFAULT_PORTS.get(parts.scheme):
         canon = canon.replace(f":{parts.port}", "", 1)
     return canon
+
+
+CANONICALIZERS: dict[str, Callable[[str], str]] = {
+    CANON_HERITRIX: heritrix_key,
+    CANON_HERITRIX_SORTED: heritrix_sorted_key,
+    CANON_LEGACY: legacy_key,
+}
+
+
+def canon_scheme(query_order: bool) -> str:
+    """The scheme a new frontier uses for a template's ``canonicalize_query_order``."""
+    return CANON_HERITRIX_SORTED if query_order else CANON_HERITRIX
+
+
+#: The default key (a template that asks for nothing more).
+canonical_key = heritrix_key

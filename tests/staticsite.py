@@ -23,8 +23,10 @@ def write_site(root: Path, pages: int = 60) -> set[str]:
     each chain, each page to the next one of its chain (losing one page's links loses every page
     after it) and embeds its own image; the first page of a chain also links a PDF."""
     root.mkdir(parents=True, exist_ok=True)
-    reached = {"/", "/robots.txt", "/site.css", "/img/bg.png"}
+    # /favicon.ico is linked from nowhere: a crawl reaches it by inference (discovery path I).
+    reached = {"/", "/robots.txt", "/favicon.ico", "/site.css", "/img/bg.png"}
     (root / "robots.txt").write_text("User-agent: *\nDisallow:\n")
+    (root / "favicon.ico").write_bytes(PNG + b"favicon")
     (root / "img").mkdir(exist_ok=True)
     (root / "img" / "bg.png").write_bytes(PNG + b"bg")
     (root / "site.css").write_text("body { background: url(img/bg.png) }\n")

@@ -49,7 +49,7 @@ def test_connection_failures_are_retried_then_logged(tmp_path: Path) -> None:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]  # closed again: nothing listens there
     spec = make_spec([f"http://127.0.0.1:{port}/"], job_id=303,
-                     settings={"retry_delay_s": 0, "max_retries": 2})
+                     settings={"retry_delay_s": 0, "max_retries": 2, "robots": "ignore"})
     result = run_crawl(tmp_path / "job", spec, timeout=60)
     assert result["status"] == "DONE"
     lines = {f[3]: f for f in crawl_log(tmp_path / "job")}
@@ -57,6 +57,21 @@ def test_connection_failures_are_retried_then_logged(tmp_path: Path) -> None:
     assert seed[1] == "-2"
     assert "3t" in seed[-1]
     assert result["stats"]["uris_failed"] >= 1
+
+
+def test_robots_txt_that_never_answers_precludes_its_host_minus_61(tmp_path: Path) -> None:
+    """Robots obeyed and the host's robots.txt given up on after its retries: Heritrix's
+    PreconditionEnforcer has no valid robots for the host, so its URIs are -61, never fetched."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # closed again: nothing listens there
+    spec = make_spec([f"http://127.0.0.1:{port}/"], job_id=1403, settings={"retry_delay_s": 0, "max_retries": 2})
+    assert run_crawl(tmp_path / "job", spec, timeout=60)["status"] == "DONE"
+    lines = {f[3]: f for f in crawl_log(tmp_path / "job")}
+    robots = lines[f"http://127.0.0.1:{port}/robots.txt"]
+    assert (robots[1], robots[4], robots[-1]) == ("-2", "P", "3t")
+    seed = lines[f"http://127.0.0.1:{port}/"]
+    assert (seed[1], seed[8]) == ("-61", "-")  # not fetched
 
 
 def test_time_limit(tmp_path: Path, sites: Any) -> None:

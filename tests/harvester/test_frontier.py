@@ -102,7 +102,7 @@ def test_snooze_for_retry_after() -> None:
 def test_seen_set_and_prerequisites_first() -> None:
     f = _frontier(min_delay_ms=0, max_delay_ms=0, delay_factor=0)
     _add(f, "http://a.org/x?b=1&a=2")
-    assert f.add("http://a.org/x?a=2&b=1", canonical_key("http://a.org/x?a=2&b=1"), {}) is None
+    assert f.add("http://A.org/x?b=1&a=2#top", canonical_key("http://A.org/x?b=1&a=2#top"), {}) is None
     _add(f, "http://a.org/robots.txt", front=True)
     assert f.next_ready(0.0).url == "http://a.org/robots.txt"
 

@@ -15,7 +15,9 @@ from harvester.scope import (
     Scope,
     TrapSet,
     canonical_key,
+    heritrix_sorted_key,
     host_key,
+    legacy_key,
     link_hops,
     registrable_domain,
 )
@@ -180,7 +182,25 @@ def test_many_traps_are_all_applied() -> None:
 
 # -- canonical keys ------------------------------------------------------------------------------
 def test_canonical_key() -> None:
-    assert canonical_key("http://Example.com:80/a?b=2&a=1#frag") == "http://example.com/a?a=1&b=2"
+    """Heritrix 3's default rules: lowercase, no userinfo, no www[N] (except on a top page), no
+    session ids, query fixed up but never reordered; fragment and default port gone."""
+    assert canonical_key("http://Example.com:80/A?b=2&a=1#frag") == "http://example.com/a?b=2&a=1"
+    assert canonical_key("http://e.com/x?b=2&a=1") != canonical_key("http://e.com/x?a=1&b=2")
+    assert canonical_key("http://user:pw@www3.e.com/a") == "http://e.com/a"
+    assert canonical_key("http://www.e.com/") == "http://www.e.com/"  # a top page keeps its www
     assert canonical_key("http://e.com/a;jsessionid=ABC?x=1") == "http://e.com/a?x=1"
     assert canonical_key("http://e.com/a?PHPSESSID=1&x=1") == "http://e.com/a?x=1"
-    assert canonical_key("http://e.com/a?sid=1") == "http://e.com/a"
+    assert canonical_key("http://e.com/a?CFID=1&CFTOKEN=2&x=3") == "http://e.com/a?x=3"
+    assert canonical_key("http://e.com/a?sid=" + "a" * 32) == "http://e.com/a"
+    assert canonical_key("http://e.com/a?sid=5") == "http://e.com/a?sid=5"  # a story id, not a session
+    assert canonical_key("http://e.com/a?") == "http://e.com/a"
+    assert canonical_key("http://e.com/a?&x=1") == "http://e.com/a?x=1"
+
+
+def test_query_order_is_a_template_opt_in() -> None:
+    assert heritrix_sorted_key("http://e.com/x?b=2&a=1") == heritrix_sorted_key("http://e.com/x?a=1&b=2")
+    assert heritrix_sorted_key("http://e.com/x?&b=2&a=1&") == "http://e.com/x?a=1&b=2"
+    # The keys a frontier made before issue 14 (sorted by w3lib) stay available for its resumption.
+    assert legacy_key("http://e.com/x?b=2&a=1") == "http://e.com/x?a=1&b=2"
+
+

@@ -58,6 +58,12 @@ class CrawlTemplate(models.Model):
     dedup = models.BooleanField(default=D["dedup"], help_text="Store duplicates as revisit records.")
     extract_javascript = models.BooleanField(default=D["extract_javascript"],
                                              help_text="Speculatively extract URLs from JavaScript strings.")
+    canonicalize_query_order = models.BooleanField(
+        default=D["canonicalize_query_order"],
+        help_text="Count URLs whose query parameters differ only in order as one URL (Heritrix never does).")
+    source_tag_seeds = models.BooleanField(
+        default=D["source_tag_seeds"],
+        help_text="Name in crawl.log, and count in source-report.txt, the seed each URL descends from.")
     user_agent = models.CharField(max_length=300, default=D["user_agent"],
                                   help_text="{operator_contact} is replaced by the operator contact.")
     operator_contact = models.CharField(max_length=300, default=D["operator_contact"],
