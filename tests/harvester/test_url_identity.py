@@ -19,7 +19,8 @@ VIEW_FIRST = "calendar?view=list&month=2026-03"
 
 
 def _calendar_fetches(job_dir: Path, base: str) -> set[str]:
-    return {u for u, status in fetched(job_dir).items() if u.startswith(base + "calendar?") and "view=" in u and status == "200"}
+    return {u for u, status in fetched(job_dir).items()
+            if u.startswith(base + "calendar?") and "view=" in u and status == "200"}
 
 
 def test_query_order_makes_two_urls(tmp_path: Path, sites: Any) -> None:
