@@ -134,7 +134,7 @@ def redirect_sample(args: argparse.Namespace, domains: list[str]) -> None:
         sys.exit(result.stderr[-5000:])
     stats = json.loads((work / "preload" / "stats.json").read_text())
     r = stats["redirects"]
-    rate = r["requests_this_run"] / r["seconds"]
+    rate = r["requests_this_run"] / max(r["seconds"], 0.001)  # a tiny sample can take less than the 0.1 s stamp
     print(f"redirect sample: {len(domains):,} domains, {r['domains_probed']:,} live probed with "
           f"{r['requests_this_run']:,} requests in {r['seconds']:,.1f} s = {rate:,.0f} requests/s, "
           f"{r['new_domains']:,} new domains found; whole run {elapsed:,.1f} s")

@@ -30,7 +30,7 @@ def _site(delay: str):  # type: ignore[no-untyped-def]
 def _gaps(job: Path) -> list[float]:
     """Seconds between the fetch-began times of crawl.log's fetched lines, in order."""
     starts = sorted(began(f[8]) for f in crawl_log(job) if f[8] != "-")
-    assert len(starts) == 4, crawl_log(job)  # robots.txt, /, /a, /b
+    assert len(starts) == 5, crawl_log(job)  # robots.txt, /, /a, /b and the inferred /favicon.ico
     return [y - x for x, y in zip(starts, starts[1:], strict=False)]
 
 

@@ -45,8 +45,6 @@ class Stack:
         from kombu import Exchange, Queue
 
         self.data_dir = data_dir
-        os.environ["NETHARVEST_DATA_DIR"] = str(data_dir)
-        os.environ.pop("NETHARVEST_BROKER_URL", None)
         from harvester import runtime
 
         self.app = Celery("test-client")
@@ -116,9 +114,15 @@ def _job_of(name: str, args: list[Any]) -> int | None:
 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    s = Stack(tmp_path_factory.mktemp("data"))
-    yield s
-    s.close()
+    # The embedded broker of a data directory of its own, for this module only: the environment is given back
+    # afterwards (a later test that needs Redis must still find it).
+    with pytest.MonkeyPatch.context() as env:
+        data_dir = tmp_path_factory.mktemp("data")
+        env.setenv("NETHARVEST_DATA_DIR", str(data_dir))
+        env.delenv("NETHARVEST_BROKER_URL", raising=False)
+        s = Stack(data_dir)
+        yield s
+        s.close()
 
 
 def test_job_runs_through_the_worker(stack: Stack, sites: Any) -> None:

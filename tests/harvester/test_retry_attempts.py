@@ -49,7 +49,8 @@ def test_each_archived_attempt_has_its_crawl_log_line(tmp_path: Path) -> None:
                                         (job / "reports" / "hosts-report.txt").read_text().splitlines()[1:])}
     assert hosts["127.0.0.1"] == sum(1 for f in crawl_log(job) if int(f[1]) > 0)
 
-    # The budget: one object for the URI (and one for its robots.txt prerequisite), not three.
+    # The budget: one object for the URI (and one each for its robots.txt prerequisite and the host's inferred
+    # /favicon.ico), not three for the URI.
     domain = result["domains"][0]
-    assert domain["objects"] == 2
+    assert domain["objects"] == 3
     assert domain["stop_reason"] == "DOWNLOAD_COMPLETE"
