@@ -117,30 +117,39 @@ def _filename(warc_path: str | Path, filename: str | None) -> str:
     return _escape(filename if filename is not None else os.path.basename(warc_path))
 
 
+def cdx_line(rec: WarcRecordHead, name: str) -> bytes:
+    """The CDX line of one indexed record (:func:`is_indexed`); ``name`` is the escaped ``g`` field."""
+    url = rec.target_uri
+    status = _status(rec)
+    digest = rec.payload_digest
+    fields = (
+        _escape(surt_key(url)),
+        timestamp14(rec.headers.get("warc-date", "")),
+        _escape(url) or "-",
+        _escape(record_mime(rec) or "") or "-",
+        status or "-",
+        digest.split(":")[-1] if digest else "-",
+        _escape(_redirect(rec, url, status) or "") or "-",
+        "-",
+        str(rec.length),
+        str(rec.offset),
+        name,
+    )
+    return " ".join(fields).encode("utf-8", "surrogateescape") + b"\n"
+
+
+def cdx_name(warc_path: str | Path, filename: str | None = None) -> str:
+    """The ``g`` field: ``filename`` (e.g. the name a spool file will have in the archive) or the file's name."""
+    return _filename(warc_path, filename)
+
+
 def iter_cdx_lines(warc_path: str | Path, filename: str | None = None) -> Iterator[bytes]:
     """One CDX line per indexed record, in file order (not sorted). ``filename`` overrides the
     ``g`` field (e.g. the name a spool file will have in the archive)."""
-    name = _filename(warc_path, filename)
+    name = cdx_name(warc_path, filename)
     for rec in iter_records(warc_path):
-        if not is_indexed(rec):
-            continue
-        url = rec.target_uri
-        status = _status(rec)
-        digest = rec.payload_digest
-        fields = (
-            _escape(surt_key(url)),
-            timestamp14(rec.headers.get("warc-date", "")),
-            _escape(url) or "-",
-            _escape(record_mime(rec) or "") or "-",
-            status or "-",
-            digest.split(":")[-1] if digest else "-",
-            _escape(_redirect(rec, url, status) or "") or "-",
-            "-",
-            str(rec.length),
-            str(rec.offset),
-            name,
-        )
-        yield " ".join(fields).encode("utf-8", "surrogateescape") + b"\n"
+        if is_indexed(rec):
+            yield cdx_line(rec, name)
 
 
 def iter_cdxj_lines(warc_path: str | Path, filename: str | None = None) -> Iterator[bytes]:

@@ -34,9 +34,8 @@ from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from indexer.cdx import write_cdx
-from indexer.dedup import DedupIndex
-from indexer.dedupfeed import add_warc
+from indexer.dedup import Capture, DedupIndex
+from indexer.indexpass import index_warc
 from indexer.pathindex import path_line, write_path_file
 from indexer.storage import Location, choose_location, copy_verified, sha256_file
 from orchestrator.harvest import storage
@@ -74,10 +73,17 @@ def index(f: ArchiveFile) -> dict[str, Any]:
     """One sorted CDX for the file; a WARC's captures go into the dedup index for the next jobs."""
     src = _spool_copy(f)
     out = storage.cdx_path(f.job_id, f.name)
-    records = write_cdx(src, out, filename=f.name)
-    if f.kind == "warc":
-        feed_dedup(src, f.name)
-    return {"cdx_path": str(out), "records": records, "merged_at": None}
+    return {"cdx_path": str(out), "records": index_and_feed(f, src, out), "merged_at": None}
+
+
+def index_and_feed(f: ArchiveFile, src: Path, out: Path) -> int:
+    """Write ``out``, the CDX of ``src``, and feed a WARC's captures to the dedup index, in one read of the
+    file (indexer.indexpass); returns the number of CDX lines."""
+    result = index_warc(src, out, filename=f.name, captures=f.kind == "warc")
+    with result.captures:
+        if f.kind == "warc":
+            feed_dedup(result.captures)
+    return result.records
 
 
 def transfer(f: ArchiveFile) -> dict[str, Any]:
@@ -312,11 +318,11 @@ def requeue_after() -> timedelta:
 # --- helpers -----------------------------------------------------------------------------------------
 
 
-def feed_dedup(warc: Path, name: str) -> int:
+def feed_dedup(captures: Iterable[Capture]) -> int:
     """Add a WARC's captures to the dedup index; one writer at a time across the workers sharing it."""
     path = storage.dedup_index_path()
     with file_lock(path.with_name(path.name + ".lock")), DedupIndex(path) as dedup:
-        return add_warc(dedup, warc, name)
+        return dedup.add(captures)
 
 
 def _spool_copy(f: ArchiveFile) -> Path:
@@ -443,9 +449,7 @@ def reindex(name: str) -> ArchiveFile:
                          "damaged copy (netharvest index verify)")
     with merging.merge_lock():
         out = storage.cdx_path(f.job_id, f.name)
-        records = write_cdx(src, out, filename=f.name)
-        if f.kind == "warc":
-            feed_dedup(src, f.name)
+        records = index_and_feed(f, src, out)
         ArchiveFile.objects.filter(pk=f.pk).update(cdx_path=str(out), records=records, merged_at=None)
     f.refresh_from_db()
     return f

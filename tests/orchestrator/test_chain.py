@@ -322,3 +322,72 @@ def test_two_jobs_of_two_definitions_get_their_own_sub_indexes(warcs, storage_en
     for job in (one, two):
         f = ArchiveFile.objects.get(job=job)
         assert data_lines(storage.harvest_cdx(job.harvest_id)) == data_lines(Path(f.cdx_path))
+
+
+def test_the_index_step_reads_each_warc_once_and_writes_what_the_two_passes_wrote(
+        warcs, storage_env, tmp_path, monkeypatch):
+    """The CDX and the dedup feed come from one read of the spool copy (they parsed it twice), and both
+    outputs equal the separate CDX pass's and dedup pass's, byte for byte and row for row."""
+    import builtins
+
+    from indexer.cdx import write_cdx
+    from indexer.dedupfeed import add_warc
+
+    job = harvest(warcs, storage_env / "spool")
+    files = list(ArchiveFile.objects.filter(job=job).order_by("name"))
+    real_open = builtins.open
+    reads: dict[str, list[int]] = {}
+
+    class Counted:
+        """The file object the step gets, counting the bytes it reads."""
+
+        def __init__(self, f, log):
+            self._f, self._log = f, log
+
+        def read(self, *a):
+            data = self._f.read(*a)
+            self._log.append(len(data))
+            return data
+
+        def readline(self, *a):
+            data = self._f.readline(*a)
+            self._log.append(len(data))
+            return data
+
+        def __getattr__(self, name):
+            return getattr(self._f, name)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self._f.close()
+
+    def counting_open(file, *args, **kwargs):
+        f = real_open(file, *args, **kwargs)
+        if isinstance(file, (str, Path)) and str(file) in spool_paths:
+            opened.append(str(file))
+            return Counted(f, reads.setdefault(str(file), []))
+        return f
+
+    spool_paths = {f.spool_path for f in files}
+    opened: list[str] = []
+    monkeypatch.setattr(builtins, "open", counting_open)
+    for f in files:
+        chain.index(f)
+    monkeypatch.undo()
+    assert sorted(opened) == sorted(spool_paths)  # each WARC opened once by the step...
+    for f in files:  # ...and read once: no byte of it read twice (but the 5-byte format sniff)
+        assert Path(f.spool_path).stat().st_size <= sum(reads[f.spool_path]) <= Path(f.spool_path).stat().st_size + 5
+
+    with DedupIndex(tmp_path / "two-pass.sqlite") as two:
+        for f in files:
+            two_cdx = tmp_path / (f.name + ".cdx")
+            write_cdx(Path(f.spool_path), two_cdx, filename=f.name)
+            assert storage.cdx_path(f.job_id, f.name).read_bytes() == two_cdx.read_bytes()
+            if f.kind == "warc":
+                add_warc(two, Path(f.spool_path), f.name)
+        expected = [two.db.execute(f"SELECT * FROM {t} ORDER BY 1").fetchall() for t in ("by_digest", "by_url")]
+    with DedupIndex(storage.dedup_index_path(), readonly=True) as one:
+        assert [one.db.execute(f"SELECT * FROM {t} ORDER BY 1").fetchall() for t in ("by_digest", "by_url")] == expected
+    assert expected[0]  # the WARCs had captures to compare
