@@ -8,7 +8,12 @@ distinct names in a spool directory, recorded through the real result intake. Th
 the whole chain in one process (ingest: SHA-256; index: CDX + dedup feed; transfer and backup: verified
 copies to two storage locations and a replica on the same disk; delete), and merge + bigmerge into the
 master CDX and PATH. Beside them, ``sha256sum`` of the same bytes as the disk/hash baseline (the chain reads
-each file about six times: two hashes, CDX, dedup, and two copies that are re-read to verify them).
+each file about five times: two hashes, the index step, and two copies that are re-read to verify them).
+
+Before the chain, the index step alone (CDX + dedup feed of every spool file, in this process) is timed both
+ways, alternated ``--index-rounds`` times so load changes on a shared machine hit both alike: the old two
+passes (``write_cdx`` then ``add_warc``, each parsing the WARC) and the one pass the chain uses
+(``indexer.indexpass.index_warc``). CPU seconds are the fair figure under load; wall is printed beside them.
 """
 
 from __future__ import annotations
@@ -60,10 +65,44 @@ def run(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
     return wall, usage.ru_maxrss / 1024
 
 
+def index_step(paths: list[Path], work: Path, rounds: int) -> dict[str, list[tuple[float, float]]]:
+    """CPU and wall seconds of the index step over ``paths``: two passes vs one pass, alternated."""
+    from indexer.cdx import write_cdx
+    from indexer.dedup import DedupIndex
+    from indexer.dedupfeed import add_warc
+    from indexer.indexpass import index_warc
+
+    def two_passes(out: Path) -> None:
+        with DedupIndex(out / "dedup.sqlite") as dedup:
+            for p in paths:
+                write_cdx(p, out / (p.name + ".cdx"), filename=p.name)
+                add_warc(dedup, p, p.name)
+
+    def one_pass(out: Path) -> None:
+        with DedupIndex(out / "dedup.sqlite") as dedup:
+            for p in paths:
+                result = index_warc(p, out / (p.name + ".cdx"), filename=p.name)
+                with result.captures:
+                    dedup.add(result.captures)
+
+    variants = [("two passes (before)", two_passes), ("one pass (index step)", one_pass)]
+    times: dict[str, list[tuple[float, float]]] = {name: [] for name, _ in variants}
+    for i in range(rounds):
+        for name, step in (variants if i % 2 == 0 else variants[::-1]):
+            out = work / "index-step"
+            out.mkdir()
+            cpu, wall = time.process_time(), time.perf_counter()
+            step(out)
+            times[name].append((time.process_time() - cpu, time.perf_counter() - wall))
+            shutil.rmtree(out)
+    return times
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", type=int, default=40)
     parser.add_argument("--records", type=int, default=2000)
+    parser.add_argument("--index-rounds", type=int, default=3, help="alternated rounds of the index step timing")
     parser.add_argument("--workdir", default=tempfile.gettempdir())
     parser.add_argument("--database", default=DB, help="made afresh (dropped first if it exists)")
     args = parser.parse_args()
@@ -103,6 +142,7 @@ def main() -> int:
         uncompressed = len(g.read()) * args.files
 
     subprocess.run(["sync"], check=True)
+    step_times = index_step([Path(f["path"]) for f in files], work, args.index_rounds)
     sha_wall, _ = run(["sha256sum", *[f["path"] for f in files]], env)
     chain_wall, chain_rss = run([netharvest, "index", "run"], env)
     merge_wall, merge_rss = run([netharvest, "index", "merge", "--big"], env)
@@ -111,6 +151,11 @@ def main() -> int:
     mb = total / 1024 / 1024
     print(f"{args.files} WARCs x {args.records} records: {mb:.1f} MB gzipped ({uncompressed / 1024 / 1024:.0f} MB "
           f"uncompressed), {args.files * args.records} records")
+    for name, samples in step_times.items():
+        cpu = sorted(c for c, _ in samples)[len(samples) // 2]
+        wall = sorted(w for _, w in samples)[len(samples) // 2]
+        print(f"index step, {name:22s} {cpu:7.2f} s CPU  {wall:7.2f} s wall  "
+              f"{args.files * args.records / max(cpu, 1e-9):8.0f} records/CPU-s  (median of {len(samples)})")
     print(f"sha256sum of the spool files:     {sha_wall:7.2f} s  {mb / sha_wall:7.1f} MB/s")
     print(f"index run (whole chain, 1 proc):  {chain_wall:7.2f} s  {mb / chain_wall:7.1f} MB/s  "
           f"{args.files / chain_wall:6.1f} files/s  {args.files * args.records / chain_wall:8.0f} records/s  "
