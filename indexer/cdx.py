@@ -113,10 +113,6 @@ def is_indexed(rec: WarcRecordHead) -> bool:
     return True
 
 
-def _filename(warc_path: str | Path, filename: str | None) -> str:
-    return _escape(filename if filename is not None else os.path.basename(warc_path))
-
-
 def cdx_line(rec: WarcRecordHead, name: str) -> bytes:
     """The CDX line of one indexed record (:func:`is_indexed`); ``name`` is the escaped ``g`` field."""
     url = rec.target_uri
@@ -140,7 +136,7 @@ def cdx_line(rec: WarcRecordHead, name: str) -> bytes:
 
 def cdx_name(warc_path: str | Path, filename: str | None = None) -> str:
     """The ``g`` field: ``filename`` (e.g. the name a spool file will have in the archive) or the file's name."""
-    return _filename(warc_path, filename)
+    return _escape(filename if filename is not None else os.path.basename(warc_path))
 
 
 def iter_cdx_lines(warc_path: str | Path, filename: str | None = None) -> Iterator[bytes]:
