@@ -1,8 +1,10 @@
 """Heritrix 3's crawl.log, byte for byte (docs/FORMATS.md, "crawl.log").
 
-One line per URI, written when the URI is finally disposed of (fetched, or given up on), never for
-an attempt that will be retried; retries show as the ``Nt`` annotation (N = attempts), as Heritrix's
-``CrawlURI.aboutToLog`` adds it. Eleven space-separated fields, in the layout of Heritrix's
+One line per archived fetch attempt: a URI's final disposal (fetched, or given up on), and also each
+attempt that wrote WARC records and will be retried (a 503 or 429 answered), annotated ``willRetry``,
+so crawl.log and the WARC agree on every record (issue 14; Heritrix only retries attempts that got no
+response, so it never has such a line: a tool counting URIs should skip ``willRetry`` lines). Attempts
+after the first carry the ``Nt`` annotation (N = attempts), as Heritrix's ``CrawlURI.aboutToLog`` adds it. Eleven space-separated fields, in the layout of Heritrix's
 ``UriProcessingFormatter``::
 
     2026-11-22T18:30:12.345Z   200       1403 http://example.dk/ - - text/html #028 \

@@ -34,11 +34,24 @@ def broker_url() -> str:
     return os.environ.get("NETHARVEST_BROKER_URL", "").strip() or "filesystem://"
 
 
+#: Seconds to connect to the broker, and for one command on a connected socket (every app of the stack).
+BROKER_CONNECT_TIMEOUT_S = 3.0
+BROKER_SOCKET_TIMEOUT_S = 5.0
+
+
 def broker_transport_options() -> dict[str, object]:
     if not broker_url().startswith("filesystem://"):
         # Jobs run for hours or days: Redis must not hand an unacknowledged job to a second worker
         # while the first is still on it (docs/DESIGN.md, "Long jobs and redelivery").
-        return {"visibility_timeout": int(os.environ.get("NETHARVEST_VISIBILITY_TIMEOUT", 7 * 24 * 3600))}
+        options: dict[str, object] = {
+            "visibility_timeout": int(os.environ.get("NETHARVEST_VISIBILITY_TIMEOUT", 7 * 24 * 3600))}
+        if broker_url().startswith(("redis://", "rediss://")):
+            # A broker host that vanishes without a reset (powered off, cut off) must be noticed in seconds,
+            # not at TCP's ~15-minute give-up: until then a harvester's messages (heartbeats included) hang
+            # on a dead socket and the reaper takes its live job for dead. Longer than kombu's 1 s BRPOP.
+            options.update(socket_connect_timeout=BROKER_CONNECT_TIMEOUT_S, socket_timeout=BROKER_SOCKET_TIMEOUT_S,
+                           socket_keepalive=True)
+        return options
     root = data_dir() / "broker"
     folders = {"data_folder_in": root / "queue", "data_folder_out": root / "queue",
                "control_folder": root / "control", "processed_folder": root / "processed"}

@@ -12,7 +12,7 @@ from celery import Celery
 from celery.schedules import crontab
 
 from harvester.contracts import EVENTS_QUEUE
-from harvester.runtime import celery_config
+from harvester.runtime import BROKER_CONNECT_TIMEOUT_S, celery_config
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "orchestrator.settings")
 
@@ -20,17 +20,11 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "orchestrator.settings")
 #: or does not answer, so a command answers and the job stays NEW for the next sweep (docs/DESIGN.md,
 #: "Reliability: dispatch and indexer claims"). Connect: 3 s; a command on a connected socket: 5 s; the
 #: publish is retried once, after 0.5 s. Worst case ~2 × (3 + 5) + 0.5 s; a refused connection: ~1 s.
-PUBLISH_CONNECT_TIMEOUT_S = 3.0
-PUBLISH_SOCKET_TIMEOUT_S = 5.0
 PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0.5, "interval_step": 0.5, "interval_max": 0.5}
 
 app = Celery("orchestrator")
-app.conf.update(celery_config())
-if str(app.conf.broker_url).startswith(("redis://", "rediss://")):
-    app.conf.broker_transport_options = {**app.conf.broker_transport_options,
-                                         "socket_connect_timeout": PUBLISH_CONNECT_TIMEOUT_S,
-                                         "socket_timeout": PUBLISH_SOCKET_TIMEOUT_S}
-app.conf.update(broker_connection_timeout=PUBLISH_CONNECT_TIMEOUT_S, task_publish_retry_policy=PUBLISH_RETRY_POLICY)
+app.conf.update(celery_config())  # the Redis socket timeouts (harvester.runtime) included
+app.conf.update(broker_connection_timeout=BROKER_CONNECT_TIMEOUT_S, task_publish_retry_policy=PUBLISH_RETRY_POLICY)
 app.conf.update(
     beat_scheduler="django_celery_beat.schedulers:DatabaseScheduler",
     task_default_queue=EVENTS_QUEUE,

@@ -59,3 +59,34 @@ def test_a_progress_file_the_child_has_not_rewritten_is_still_a_heartbeat(tmp_pa
     relay.poll()
     box.flush(lambda task, args: sent.append((task, args)))
     assert [args[0]["uris_done"] for _, args in sent] == [3, 3]
+
+
+@pytest.mark.timeout(120)  # the old code waited for TCP to give up on the dead socket (~15 minutes)
+def test_a_broker_that_answers_nothing_is_given_up_on_in_seconds(tmp_path: Path) -> None:
+    """A broker host that vanished without a reset (powered off, cut off) looks like a socket that accepts and
+    never answers. The harvester's link must fail over to its back-off, not hang: a hung parent sends no
+    heartbeats, and the reaper would take its live crawl for dead."""
+    import os
+    import socket
+    import subprocess
+    import sys
+    import threading
+
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(8)
+    held: list[socket.socket] = []
+    threading.Thread(target=lambda: [held.append(silent.accept()[0]) for _ in range(8)], daemon=True).start()
+    script = ("from harvester.tasks import BrokerLink, publish\n"
+              "link = BrokerLink(1)\n"
+              "print('published' if link.attempt(lambda: publish('orchestrator.record_progress', [{}])) "
+              "else 'gave up')\n")
+    env = {**os.environ, "NETHARVEST_BROKER_URL": f"redis://127.0.0.1:{silent.getsockname()[1]}/0",
+           "NETHARVEST_DATA_DIR": str(tmp_path)}
+    try:
+        result = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=100)
+    finally:
+        silent.close()
+        for conn in held:
+            conn.close()
+    assert result.stdout.strip() == "gave up", result.stderr[-2000:]

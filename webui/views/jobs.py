@@ -318,7 +318,7 @@ def trap_preview(request: HttpRequest, job_id: int) -> JsonResponse:
     try:
         source, lines = jobfiles.tail(job, PREVIEW_LINES)
     except (jobfiles.NotAvailable, OSError) as exc:
-        out.update(basis=None, note=f"No crawl.log to preview against: {exc}. The regex is valid.")
+        out.update(basis=None, note=f"No crawl.log to preview against: {jobfiles.reason(exc)}. The regex is valid.")
         return JsonResponse(out)
     uris = [f[3] for f in (line.split() for line in lines) if len(f) > 3]
     matching = [u for u in uris if pattern.fullmatch(u)]

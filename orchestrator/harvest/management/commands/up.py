@@ -106,7 +106,8 @@ class Command(BaseCommand):
                    DJANGO_SETTINGS_MODULE="orchestrator.settings", PYTHONUNBUFFERED="1")
         # The web server needs a key from the environment (orchestrator/security.py): this stack's own,
         # the one made once in its data directory, unless one was given.
-        env.setdefault("NETHARVEST_SECRET_KEY", settings.SECRET_KEY)
+        if not env.get("NETHARVEST_SECRET_KEY", "").strip():  # unset, or empty as in the example env file
+            env["NETHARVEST_SECRET_KEY"] = settings.SECRET_KEY
         db = settings.DATABASES["default"]
         self.stdout.write(
             f"netharvest up\n"
