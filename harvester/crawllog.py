@@ -4,8 +4,8 @@ One line per archived fetch attempt: a URI's final disposal (fetched, or given u
 attempt that wrote WARC records and will be retried (a 503 or 429 answered), annotated ``willRetry``,
 so crawl.log and the WARC agree on every record (issue 14; Heritrix only retries attempts that got no
 response, so it never has such a line: a tool counting URIs should skip ``willRetry`` lines). Attempts
-after the first carry the ``Nt`` annotation (N = attempts), as Heritrix's ``CrawlURI.aboutToLog`` adds it. Eleven space-separated fields, in the layout of Heritrix's
-``UriProcessingFormatter``::
+after the first carry the ``Nt`` annotation (N = attempts), as Heritrix's ``CrawlURI.aboutToLog`` adds it.
+Eleven space-separated fields, in the layout of Heritrix's ``UriProcessingFormatter``::
 
     2026-11-22T18:30:12.345Z   200       1403 http://example.dk/ - - text/html #028 \
         20261122183012100+65 sha1:SRUX… - content-size:1731
