@@ -7,7 +7,7 @@ each response exactly as :class:`harvester.fetch.RawHTTPDownloadHandler` receive
 Per request (``process_request``)
     With ``NH_DEDUP`` on and a dedup index, a GET without validators gets ``If-None-Match`` /
     ``If-Modified-Since`` from the index's latest capture of the URL, when that capture is of a
-    type the link extractor never reads (harvester/revisit.py: a 304 has no links to follow).
+    type the link extractor never reads (harvester/revisit/__init__.py: a 304 has no links to follow).
 Per response (``process_response``)
     Writes ``response`` + ``request`` records (linked by ``WARC-Concurrent-To``), or a ``revisit``
     (+ request) when the payload is a duplicate (``identical-payload-digest``: this job or the

@@ -441,7 +441,7 @@ def parser_for(url: str, path: str, content_type: str, javascript: bool = False)
     at such a body (images, audio, video, fonts, PDFs, archives, octet-stream…).
 
     The one definition of "link-bearing": :func:`extract` dispatches on it, and the dedup side
-    (harvester/revisit.py) sends a conditional request only for a type answered "", because a
+    (harvester/revisit/__init__.py) sends a conditional request only for a type answered "", because a
     bodyless 304 for anything else would hide that document's links from the crawl."""
     if urlsplit(url).path == "/robots.txt":
         return ROBOTS

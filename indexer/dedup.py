@@ -5,7 +5,7 @@ Lucene index per job from batch jobs instead). Harvesters open it read-only: a d
 fetched duplicate into an identical-payload-digest revisit; a URL hit gives the ETag /
 Last-Modified for a conditional request whose 304 becomes a server-not-modified revisit, and the
 MIME type of that capture, because the harvester sends a conditional request only for types it
-never extracts links from (harvester/revisit.py). An index written before ``by_url`` had its
+never extracts links from (harvester/revisit/__init__.py). An index written before ``by_url`` had its
 ``mime`` column gets it when a writer opens it; until a URL is fed again its type reads as ""
 (unknown), which the harvester fetches in full: safe, never a lost link.
 """

@@ -2,7 +2,7 @@
 
 Which captures become referents: ``response`` records of http(s) URLs with a 2xx status, a
 non-empty and complete payload (no ``WARC-Truncated``), exactly the payloads the harvester itself
-deduplicates (harvester/revisit.py). A 404 page or an empty redirect body must never become what a
+deduplicates (harvester/revisit/__init__.py). A 404 page or an empty redirect body must never become what a
 later 200 "revisits". Revisit records are not fed: a revisit refers to an original capture, and a
 later revisit must refer to that original too, never to another revisit.
 

@@ -214,7 +214,7 @@ def test_gzip_bomb_sitemap_is_bounded() -> None:
 
 
 def test_a_gzipped_sitemap_is_never_fetched_conditionally(tmp_path) -> None:
-    """revisit.py asks parser_for with the earlier capture's type: a 304 would hide the sitemap's URLs."""
+    """harvester.revisit asks parser_for with the earlier capture's type: a 304 would hide the sitemap's URLs."""
     from harvester.revisit import Deduplicator
     from indexer.dedup import Capture, DedupIndex
 
