@@ -50,7 +50,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from harvester.revisit.estimate import next_rate
-from harvester.revisit.periodic import next_change_after, periodic_fit
+from harvester.revisit.periodic import constrain, next_visit, periodic_fit
 from harvester.revisit.policy import (
     UriState,
     Visit,
@@ -191,25 +191,32 @@ class AdaptiveStrategy(_Strategy):
 
     def _periodic_wait(self, uri: str, state: UriState, changed: bool, now: float) -> float | None:
         """Just after the next predicted change of a page recognised as periodic; None otherwise.
-        A visit there that finds no change drops the fit (that observation then refutes it)."""
+        Each visit narrows the page's possible phases; one that contradicts them drops the fit, and
+        the history is tested afresh."""
         s = self.settings
-        if state.periodic is None and not changed:
-            return None
-        if state.periodic is None or not changed:
+        if state.periodic is not None and state.last_visit_at is not None:
+            period = state.periodic[0]
+            phases = constrain(int(state.periodic[1]), state.last_visit_at, now, changed, period)
+            if phases:
+                state.periodic = [period, phases]
+                return self._periodic_next(state, now)
             state.periodic = None
-            fit = periodic_fit(state.history, s.periodic_min_changes, s.min_wait_s)
-            if fit is None:
-                return None
-            state.periodic = [fit[0], fit[1]]
-            state.probes = 0
+        elif not changed:
+            return None
+        fit = periodic_fit(state.history, s.periodic_min_changes, s.min_wait_s)
+        if fit is None:
+            return None
+        state.periodic = [fit[0], fit[1]]
+        state.probes = 0
         return self._periodic_next(state, now)
 
     def _periodic_next(self, state: UriState, now: float) -> float:
-        """Wait from ``now`` to just after the change m periods on (m: :meth:`periods_between_visits`)."""
+        """Wait from ``now`` to just after the change m periods on (m: :meth:`periods_between_visits`);
+        when visited every period, a wide phase run is halved first (see periodic.next_visit)."""
         period, phases = state.periodic[0], int(state.periodic[1])
-        margin = max(60.0, PERIODIC_MARGIN * period)
         skip = self.periods_between_visits(period) - 1
-        return next_change_after(now + skip * period, period, phases) + margin - now
+        margin = max(60.0, PERIODIC_MARGIN * period)
+        return next_visit(now + skip * period, period, phases, bisect=skip == 0) + margin - now
 
     def periods_between_visits(self, period: float) -> int:
         """A periodic page visited just after a change captures one version per visit and is fresh for

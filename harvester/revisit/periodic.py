@@ -66,26 +66,30 @@ def _arc(first: int, length: int) -> int:
     return (mask | (mask >> BINS)) & FULL
 
 
+def constrain(allowed: int, start: float, end: float, changed: bool, period: float) -> int | None:
+    """The phases still possible after one observation (start, end]; None when it refutes the period."""
+    if end - start >= period:
+        return None if not changed else allowed
+    width = period / BINS
+    first = math.floor((start % period) / width)
+    last = math.floor((end % period) / width)
+    length = (last - first) % BINS + 1
+    if changed:
+        return allowed & _arc(first - _SLACK, length + 2 * _SLACK)
+    return allowed & ~_arc(first + 1 + _SLACK, length - 2 - 2 * _SLACK) & FULL
+
+
 def _phases(history: list[float], period: float) -> tuple[int, int] | None:
     """(bitmask of possible phases, informative changes), or None when the period is refuted."""
-    width = period / BINS
     allowed, informative = FULL, 0
     for i in range(0, len(history) - 2, 3):
         start, end, changed = history[i], history[i + 1], history[i + 2]
-        if end - start >= period:
-            if not changed:
-                return None
-            continue
-        first = math.floor((start % period) / width)
-        last = math.floor((end % period) / width)
-        length = (last - first) % BINS + 1
-        if changed:
-            allowed &= _arc(first - _SLACK, length + 2 * _SLACK)
-            informative += 1
-        else:
-            allowed &= ~_arc(first + 1 + _SLACK, length - 2 - 2 * _SLACK) & FULL
-        if not allowed:
+        narrowed = constrain(allowed, start, end, bool(changed), period)
+        if not narrowed:
             return None
+        if changed and end - start < period:
+            informative += 1
+        allowed = narrowed
     return allowed, informative
 
 
@@ -108,12 +112,26 @@ def periodic_fit(history: list[float], min_changes: int, min_period: float) -> t
     return None
 
 
-def next_change_after(now: float, period: float, phases: int) -> float:
-    """The end of the next run of possible phases after ``now``: by then the change has happened."""
+def _runs(phases: int) -> list[tuple[int, int]]:
+    """(first bin, length) of each run of possible phases around the circle."""
+    runs = []
+    for b in range(BINS):
+        if phases >> b & 1 and not phases >> ((b - 1) % BINS) & 1:
+            length = 1
+            while length < BINS and phases >> ((b + length) % BINS) & 1:
+                length += 1
+            runs.append((b, length))
+    return runs or ([(0, BINS)] if phases else [])
+
+
+def next_visit(now: float, period: float, phases: int, bisect: bool) -> float:
+    """When to visit a periodic page next: just after the next run of possible change times (by then
+    the change has happened), or, with ``bisect`` and a run wider than 4 tolerances, in its middle:
+    that visit halves the run whatever it finds (changed: the change came before; not: after)."""
     width = period / BINS
     base = math.floor(now / period) * period
-    ends = [b for b in range(BINS) if phases >> b & 1 and not phases >> ((b + 1) % BINS) & 1]
-    if not ends:  # every phase possible: no information, one period on
-        return now + period
-    times = sorted(base + (b + 1) * width + k * period for b in ends for k in (0, 1, 2))
-    return next(t for t in times if t > now)
+    times = []
+    for first, length in _runs(phases):
+        offset = length / 2 if bisect and length > 4 * _SLACK else length
+        times.extend(base + (first + offset) * width + k * period for k in (-1, 0, 1, 2))
+    return min((t for t in times if t > now), default=now + period)
