@@ -218,7 +218,7 @@ class ContinuousCrawlJob(CrawlJob):
         now = time.time()
         downloaded = not capture.mid_fetch_abort
         digest = None
-        if downloaded and 200 <= capture.status < 300 and not capture.truncated:
+        if downloaded and capture.status != 304 and not capture.truncated:  # a 404 page has versions too
             body = _decoded(response.body, capture.header("Content-Encoding"), self.max_decoded_bytes)
             digest = stripped_digest(body, self.revisit.strip)
         not_modified = capture.status == 304 and bool(request.headers.get(b"If-None-Match")
