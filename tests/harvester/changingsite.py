@@ -68,7 +68,7 @@ class ChangingSite:
             extra = f'<span class="clock">{self.now():.3f}</span>'
         elif path in ("/fast", "/slow", "/liar"):
             extra = f"<p>version {self.version(path)}</p>"
-        return f"<html><body><h1>{path}</h1>{extra}<p>{links}</p></body></html>".encode()
+        return f"<html><body><h1>{self.port}{path}</h1>{extra}<p>{links}</p></body></html>".encode()
 
     def hits(self, path: str | None = None) -> list[Hit]:
         with self.lock:
