@@ -21,11 +21,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from changingsite import CLOCK_STRIP, ChangingSite
 from crawlhelp import REPO, began, crawl_log, make_spec, write_spec
 from warcio.archiveiterator import ArchiveIterator
 
 from harvester.revisit import PROFILE_IDENTICAL, PROFILE_NOT_MODIFIED
+from tests.changingsite import CLOCK_STRIP, ChangingSite
 
 JOB = 951
 BUDGET = 4.0

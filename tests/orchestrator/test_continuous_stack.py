@@ -20,10 +20,8 @@ import pytest
 
 from orchestrator.harvest import scheduler, seeding
 from orchestrator.harvest.models import ArchiveFile, CrawlTemplate, HarvestChannel, HarvestDefinition, Job
+from tests.changingsite import CLOCK_STRIP, ChangingSite
 from tests.conftest import wait_for
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "harvester"))
-from changingsite import CLOCK_STRIP, ChangingSite  # noqa: E402
 
 pytestmark = [pytest.mark.django_db(transaction=True, serialized_rollback=True)]
 

@@ -1,4 +1,4 @@
-"""A small web that changes on a schedule, for continuous-crawl tests (imported by name).
+"""A small web that changes on a schedule, for continuous-crawl tests.
 
 Time on the site is a virtual clock: ``site.now()`` is seconds since the site started, times
 ``speed`` (a test scales the definition's time constants to seconds and the site's change periods
