@@ -91,9 +91,11 @@ def parse(text: str) -> SeedingResult:
 
 
 def add_seeds(definition: HarvestDefinition, text: str, template: CrawlTemplate | None = None) -> SeedingResult:
-    """Add the seeds pasted in ``text`` to the selective ``definition``; see the module docstring."""
-    if definition.kind != HarvestDefinition.SELECTIVE:
-        raise ValueError(f"{definition.name} is a {definition.kind} harvest: seeds are added to selective ones")
+    """Add the seeds pasted in ``text`` to the selective or continuous ``definition``; see the module
+    docstring. A continuous definition's running job gets them at once (a Control ``seeds``)."""
+    if definition.kind not in (HarvestDefinition.SELECTIVE, HarvestDefinition.CONTINUOUS):
+        raise ValueError(f"{definition.name} is a {definition.kind} harvest: seeds are added to selective and "
+                         "continuous ones")
     result = parse(text)
     if not result.ok:
         return result
@@ -117,4 +119,9 @@ def add_seeds(definition: HarvestDefinition, text: str, template: CrawlTemplate 
             ConfigurationSeedList.objects.get_or_create(configuration=configuration, seedlist=seedlist)
             result.configurations.append(configuration)
         definition.configurations.add(*result.configurations)
+    if definition.kind == HarvestDefinition.CONTINUOUS:
+        from orchestrator.harvest import continuous
+
+        continuous.change_seeds(definition, add=[s for seeds in result.seeds.values() for s in seeds],
+                                requested_by="seeding")
     return result

@@ -1,0 +1,96 @@
+"""A continuous harvest through the real stack (issue 12): ``netharvest up``'s continuous worker and the
+indexer on Redis and PostgreSQL, a changing site over HTTP.
+
+Activating the definition makes its one job on the ``continuous`` channel; while it runs, its WARCs
+(closed every 3 s) reach the archive: ArchiveFile rows appear and go through the whole indexer chain
+(CDX, PATH, dedup index) with the job still STARTED, and its heartbeat carries Progress.continuous; a
+seed pasted into the definition reaches the running crawl; deactivating stops it, DONE, every file
+indexed once."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from orchestrator.harvest import scheduler, seeding
+from orchestrator.harvest.models import ArchiveFile, CrawlTemplate, HarvestChannel, HarvestDefinition, Job
+from tests.changingsite import CLOCK_STRIP, ChangingSite
+from tests.conftest import wait_for
+from tests.orchestrator.test_continuous import clean_controls
+
+pytestmark = [pytest.mark.django_db(transaction=True, serialized_rollback=True)]
+
+
+@pytest.fixture
+def continuous_workers(transactional_db: None) -> Iterator[Path]:
+    """The continuous-harvest worker and the intake/indexer worker, as ``netharvest up`` runs them."""
+    from django.conf import settings
+    from django.db import connection
+
+    if connection.vendor != "postgresql" or not os.environ.get("NETHARVEST_BROKER_URL", "").startswith("redis"):
+        pytest.skip("a worker process needs the test database on PostgreSQL and a Redis broker")
+    db = connection.settings_dict
+    env = {**os.environ, "NETHARVEST_DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
+           "NETHARVEST_DATA_DIR": str(settings.DATA_DIR), "DJANGO_SETTINGS_MODULE": "orchestrator.settings"}
+    subprocess.run([str(Path(sys.executable).parent / "celery"), "-A", "harvester.worker", "purge", "-f", "-Q",
+                    "harvest.continuous,events"], env=env, check=True, capture_output=True)
+    clean_controls()  # job ids restart with each test database: an old job's cancel fence would drop ours
+    log = open(settings.DATA_DIR / "up.log", "wb")
+    process = subprocess.Popen([str(Path(sys.executable).parent / "netharvest"), "up", "--only",
+                                "worker-continuous,indexer"], env=env, stdout=log, stderr=subprocess.STDOUT,
+                               start_new_session=True)
+    yield settings.DATA_DIR / "up.log"
+    process.send_signal(signal.SIGTERM)
+    try:
+        process.wait(60)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+    log.close()
+
+
+def test_a_continuous_harvest_runs_hands_over_and_indexes_while_running(continuous_workers: Path) -> None:
+    site = ChangingSite().start()
+    try:
+        template = CrawlTemplate.objects.create(name="live site", min_delay_ms=100, max_delay_ms=100,
+                                                delay_factor=0, retry_delay_s=1, max_retries=1)
+        definition = HarvestDefinition.objects.create(
+            name="live news", kind="continuous", channel=HarvestChannel.objects.get(name="continuous"),
+            revisit_settings={"policy": "heritrix", "initial_wait_s": {"text": 2, "other": 2}, "min_wait_s": 1,
+                              "max_wait_s": 10, "strip": [CLOCK_STRIP]},
+            fetch_budget_per_s=5, warc_rotate_s=3)
+        assert seeding.add_seeds(definition, site.url, template).ok
+        scheduler.activate(definition)
+        (job,) = Job.objects.filter(harvest=definition)
+        assert job.channel.name == "continuous"
+
+        def indexed_while_running() -> bool:
+            done = ArchiveFile.objects.filter(job=job, kind="warc", index_state="CLEANED").count()
+            return done >= 2 and Job.objects.get(pk=job.pk).status == "STARTED"
+
+        wait_for(indexed_while_running, 180, "WARCs indexed while the job runs")
+        job.refresh_from_db()
+        cont = job.progress["continuous"]
+        assert cont["visits"] > 0 and cont["budget_per_s"] == 5 and cont["warcs_closed"] >= 1  # a heartbeat lags
+
+        assert seeding.add_seeds(definition, f"{site.url}new-1", template).ok  # reaches the running crawl
+        wait_for(lambda: site.hits("/new-1"), 60, "the added seed to be fetched")
+        assert Job.objects.get(pk=job.pk).status == "STARTED"
+
+        scheduler.deactivate(definition)
+        wait_for(lambda: Job.objects.get(pk=job.pk).status in ("DONE", "FAILED"), 120, "the job to stop")
+        job.refresh_from_db()
+        assert job.status == "DONE", (job.error_category, job.error_detail, continuous_workers.read_text()[-3000:])
+        wait_for(lambda: set(ArchiveFile.objects.filter(job=job).values_list("index_state", flat=True)) == {"CLEANED"},
+                 180, "every file through the chain")
+        names = list(ArchiveFile.objects.filter(job=job).values_list("name", flat=True))
+        assert len(names) == len(set(names)) and sum(n.endswith("-metadata-1.warc.gz") for n in names) == 1
+        assert Job.objects.filter(harvest=definition).count() == 1
+    finally:
+        site.shutdown()
