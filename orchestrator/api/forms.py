@@ -2,8 +2,9 @@
 
 Each form wraps the model's ``full_clean`` (the rules live in the models) and adds the few checks that
 span rows (a seed-list name already used on the domain, the one default configuration of a domain, an
-alias named by its domain name). The API sends a JSON object of the fields it wants to set: for a change
-(PATCH) the other fields keep their current values, as if the page had been submitted unchanged.
+alias named by its domain name). The API sends a JSON object of the fields it wants to set; the others keep
+their current values (a change) or the model's defaults (a new object), as if the page had been submitted
+with only those fields edited.
 """
 
 from collections.abc import Mapping
@@ -37,7 +38,7 @@ def bound(form_class: type[forms.BaseForm], payload: Mapping[str, Any], instance
     naming every field that is unknown or refused (``extended`` values at ``extended.<name>``)."""
     unbound = form_class(instance=instance, **kwargs) if instance is not None or issubclass(
         form_class, forms.ModelForm) else form_class(**kwargs)
-    data = _current(unbound) if instance is not None else {}
+    data = _current(unbound)  # a new object starts from the model's defaults, as the page's empty form does
     unknown = []
     for key, value in payload.items():
         if key == "extended" and isinstance(value, Mapping):
@@ -89,8 +90,3 @@ def reference(model: type[models.Model], value: object, what: str, where: str = 
         raise Invalid([([where, what], f"no {model._meta.verbose_name} named or numbered {text!r}")])
     return found
 
-
-def defaults(form_class: type[forms.ModelForm]) -> dict[str, Any]:
-    """The model's defaults for a new object's fields, as the page's empty form starts from them (a
-    checkbox left out of a submission would otherwise mean False, not the model's True)."""
-    return _current(form_class())

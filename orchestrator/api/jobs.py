@@ -87,7 +87,8 @@ class FileOut(Schema):
     name: str
     kind: str
     size: int
-    sha256: str
+    sha256: str = Field(description="Computed from the bytes at ingest (empty before).")
+    harvester_sha256: str = Field(description="As the harvester reported it.")
     index_state: str
     records: int
     error: str
@@ -203,7 +204,8 @@ def download_file(request, job_id: int, name: str):
         raise Http404(f"{name}: no readable copy (not stored yet, or its storage is not reachable from here)")
     response = FileResponse(open(path, "rb"), as_attachment=True, filename=f.name,
                             content_type="application/warc")
-    response["X-Netharvest-Sha256"] = f.sha256  # computed from the bytes at ingest: check the download against it
+    # check the download against it: computed at ingest, or the harvester's before that
+    response["X-Netharvest-Sha256"] = f.sha256 or f.harvester_sha256
     return response
 
 

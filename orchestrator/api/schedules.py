@@ -53,8 +53,7 @@ def get_schedule(request, schedule_id: int):
 
 @router.post("/schedules", auth=role(CURATE), response={201: ScheduleOut}, summary="Create a schedule")
 def add_schedule(request, payload: ScheduleIn):
-    data = {**forms.defaults(ScheduleForm), **payload.dict(exclude_unset=True)}
-    return Status(201, forms.save(ScheduleForm, data))
+    return Status(201, forms.save(ScheduleForm, payload.dict(exclude_unset=True)))
 
 
 @router.patch("/schedules/{schedule_id}", auth=role(CURATE), response=ScheduleOut, summary="Change a schedule")

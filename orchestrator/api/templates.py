@@ -49,8 +49,7 @@ def get_template(request, template_id: int):
 @router.post("/templates", auth=role(ENGINEER), response={201: TemplateOut},
              summary="Create a crawl template (defaults for unset fields)")
 def add_template(request, payload: TemplateIn):
-    data = {**forms.defaults(TemplateForm), **payload.dict(exclude_unset=True)}
-    return Status(201, forms.save(TemplateForm, data))
+    return Status(201, forms.save(TemplateForm, payload.dict(exclude_unset=True)))
 
 
 @router.patch("/templates/{template_id}", auth=role(ENGINEER), response=TemplateOut, summary="Change a crawl template")

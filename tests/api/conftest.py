@@ -12,7 +12,6 @@ from django.contrib.auth.models import Group
 from django.test import Client
 
 from orchestrator.api import tokens
-from tests.orchestrator.conftest import purge_queues  # noqa: F401 (fixture)
 from tests.webui.conftest import ROLES, Sample, sample  # noqa: F401 (fixture)
 
 BASE = "/api/v1"
