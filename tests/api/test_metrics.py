@@ -132,3 +132,16 @@ def test_chain_backlog_failures_dedup_size_and_reaper(settings, tmp_path):
     assert 20 <= m["netharvest_reaper_last_sweep_age_seconds"][()] < 60
     assert set(m["netharvest_scrape_seconds"]) == {(("family", f),) for f in
                                                    ("jobs", "queues", "running", "chain", "dedup", "reaper")}
+
+
+def test_the_grafana_dashboard_reads_only_metrics_that_exist():
+    import json
+    import re
+    from pathlib import Path
+
+    dashboard = json.loads((Path(__file__).resolve().parents[2] / "deploy" / "grafana-dashboard.json").read_text())
+    used = {name for panel in dashboard["panels"] for target in panel["targets"]
+            for name in re.findall(r"netharvest_\w+", target["expr"])}
+    text = Client().get("/metrics").content.decode()
+    served = {family.name for family in text_string_to_metric_families(text)}
+    assert used and used <= served, used - served
