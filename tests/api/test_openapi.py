@@ -28,6 +28,7 @@ def test_the_schema_is_valid_and_names_every_route():
         for method, operation in operations.items():
             assert operation.get("summary"), (method, path)
             assert operation.get("security"), (method, path)  # every operation says how to authenticate
+            assert {"401", "403", "422"} <= set(operation["responses"]), (method, path)  # and how it refuses
             for name in re.findall(r"\{(\w+)\}", path):
                 assert name in {p["name"] for p in operation.get("parameters", []) if p["in"] == "path"}, path
     schemes = schema["components"]["securitySchemes"]
