@@ -135,3 +135,22 @@ def test_the_admin_makes_a_token_shown_once(django_user_model):
     assert response.status_code == 200
     shown = re.search(r"nh_[A-Za-z0-9_-]{40,}", response.content.decode()).group()
     assert tokens.user_of(shown) == admin and ApiToken.objects.get().name == "from the admin"
+
+
+def test_a_user_makes_and_revokes_their_own_tokens_in_the_web_ui(django_user_model):
+    from tests.webui.conftest import login
+
+    client = login(django_user_model, "viewer")
+    page = client.post("/account/tokens/", {"name": "my script"}, follow=True)
+    assert page.status_code == 200
+    token = re.search(r"nh_[A-Za-z0-9_-]{40,}", page.content.decode()).group()
+    assert Api(token).get("/schedules").status_code == 200
+    row = ApiToken.objects.get()
+    assert row.name == "my script" and row.user.username == "viewer"
+    listing = client.get("/account/tokens/").content.decode()
+    assert row.prefix in listing and token not in listing  # shown once, never again
+    other = token_for(django_user_model, "admin", "someone-else")
+    theirs = ApiToken.objects.get(user__username="someone-else")
+    assert client.post(f"/account/tokens/{theirs.pk}/revoke/").status_code == 404  # only one's own
+    assert client.post(f"/account/tokens/{row.pk}/revoke/").status_code == 302
+    assert Api(token).get("/schedules").status_code == 401 and Api(other).get("/schedules").status_code == 200

@@ -21,6 +21,8 @@ ENGINEERS = {"crawl engineer", "admin"}
 #: URL name → (who may use it, the URL's arguments from the sample, POST only?)
 TABLE: dict[str, tuple[set[str], object, bool]] = {
     "home": (EVERYONE, lambda s: [], False),
+    "tokens": (EVERYONE, lambda s: [], False),
+    "token-revoke": (EVERYONE, lambda s: [1], True),  # 405 on GET before the token is looked up
     "domains": (EVERYONE, lambda s: [], False),
     "domain-create": (CURATORS, lambda s: [], False),
     "domain": (EVERYONE, lambda s: [s.domain.name], False),
