@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 from kombu import Connection
@@ -144,3 +145,27 @@ def test_a_job_seen_by_a_viewer_has_no_control(viewer):
     assert viewer.post(f"/jobs/{job.pk}/control", {"action": "stop"}).status_code == 403
     assert not JobControl.objects.filter(job=job).exists()
     assert json.loads(viewer.get(f"/jobs/{job.pk}").content)["progress"]["has_progress"] is True
+
+
+def test_a_stored_file_is_served_from_its_verified_copy_once_the_spool_is_gone(viewer, tmp_path):
+    import shutil
+
+    from orchestrator.harvest.models import ArchiveFileCopy
+
+    job = record(make_job())
+    f = ArchiveFile.objects.filter(job=job, kind="warc").first()
+    stored, replica = tmp_path / "node1" / f.name, tmp_path / "backup" / f.name
+    for path in (stored, replica):
+        path.parent.mkdir()
+        shutil.copyfile(f.spool_path, path)
+    replica.write_bytes(b"not the file")  # a damaged replica must not be preferred to the primary copy
+    ArchiveFileCopy.objects.create(file=f, location="backup", path=str(replica), is_replica=True, verified_ok=True)
+    ArchiveFileCopy.objects.create(file=f, location="node1", path=str(stored), verified_ok=True)
+    data = (Path(f.spool_path)).read_bytes()
+    ArchiveFile.objects.filter(pk=f.pk).update(spool_path=str(tmp_path / "cleaned" / f.name), index_state="CLEANED",
+                                               sha256=hashlib.sha256(data).hexdigest())
+    response = viewer.get(f"/jobs/{job.pk}/files/{f.name}")
+    assert response.status_code == 200 and b"".join(response.streaming_content) == data
+    assert response["X-Netharvest-Sha256"] == hashlib.sha256(data).hexdigest()
+    listed = next(x for x in viewer.get(f"/jobs/{job.pk}/files").json() if x["name"] == f.name)
+    assert {c["location"] for c in listed["copies"]} == {"node1", "backup"} and listed["index_state"] == "CLEANED"
