@@ -84,3 +84,27 @@ def test_a_snapshot_harvest_and_the_console_script(tmp_path: Path):
     help_text = subprocess.run([sys.executable, "-m", "orchestrator.cli", "harvests", "create", "--help"],
                                capture_output=True, text=True, check=True).stdout
     assert "--seeds FILE" in help_text and "--template NAME" in help_text
+
+
+def test_add_seeds_and_reject(tmp_path: Path, broker_queues):
+    from orchestrator.harvest.models import Job, JobStatus
+    from tests.orchestrator import factories
+
+    create("news")
+    seeds = tmp_path / "more.txt"
+    seeds.write_text("https://example.fr/a\nhttps://example.dk/\n")
+    out = io.StringIO()
+    call_command("harvests", "add-seeds", "news", "--seeds", str(seeds), stdout=out)
+    assert "2 seed(s) on 2 domain(s) added to news (2 new domain(s))" in out.getvalue()
+    seeds.write_text("https://example.se/\nhttps://\n")
+    err = io.StringIO()
+    with pytest.raises(CommandError, match=r"1 seed line\(s\) refused: nothing was added"):
+        call_command("harvests", "add-seeds", "news", "--seeds", str(seeds), stdout=io.StringIO(), stderr=err)
+    assert err.getvalue().startswith(f"{seeds}:2: 'https://': ")
+    assert not Domain.objects.filter(name="example.se").exists()
+    failed = factories.job(status=JobStatus.FAILED)
+    out = io.StringIO()
+    call_command("jobs", "reject", str(failed.pk), stdout=out)
+    assert "rejected" in out.getvalue() and Job.objects.get(pk=failed.pk).rejected_by.startswith("cli:")
+    with pytest.raises(CommandError, match="already rejected"):
+        call_command("jobs", "reject", str(failed.pk))

@@ -1,4 +1,5 @@
-"""``netharvest harvests list|show|create|run-now|activate|deactivate|set-next``: harvest definitions and their runs.
+"""``netharvest harvests list|show|create|add-seeds|run-now|activate|deactivate|set-next``: harvest definitions
+and their runs.
 
 ``create`` makes a definition, its seeds and their budget in one transaction (orchestrator.api.newharvest, as
 the API's ``POST /definitions``): a bad seed line is reported as ``FILE:LINE: …`` and nothing is created.
@@ -21,10 +22,10 @@ from django.utils import timezone
 
 from orchestrator.api import newharvest
 from orchestrator.api.errors import Invalid
-from orchestrator.harvest import jobgen, scheduler
+from orchestrator.harvest import jobgen, scheduler, seeding
 from orchestrator.harvest.management.commands.jobs import _parse_time as parse_time
 from orchestrator.harvest.management.commands.jobs import _who
-from orchestrator.harvest.models import HarvestDefinition, Job
+from orchestrator.harvest.models import CrawlTemplate, HarvestDefinition, Job
 from orchestrator.harvest.schedules import upcoming_runs
 from orchestrator.harvest.tables import filesize, render
 from orchestrator.harvest.validators import preview, read_lines
@@ -61,6 +62,10 @@ class Command(BaseCommand):
         create.add_argument("--comments", default="")
         create.add_argument("--activate", action="store_true", help="activate it at once (selective: needs "
                             "--schedule; snapshot: runs at the scheduler's next round)")
+        more = sub.add_parser("add-seeds", help="add the seeds of a file to a selective definition (all or nothing)")
+        more.add_argument("harvest", help="name or id")
+        more.add_argument("--seeds", metavar="FILE", required=True, help="seed URLs, one per line (- = stdin)")
+        more.add_argument("--template", metavar="NAME", help="the crawl template of new configurations")
         run = sub.add_parser("run-now", help="make a run now and dispatch its jobs (the schedule is unchanged); "
                              "exit status 3: made, but its jobs wait for the broker")
         run.add_argument("harvest", help="name or id")
@@ -153,10 +158,7 @@ class Command(BaseCommand):
             made = newharvest.create(kind, fields, seeds=text, template=template, max_objects=max_objects,
                                      max_bytes=max_bytes, activate=activate)
         except newharvest.SeedLinesInvalid as exc:
-            where = "<stdin>" if seeds == "-" else seeds
-            for error in exc.lines[:50]:
-                self.stderr.write(f"{where}:{error.line}: {preview(error.text)}: {error.message}")
-            raise CommandError(f"{len(exc.lines)} seed line(s) refused: nothing was created") from None
+            raise self._seed_errors(seeds, exc.lines, "nothing was created") from None
         except Invalid as exc:
             raise CommandError("; ".join(f"{_option(loc)}: {message}" for loc, message in exc.errors)) from None
         d = made.definition
@@ -164,6 +166,28 @@ class Command(BaseCommand):
                           + (f" with {made.seeds} seed(s) on {made.domains} domain(s), "
                              f"{len(made.created_domains)} of them new" if text is not None else "")
                           + (f"; active, next run {_next(d)}" if d.active else "; inactive (activate it to run)"))
+
+    def _seed_errors(self, path: str, lines: list, outcome: str) -> CommandError:
+        """Each refused seed line on stderr as FILE:LINE (the first 50); the error to raise."""
+        where = "<stdin>" if path == "-" else path
+        for error in lines[:50]:
+            self.stderr.write(f"{where}:{error.line}: {preview(error.text)}: {error.message}")
+        return CommandError(f"{len(lines)} seed line(s) refused: {outcome}")
+
+    def do_add_seeds(self, harvest: str, seeds: str, template: str | None, **_: object) -> None:
+        d = self._definition(harvest)
+        if d.kind != HarvestDefinition.SELECTIVE:
+            raise CommandError(f"{d.name} is a {d.kind} harvest: seeds are added to selective ones")
+        chosen = None
+        if template is not None:
+            chosen = CrawlTemplate.objects.filter(name=template, active=True).first()
+            if chosen is None:
+                raise CommandError(f"--template: no active crawl template named {template!r}")
+        result = seeding.add_seeds(d, _read_seeds(seeds), chosen)
+        if not result.ok:
+            raise self._seed_errors(seeds, result.errors, "nothing was added")
+        self.stdout.write(f"{sum(len(s) for s in result.seeds.values())} seed(s) on {len(result.seeds)} domain(s) "
+                          f"added to {d.name} ({len(result.created_domains)} new domain(s))")
 
     def do_run_now(self, harvest: str, force: bool = False, **_: object) -> None:
         d = self._definition(harvest)
