@@ -79,6 +79,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "django_celery_beat",
+    "ninja",  # the API docs page (/api/v1/docs) serves its Swagger UI from here, not from a CDN
     "orchestrator.harvest",
     "orchestrator.selection",
     "orchestrator.api",

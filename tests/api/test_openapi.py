@@ -36,6 +36,10 @@ def test_the_schema_is_valid_and_names_every_route():
     assert "/api/v1/jobs/{job_id}/control" in schema["paths"] and "/api/v1/definitions" in schema["paths"]
 
 
-def test_the_interactive_docs_load():
+def test_the_interactive_docs_load_from_this_server():
     page = Client().get("/api/v1/docs")
-    assert page.status_code == 200 and b"openapi.json" in page.content
+    text = page.content.decode()
+    assert page.status_code == 200 and "openapi.json" in text
+    scripts = re.findall(r'(?:src|href)="([^"]+\.(?:js|css))"', text)
+    assert scripts and all(s.startswith("/static/ninja/") for s in scripts), scripts  # no CDN: works offline
+    assert Client().get(scripts[0]).status_code == 200
