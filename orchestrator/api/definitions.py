@@ -17,7 +17,7 @@ from orchestrator.api.security import role, who
 from orchestrator.harvest import scheduler, seeding
 from orchestrator.harvest.models import CrawlTemplate, HarvestDefinition, Job
 from webui.access import CURATE, READ
-from webui.forms.definitions import DefinitionForm
+from webui.forms.definitions import DefinitionForm, RemoveForm
 from webui.views.definitions import upcoming
 
 router = Router(tags=["definitions"])
@@ -104,6 +104,20 @@ class SeedsAdded(Schema):
 
 class CreatedOut(SeedsAdded):
     definition: DefinitionOut
+
+
+class SelectedOut(Schema):
+    id: int
+    domain: str = Field(alias="domain.name")
+    name: str
+    template: str = Field(alias="template.name")
+    max_objects: int
+    max_bytes: int
+
+
+class RemoveIn(Schema):
+    configurations: list[int] = Field(description="Ids of configurations to take out of the definition (the "
+                                                  "domains and their history stay).")
 
 
 class JobBrief(Schema):
@@ -199,6 +213,25 @@ def add_seeds(request, definition_id: int, payload: SeedsIn):
         raise newharvest.SeedLinesInvalid(result.errors)
     return Status(201, {"seeds": sum(len(s) for s in result.seeds.values()), "domains": len(result.seeds),
                         "created_domains": result.created_domains})
+
+
+@router.get("/definitions/{definition_id}/configurations", auth=role(READ), response=list[SelectedOut],
+            summary="The domain configurations a selective definition harvests")
+@paginate
+def selected(request, definition_id: int):
+    return (_definition(definition_id).configurations.select_related("domain", "template")
+            .order_by("domain__name", "name"))
+
+
+@router.post("/definitions/{definition_id}/remove", auth=role(CURATE), response=list[SelectedOut],
+             summary="Take domain configurations out of a selective definition")
+def remove(request, definition_id: int, payload: RemoveIn):
+    definition = _definition(definition_id)
+    if definition.kind != HarvestDefinition.SELECTIVE:
+        raise Invalid([(["path", "definition_id"], "only selective harvests have a selection of domains")])
+    form = forms.bound(RemoveForm, {"configurations": payload.configurations}, definition=definition)
+    definition.configurations.remove(*form.cleaned_data["configurations"])
+    return list(definition.configurations.select_related("domain", "template").order_by("domain__name", "name"))
 
 
 @router.post("/definitions/{definition_id}/activate", auth=role(CURATE), response=DefinitionOut,

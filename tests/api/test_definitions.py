@@ -97,3 +97,16 @@ def test_run_now_while_the_broker_is_down_is_202_and_not_doubled(curator, sample
     second = curator.post(f"/definitions/{pk}/run")
     assert second.status_code == 202 and second.json()["made"] is False and second.json()["run"] == 1
     assert Job.objects.filter(harvest_id=pk).count() == 1
+
+
+def test_list_and_remove_the_selected_configurations(curator, viewer, sample):
+    pk = sample.selective.pk
+    curator.post(f"/definitions/{pk}/seeds", {"seeds": "https://example.fr/a\nhttps://example.org/\nhttps://b.dk/"})
+    selected = viewer.get(f"/definitions/{pk}/configurations").json()
+    assert selected["count"] == 3 and [c["domain"] for c in selected["items"]] == ["b.dk", "example.fr", "example.org"]
+    left = curator.post(f"/definitions/{pk}/remove", {"configurations": [selected["items"][0]["id"]]})
+    assert left.status_code == 200 and [c["domain"] for c in left.json()] == ["example.fr", "example.org"]
+    assert errors(curator.post(f"/definitions/{pk}/remove", {"configurations": [999999]}))[0][0] == [
+        "body", "configurations"]
+    assert DomainConfiguration.objects.filter(domain__name="b.dk", name="news").exists()  # the domain's stays
+    assert viewer.post(f"/definitions/{pk}/remove", {"configurations": []}).status_code == 403
