@@ -36,8 +36,11 @@ def bound(form_class: type[forms.BaseForm], payload: Mapping[str, Any], instance
           **kwargs: Any) -> forms.BaseForm:
     """``form_class`` bound to the current values overlaid with ``payload``; raises :class:`Invalid`
     naming every field that is unknown or refused (``extended`` values at ``extended.<name>``)."""
-    unbound = form_class(instance=instance, **kwargs) if instance is not None or issubclass(
-        form_class, forms.ModelForm) else form_class(**kwargs)
+    if issubclass(form_class, forms.ModelForm):
+        kwargs = {**kwargs, "instance": instance}
+    elif instance is not None:
+        raise TypeError(f"{form_class.__name__} edits no model instance")
+    unbound = form_class(**kwargs)
     data = _current(unbound)  # a new object starts from the model's defaults, as the page's empty form does
     unknown = []
     for key, value in payload.items():
@@ -52,8 +55,7 @@ def bound(form_class: type[forms.BaseForm], payload: Mapping[str, Any], instance
             unknown.append((["body", key], "this field cannot be set here"))
     if unknown:
         raise Invalid(unknown)
-    form = form_class(data, instance=instance, **kwargs) if issubclass(form_class, forms.ModelForm) \
-        else form_class(data, **kwargs)
+    form = form_class(data, **kwargs)
     if not form.is_valid():
         raise Invalid(_path(name, message) for name, errors in form.errors.items() for message in errors)
     return form

@@ -29,7 +29,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_l
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from harvester.contracts import EVENTS_QUEUE
+from harvester.contracts import EVENTS_QUEUE, harvest_queue
 from orchestrator.api import tokens
 from orchestrator.celery import app
 from orchestrator.harvest.models import ArchiveFile, HarvestChannel, Job, JobStatus, ReaperSight
@@ -77,8 +77,7 @@ class PlatformCollector(Collector):
             with app.connection_for_read() as conn:
                 conn.ensure_connection(max_retries=1)
                 channel = conn.default_channel
-                for name, queue in [(c, HarvestChannel(name=c).queue) for c in channels] + \
-                        [("", q) for q in OTHER_QUEUES]:
+                for name, queue in [(c, harvest_queue(c)) for c in channels] + [("", q) for q in OTHER_QUEUES]:
                     try:
                         count = channel.queue_declare(queue=queue, passive=True).message_count
                     except ChannelError:  # never declared, or emptied and gone (Redis): nothing waiting
