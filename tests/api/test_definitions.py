@@ -27,6 +27,8 @@ def test_create_a_selective_harvest_with_seeds_and_activate_it(curator, viewer):
     configs = DomainConfiguration.objects.filter(harvest_definitions__name="news")
     assert sorted(c.domain.name for c in configs) == ["example.fr", "example.org"]
     assert {c.max_objects for c in configs} == {2000} and {c.name for c in configs} == {"news"}
+    again = curator.post("/definitions", {"kind": "selective", "name": "news", "seeds": SEEDS})
+    assert errors(again) == [(["body", "name"], "Harvest definition with this Name already exists.")]
     shown = viewer.get(f"/definitions/{d['id']}").json()
     assert shown["configurations"] == 2 and len(shown["upcoming"]) == 10 and shown["recent_runs"] == []
     assert [x["name"] for x in viewer.get("/definitions", kind="selective").json()["items"]] == ["news"]

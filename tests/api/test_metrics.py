@@ -145,3 +145,20 @@ def test_the_grafana_dashboard_reads_only_metrics_that_exist():
     text = Client().get("/metrics").content.decode()
     served = {family.name for family in text_string_to_metric_families(text)}
     assert used and used <= served, used - served
+
+
+def test_a_scrape_costs_one_query_per_family_whatever_the_number_of_jobs():
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    def queries() -> int:
+        with CaptureQueriesContext(connection) as captured:
+            assert Client().get("/metrics").status_code == 200
+        return len(captured.captured_queries)
+
+    factories.job(status=JobStatus.STARTED, domains=["example.fr"])
+    few = queries()
+    for n in range(30):
+        job = factories.job(status=JobStatus.STARTED if n % 2 else JobStatus.DONE)
+        ArchiveFile.objects.create(name=f"q{n}.warc.gz", job=job, size=1, sha256="")
+    assert queries() == few == 5  # channels, then jobs, running jobs, chain, reaper
