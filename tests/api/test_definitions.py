@@ -74,6 +74,10 @@ def test_change_add_seeds_activate_deactivate(curator, sample):
     assert again.status_code == 409 and again.json()["detail"] == "news is already active"
     assert curator.post(f"/definitions/{pk}/deactivate").json()["active"] is False
     assert curator.post(f"/definitions/{sample.snapshot.pk}/seeds", {"seeds": "x.fr"}).status_code == 422
+    assert errors(curator.patch(f"/definitions/{sample.snapshot.pk}", {"schedule": "daily"})) == [
+        (["body", "schedule"], "this field cannot be set here")]  # a snapshot's form has no schedule
+    assert errors(curator.patch(f"/definitions/{sample.snapshot.pk}", {"max_objects": -7}))[0][0] == [
+        "body", "max_objects"]
 
 
 def test_run_now_makes_and_dispatches_the_run(curator, viewer, sample, broker_queues):

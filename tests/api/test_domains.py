@@ -20,6 +20,8 @@ def test_create_domains_then_page_through_them_by_name(curator, viewer):
     second = viewer.get("/domains", limit=2, after=first["next_after"]).json()
     assert [d["name"] for d in second["items"]] == ["c.fr"] and second["next_after"] is None
     assert [d["name"] for d in viewer.get("/domains", q="b").json()["items"]] == ["b.fr"]
+    assert errors(viewer.get("/domains", field="password"))[0][0] == ["query", "field"]
+    assert errors(viewer.get("/domains", limit=0))[0][0] == ["query", "limit"]
     # every new domain got its default seed list and configuration, as in the web UI
     assert Domain.objects.get(name="a.fr").default_configuration is not None
 
@@ -52,6 +54,9 @@ def test_seed_lists_and_configurations(curator, viewer):
     bad = errors(curator.patch(f"/domains/example.fr/seedlists/{seedlist['id']}",
                                {"seeds": "https://example.fr/a\nftp://example.fr/b"}))
     assert bad[0][0] == ["body", "seeds"] and bad[0][1].startswith("line 2:")
+    renamed = curator.patch(f"/domains/example.fr/seedlists/{seedlist['id']}", {"seeds": "https://example.fr/x\n# old"})
+    assert renamed.json()["seeds"] == "https://example.fr/x\n# old" and renamed.json()["name"] == "news"
+    curator.patch(f"/domains/example.fr/seedlists/{seedlist['id']}", {"seeds": "https://example.fr/news/"})
     clash = errors(curator.post("/domains/example.fr/seedlists", {"name": "news", "seeds": "https://example.fr/"}))
     assert "already has a seed list called 'news'" in clash[0][1]
 
