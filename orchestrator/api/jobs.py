@@ -27,6 +27,8 @@ from webui.views.jobs import JobFilter, clean_trap, progress_of
 
 router = Router(tags=["jobs"])
 
+#: Controls that carry nothing; any other (add_trap, and those added later) passes its argument to dispatch.
+NO_ARGUMENT = frozenset({"stop", "pause", "resume"})
 #: What ``GET /jobs/{id}/reports/{name}`` serves: the harvester's reports and the crawl log.
 JOB_FILES = (*REPORT_NAMES, jobfiles.CRAWL_LOG)
 
@@ -72,7 +74,7 @@ class JobDetail(JobOut):
 
 
 class ControlIn(Schema):
-    action: str = Field(description="stop, pause, resume or add_trap")
+    action: str = Field(description="stop, pause, resume or add_trap (the actions of JobControl.ACTIONS)")
     argument: str = Field("", description="add_trap: an RE2 regex, matched against the whole URI.")
 
 
@@ -144,7 +146,7 @@ def control(request, job_id: int, payload: ControlIn):
             argument = clean_trap(argument).pattern
         except PatternError as exc:
             raise Invalid([(["body", "argument"], str(exc))]) from None
-    elif argument:
+    elif payload.action in NO_ARGUMENT and argument:
         raise Invalid([(["body", "argument"], f"{payload.action} takes no argument")])
     try:
         sent = dispatch.send_control(job, payload.action, argument, requested_by=who(request))
