@@ -26,10 +26,16 @@ Domains and harvests
                       prepare a broad crawl: merge sources, DNS check, redirect discovery, load (resumable)
   selection-transfer  transfer the selection's records (web UI /selection/) into their harvest definitions
   channels            list or create harvest channels (a channel is a queue served by its workers)
-  harvests            list, show, run-now, activate, deactivate harvest definitions; set-next moves a run
-  jobs                list, show, resubmit, stop, pause, resume jobs; add a crawler trap to a running job
+  harvests            list, show, run-now, activate, deactivate harvest definitions; set-next moves a run;
+                      create NAME --seeds FILE --template NAME [--schedule NAME] [--max-objects N] [--activate];
+                      add-seeds NAME --seeds FILE
+  jobs                list, show, resubmit, reject, stop, pause, resume jobs; add a crawler trap to a running job
   job-stats [JOB…]    compute the QA statistics of ended jobs that lack them (--retry-reports: retry those
                       whose reports could not be read)
+
+Automation
+  tokens              create USER | list | revoke: API tokens for the REST API (/api/v1/, docs/API.md)
+                      and /metrics; a token acts with its user's roles
 
 Crawling
   crawl               a trial crawl of a template on a site, no database or broker needed:

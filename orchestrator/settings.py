@@ -79,8 +79,10 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "django_celery_beat",
+    "ninja",  # the API docs page (/api/v1/docs) serves its Swagger UI from here, not from a CDN
     "orchestrator.harvest",
     "orchestrator.selection",
+    "orchestrator.api",
     "webui",
 ]
 
@@ -206,3 +208,10 @@ NETHARVEST_INDEX_AUTO_RETRIES = int(os.environ.get("NETHARVEST_INDEX_AUTO_RETRIE
 #: system's. Seconds each step of that check may take.
 NETHARVEST_SELECTION_NAMESERVERS = os.environ.get("NETHARVEST_SELECTION_NAMESERVERS", "")
 NETHARVEST_SELECTION_CHECK_TIMEOUT = float(os.environ.get("NETHARVEST_SELECTION_CHECK_TIMEOUT", 10))
+# --- REST API and metrics (orchestrator/api; docs/API.md) ------------------------------------------
+#: API list pages: ``limit`` at most this many items (django-ninja's pagination reads these names).
+NINJA_PAGINATION_PER_PAGE = 100
+NINJA_PAGINATION_MAX_LIMIT = 1000
+#: Who may read /metrics without a token: client addresses (IP or CIDR, comma-separated) of requests that
+#: came straight to this server (a request a proxy forwarded always needs a token). Empty = a token always.
+NETHARVEST_METRICS_ALLOW = os.environ.get("NETHARVEST_METRICS_ALLOW", "127.0.0.1,::1")

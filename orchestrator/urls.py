@@ -1,11 +1,16 @@
 from django.contrib import admin
 from django.urls import include, path
 
+from orchestrator.api import metrics
+from orchestrator.api.urls import api
+
 admin.site.site_header = "netharvest administration"
 admin.site.site_title = "netharvest"
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    path("api/v1/", api.urls),
+    path("metrics", metrics.view, name="metrics"),
     path("accounts/", include("django.contrib.auth.urls")),
     path("jobs/", include("webui.jobs_urls")),
     path("qa/", include("webui.qa_urls")),

@@ -52,6 +52,13 @@ def table_row(label: str, columns: int) -> str:
 
 
 TINY: dict[str, Tiny] = {
+    "bench_api.py": Tiny(
+        lambda tmp: ["--jobs", "200", "--running", "20", "--files", "1000", "--repeat", "1"],
+        [r"^seeded 200 jobs \(20 running\), 1,000 archive files"]
+        + [rf"^\| {re.escape(label)} \| {NUMBER} ms \| {NUMBER} ms \| {NUMBER} \|" for label in (
+            "metrics scrape", "GET /api/v1/jobs (first page of 100)", "GET /api/v1/jobs/{id} (running)")]
+        + [rf"^  {family} +{NUMBER} ms" for family in ("jobs", "running", "chain")],
+        database=True, needs_redis=True),
     "bench_chain.py": Tiny(
         lambda tmp: ["--files", "2", "--records", "50", "--workdir", str(tmp)],
         [rf"^index step, {variant} +{NUMBER} s CPU +{NUMBER} s wall +{NUMBER} records/CPU-s"

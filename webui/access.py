@@ -35,6 +35,20 @@ ROLE_OF = {READ: "viewer", CURATE: "curator", ENGINEER: "crawl engineer"}
 View = Callable[..., HttpResponse]
 
 
+def refusal(user: object, permission: str) -> str | None:
+    """Why ``user`` may not use ``permission`` (one of READ, CURATE, ENGINEER), or None if it may.
+
+    The one rule for the web UI (:func:`require`) and the REST API (orchestrator/api/security.py): a
+    token carries its user's roles, so an API call is allowed exactly when the same page would be.
+    """
+    if permission not in ROLE_OF:
+        raise ValueError(f"unknown web UI permission {permission!r}")
+    if user.has_perm(permission):  # type: ignore[attr-defined]
+        return None
+    return (f"this needs the {ROLE_OF[permission]} role "
+            f"(you are {user.get_username()}: ask an administrator)")  # type: ignore[attr-defined]
+
+
 def require(permission: str) -> Callable[[View], View]:
     """Login, then ``permission`` (one of READ, CURATE, ENGINEER), else 403 naming the missing role.
 
@@ -47,9 +61,9 @@ def require(permission: str) -> Callable[[View], View]:
     def decorate(view: View) -> View:
         @wraps(view)
         def guarded(request: HttpRequest, *args: object, **kwargs: object) -> HttpResponse:
-            if not request.user.has_perm(permission):
-                raise PermissionDenied(f"this needs the {ROLE_OF[permission]} role "
-                                       f"(you are {request.user.username}: ask an administrator)")
+            refused = refusal(request.user, permission)
+            if refused:
+                raise PermissionDenied(refused)
             return view(request, *args, **kwargs)
 
         guarded.required_permission = permission  # type: ignore[attr-defined]

@@ -3,7 +3,7 @@ walks this list). The Jobs and QA pages live under /jobs/ and /qa/ (their own ur
 
 from django.urls import path
 
-from webui.views import auth, dashboard, definitions, domains, library
+from webui.views import account, auth, dashboard, definitions, domains, library
 
 app_name = "webui"
 
@@ -12,6 +12,9 @@ urlpatterns = [
     path("login/", auth.LoginView.as_view(), name="login"),
     path("logout/", auth.LogoutView.as_view(), name="logout"),
     path("", dashboard.home, name="home"),
+    # --- the user's own API tokens (REST API, /metrics) -------------------------------------------------
+    path("account/tokens/", account.token_list, name="tokens"),
+    path("account/tokens/<int:pk>/revoke/", account.token_revoke, name="token-revoke"),
     # --- domains, their seed lists and configurations ---------------------------------------------
     path("domains/", domains.domain_list, name="domains"),
     path("domains/new/", domains.domain_create, name="domain-create"),

@@ -1,4 +1,8 @@
-"""``netharvest harvests list|show|run-now|activate|deactivate|set-next|seeds``: harvest definitions and their runs.
+"""``netharvest harvests list|show|create|add-seeds|run-now|activate|deactivate|set-next|seeds``: harvest
+definitions and their runs.
+
+``create`` makes a definition, its seeds and their budget in one transaction (orchestrator.api.newharvest, as
+the API's ``POST /definitions``): a bad seed line is reported as ``FILE:LINE: …`` and nothing is created.
 
 A continuous definition runs as one long-lived job: ``activate`` (or ``run-now``) starts it, ``deactivate``
 stops it, ``seeds`` sends seeds added or removed to the running crawl (orchestrator/harvest/continuous.py).
@@ -12,18 +16,22 @@ jobs will be dispatched by beat once it does: one line on stderr says so, never 
 from __future__ import annotations
 
 import logging
+import sys
 from datetime import datetime
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db.models import Count, Max, Min, Sum
 from django.utils import timezone
 
-from orchestrator.harvest import continuous, jobgen, scheduler
+from orchestrator.api import newharvest
+from orchestrator.api.errors import Invalid
+from orchestrator.harvest import continuous, jobgen, scheduler, seeding
 from orchestrator.harvest.management.commands.jobs import _parse_time as parse_time
 from orchestrator.harvest.management.commands.jobs import _who
-from orchestrator.harvest.models import HarvestDefinition, Job
+from orchestrator.harvest.models import CrawlTemplate, HarvestDefinition, Job
 from orchestrator.harvest.schedules import upcoming_runs
 from orchestrator.harvest.tables import filesize, render
+from orchestrator.harvest.validators import preview, read_lines
 
 #: ``run-now``'s exit status when the run is in the database but its jobs wait for the broker.
 WAITING_FOR_BROKER = 3
@@ -40,6 +48,27 @@ class Command(BaseCommand):
         show = sub.add_parser("show", help="one definition: settings, upcoming runs, its runs and their jobs")
         show.add_argument("harvest", help="name or id")
         show.add_argument("--upcoming", type=int, default=5, help="how many upcoming runs to list (selective)")
+        create = sub.add_parser("create", help="create a definition; selective: with the seeds of a file")
+        create.add_argument("name")
+        create.add_argument("--kind", choices=newharvest.KINDS, default="selective")
+        create.add_argument("--seeds", metavar="FILE", help="selective: seed URLs, one per line (- = stdin); a bare "
+                            "host means http://; # lines are skipped. Any bad line: nothing is created")
+        create.add_argument("--template", metavar="NAME", help="selective: the crawl template of the seeds' "
+                            "configurations (default: the default template)")
+        create.add_argument("--schedule", metavar="NAME", help="selective: the schedule it runs on")
+        create.add_argument("--channel", metavar="NAME", help="default: the channel for this kind")
+        create.add_argument("--max-objects", type=int, help="per domain; -1 = unlimited")
+        create.add_argument("--max-bytes", type=int, help="per domain; -1 = unlimited")
+        create.add_argument("--max-time", type=int, dest="max_job_running_time_s",
+                            help="snapshot: seconds a job may run (0 = no limit)")
+        create.add_argument("--previous", metavar="NAME", help="snapshot: continue this earlier snapshot")
+        create.add_argument("--comments", default="")
+        create.add_argument("--activate", action="store_true", help="activate it at once (selective: needs "
+                            "--schedule; snapshot: runs at the scheduler's next round)")
+        more = sub.add_parser("add-seeds", help="add the seeds of a file to a selective definition (all or nothing)")
+        more.add_argument("harvest", help="name or id")
+        more.add_argument("--seeds", metavar="FILE", required=True, help="seed URLs, one per line (- = stdin)")
+        more.add_argument("--template", metavar="NAME", help="the crawl template of new configurations")
         run = sub.add_parser("run-now", help="make a run now and dispatch its jobs (the schedule is unchanged); "
                              "exit status 3: made, but its jobs wait for the broker")
         run.add_argument("harvest", help="name or id")
@@ -131,6 +160,49 @@ class Command(BaseCommand):
                   " ".join(f"{s}:{n}" for s, n in sorted(statuses.get(r["harvest_run"], {}).items())))
                  for r in runs]))
 
+    def do_create(self, name: str, kind: str, seeds: str | None, template: str | None, schedule: str | None,
+                  channel: str | None, max_objects: int | None, max_bytes: int | None,
+                  max_job_running_time_s: int | None, previous: str | None, comments: str, activate: bool,
+                  **_: object) -> None:
+        fields = {"name": name, "comments": comments, "schedule": schedule, "channel": channel, "previous": previous,
+                  "max_job_running_time_s": max_job_running_time_s}
+        fields = {k: v for k, v in fields.items() if v is not None}
+        text = _read_seeds(seeds) if seeds else None
+        try:
+            made = newharvest.create(kind, fields, seeds=text, template=template, max_objects=max_objects,
+                                     max_bytes=max_bytes, activate=activate)
+        except newharvest.SeedLinesInvalid as exc:
+            raise self._seed_errors(seeds, exc.lines, "nothing was created") from None
+        except Invalid as exc:
+            raise CommandError("; ".join(f"{_option(loc)}: {message}" for loc, message in exc.errors)) from None
+        d = made.definition
+        self.stdout.write(f"harvest {d.pk}: {d.name} ({d.kind}) created"
+                          + (f" with {made.seeds} seed(s) on {made.domains} domain(s), "
+                             f"{len(made.created_domains)} of them new" if text is not None else "")
+                          + (f"; active, next run {_next(d)}" if d.active else "; inactive (activate it to run)"))
+
+    def _seed_errors(self, path: str, lines: list, outcome: str) -> CommandError:
+        """Each refused seed line on stderr as FILE:LINE (the first 50); the error to raise."""
+        where = "<stdin>" if path == "-" else path
+        for error in lines[:50]:
+            self.stderr.write(f"{where}:{error.line}: {preview(error.text)}: {error.message}")
+        return CommandError(f"{len(lines)} seed line(s) refused: {outcome}")
+
+    def do_add_seeds(self, harvest: str, seeds: str, template: str | None, **_: object) -> None:
+        d = self._definition(harvest)
+        if d.kind != HarvestDefinition.SELECTIVE:
+            raise CommandError(f"{d.name} is a {d.kind} harvest: seeds are added to selective ones")
+        chosen = None
+        if template is not None:
+            chosen = CrawlTemplate.objects.filter(name=template, active=True).first()
+            if chosen is None:
+                raise CommandError(f"--template: no active crawl template named {template!r}")
+        result = seeding.add_seeds(d, _read_seeds(seeds), chosen)
+        if not result.ok:
+            raise self._seed_errors(seeds, result.errors, "nothing was added")
+        self.stdout.write(f"{sum(len(s) for s in result.seeds.values())} seed(s) on {len(result.seeds)} domain(s) "
+                          f"added to {d.name} ({len(result.created_domains)} new domain(s))")
+
     def do_run_now(self, harvest: str, force: bool = False, **_: object) -> None:
         d = self._definition(harvest)
         outcome = scheduler.run_now(d, requested_by=_who(), force=force)
@@ -204,3 +276,27 @@ def _limit(value: int) -> str:
 
 def _parse_time(text: str) -> datetime:
     return timezone.now() if text == "now" else parse_time(text)
+
+
+def _read_seeds(path: str) -> str:
+    """The seeds file as text, line numbers kept (a blank stands for a line that is not a seed); a line the
+    bounded reader refuses (too long, not UTF-8) is reported as FILE:LINE."""
+    try:
+        stream = sys.stdin.buffer if path == "-" else open(path, "rb")
+    except OSError as exc:
+        raise CommandError(f"{path}: {exc.strerror}") from None
+    try:
+        lines = list(read_lines(stream))
+    finally:
+        if path != "-":
+            stream.close()
+    problems = [f"{path}:{line.number}: {line.problem}" for line in lines if line.problem]
+    if problems:
+        raise CommandError("\n".join(problems[:50]) + f"\n{len(problems)} line(s) unreadable: nothing was created")
+    return "\n".join(line.text for line in lines)
+
+
+def _option(loc: list[str | int]) -> str:
+    """A refused field named as the command's option (``schedule`` → ``--schedule``)."""
+    field = str(loc[1]) if len(loc) > 1 else "harvest"
+    return {"name": "name", "max_job_running_time_s": "--max-time"}.get(field, f"--{field.replace('_', '-')}")

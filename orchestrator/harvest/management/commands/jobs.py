@@ -1,4 +1,5 @@
-"""``netharvest jobs list|show|resubmit|stop``: the crawl engineer's view of jobs and control over them."""
+"""``netharvest jobs list|show|resubmit|reject|stop|pause|resume|add-trap``: the crawl engineer's view of jobs
+and control over them."""
 
 from __future__ import annotations
 
@@ -28,6 +29,8 @@ class Command(BaseCommand):
         show.add_argument("--spec", action="store_true", help="also print the frozen JobSpec (JSON)")
         resubmit = sub.add_parser("resubmit", help="continue a FAILED job as a new job")
         resubmit.add_argument("job", type=int)
+        reject = sub.add_parser("reject", help="mark a FAILED job as not to be resubmitted (its failure is final)")
+        reject.add_argument("job", type=int)
         stop = sub.add_parser("stop", help="ask a running job to stop (it writes its files and reports)")
         stop.add_argument("job", type=int)
         for name, text in (("pause", "pause a running job"), ("resume", "resume a paused job")):
@@ -100,6 +103,10 @@ class Command(BaseCommand):
     def do_resubmit(self, job: int, **_: object) -> None:
         new = dispatch.resubmit(self._job(job), requested_by=_who())
         self.stdout.write(f"job {job} resubmitted as job {new.pk} ({new.status})")
+
+    def do_reject(self, job: int, **_: object) -> None:
+        dispatch.reject(self._job(job), requested_by=_who())
+        self.stdout.write(f"job {job} rejected: it will not be resubmitted")
 
     def _control(self, job: int, action: str, argument: str = "") -> None:
         dispatch.send_control(self._job(job), action, argument, requested_by=_who())

@@ -1,0 +1,101 @@
+"""Creating a harvest definition in one step: the definition, its seeds, their budget, and activation.
+
+The web UI does this in three pages (the definition form, "add seeds", "activate"); the API's ``POST
+/definitions`` and ``netharvest harvests create`` do it in one call through the same three paths
+(:class:`webui.forms.definitions.DefinitionForm`, :func:`orchestrator.harvest.seeding.add_seeds`,
+:func:`orchestrator.harvest.scheduler.activate`), in one transaction: any refusal (a bad seed line, an
+unknown schedule, a definition that cannot be activated) leaves nothing behind, so the same call can be
+sent again once fixed.
+"""
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db import transaction
+
+from orchestrator.api import forms as api_forms
+from orchestrator.api.errors import Invalid
+from orchestrator.harvest import scheduler, seeding
+from orchestrator.harvest.models import (
+    CrawlTemplate,
+    DomainConfiguration,
+    HarvestChannel,
+    HarvestDefinition,
+    Schedule,
+)
+from webui.forms.definitions import DefinitionForm
+
+#: The kinds a definition can be created as here (as in the web UI; continuous definitions are made by
+#: the continuous-harvest pages).
+KINDS = tuple(DefinitionForm.KIND_FIELDS)
+
+
+class SeedLinesInvalid(Invalid):
+    """Some seed lines are wrong: ``lines`` keeps each one's number, text and reason (the CLI prints
+    them as FILE:LINE)."""
+
+    def __init__(self, lines: list[seeding.LineError]) -> None:
+        self.lines = lines
+        super().__init__((["body", "seeds", e.line], str(e)) for e in lines)
+
+
+@dataclass
+class Created:
+    definition: HarvestDefinition
+    seeds: int = 0
+    domains: int = 0
+    created_domains: list[str] = field(default_factory=list)
+
+
+def with_references(fields: Mapping[str, Any]) -> dict[str, Any]:
+    """DefinitionForm's data from the API's: ``channel``, ``schedule`` and ``previous`` named or numbered → ids."""
+    data = dict(fields)
+    for name, model, filters in (("channel", HarvestChannel, {}), ("schedule", Schedule, {}),
+                                 ("previous", HarvestDefinition, {"kind": HarvestDefinition.SNAPSHOT})):
+        if name in data:
+            data[name] = api_forms.reference(model, data[name], name, **filters)
+    return data
+
+
+def create(kind: str, fields: Mapping[str, Any], seeds: str | None = None, template: str | None = None,
+           max_objects: int | None = None, max_bytes: int | None = None, activate: bool = False) -> Created:
+    """Create a ``kind`` definition from ``fields`` (DefinitionForm's fields; ``channel``, ``schedule`` and
+    ``previous`` by name or id), then add ``seeds`` (selective; one URL per line) crawled with crawl
+    template ``template`` (default: NETHARVEST_DEFAULT_TEMPLATE); ``max_objects``/``max_bytes`` are the
+    per-domain budget (selective: of the configurations made for the seeds; snapshot: the definition's)."""
+    if kind not in KINDS:
+        raise Invalid([(["body", "kind"], f"choose one of {', '.join(KINDS)}")])
+    data = with_references(fields)
+    budget = {k: v for k, v in (("max_objects", max_objects), ("max_bytes", max_bytes)) if v is not None}
+    for name, value in budget.items():
+        if value < -1:
+            raise Invalid([(["body", name], "must be -1 (unlimited), 0 (excluded) or a positive number")])
+    if kind == HarvestDefinition.SNAPSHOT:
+        if seeds is not None or template is not None:
+            raise Invalid([(["body", "seeds" if seeds is not None else "template"],
+                            "a snapshot harvest takes every domain's default configuration: no seeds or template")])
+        data.update(budget)
+    chosen = None
+    if template is not None:
+        chosen = CrawlTemplate.objects.filter(pk=api_forms.reference(CrawlTemplate, template, "template")).first()
+        if not chosen.active:
+            raise Invalid([(["body", "template"], f"the crawl template {chosen.name!r} is inactive")])
+    form = api_forms.bound(DefinitionForm, data, kind=kind)
+    with transaction.atomic():
+        definition = form.save()
+        if form.cleaned_data.get("next_date"):
+            scheduler.set_next(definition, form.cleaned_data["next_date"])
+        out = Created(definition)
+        if seeds is not None:
+            result = seeding.add_seeds(definition, seeds, chosen)
+            if not result.ok:
+                raise SeedLinesInvalid(result.errors)
+            out.seeds = sum(len(s) for s in result.seeds.values())
+            out.domains, out.created_domains = len(result.seeds), result.created_domains
+            if budget:
+                DomainConfiguration.objects.filter(pk__in=[c.pk for c in result.configurations]).update(**budget)
+        if activate:
+            scheduler.activate(definition)
+        definition.refresh_from_db()
+    return out

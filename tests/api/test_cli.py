@@ -1,0 +1,110 @@
+"""``netharvest harvests create``: a definition and its seeds from a file in one step, errors as FILE:LINE,
+nothing created on any bad line; the same path as the API's POST /definitions."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from orchestrator.harvest.models import Domain, DomainConfiguration, HarvestDefinition, Schedule
+
+pytestmark = pytest.mark.django_db
+
+
+def create(*args: str) -> tuple[str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    call_command("harvests", "create", *args, stdout=out, stderr=err)
+    return out.getvalue(), err.getvalue()
+
+
+def test_create_from_a_seeds_file(tmp_path: Path):
+    Schedule.objects.create(name="nightly", unit="day", anytime=False, at_hour=3, at_minute=0)
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text("# news sites\nhttps://www.example.fr/news/\n\nexample.org\nhttps://www.example.fr/sport/\n")
+    out, _ = create("news", "--seeds", str(seeds), "--template", "default", "--schedule", "nightly",
+                    "--max-objects", "5000", "--activate")
+    assert "harvest" in out and "news (selective) created with 3 seed(s) on 2 domain(s), 2 of them new" in out
+    assert "active, next run" in out
+    definition = HarvestDefinition.objects.get(name="news")
+    assert definition.active and definition.schedule.name == "nightly"
+    configs = DomainConfiguration.objects.filter(harvest_definitions=definition)
+    assert {c.max_objects for c in configs} == {5000} and configs.count() == 2
+    listed = io.StringIO()
+    call_command("harvests", "list", stdout=listed)
+    assert "news" in listed.getvalue() and "every day at 03:00 UTC" in listed.getvalue()
+
+
+def test_a_bad_line_is_reported_as_file_line_and_nothing_is_created(tmp_path: Path):
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text("https://www.example.fr/\nexample.org\n\nftp://example.net/files/\nhttp://exa mple.com/\n")
+    err = io.StringIO()
+    with pytest.raises(CommandError, match=r"2 seed line\(s\) refused: nothing was created"):
+        call_command("harvests", "create", "news", "--seeds", str(seeds), stdout=io.StringIO(), stderr=err)
+    lines = err.getvalue().splitlines()
+    assert lines[0] == f"{seeds}:4: 'ftp://example.net/files/': only http:// and https:// URLs can be seeds"
+    assert lines[1].startswith(f"{seeds}:5: 'http://exa mple.com/': ")
+    assert not HarvestDefinition.objects.filter(name="news").exists()
+    assert not Domain.objects.filter(name__in=["example.fr", "example.org"]).exists()
+
+
+def test_other_refusals_name_the_option(tmp_path: Path):
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text("https://example.fr/\n")
+    with pytest.raises(CommandError, match="--schedule: no schedule named or numbered 'weekly'"):
+        create("news", "--seeds", str(seeds), "--schedule", "weekly")
+    with pytest.raises(CommandError, match="--template: no crawl template named or numbered 'deep'"):
+        create("news", "--seeds", str(seeds), "--template", "deep")
+    with pytest.raises(CommandError, match="--max-objects: must be -1"):
+        create("news", "--seeds", str(seeds), "--max-objects", "-5")
+    with pytest.raises(CommandError, match="has no schedule"):
+        create("news", "--seeds", str(seeds), "--activate")
+    with pytest.raises(CommandError, match=f"{tmp_path / 'none.txt'}: No such file"):
+        create("news", "--seeds", str(tmp_path / "none.txt"))
+    (tmp_path / "latin1.txt").write_bytes(b"https://example.fr/\nhttps://caf\xe9.fr/\n")
+    with pytest.raises(CommandError, match=r"latin1.txt:2: not UTF-8"):
+        create("news", "--seeds", str(tmp_path / "latin1.txt"))
+    assert not HarvestDefinition.objects.exists()
+    create("news", "--seeds", str(seeds))
+    with pytest.raises(CommandError, match="name: Harvest definition with this Name already exists"):
+        create("news", "--seeds", str(seeds))
+
+
+def test_a_snapshot_harvest_and_the_console_script(tmp_path: Path):
+    out, _ = create("broad 2027", "--kind", "snapshot", "--max-objects", "10000", "--max-bytes", "1000000000")
+    d = HarvestDefinition.objects.get(name="broad 2027")
+    assert d.kind == "snapshot" and d.max_objects == 10000 and d.channel.name == "snapshot" and "inactive" in out
+    (tmp_path / "seeds.txt").write_text("https://example.fr/\n")
+    with pytest.raises(CommandError, match="--seeds: a snapshot harvest takes every domain's default configuration"):
+        create("broad 2028", "--kind", "snapshot", "--seeds", str(tmp_path / "seeds.txt"))
+    help_text = subprocess.run([sys.executable, "-m", "orchestrator.cli", "harvests", "create", "--help"],
+                               capture_output=True, text=True, check=True).stdout
+    assert "--seeds FILE" in help_text and "--template NAME" in help_text
+
+
+def test_add_seeds_and_reject(tmp_path: Path, broker_queues):
+    from orchestrator.harvest.models import Job, JobStatus
+    from tests.orchestrator import factories
+
+    create("news")
+    seeds = tmp_path / "more.txt"
+    seeds.write_text("https://example.fr/a\nhttps://example.dk/\n")
+    out = io.StringIO()
+    call_command("harvests", "add-seeds", "news", "--seeds", str(seeds), stdout=out)
+    assert "2 seed(s) on 2 domain(s) added to news (2 new domain(s))" in out.getvalue()
+    seeds.write_text("https://example.se/\nhttps://\n")
+    err = io.StringIO()
+    with pytest.raises(CommandError, match=r"1 seed line\(s\) refused: nothing was added"):
+        call_command("harvests", "add-seeds", "news", "--seeds", str(seeds), stdout=io.StringIO(), stderr=err)
+    assert err.getvalue().startswith(f"{seeds}:2: 'https://': ")
+    assert not Domain.objects.filter(name="example.se").exists()
+    failed = factories.job(status=JobStatus.FAILED)
+    out = io.StringIO()
+    call_command("jobs", "reject", str(failed.pk), stdout=out)
+    assert "rejected" in out.getvalue() and Job.objects.get(pk=failed.pk).rejected_by.startswith("cli:")
+    with pytest.raises(CommandError, match="already rejected"):
+        call_command("jobs", "reject", str(failed.pk))
