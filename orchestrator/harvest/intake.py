@@ -23,7 +23,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from harvester.contracts import ContractError, JobResult, Progress
-from orchestrator.harvest import chain
+from orchestrator.harvest import chain, progresslog
 from orchestrator.harvest.models import (
     ArchiveFile,
     HarvestDefinition,
@@ -75,6 +75,8 @@ def record_progress(data: Any) -> bool:
         progress=progress.to_dict(), last_heartbeat=now)
     if not updated:
         log.warning("progress for job %s, which is not running; ignored", progress.job_id)
+    else:
+        progresslog.record(progress.job_id, progress.to_dict(), now)  # the series a live job's charts draw
     return bool(updated)
 
 
