@@ -40,6 +40,23 @@ def number(value: int | float | None) -> str:
     return f"{value:,}".replace(",", "\u202f")
 
 
+def duration(seconds: float | None) -> str:
+    """A wait as a person reads it: ``45 s``, ``12 min``, ``3 h 20 min``, ``2 d 4 h``."""
+    if seconds is None:
+        return "-"
+    seconds = max(float(seconds), 0.0)
+    if seconds < 60:
+        return f"{seconds:.0f} s" if seconds >= 1 or seconds == 0 else f"{seconds * 1000:.0f} ms"
+    minutes = round(seconds / 60)
+    if minutes < 60:
+        return f"{minutes} min"
+    hours, minutes = divmod(minutes, 60)
+    if hours < 24:
+        return f"{hours} h {minutes} min" if minutes else f"{hours} h"
+    days, hours = divmod(hours, 24)
+    return f"{days} d {hours} h" if hours else f"{days} d"
+
+
 def environment(**options: object) -> Environment:
     env = Environment(**options)
     env.globals.update(
@@ -48,5 +65,5 @@ def environment(**options: object) -> Environment:
         can=access.can, READ=access.READ, CURATE=access.CURATE, ENGINEER=access.ENGINEER,
         get_messages=get_messages,
     )
-    env.filters.update(filesize=filesize, utc=utc, number=number)
+    env.filters.update(filesize=filesize, utc=utc, number=number, duration=duration)
     return env

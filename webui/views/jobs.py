@@ -47,6 +47,7 @@ from orchestrator.harvest.models import (
     JobStatus,
 )
 from webui.access import ENGINEER, READ, require
+from webui.views import continuous
 
 VIEW = READ
 CONTROL = ENGINEER
@@ -353,6 +354,7 @@ def job_detail(request: HttpRequest, job_id: int) -> HttpResponse:
         "can_control": request.user.has_perm(CONTROL), "report_names": REPORT_NAMES,
         "search_max": SEARCH_MAX_MATCHES, "search_default": SEARCH_DEFAULT_MATCHES,
         "pattern_max": patterns.MAX_PATTERN_CHARS,
+        "live": continuous.live_of(job, request.GET.get("window", "")) if continuous.is_continuous(job) else None,
     }
     try:
         source, text, cut = jobfiles.read_text(job, "seeds-report.txt", limit=512 * 1024)
