@@ -8,6 +8,7 @@ regex or seed is reported as ``domains[3].traps[0]: …`` rather than failing de
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -33,7 +34,8 @@ HARVESTER_STOP_REASONS = tuple(r for r in STOP_REASONS if not r.startswith("CONF
 RESULT_STATUSES = ("DONE", "FAILED")
 #: ``cancel`` is the orchestrator's fence, not a curator's command: the job has ended for good there (reaped,
 #: resubmitted, rejected), so a harvester holding a stale message for it must not crawl it (harvester.tasks).
-CONTROL_ACTIONS = ("stop", "pause", "resume", "add_trap", "cancel")
+#: ``seeds`` (continuous jobs): argument JSON ``{"add": [...], "remove": [...]}``, the definition's seed edit.
+CONTROL_ACTIONS = ("stop", "pause", "resume", "add_trap", "cancel", "seeds")
 FILE_KINDS = ("warc", "metadata")
 
 
@@ -185,6 +187,53 @@ def _str(value: Any, path: str) -> str:
     return value
 
 
+#: Default seconds after which a continuous job closes its current WARC even if it is not full.
+WARC_ROTATE_S_DEFAULT = 900
+
+
+@dataclass(frozen=True)
+class ContinuousSpec:
+    """The continuous (adaptive-revisit) part of a JobSpec, present exactly when ``kind == "continuous"``.
+
+    ``revisit`` is a :class:`harvester.revisit.policy.RevisitSettings` dict (validated by its
+    ``from_dict``); ``budget_per_s`` the job's global fetch budget (None: politeness alone limits it);
+    ``warc_rotate_s`` closes a WARC after that many seconds even if it is not full (a crawl that never
+    ends must hand its files over while it runs); ``pinned`` fixes some URIs' revisit interval (the seed
+    list's scheduling directives, seed 000).
+    """
+
+    revisit: dict[str, Any] = field(default_factory=dict)
+    budget_per_s: float | None = None
+    warc_rotate_s: int = WARC_ROTATE_S_DEFAULT
+    pinned: dict[str, float] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], path: str = "continuous") -> ContinuousSpec:
+        unknown = set(data) - {"revisit", "budget_per_s", "warc_rotate_s", "pinned"}
+        if unknown:
+            raise _fail(path, f"unknown key(s): {', '.join(sorted(unknown))}")
+        revisit = _get(data, "revisit", dict, path, {})
+        from harvester.revisit.policy import RevisitSettings  # the policy's own validation, one place
+
+        revisit = RevisitSettings.from_dict(revisit, f"{path}.revisit").to_dict()
+        budget = _get(data, "budget_per_s", (int, float, type(None)), path, None)
+        if budget is not None and not budget > 0:
+            raise _fail(f"{path}.budget_per_s", "must be positive (or null for no budget)")
+        rotate = _get(data, "warc_rotate_s", int, path, WARC_ROTATE_S_DEFAULT)
+        if rotate < 1:
+            raise _fail(f"{path}.warc_rotate_s", "must be at least 1")
+        pinned_in = _get(data, "pinned", dict, path, {})
+        pinned: dict[str, float] = {}
+        for uri, interval in pinned_in.items():
+            where = f"{path}.pinned[{uri!r}]"
+            validate_seed(uri, where)
+            if isinstance(interval, bool) or not isinstance(interval, int | float) or not interval > 0:
+                raise _fail(where, "the interval must be a positive number of seconds")
+            pinned[uri] = float(interval)
+        return cls(revisit=revisit, budget_per_s=None if budget is None else float(budget),
+                   warc_rotate_s=rotate, pinned=pinned)
+
+
 @dataclass(frozen=True)
 class JobSpec:
     """Everything one crawl job needs, frozen at generation time."""
@@ -204,6 +253,8 @@ class JobSpec:
     #: A resubmission: the FAILED job this one carries on (optional, so v1 specs without it stay
     #: valid). A harvester holding that job's spool takes it over (:mod:`harvester.takeover`).
     continues_job: int | None = None
+    #: The continuous section (:class:`ContinuousSpec`): required for kind "continuous", refused otherwise.
+    continuous: ContinuousSpec | None = None
     version: int = JOBSPEC_VERSION
 
     @classmethod
@@ -219,6 +270,11 @@ class JobSpec:
             raise _fail("kind", f"must be one of {', '.join(JOB_KINDS)}")
         domains = _get(data, "domains", list, "")
         traps = _get(data, "global_traps", list, "", [])
+        continuous = _get(data, "continuous", (dict, type(None)), "", None)
+        if kind == "continuous" and continuous is None:
+            raise _fail("continuous", "a continuous job needs its continuous section")
+        if kind != "continuous" and continuous is not None:
+            raise _fail("continuous", f"only a continuous job has a continuous section (this one is {kind})")
         spec = cls(
             job_id=_get(data, "job_id", int, ""),
             harvest_id=_get(data, "harvest_id", int, ""),
@@ -235,6 +291,7 @@ class JobSpec:
             dedup_index=_get(data, "dedup_index", (str, type(None)), "", None),
             time_limit_s=_get(data, "time_limit_s", int, "", 0),
             continues_job=_get(data, "continues_job", (int, type(None)), "", None),
+            continuous=None if continuous is None else ContinuousSpec.from_dict(continuous, "continuous"),
             version=version,
         )
         if not spec.domains:
@@ -381,6 +438,12 @@ class Progress:
     paused: bool = False
     domains: dict[str, dict[str, int]] = field(default_factory=dict)
     alerts: tuple[str, ...] = ()
+    #: Continuous jobs only (None otherwise): ``budget_per_s``, ``fetch_rate`` (fetches/s over the last
+    #: 60 s), cumulative ``visits``, ``changed``, ``unchanged``, ``not_modified``, ``header_skipped``,
+    #: ``errors``, ``validator_misses``, ``warcs_closed``; ``queues`` {ready, snoozed, busy, empty};
+    #: ``hosts`` (≤ 50) {host, state, uris, next_at}; ``due_next`` (≤ 20) {uri, at, wait_s, visits,
+    #: versions}; ``freshness`` (0..1 or None).
+    continuous: dict[str, Any] | None = None
 
     @classmethod
     def from_dict(cls, data: Any) -> Progress:
@@ -420,10 +483,31 @@ class Control:
             raise _fail("action", f"must be one of {', '.join(CONTROL_ACTIONS)}")
         if control.action == "add_trap":
             validate_regex(control.argument, "argument")
+        if control.action == "seeds":
+            seed_changes(control.argument)
         return control
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def seed_changes(argument: str, path: str = "argument") -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The ``(add, remove)`` seed lists of a ``seeds`` Control's JSON argument, each seed validated."""
+    try:
+        data = json.loads(argument or "{}")
+    except ValueError as exc:
+        raise _fail(path, f"not JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise _fail(path, "expected an object {\"add\": [...], \"remove\": [...]}")
+    unknown = set(data) - {"add", "remove"}
+    if unknown:
+        raise _fail(path, f"unknown key(s): {', '.join(sorted(unknown))}")
+    out = []
+    for key in ("add", "remove"):
+        seeds = _get(data, key, list, path, [])
+        out.append(tuple(validate_seed(_str(s, f"{path}.{key}[{i}]"), f"{path}.{key}[{i}]")
+                         for i, s in enumerate(seeds)))
+    return out[0], out[1]
 
 
 # Where the messages travel: Celery task names and queues that both sides address by name only,
@@ -434,6 +518,9 @@ PROGRESS_TASK = "orchestrator.record_progress"
 RESULT_TASK = "orchestrator.record_result"
 #: ``(job_id, control_id, applied_at)``: the crawl applied Control ``control_id`` (its JobControl row).
 CONTROL_APPLIED_TASK = "orchestrator.record_control_applied"
+#: ``(job_id, [FileResult dict, …])``: a continuous job closed these WARCs while it runs (intake
+#: registers them and starts the indexer chain, idempotent by file name).
+RECORD_FILES_TASK = "orchestrator.record_files"
 EVENTS_QUEUE = "events"
 
 

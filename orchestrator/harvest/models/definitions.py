@@ -8,7 +8,7 @@ from django.db import models
 from django.utils import timezone
 
 from harvester import patterns
-from harvester.contracts import harvest_queue
+from harvester.contracts import ContractError, harvest_queue
 from orchestrator.harvest import validators
 from orchestrator.harvest.models.domains import BUDGET_HELP, ExtendedField
 from orchestrator.harvest.models.fields import free_text
@@ -91,6 +91,18 @@ class HarvestDefinition(models.Model):
                                                  help_text="Wait multiplied by this when it did not.")
     revisit_strip_regexes = models.TextField(blank=True, help_text="Content matching these regexes is ignored "
                                                                    "when deciding whether a page changed.")
+    # continuous, as the crawl runs it (issue 12): the policy's settings (a RevisitSettings dict,
+    # harvester/revisit/policy.py; {} = the policy's defaults), the job's global fetch budget and the
+    # WARC time rule. Every time constant is a setting, so a crawl can run against a test web in
+    # accelerated time.
+    revisit_settings = models.JSONField(default=dict, blank=True,
+                                        help_text="RevisitSettings (harvester/revisit/policy.py); empty = defaults.")
+    fetch_budget_per_s = models.FloatField(null=True, blank=True, validators=[MinValueValidator(0.001)],
+                                           help_text="Fetches per second the continuous job never exceeds "
+                                                     "(empty: politeness alone limits it).")
+    warc_rotate_s = models.PositiveIntegerField(default=900, validators=[MinValueValidator(1)],
+                                                help_text="A continuous job closes its WARC (and hands it to "
+                                                          "the indexer chain) at least this often, in seconds.")
 
     class Meta:
         ordering = ["name"]
@@ -116,6 +128,13 @@ class HarvestDefinition(models.Model):
         for field in ("max_objects", "max_bytes"):
             if getattr(self, field) < -1:
                 errors[field] = "must be -1 (unlimited) or a positive number"
+        if self.kind == self.CONTINUOUS or self.revisit_settings:
+            from harvester.revisit.policy import RevisitSettings  # the policy module validates its own settings
+
+            try:
+                self.revisit_settings = RevisitSettings.from_dict(self.revisit_settings or {}).to_dict()
+            except ContractError as exc:
+                errors["revisit_settings"] = str(exc)
         if self.revisit_min_wait_s > self.revisit_max_wait_s:
             errors["revisit_min_wait_s"] = "must not exceed the maximum wait"
         try:

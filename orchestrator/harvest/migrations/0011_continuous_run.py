@@ -1,0 +1,47 @@
+"""Continuous harvests run (issue 12): the definition's revisit policy settings, fetch budget and WARC
+time rule, and a ``continuous`` channel of its own (its workers never block selective/snapshot ones)."""
+
+import django.core.validators
+from django.db import migrations, models
+
+
+def continuous_channel(apps, schema_editor):
+    HarvestChannel = apps.get_model("harvest", "HarvestChannel")
+    HarvestChannel.objects.get_or_create(
+        name="continuous", defaults={
+            "priority": "high", "default_for": "continuous",
+            "comments": "Continuous (adaptive-revisit) harvests: one long-lived job per definition; served by "
+                        "workers of their own, so they never hold a selective or snapshot harvester."})
+
+
+class Migration(migrations.Migration):
+
+    dependencies = [
+        ("harvest", "0010_canonicalisation_source_tags"),
+    ]
+
+    operations = [
+        migrations.AddField(
+            model_name="harvestdefinition",
+            name="revisit_settings",
+            field=models.JSONField(blank=True, default=dict,
+                                   help_text="RevisitSettings (harvester/revisit/policy.py); empty = defaults."),
+        ),
+        migrations.AddField(
+            model_name="harvestdefinition",
+            name="fetch_budget_per_s",
+            field=models.FloatField(blank=True, null=True,
+                                    help_text="Fetches per second the continuous job never exceeds (empty: "
+                                              "politeness alone limits it).",
+                                    validators=[django.core.validators.MinValueValidator(0.001)]),
+        ),
+        migrations.AddField(
+            model_name="harvestdefinition",
+            name="warc_rotate_s",
+            field=models.PositiveIntegerField(default=900,
+                                              help_text="A continuous job closes its WARC (and hands it to the "
+                                                        "indexer chain) at least this often, in seconds.",
+                                              validators=[django.core.validators.MinValueValidator(1)]),
+        ),
+        migrations.RunPython(continuous_channel, migrations.RunPython.noop),
+    ]
