@@ -22,7 +22,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from harvester.contracts import ContractError, JobResult, Progress
+from harvester.contracts import ContractError, FileResult, JobResult, Progress
 from orchestrator.harvest import chain, progresslog
 from orchestrator.harvest.models import (
     ArchiveFile,
@@ -91,6 +91,41 @@ def record_control_applied(job_id: int, control_id: int, applied_at: str) -> boo
                 .update(acknowledged_at=when))
 
 
+def record_files(job_id: int, files: Any) -> int:
+    """Files a continuous job closed while it runs (``orchestrator.record_files``): ArchiveFile rows, and the
+    indexer chain started for them once committed, so their captures are replayable and in the dedup index
+    within minutes. Idempotent by file name (a redelivered message adds nothing); a name another job
+    already has, or a job that is not running, is refused whole. Returns how many rows were added."""
+    try:
+        if not isinstance(files, list):
+            raise ContractError(f"files: expected a list, got {type(files).__name__}")
+        results = [FileResult.from_dict(f if isinstance(f, dict) else {}, f"files[{i}]") for i, f in enumerate(files)]
+    except ContractError as exc:
+        log.error("job %s: rejected a malformed record_files message: %s", job_id, exc)
+        return 0
+    job = Job.objects.filter(pk=job_id).first()
+    if job is None or job.status not in (JobStatus.SUBMITTED, JobStatus.STARTED):
+        log.warning("job %s: files %s reported while the job is %s; ignored", job_id,
+                    ", ".join(f.name for f in results), job.status if job else "unknown")
+        return 0
+    names = [f.name for f in results]
+    taken = list(ArchiveFile.objects.filter(name__in=names).exclude(job=job).values_list("name", flat=True)[:5])
+    if taken:
+        log.error("job %s: file name(s) already in the archive from another job: %s", job_id, ", ".join(taken))
+        return 0
+    with transaction.atomic():
+        have = set(ArchiveFile.objects.filter(job=job, name__in=names).values_list("name", flat=True))
+        new = [f for f in results if f.name not in have]
+        ArchiveFile.objects.bulk_create(
+            [ArchiveFile(name=f.name, kind=f.kind, job=job, harvest_id=job.harvest_id, size=f.size, sha256="",
+                         harvester_sha256=f.sha256, spool_path=f.path) for f in new])
+        if new:
+            chain.enqueue_job_on_commit(job.pk)
+    if new:
+        log.info("job %s: %d file(s) handed over while running", job_id, len(new))
+    return len(new)
+
+
 def record_result(data: Any) -> Job:
     """Record a JobResult. Raises IntakeError (after logging it) if anything about it is wrong."""
     try:
@@ -134,6 +169,8 @@ def _record(result: JobResult) -> Job:
         raise IntakeError(f"file name(s) already in the archive from another job: {', '.join(taken)}")
     if len(set(names)) != len(names):
         raise IntakeError("the result lists a file twice")
+    # A continuous job handed some files over while it ran (record_files): they are registered already.
+    handed = set(ArchiveFile.objects.filter(job=job, name__in=names).values_list("name", flat=True))
     with transaction.atomic():
         moved = False
         for old in (JobStatus.STARTED, JobStatus.SUBMITTED):
@@ -151,7 +188,7 @@ def _record(result: JobResult) -> Job:
         HarvestInfo.objects.bulk_create(infos, batch_size=5000)
         ArchiveFile.objects.bulk_create(
             [ArchiveFile(name=f.name, kind=f.kind, job=job, harvest_id=job.harvest_id, size=f.size, sha256="",
-                         harvester_sha256=f.sha256, spool_path=f.path) for f in result.files],
+                         harvester_sha256=f.sha256, spool_path=f.path) for f in result.files if f.name not in handed],
             batch_size=5000,
         )
         if result.files:

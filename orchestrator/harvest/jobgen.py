@@ -89,7 +89,7 @@ def candidates_sql(definition: HarvestDefinition, now: datetime) -> tuple[str, l
     max_objects, max_bytes. Configurations with a zero budget (excluded) or no seed list are left out."""
     has_seeds = ("EXISTS (SELECT 1 FROM harvest_domainconfiguration_seedlists cs "
                  "WHERE cs.configuration_id = c.id)")
-    if definition.kind == HarvestDefinition.SELECTIVE:
+    if definition.kind in (HarvestDefinition.SELECTIVE, HarvestDefinition.CONTINUOUS):
         sql = (
             "SELECT c.id AS config_id, c.template_id, c.max_objects, c.max_bytes "
             "FROM harvest_harvestdefinition_configurations hc "
@@ -98,7 +98,7 @@ def candidates_sql(definition: HarvestDefinition, now: datetime) -> tuple[str, l
         )
         return sql, [definition.pk]
     if definition.kind != HarvestDefinition.SNAPSHOT:
-        raise GenerationError(f"{definition.name} is a {definition.kind} harvest: it is not run as jobs (yet)")
+        raise GenerationError(f"{definition.name} is a {definition.kind} harvest: unknown kind")
     limits = (f"{_min_limit(str(int(definition.max_objects)), 'c.max_objects')} AS max_objects, "
               f"{_min_limit(str(int(definition.max_bytes)), 'c.max_bytes')} AS max_bytes")
     params: list[Any] = []
@@ -175,6 +175,11 @@ def generate_jobs(definition: HarvestDefinition, run: int, now: datetime | None 
         raise GenerationError("NETHARVEST_MAX_CONFIGS_PER_JOB must be at least 1")
     candidates, params = candidates_sql(definition, now)
     group = "template_id, max_objects, max_bytes"
+    plan_cols = group
+    if definition.kind == HarvestDefinition.CONTINUOUS:
+        # One long-lived job per continuous definition (ARCHITECTURE.md): every configuration in it, under
+        # the template of the first; budgets do not apply (a URI is visited again and again for ever).
+        group, plan_cols, size = "1", "MIN(template_id), -1, -1", 1 << 62
     numbered = (
         f"SELECT s.config_id, s.template_id, s.max_objects, s.max_bytes, s.expected_objects, s.expected_bytes, "
         f"DENSE_RANK() OVER (ORDER BY {group}) AS grp, "
@@ -197,9 +202,10 @@ def generate_jobs(definition: HarvestDefinition, run: int, now: datetime | None 
         cur.execute(f"CREATE TEMP TABLE jobgen_rows AS {numbered}")
         cur.execute("ANALYZE jobgen_rows")  # else the spec stream is planned as 300,000 index lookups × 4
         cur.execute("DROP TABLE jobgen_cand")
+        grouped = "" if plan_cols != group else f", {group}"
         cur.execute(
-            f"SELECT grp, chunk, {group}, COUNT(*), SUM(expected_objects), SUM(expected_bytes) "
-            f"FROM jobgen_rows GROUP BY grp, chunk, {group} ORDER BY grp, chunk"
+            f"SELECT grp, chunk, {plan_cols}, COUNT(*), SUM(expected_objects), SUM(expected_bytes) "
+            f"FROM jobgen_rows GROUP BY grp, chunk{grouped} ORDER BY grp, chunk"
         )
         plans = [JobPlan(*row) for row in cur.fetchall()]
         if not plans:
@@ -237,6 +243,12 @@ def generate_jobs(definition: HarvestDefinition, run: int, now: datetime | None 
     log.info("%s run %d: %d jobs, %d domain configurations", definition.name, run, len(made),
              sum(j.domain_count for j in made))
     return [j.pk for j in made]
+
+
+def continuous_section(definition: HarvestDefinition) -> dict[str, Any]:
+    """The JobSpec's ``continuous`` section from the definition (harvester.contracts.ContinuousSpec)."""
+    return {"revisit": dict(definition.revisit_settings or {}), "budget_per_s": definition.fetch_budget_per_s,
+            "warc_rotate_s": int(definition.warc_rotate_s), "pinned": {}}
 
 
 @contextmanager
@@ -337,6 +349,10 @@ class SpecFreezer:
             "time_limit_s": definition.max_job_running_time_s if definition.kind == definition.SNAPSHOT else 0,
             "continues_job": None,
         }
+        if definition.kind == definition.CONTINUOUS:
+            spec["continuous"] = continuous_section(definition)
+            for entry in domains:  # a continuous job revisits for ever: no object or byte budget stops it
+                entry["max_objects"] = entry["max_bytes"] = -1
         # What is handed out satisfies the contract, or nothing is written. The whole frame is checked
         # with its first domain; every domain's traps are compiled. Seeds were validated when stored
         # (checking 4 million of them again would be a third of a broad crawl's generation time).

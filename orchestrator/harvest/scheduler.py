@@ -31,7 +31,7 @@ from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from orchestrator.harvest import dispatch, jobgen, signals
+from orchestrator.harvest import continuous, dispatch, jobgen, signals
 from orchestrator.harvest.models import HarvestDefinition, Job, JobStatus
 from orchestrator.harvest.schedules import catch_up, first_event, utc
 
@@ -43,7 +43,8 @@ class SchedulerError(Exception):
 
 
 def due_filter(now: datetime) -> Q:
-    """Selective definitions whose next run has come; snapshot definitions that have not run yet."""
+    """Selective definitions whose next run has come; snapshot definitions that have not run yet.
+    (Continuous definitions are not runs: :func:`orchestrator.harvest.continuous.due_definitions`.)"""
     selective = Q(kind=HarvestDefinition.SELECTIVE, schedule__isnull=False, next_date__lte=now)
     snapshot = Q(kind=HarvestDefinition.SNAPSHOT, runs=0)
     return Q(active=True) & (selective | snapshot)
@@ -56,6 +57,15 @@ def schedule_due_harvests(now: datetime | None = None) -> list[int]:
     """
     now = now or timezone.now()
     job_ids: list[int] = []
+    for definition in continuous.due_definitions():
+        try:
+            job, made = continuous.start(definition, "scheduler")
+        except Exception:
+            log.exception("continuous harvest %s (%s): starting its job failed; tried again next round",
+                          definition.pk, definition.name)
+            continue
+        if made:
+            job_ids.append(job.pk)
     tried: set[int] = set()
     while True:
         with transaction.atomic():
@@ -142,13 +152,13 @@ def run_now(definition: HarvestDefinition, requested_by: str, force: bool = Fals
     never makes a duplicate run. A broker that does not answer is not an error: the run is made (committed)
     and beat's ``submit_new_jobs`` sends its jobs once the broker is back.
     """
+    if definition.kind == HarvestDefinition.CONTINUOUS:
+        return _start_continuous(definition, requested_by)
     with transaction.atomic():
         current = HarvestDefinition.objects.select_for_update(of=("self",)).select_related("channel").filter(
             pk=definition.pk).first()
         if current is None:
             raise SchedulerError(f"harvest definition {definition.pk} no longer exists")
-        if current.kind == HarvestDefinition.CONTINUOUS:
-            raise SchedulerError(f"{current.name} is a continuous harvest: it is not run as jobs")
         waiting = None if force else waiting_run(current)  # read under the definition's lock: no race
         if waiting is None:
             run = current.runs + 1
@@ -174,6 +184,17 @@ def run_now(definition: HarvestDefinition, requested_by: str, force: bool = Fals
     return RunNow(current.name, run, list(Job.objects.filter(pk__in=ids).order_by("id")), waiting is None, error)
 
 
+def _start_continuous(definition: HarvestDefinition, requested_by: str) -> RunNow:
+    """Run-now of a continuous definition: its one job (made unless one is alive: a second run-now makes
+    no second job)."""
+    try:
+        job, made = continuous.start(definition, requested_by)
+    except continuous.ContinuousError as exc:
+        raise SchedulerError(str(exc)) from None
+    error = "" if job.status != JobStatus.NEW else "not answering (the job is sent once it does)"
+    return RunNow(definition.name, job.harvest_run, [job], made, error)
+
+
 def set_next(definition: HarvestDefinition, when: datetime) -> HarvestDefinition:
     """Override the next run of a selective definition (UTC); the schedule carries on from there."""
     when = utc(when)
@@ -191,8 +212,6 @@ def activate(definition: HarvestDefinition, now: datetime | None = None) -> Harv
     now = now or timezone.now()
     definition.refresh_from_db()
     fields: dict[str, object] = {"active": True}
-    if definition.kind == HarvestDefinition.CONTINUOUS:
-        raise SchedulerError(f"{definition.name} is a continuous harvest: it cannot be scheduled yet")
     if definition.kind == HarvestDefinition.SELECTIVE:
         if definition.schedule is None:
             raise SchedulerError(f"{definition.name} has no schedule: give it one before activating it")
@@ -203,12 +222,23 @@ def activate(definition: HarvestDefinition, now: datetime | None = None) -> Harv
             if fields["next_date"] is None:
                 raise SchedulerError(f"the schedule of {definition.name} ({definition.schedule.describe()}) has "
                                      "ended: set a next date or change the schedule first")
+    elif definition.kind == HarvestDefinition.CONTINUOUS:
+        if not definition.configurations.exists():
+            raise SchedulerError(f"{definition.name} has no domain configurations: add some before activating it")
     elif definition.runs:
         raise SchedulerError(f"{definition.name} is a snapshot harvest that has already run: use run-now for "
                              "another run")
     if not HarvestDefinition.objects.filter(pk=definition.pk, active=False).update(**fields):
         raise SchedulerError(f"{definition.name} is already active")
     definition.refresh_from_db()
+    if definition.kind == HarvestDefinition.CONTINUOUS:
+        # Active means crawling: its one long-lived job starts now (the scheduler's round would anyway).
+        try:
+            continuous.start(definition, "activation")
+        except continuous.ContinuousError as exc:
+            HarvestDefinition.objects.filter(pk=definition.pk, active=True).update(active=False)
+            definition.refresh_from_db()
+            raise SchedulerError(str(exc)) from None
     return definition
 
 
@@ -217,4 +247,6 @@ def deactivate(definition: HarvestDefinition) -> HarvestDefinition:
     if not HarvestDefinition.objects.filter(pk=definition.pk, active=True).update(active=False):
         raise SchedulerError(f"{definition.name} is already inactive")
     definition.refresh_from_db()
+    if definition.kind == HarvestDefinition.CONTINUOUS:
+        continuous.stop(definition, "deactivation")  # its long-lived job closes its files and ends
     return definition

@@ -8,7 +8,7 @@ from typing import Any
 
 from celery import shared_task
 
-from harvester.contracts import CONTROL_APPLIED_TASK, PROGRESS_TASK, RESULT_TASK, STARTED_TASK
+from harvester.contracts import CONTROL_APPLIED_TASK, PROGRESS_TASK, RECORD_FILES_TASK, RESULT_TASK, STARTED_TASK
 from orchestrator.harvest import dispatch, intake, reaper, scheduler
 
 log = logging.getLogger(__name__)
@@ -27,6 +27,11 @@ def record_progress(progress: dict[str, Any]) -> None:
 @shared_task(name=CONTROL_APPLIED_TASK, ignore_result=True)
 def record_control_applied(job_id: int, control_id: int, applied_at: str) -> None:
     intake.record_control_applied(job_id, control_id, applied_at)
+
+
+@shared_task(name=RECORD_FILES_TASK, ignore_result=True)
+def record_files(job_id: int, files: list[dict[str, Any]]) -> None:
+    intake.record_files(job_id, files)
 
 
 @shared_task(name=RESULT_TASK, ignore_result=True)

@@ -1,4 +1,7 @@
-"""``netharvest harvests list|show|run-now|activate|deactivate|set-next``: harvest definitions and their runs.
+"""``netharvest harvests list|show|run-now|activate|deactivate|set-next|seeds``: harvest definitions and their runs.
+
+A continuous definition runs as one long-lived job: ``activate`` (or ``run-now``) starts it, ``deactivate``
+stops it, ``seeds`` sends seeds added or removed to the running crawl (orchestrator/harvest/continuous.py).
 
 ``run-now`` exit status: 0 the run's jobs are submitted (a run that was still waiting to be dispatched is
 sent instead of making a second one, and says so); 1 refused (the message says why); 3 the run is in the
@@ -15,7 +18,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db.models import Count, Max, Min, Sum
 from django.utils import timezone
 
-from orchestrator.harvest import jobgen, scheduler
+from orchestrator.harvest import continuous, jobgen, scheduler
 from orchestrator.harvest.management.commands.jobs import _parse_time as parse_time
 from orchestrator.harvest.management.commands.jobs import _who
 from orchestrator.harvest.models import HarvestDefinition, Job
@@ -45,6 +48,12 @@ class Command(BaseCommand):
         for name, text in (("activate", "switch a definition on (selective: from its schedule's next event)"),
                            ("deactivate", "switch a definition off (a run being generated finishes)")):
             sub.add_parser(name, help=text).add_argument("harvest", help="name or id")
+        seeds = sub.add_parser("seeds", help="send seeds added to / removed from a continuous definition to its "
+                               "running job (edit its seed lists too, for the next job)")
+        seeds.add_argument("harvest", help="name or id")
+        seeds.add_argument("--add", action="append", default=[], metavar="URL", help="a seed to add (repeatable)")
+        seeds.add_argument("--remove", action="append", default=[], metavar="URL",
+                           help="a seed to remove (repeatable)")
         set_next = sub.add_parser("set-next", help="move the next run of a selective definition")
         set_next.add_argument("harvest", help="name or id")
         set_next.add_argument("when", help="UTC time: YYYY-MM-DD[THH:MM], or 'now'")
@@ -59,7 +68,7 @@ class Command(BaseCommand):
             logger.setLevel(logging.WARNING)
         try:
             handler(**options)
-        except (scheduler.SchedulerError, jobgen.GenerationError) as exc:
+        except (scheduler.SchedulerError, jobgen.GenerationError, continuous.ContinuousError) as exc:
             raise CommandError(str(exc)) from None
         finally:
             logger.setLevel(level)
@@ -100,6 +109,11 @@ class Command(BaseCommand):
                          f"job time limit {f'{d.max_job_running_time_s} s' if d.max_job_running_time_s else 'none'}")
             if d.previous:
                 lines.append(f"  continues {d.previous.name}: only the domains it did not finish")
+        elif d.kind == d.CONTINUOUS:
+            job = continuous.live_job(d)
+            lines.append(f"  job: {f'{job.pk} ({job.status})' if job else 'none running'}; fetch budget "
+                         f"{f'{d.fetch_budget_per_s:g}/s' if d.fetch_budget_per_s else 'none'}; WARCs closed every "
+                         f"{d.warc_rotate_s} s; revisit settings {d.revisit_settings or 'defaults'}")
         if d.crawler_traps.strip():
             lines.append(f"  crawler traps: {len(d.crawler_traps.splitlines())}")
         self.stdout.write("\n".join(lines))
@@ -133,12 +147,32 @@ class Command(BaseCommand):
 
     def do_activate(self, harvest: str, **_: object) -> None:
         d = scheduler.activate(self._definition(harvest))
+        if d.kind == d.CONTINUOUS:
+            job = continuous.live_job(d)
+            self.stdout.write(f"{d.name} activated; its continuous job {job.pk if job else '-'} is "
+                              f"{job.status if job else 'not made'} on channel {d.channel.name}")
+            return
         self.stdout.write(f"{d.name} activated; next run {_next(d)}"
                           + (" UTC" if d.next_date else ""))
 
     def do_deactivate(self, harvest: str, **_: object) -> None:
         d = scheduler.deactivate(self._definition(harvest))
         self.stdout.write(f"{d.name} deactivated")
+
+    def do_seeds(self, harvest: str, add: list[str], remove: list[str], **_: object) -> None:
+        from harvester.contracts import ContractError
+
+        d = self._definition(harvest)
+        if d.kind != d.CONTINUOUS:
+            raise CommandError(f"{d.name} is a {d.kind} harvest: seeds reach a running crawl only for continuous ones")
+        try:
+            control = continuous.change_seeds(d, add, remove, requested_by=_who())
+        except ContractError as exc:
+            raise CommandError(str(exc)) from None
+        if control is None:
+            self.stdout.write(f"{d.name}: no running job; its next job starts from its seed lists")
+        else:
+            self.stdout.write(f"{d.name}: job {control.job_id} told (+{len(add)} -{len(remove)} seeds)")
 
     def do_set_next(self, harvest: str, when: str, **_: object) -> None:
         d = scheduler.set_next(self._definition(harvest), _parse_time(when))

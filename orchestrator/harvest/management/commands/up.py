@@ -1,7 +1,7 @@
 """``netharvest up``: the whole stack on this machine, from deploy/Procfile, until Ctrl-C.
 
-Web, beat, a high- and a low-priority harvester worker and the indexer, as real processes on real
-queues: on the embedded default (SQLite + the filesystem broker in the data directory) or on
+Web, beat, a high- and a low-priority harvester worker, a worker for continuous harvests and the indexer,
+as real processes on real queues: on the embedded default (SQLite + the filesystem broker in the data directory) or on
 PostgreSQL + Redis when NETHARVEST_DATABASE_URL / NETHARVEST_BROKER_URL are set. Ctrl-C (or SIGTERM)
 stops every process group and waits for them; nothing is left running.
 """
