@@ -12,27 +12,22 @@ they name the URI.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from harvester.crawllog import LINE_RE
+from harvester.reports import parse_duration
 from orchestrator.harvest import jobfiles
 from orchestrator.harvest.models import Job
 
 #: A URI's visits shown at most (the latest ones): a URI revisited hourly for a year has 8,760.
 MAX_VISITS = 2000
-_DURATION_RE = re.compile(r"(\d+)(ms|d|h|m|s)")
-_UNIT_S = {"d": 86400.0, "h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
 
 
 def duration_s(text: str) -> float | None:
-    """Seconds of a Heritrix duration (``ArchiveUtils.formatMillisecondsToConventional``: ``1d2h3m4s5ms``,
-    ``45s0ms``), None if ``text`` is not one."""
-    parts = _DURATION_RE.findall(text)
-    if not parts or "".join(n + u for n, u in parts) != text:
-        return None
-    return sum(int(n) * _UNIT_S[u] for n, u in parts)
+    """Seconds of a Heritrix duration (``45s0ms``), None if ``text`` is not one."""
+    ms = parse_duration(text)
+    return None if ms is None else ms / 1000
 
 
 @dataclass(frozen=True)
