@@ -1,4 +1,4 @@
-"""Adding pasted seed URLs to a selective harvest: NetarchiveSuite's "add domains by seeds", checked
+"""Adding pasted seed URLs to a selective (or continuous) harvest: NetarchiveSuite's "add domains by seeds", checked
 line by line.
 
 Each URL's registrable domain is created if it does not exist yet (with its default seed list and
@@ -13,6 +13,7 @@ number and the reason, so a curator fixes the paste and sends it again.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
@@ -91,9 +92,11 @@ def parse(text: str) -> SeedingResult:
 
 
 def add_seeds(definition: HarvestDefinition, text: str, template: CrawlTemplate | None = None) -> SeedingResult:
-    """Add the seeds pasted in ``text`` to the selective ``definition``; see the module docstring."""
-    if definition.kind != HarvestDefinition.SELECTIVE:
-        raise ValueError(f"{definition.name} is a {definition.kind} harvest: seeds are added to selective ones")
+    """Add the seeds pasted in ``text`` to the selective or continuous ``definition`` (a continuous one's
+    running job is told by :func:`orchestrator.harvest.continuous.change_seeds`); see the module docstring."""
+    if definition.kind not in (HarvestDefinition.SELECTIVE, HarvestDefinition.CONTINUOUS):
+        raise ValueError(f"{definition.name} is a {definition.kind} harvest: seeds are added to selective and "
+                         "continuous ones")
     result = parse(text)
     if not result.ok:
         return result
@@ -118,3 +121,12 @@ def add_seeds(definition: HarvestDefinition, text: str, template: CrawlTemplate 
             result.configurations.append(configuration)
         definition.configurations.add(*result.configurations)
     return result
+
+
+def seeds_of(configurations: Iterable[DomainConfiguration]) -> list[str]:
+    """The active seeds of ``configurations`` (their seed lists' non-``#`` lines), in order, once each: what a
+    crawl of them starts from, e.g. the seeds a running continuous job drops when they leave its definition."""
+    seen: dict[str, None] = {}
+    for seedlist in SeedList.objects.filter(configurations__in=list(configurations)).order_by("pk").distinct():
+        seen.update(dict.fromkeys(seedlist.active_seeds))
+    return list(seen)

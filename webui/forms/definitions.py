@@ -1,4 +1,5 @@
-"""Forms for harvest definitions (selective and snapshot) and for pasting seeds into a selective one."""
+"""Forms for harvest definitions (selective, snapshot and continuous) and for pasting seeds into a selective or
+continuous one. The continuous revisit settings are laid out by webui/forms/continuous.py."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from django import forms
 from django.core.exceptions import ValidationError
 
 from orchestrator.harvest.models import HarvestChannel, HarvestDefinition, Schedule
+from webui.forms.continuous import WaitField, add_revisit_fields, clean_revisit
 from webui.forms.domains import ExtendedFieldsMixin, add_extended_fields, clean_extended
 
 COMMON = ["name", "channel", "audience", "comments", "crawler_traps"]
@@ -23,22 +25,24 @@ class DefinitionForm(ExtendedFieldsMixin, forms.ModelForm):
     class Meta:
         model = HarvestDefinition
         fields = [*COMMON, "schedule", "max_objects", "max_bytes", "max_job_running_time_s",
-                  "previous"]
+                  "previous", "fetch_budget_per_s", "warc_rotate_s"]
         widgets = {"comments": forms.Textarea(attrs={"rows": 2}),
                    "crawler_traps": forms.Textarea(attrs={"rows": 4, "spellcheck": "false"})}
         labels = {"max_objects": "Max objects per domain",
                   "max_bytes": "Max bytes per domain", "max_job_running_time_s": "Max job running time (seconds)",
-                  "previous": "Continue snapshot", "crawler_traps": "Crawler traps"}
+                  "previous": "Continue snapshot", "crawler_traps": "Crawler traps",
+                  "fetch_budget_per_s": "Fetch budget (fetches per second, for the whole job)"}
 
     KIND_FIELDS = {
         HarvestDefinition.SELECTIVE: {"schedule", "next_date"},
         HarvestDefinition.SNAPSHOT: {"max_objects", "max_bytes", "max_job_running_time_s", "previous"},
+        HarvestDefinition.CONTINUOUS: {"fetch_budget_per_s", "warc_rotate_s"},
     }
 
     def __init__(self, *args: object, kind: str, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)
         if kind not in self.KIND_FIELDS:
-            raise ValueError(f"the web UI edits selective and snapshot harvests, not {kind!r}")
+            raise ValueError(f"the web UI edits selective, snapshot and continuous harvests, not {kind!r}")
         self.instance.kind = kind
         for name in set().union(*self.KIND_FIELDS.values()) - self.KIND_FIELDS[kind]:
             del self.fields[name]
@@ -58,11 +62,25 @@ class DefinitionForm(ExtendedFieldsMixin, forms.ModelForm):
                 .exclude(pk=self.instance.pk)
             self.fields["previous"].help_text = ("Harvest only the domains that snapshot did not finish (stopped by "
                                                  "its budget), where it stopped. Empty: all domains.")
+        if kind == HarvestDefinition.CONTINUOUS:
+            self.fields["fetch_budget_per_s"].help_text = (
+                "The crawl never fetches faster than this, on top of each host's politeness; the revisit policy "
+                "plans its visits within it. Empty: politeness alone limits it.")
+            self.fields["warc_rotate_s"] = WaitField(
+                label="Close WARC files every", help_text="A continuous job never ends, so it closes its WARC file "
+                "this often (or when full) and hands it to the indexer chain: captures are replayable within "
+                "minutes. e.g. 15m")
+            self.initial.setdefault("warc_rotate_s", self.instance.warc_rotate_s)
+            add_revisit_fields(self, self.instance.revisit_settings)
         self.extended_fields = add_extended_fields(self, "harvest", self.instance.extended or {})
 
     def clean(self) -> dict:
         data = super().clean()
         self.instance.extended = clean_extended(self, self.extended_fields)
+        if self.instance.kind == HarvestDefinition.CONTINUOUS:
+            settings = clean_revisit(self, self.instance.revisit_settings)
+            if settings is not None:
+                self.instance.revisit_settings = settings
         return data
 
 
