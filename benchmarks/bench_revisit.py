@@ -1,0 +1,108 @@
+"""Benchmark: revisit policies on a simulated web (issue 12): a fixed-interval loop, Heritrix's adaptive
+revisiting (``RevisitSettings.heritrix()``) and netharvest's adaptive policy, at a starved and an
+ample fetch budget, in one run.
+
+    .venv/bin/python benchmarks/bench_revisit.py [--urls 2000] [--days 30] [--seeds 1,2,3]
+        [--mixes mixed,news,archive] [--starved 17] [--ample 120] [--tiny]
+
+The web, the frontier and the scorer are benchmarks/revisit_sim.py (read its docstring for the
+scenario). ``--starved``/``--ample`` are visits per URL per 30 days: the budget in fetches per second is
+that × URLs / 30 days. The fixed loop revisits every URL every URLs / budget seconds (it spends the whole
+budget); Heritrix and the adaptive policy get the same budget from the frontier. All three use the same
+strip regex (the pages' clock) and the same politeness. Every (seed, mix) prints a table; the summary
+compares the goals of the issue: at the starved budget the adaptive policy captures >= 1.3 x the
+versions that Heritrix AR captures with at least its freshness; at the ample budget it captures at
+least as many as the fixed loop.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.revisit_sim import CLOCK, DAY, Score, make_web, simulate  # noqa: E402
+from harvester.revisit.policy import RevisitSettings  # noqa: E402
+
+POLICIES = ("fixed", "heritrix", "adaptive")
+
+
+def settings_for(policy: str, urls: int, budget: float) -> RevisitSettings:
+    if policy == "fixed":
+        return RevisitSettings.fixed(max(1, round(urls / budget)), strip=(CLOCK,))
+    if policy == "heritrix":
+        return RevisitSettings.heritrix(strip=(CLOCK,))
+    return RevisitSettings(strip=(CLOCK,))
+
+
+def row(label: str, budget_name: str, s: Score, budget: float, days: float, wall: float) -> str:
+    used = s.visits / (budget * days * DAY)
+    return (f"| {label} | {budget_name} | {s.versions:,} | {s.captured:,} | {s.capture_share:.3f} | "
+            f"{s.freshness:.3f} | {s.visits:,} | {used:.2f} | {s.wasted:,} | {s.header_only:,} | "
+            f"{s.bytes_downloaded / 1e6:,.1f} | {s.bytes_stored / 1e6:,.1f} | {s.politeness_violations} | "
+            f"{s.budget_violations} | {s.header_misses} | {wall:.1f} |")
+
+
+HEADER = ("| policy | budget | versions >= 1 h | captured | share | freshness | visits | budget used | wasted | "
+          "header-only | MB down | MB stored | polite viol. | budget viol. | header misses | wall s |\n"
+          "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--urls", type=int, default=2000)
+    parser.add_argument("--days", type=float, default=30.0)
+    parser.add_argument("--seeds", default="1,2,3")
+    parser.add_argument("--mixes", default="mixed,news,archive")
+    parser.add_argument("--starved", type=float, default=17.0, help="visits per URL per 30 days")
+    parser.add_argument("--ample", type=float, default=120.0, help="visits per URL per 30 days")
+    parser.add_argument("--tiny", action="store_true", help="200 URLs x 4 days, one seed, one mix")
+    args = parser.parse_args(argv)
+    if args.tiny:
+        args.urls, args.days, args.seeds, args.mixes = 200, 4.0, "1", "mixed"
+    seeds = [int(s) for s in args.seeds.split(",")]
+    mixes = args.mixes.split(",")
+    print(f"machine: {platform.machine()} {os.cpu_count()} cores, Python {platform.python_version()}; "
+          f"{args.urls:,} URLs x {args.days:g} days; starved {args.starved:g}, ample {args.ample:g} "
+          f"visits/URL/30 days")
+    month = 30 * DAY
+    budgets = {"starved": args.starved * args.urls / month, "ample": args.ample * args.urls / month}
+    summary = []
+    met = True
+    for mix in mixes:
+        for seed in seeds:
+            pages = make_web(args.urls, args.days, seed, mix)
+            print(f"\n### mix {mix}, seed {seed}: {len(pages):,} pages\n")
+            print(HEADER)
+            results: dict[tuple[str, str], Score] = {}
+            for budget_name, budget in budgets.items():
+                for policy in POLICIES:
+                    started = time.perf_counter()
+                    s = simulate(pages, settings_for(policy, args.urls, budget), budget, args.days)
+                    results[policy, budget_name] = s
+                    print(row(policy, budget_name, s, budget, args.days, time.perf_counter() - started))
+            ar, ours = results["heritrix", "starved"], results["adaptive", "starved"]
+            fixed_ample, ours_ample = results["fixed", "ample"], results["adaptive", "ample"]
+            ratio = ours.captured / max(1, ar.captured)
+            ample_ratio = ours_ample.captured / max(1, fixed_ample.captured)
+            ok = ratio >= 1.3 and ours.freshness >= ar.freshness and ample_ratio >= 1.0
+            met &= ok
+            summary.append((mix, seed, ratio, ours.freshness, ar.freshness, ample_ratio, ok))
+    print("\n### summary\n")
+    print("| mix | seed | starved: captured adaptive / AR | freshness adaptive | freshness AR | "
+          "ample: captured adaptive / fixed | goals met |\n|---|---|---|---|---|---|---|")
+    for mix, seed, ratio, fresh, fresh_ar, ample_ratio, ok in summary:
+        print(f"| {mix} | {seed} | {ratio:.2f} | {fresh:.3f} | {fresh_ar:.3f} | {ample_ratio:.2f} | "
+              f"{'yes' if ok else 'NO'} |")
+    print(f"\nall goals met: {'yes' if met else 'NO'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

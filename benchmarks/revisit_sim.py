@@ -1,0 +1,397 @@
+"""A simulated web, a frontier and a scorer for revisit policies (issue 12): drives ANY
+``harvester.revisit.policy.RevisitPolicy`` through its public interface only.
+
+**The web** (:func:`make_web`): hosts with a latency, a bandwidth and a validator behaviour, each
+serving pages with a content type, a size and a change process over the simulated period:
+
+* ``static``: never changes (or once in a blue moon);
+* ``poisson``: changes at a constant rate, log-uniform between one every 2 hours and one every 20 days
+  (Cho & Garcia-Molina's model, seed 000 §5);
+* ``periodic``: one change every P (3 h, 6 h, 12 h, 1 day, 2 days or 1 week) at a fixed phase with a
+  small jitter (the edition page, the bulletin);
+* ``bursty``: a Markov-modulated Poisson process, long quiet spells (one change in 15 days) broken by
+  active days (one change in 1.5 hours): the politician's site before an election (000 §2).
+
+Some pages print a clock (``<span class="clock">…</span>``) that changes on every request: noise that the
+operator's strip regex removes before hashing (000 §2, 002 §5.1). Servers send validators or not:
+``good`` ones change ETag and Last-Modified with every change, ``lastmod`` only Last-Modified,
+``none`` nothing (dynamic pages), ``liar`` ones keep both across a real change with probability 0.3
+(Clausen's figures in 002 §5.1: reliability 99.66-99.91 %, so a liar is rare but real). Some pages
+appear during the run (new articles): they exist from their birth.
+
+**The frontier** (:class:`Simulation`): per-host queues ordered by time of next processing, a host
+issues one URI at a time (valence 1) and then waits ``last fetch duration × delay factor`` clamped to
+[min, max] (002 §6.2, netharvest's defaults 5, 3 s, 30 s); hosts are served in order of the time
+they became ready (the ARQueueList: "the one that has been ready to issue a URI for the longest
+period of time"); fetch starts are paced by the global budget (at most ``budget_per_s`` per second,
+never a burst). A fetch asks the policy after the headers (``unchanged_by_headers``), downloads the
+body otherwise (duration = latency + size / bandwidth), hashes it with
+:func:`harvester.revisit.change.stripped_digest` and the settings' strip regexes, and reports the
+:class:`~harvester.revisit.policy.Visit` at its end. ``replan`` is called at ``next_replan_at``. This
+is a discrete-event simulation: completions and fetch starts are processed in time order.
+
+**The scorer** (:class:`Score`), from the web's truth and the fetch log alone: the share of versions
+that lived at least 1 hour that were captured (a full download during the version's life),
+time-averaged freshness of the archive (the share of page-time during which the latest capture was the
+page's current version), wasted fetches (visits that found the version already captured before),
+bytes downloaded and stored (a capture equal to the previous one is a revisit record, ~300 bytes),
+politeness violations and budget violations (both recomputed from the log; must be 0), versions lost
+to header checks (the headers said "unchanged", the body was not downloaded, and that version was
+never captured).
+"""
+
+from __future__ import annotations
+
+import bisect
+import heapq
+import math
+import random
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from harvester.revisit.change import stripped_digest
+from harvester.revisit.policy import RevisitPolicy, RevisitSettings, Visit
+
+HOUR, DAY = 3600.0, 86400.0
+CLOCK = r'<span class="clock">[^<]*</span>'
+HEADER_BYTES = 500
+REVISIT_RECORD_BYTES = 300
+LIE_PROBABILITY = 0.3
+
+#: Scenario mixes: share of text pages by change process, and of validator behaviour by host.
+MIXES = {
+    "mixed": {"processes": {"static": 0.25, "poisson": 0.45, "periodic": 0.15, "bursty": 0.15},
+              "validators": {"good": 0.45, "lastmod": 0.15, "none": 0.25, "liar": 0.15}},
+    "news": {"processes": {"static": 0.10, "poisson": 0.45, "periodic": 0.25, "bursty": 0.20},
+             "validators": {"good": 0.30, "lastmod": 0.10, "none": 0.45, "liar": 0.15}},
+    "archive": {"processes": {"static": 0.55, "poisson": 0.35, "periodic": 0.05, "bursty": 0.05},
+                "validators": {"good": 0.60, "lastmod": 0.15, "none": 0.10, "liar": 0.15}},
+}
+
+
+@dataclass
+class Host:
+    name: str
+    latency_s: float
+    bandwidth: float  # bytes/s
+    validators: str  # good | lastmod | none | liar
+
+
+@dataclass
+class Page:
+    uri: str
+    host: Host
+    content_type: str
+    size: int
+    born: float
+    changes: list[float]  # times of real changes (versions start at born and at each change)
+    noise: bool
+    etag_epoch: list[int] = field(default_factory=list)  # validator epoch of each version
+
+    def version_at(self, t: float) -> int:
+        return bisect.bisect_right(self.changes, t)
+
+    def body(self, version: int, t: float) -> bytes:
+        clock = f'<span class="clock">{t:.3f}</span>' if self.noise else ""
+        return f"<html><h1>{self.uri}</h1>{clock}<p>version {version}</p></html>".encode()
+
+    def validators(self, version: int) -> tuple[str | None, str | None]:
+        kind = self.host.validators
+        if kind == "none":
+            return None, None
+        epoch = self.etag_epoch[version]
+        lastmod = f"lm-{epoch}"
+        if kind == "lastmod":
+            return None, lastmod
+        return f'"{zlib.crc32(self.uri.encode()):08x}-{epoch}"', lastmod
+
+
+def _process(kind: str, rng: random.Random, start: float, end: float, content_type: str) -> list[float]:
+    times: list[float] = []
+    if kind == "static":
+        rate = 1 / (120 * DAY)
+        t = start + rng.expovariate(rate)
+        while t < end:
+            times.append(t)
+            t += rng.expovariate(rate)
+    elif kind == "poisson":
+        rate = 1 / math.exp(rng.uniform(math.log(2 * HOUR), math.log(20 * DAY)))
+        if content_type != "text":
+            rate /= 10
+        t = start + rng.expovariate(rate)
+        while t < end:
+            times.append(t)
+            t += rng.expovariate(rate)
+    elif kind == "periodic":
+        period = rng.choice([3 * HOUR, 6 * HOUR, 12 * HOUR, DAY, DAY, 2 * DAY, 7 * DAY])
+        t = start + rng.uniform(0, period)
+        while t < end:
+            times.append(t + rng.gauss(0, 0.01 * period))
+            t += period
+        times.sort()
+    elif kind == "bursty":
+        quiet, active = 1 / (15 * DAY), 1 / (1.5 * HOUR)
+        t, state = start, rng.random() < 0.15
+        switch = t + rng.expovariate(1 / (DAY if state else 6 * DAY))
+        while t < end:
+            rate = active if state else quiet
+            nxt = t + rng.expovariate(rate)
+            if nxt >= switch:
+                t, state = switch, not state
+                switch = t + rng.expovariate(1 / (DAY if state else 6 * DAY))
+                continue
+            t = nxt
+            if t < end:
+                times.append(t)
+    return [t for t in times if start < t < end]
+
+
+def _pick(rng: random.Random, shares: dict[str, float]) -> str:
+    r, acc = rng.random(), 0.0
+    for name, share in shares.items():
+        acc += share
+        if r < acc:
+            return name
+    return name
+
+
+def make_web(urls: int, days: float, seed: int, mix: str = "mixed", per_host: int = 50) -> list[Page]:
+    """A seeded web of ``urls`` pages on ``urls / per_host`` hosts over ``days`` days."""
+    rng = random.Random(seed)
+    end = days * DAY
+    hosts = []
+    for h in range(max(1, urls // per_host)):
+        hosts.append(Host(f"host{h}.example", latency_s=rng.uniform(0.05, 1.0), bandwidth=rng.uniform(2e5, 5e6),
+                          validators=_pick(rng, MIXES[mix]["validators"])))
+    pages = []
+    for i in range(urls):
+        host = hosts[i % len(hosts)]
+        r = rng.random()
+        if r < 0.80:
+            ctype, size = "text/html; charset=utf-8", int(rng.lognormvariate(math.log(30_000), 0.8))
+            kind = _pick(rng, MIXES[mix]["processes"])
+        elif r < 0.95:
+            ctype, size = "image/jpeg", int(rng.lognormvariate(math.log(150_000), 1.0))
+            kind = "static" if rng.random() < 0.85 else "poisson"
+        else:
+            ctype, size = "application/pdf", int(rng.lognormvariate(math.log(800_000), 1.0))
+            kind = "static" if rng.random() < 0.85 else "poisson"
+        born = 0.0 if rng.random() < 0.9 else rng.uniform(0, end * 0.8)
+        changes = _process(kind, rng, born, end, "text" if ctype.startswith("text/") else "other")
+        page = Page(f"http://{host.name}/p{i}.html", host, ctype, size, born, changes,
+                    noise=ctype.startswith("text/") and host.validators == "none" and rng.random() < 0.7)
+        epoch = [0]
+        for _ in changes:
+            keep = host.validators == "liar" and rng.random() < LIE_PROBABILITY
+            epoch.append(epoch[-1] if keep else epoch[-1] + 1)
+        page.etag_epoch = epoch
+        pages.append(page)
+    return pages
+
+
+@dataclass
+class Fetch:
+    uri: str
+    host: str
+    start: float
+    end: float
+    version: int
+    downloaded: bool
+    size: int
+    digest: str | None
+
+
+@dataclass
+class Politeness:
+    delay_factor: float = 5.0
+    min_delay_s: float = 3.0
+    max_delay_s: float = 30.0
+
+    def delay(self, duration: float) -> float:
+        return min(max(duration * self.delay_factor, self.min_delay_s), self.max_delay_s)
+
+
+class Simulation:
+    """The frontier: per-host priority queues, politeness, the global budget; a DES over fetches."""
+
+    def __init__(self, pages: list[Page], settings: RevisitSettings, budget_per_s: float, days: float,
+                 politeness: Politeness | None = None,
+                 make_policy: Callable[[RevisitSettings, float], RevisitPolicy] = RevisitPolicy) -> None:
+        self.pages = {p.uri: p for p in pages}
+        self.settings = settings
+        self.policy = make_policy(settings, budget_per_s)
+        self.budget = budget_per_s
+        self.end = days * DAY
+        self.politeness = politeness or Politeness()
+        self.log: list[Fetch] = []
+
+    def run(self) -> list[Fetch]:
+        policy, end = self.policy, self.end
+        due: dict[str, float] = {}
+        queues: dict[str, list[tuple[float, str]]] = {}
+        host_ready: dict[str, float] = {}
+        busy: set[str] = set()
+        hosts_heap: list[tuple[float, str]] = []  # (max(ready, head due), host), lazily refreshed
+        completions: list[tuple[float, int, str, Visit, int]] = []
+        births = sorted((p.born, p.uri) for p in self.pages.values())
+        b = 0
+        seq = 0
+        last_start = -math.inf
+        spacing = 1.0 / self.budget
+
+        def push_host(host: str) -> None:
+            queue = queues.get(host)
+            while queue and due.get(queue[0][1]) != queue[0][0]:
+                heapq.heappop(queue)  # stale entry
+            if queue and host not in busy:
+                heapq.heappush(hosts_heap, (max(host_ready.get(host, 0.0), queue[0][0]), host))
+
+        def schedule(uri: str, at: float) -> None:
+            host = self.pages[uri].host.name
+            due[uri] = at
+            heapq.heappush(queues.setdefault(host, []), (at, uri))
+            push_host(host)
+
+        now = 0.0
+        while True:
+            # the next fetch start this frontier could make
+            while hosts_heap:
+                key, host = hosts_heap[0]
+                queue = queues.get(host)
+                if host in busy or not queue or due.get(queue[0][1]) != queue[0][0] or \
+                        key != max(host_ready.get(host, 0.0), queue[0][0]):
+                    heapq.heappop(hosts_heap)
+                    if host not in busy:
+                        push_host(host)
+                    continue
+                break
+            start_at = max(hosts_heap[0][0], last_start + spacing, now) if hosts_heap else math.inf
+            events = [start_at, completions[0][0] if completions else math.inf,
+                      births[b][0] if b < len(births) else math.inf, policy.next_replan_at]
+            t = min(events)
+            if t >= end:
+                break
+            now = max(now, t)
+            if b < len(births) and births[b][0] <= t:
+                uri = births[b][1]
+                b += 1
+                schedule(uri, policy.add(uri, now))
+            elif policy.next_replan_at <= t:
+                for uri, at in policy.replan(now).items():
+                    schedule(uri, at)
+            elif completions and completions[0][0] <= t:
+                finished, _, uri, visit, _ = heapq.heappop(completions)
+                host = self.pages[uri].host.name
+                busy.discard(host)
+                host_ready[host] = finished + self.politeness.delay(visit.duration_s)
+                schedule(uri, policy.visited(uri, visit, finished))
+            else:
+                _, host = heapq.heappop(hosts_heap)
+                _, uri = heapq.heappop(queues[host])
+                due.pop(uri, None)
+                last_start = now
+                busy.add(host)
+                visit = self._fetch(uri, now)
+                seq += 1
+                heapq.heappush(completions, (now + visit.duration_s, seq, uri, visit, 0))
+        return self.log
+
+    def _fetch(self, uri: str, start: float) -> Visit:
+        page = self.pages[uri]
+        version = page.version_at(start)
+        etag, lastmod = page.validators(version)
+        headers_at = start + page.host.latency_s
+        if self.policy.unchanged_by_headers(uri, etag, lastmod, headers_at):
+            self.log.append(Fetch(uri, page.host.name, start, headers_at, version, False, 0, None))
+            return Visit(200, page.content_type, 0, page.host.latency_s, etag, lastmod, None, downloaded=False)
+        duration = page.host.latency_s + page.size / page.host.bandwidth
+        digest = stripped_digest(page.body(version, start), self.settings.strip)
+        self.log.append(Fetch(uri, page.host.name, start, start + duration, version, True, page.size, digest))
+        return Visit(200, page.content_type, page.size, duration, etag, lastmod, digest)
+
+
+@dataclass
+class Score:
+    versions: int = 0  # versions that lived >= 1 h
+    captured: int = 0
+    freshness: float = 0.0
+    visits: int = 0
+    full: int = 0
+    header_only: int = 0
+    wasted: int = 0
+    bytes_downloaded: int = 0
+    bytes_stored: int = 0
+    politeness_violations: int = 0
+    budget_violations: int = 0
+    header_misses: int = 0
+
+    @property
+    def capture_share(self) -> float:
+        return self.captured / self.versions if self.versions else 0.0
+
+
+def score(pages: list[Page], log: list[Fetch], days: float, budget_per_s: float,
+          politeness: Politeness | None = None) -> Score:
+    """Score a fetch log against the web's truth (see the module docstring)."""
+    politeness = politeness or Politeness()
+    end = days * DAY
+    out = Score()
+    by_uri: dict[str, list[Fetch]] = {}
+    by_host: dict[str, list[Fetch]] = {}
+    for fetch in log:
+        by_uri.setdefault(fetch.uri, []).append(fetch)
+        by_host.setdefault(fetch.host, []).append(fetch)
+    starts = sorted(f.start for f in log)
+    spacing = 1.0 / budget_per_s
+    out.budget_violations = sum(1 for a, b in zip(starts, starts[1:], strict=False) if b - a < spacing - 1e-6)
+    for fetches in by_host.values():
+        fetches.sort(key=lambda f: f.start)
+        for a, b in zip(fetches, fetches[1:], strict=False):
+            if b.start < a.end + politeness.delay(a.end - a.start) - 1e-6:
+                out.politeness_violations += 1
+    fresh_time = life_time = 0.0
+    for page in pages:
+        bounds = [page.born, *page.changes, end]
+        life_time += end - page.born
+        first_capture: dict[int, float] = {}
+        header_checked: set[int] = set()
+        seen_version: int | None = None
+        stored_digest: str | None = None
+        for fetch in sorted(by_uri.get(page.uri, []), key=lambda f: f.start):
+            out.visits += 1
+            if seen_version is not None and fetch.version == seen_version:
+                out.wasted += 1
+            seen_version = fetch.version if fetch.downloaded else seen_version
+            if fetch.downloaded:
+                out.full += 1
+                out.bytes_downloaded += fetch.size + HEADER_BYTES
+                first_capture.setdefault(fetch.version, fetch.start)
+                if fetch.digest != stored_digest:
+                    out.bytes_stored += fetch.size
+                    stored_digest = fetch.digest
+                else:
+                    out.bytes_stored += REVISIT_RECORD_BYTES
+            else:
+                out.header_only += 1
+                out.bytes_downloaded += HEADER_BYTES
+                out.bytes_stored += REVISIT_RECORD_BYTES
+                header_checked.add(fetch.version)
+        for version in range(len(bounds) - 1):
+            lived = bounds[version + 1] - bounds[version]
+            if version in first_capture:
+                fresh_time += bounds[version + 1] - first_capture[version]
+            if lived >= HOUR:
+                out.versions += 1
+                if version in first_capture:
+                    out.captured += 1
+                elif version in header_checked:
+                    out.header_misses += 1
+    out.freshness = fresh_time / life_time if life_time else 0.0
+    return out
+
+
+def simulate(pages: list[Page], settings: RevisitSettings, budget_per_s: float, days: float) -> Score:
+    """Run one policy over one web and score it."""
+    sim = Simulation(pages, settings, budget_per_s, days)
+    return score(pages, sim.run(), days, budget_per_s, sim.politeness)
