@@ -117,3 +117,16 @@ def _no_stale_control_queues() -> None:
         client = conn.default_channel.client
         for key in client.scan_iter("control.job-*"):
             client.delete(key)
+
+
+@pytest.fixture
+def replay_service(settings, tmp_path: Path) -> Iterator[object]:
+    """Real pywb over this test's ``settings.NETHARVEST_INDEX_DIR`` (set it first, e.g. with the
+    orchestrator's ``storage_env``), reachable through the web UI's ``/replay/…`` proxy: the fixture points
+    ``settings.NETHARVEST_REPLAY_URL`` at it. Yields a tests.replayhelp.ReplayService (``.url``, ``.log``)."""
+    from tests.replayhelp import start_replay
+
+    service = start_replay(Path(settings.NETHARVEST_INDEX_DIR), tmp_path / "replay.log")
+    settings.NETHARVEST_REPLAY_URL = service.url
+    yield service
+    service.stop()
