@@ -89,7 +89,7 @@ def test_definition_form_explains_errors_and_saves_nothing(curator):
     assert "This field is required" in page and "must be -1 (unlimited) or a positive number" in page
     assert "Enter a whole number" in page and "line 1" in page
     assert not HarvestDefinition.objects.exists()
-    assert curator.get(reverse("webui:definition-create", args=["continuous"])).status_code == 404
+    assert curator.get(reverse("webui:definition-create", args=["weekly"])).status_code == 404  # no such kind
 
 
 def test_snapshot_with_budgets_continuing_a_previous_one(curator, viewer):

@@ -18,7 +18,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from harvester.revisit.policy import RevisitSettings
+from harvester.revisit.policy import CLASSES, RevisitSettings
 from orchestrator.harvest import continuous, scheduler, schedules, seeding
 from orchestrator.harvest.models import HarvestDefinition, HarvestInfo, Job
 from orchestrator.harvest.scheduler import SchedulerError
@@ -79,7 +79,7 @@ def definition_detail(request: HttpRequest, pk: int) -> HttpResponse:
 def _continuous_context(definition: HarvestDefinition) -> dict[str, object]:
     """A continuous definition's live job and its revisit settings as the crawl gets them (defaults filled in)."""
     return {"live_job": continuous.live_job(definition),
-            "revisit": RevisitSettings.from_dict(definition.revisit_settings or {}).to_dict()}
+            "revisit": RevisitSettings.from_dict(definition.revisit_settings or {}).to_dict(), "classes": CLASSES}
 
 
 @require(CURATE)
