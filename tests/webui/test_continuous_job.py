@@ -5,7 +5,9 @@ URI's history read from the job's crawl.log annotations. Real PostgreSQL rows, r
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from datetime import timedelta
+from pathlib import Path
 from urllib.parse import quote
 
 import pytest
@@ -15,8 +17,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 from harvester.crawllog import format_line
-from harvester.runtime import spool_dir
-from orchestrator.harvest import intake, progresslog
+from harvester.revisit.policy import RevisitPolicy, RevisitSettings, Visit
+from orchestrator.harvest import chain, intake, progresslog
 from orchestrator.harvest.models import (
     ArchiveFile,
     HarvestChannel,
@@ -26,7 +28,11 @@ from orchestrator.harvest.models import (
     ProgressSample,
 )
 from orchestrator.harvest.models.archive import IndexState
+from tests.indexer.conftest import TwoJobs
+from tests.indexer.warcs import crawl_two_jobs
 from tests.orchestrator import factories
+from tests.orchestrator.chainhelp import harvest
+from tests.orchestrator.conftest import storage_env  # noqa: F401 - a fixture
 
 pytestmark = pytest.mark.django_db
 
@@ -102,40 +108,65 @@ def test_a_job_without_figures_yet_says_so_and_other_jobs_have_no_section(viewer
     assert viewer.get(reverse("jobs:continuous", args=[other.pk])).status_code == 404
 
 
-def write_crawl_log(job: Job, lines: list[str]) -> None:
-    logs = spool_dir() / str(job.pk) / "logs"
-    logs.mkdir(parents=True, exist_ok=True)
-    (logs / "crawl.log").write_text("".join(lines))
-
-
-def test_uri_history_from_the_crawl_log_annotations(viewer: Client):
-    job = continuous_job()
-    start = timezone.now() - timedelta(hours=10)
-    visits = [  # (hours after start, wait chosen, visits, versions, unchanged)
-        (0, "12h0m0s0ms", 1, 1, False), (1, "18h0m0s0ms", 2, 1, True), (2, "8h0m0s0ms", 3, 2, False),
-    ]
+def annotated_visits(uri: str, start) -> list[str]:
+    """crawl.log lines of three visits of ``uri`` as the crawl writes them: annotated by the real revisit policy
+    (Heritrix AR: 12 h for a new text page, × 1.5 when unchanged, ÷ 1.5 when changed), ``unchanged`` added by
+    the change evaluator; one visit of another URI in between."""
+    policy = RevisitPolicy(RevisitSettings.heritrix(), None)
+    policy.add(uri, 0.0)
     lines = []
-    for hours, wait, n, versions, unchanged in visits:
+    for hours, digest in ((0, "sha1:AAAA"), (12, "sha1:AAAA"), (30, "sha1:BBBB")):
         at = start + timedelta(hours=hours)
-        lines.append(format_line(status=200, uri=NEWS, size=1234, mime="text/html", fetch_began=at, duration_ms=40,
-                                 digest="sha1:ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", logged_at=at,
-                                 annotations=[f"wt:{wait}", f"{n}vis", f"{versions}ver", "ov:3ms"]
+        before = policy.state_of(uri).get("versions", 0) if hours else 0
+        policy.visited(uri, Visit(status=200, content_type="text/html", size=1234, duration_s=0.04, etag=None,
+                                  last_modified=None, digest=digest), hours * 3600.0)
+        unchanged = policy.state_of(uri)["versions"] == before
+        lines.append(format_line(status=200, uri=uri, size=1234, mime="text/html", fetch_began=at, duration_ms=40,
+                                 digest=digest, logged_at=at, annotations=[policy.annotation(uri)]
                                  + (["unchanged"] if unchanged else [])))
-        lines.append(format_line(status=200, uri=NEWS + "other", size=10, mime="text/html", logged_at=at,
-                                 annotations=["wt:1h0m0s0ms", "9vis", "9ver"]))
-    write_crawl_log(job, lines)
+        lines.append(format_line(status=200, uri=uri + "other", size=10, mime="text/html", logged_at=at,
+                                 annotations=["wt:1h0m0s0ms,9vis,9ver"]))
+    return lines
 
-    page = viewer.get(reverse("jobs:uri", args=[job.pk]), {"uri": NEWS}).content.decode()
+
+@pytest.fixture(scope="module")
+def crawls(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TwoJobs]:
+    root = tmp_path_factory.mktemp("continuous-crawls")
+    with crawl_two_jobs(root) as (job1, job2, index, urls):
+        yield TwoJobs(job1, job2, index, urls)
+
+
+def test_uri_history_from_the_crawl_log_and_the_index(crawls, storage_env, viewer: Client):  # noqa: F811
+    """Two real crawls of the test site, stored and indexed by the real chain as jobs of one continuous
+    definition (the second holds revisits); the second job's crawl.log carries the policy's annotations."""
+    definition = HarvestDefinition.objects.create(name="site, continuously", kind="continuous",
+                                                  channel=HarvestChannel.objects.get(name="continuous"))
+    job1 = harvest(crawls.job1, storage_env / "spool", definition)
+    job2 = harvest(crawls.job2, storage_env / "spool", definition)
+    assert not chain.run_pending().failed
+    home = crawls.site_urls[0]
+    logs = Path(ArchiveFile.objects.filter(job=job2).first().spool_path).parent.parent / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    (logs / "crawl.log").write_text("".join(annotated_visits(home, timezone.now() - timedelta(hours=40))))
+
+    page = viewer.get(reverse("jobs:uri", args=[job2.pk]), {"uri": home}).content.decode()
     assert "3 line(s) name this URI" in page
     assert re.search(r'id="u-visits">3<', page) and re.search(r'id="u-versions">2<', page)
-    assert re.search(r'id="u-wait">8 h<', page)
-    table = page[page.index('id="u-table"'):]
+    assert re.search(r'id="u-wait">12 h<', page)  # 18 h ÷ 1.5 after the change
+    table = page[page.index('id="u-table"'):page.index("</table>", page.index('id="u-table"'))]
     assert table.count("<tr>") == 4 and table.count("new version") == 2 and table.count(">unchanged<") == 1
     assert "18 h" in table and "9vis" not in table  # the other URI's lines are not this one's
     chart = page[page.index("<svg"):page.index("</svg>")]
-    assert "wait after the visit (hours): 8" in chart and chart.count("<circle") == 3
+    assert "wait after the visit (hours): 12" in chart and chart.count("<circle") == 3
 
-    assert "is not in this job" in viewer.get(reverse("jobs:uri", args=[job.pk]),
+    captures = page[page.index('id="u-captures"'):page.index("</table>", page.index('id="u-captures"'))]
+    rows = re.findall(r'<tr><td><a href="(/replay/harvest-\d+/\d{14}/[^"]+)">', captures)
+    assert len(rows) == 2 and all(home in r for r in rows)  # one capture per job, each opening in replay
+    assert f'href="/jobs/{job1.pk}/">{job1.pk}<' in captures and f'href="/jobs/{job2.pk}/">{job2.pk}<' in captures
+    assert ">revisit<" in captures  # job 2's unchanged home page is a revisit of job 1's payload
+    assert "1 distinct payload(s) stored" in page and "1 revisit record(s)" in page
+
+    assert "is not in this job" in viewer.get(reverse("jobs:uri", args=[job2.pk]),
                                               {"uri": "http://elsewhere.fr/"}).content.decode()
     empty = factories.job(domains=["b.dk"], status=JobStatus.STARTED)
-    assert "No crawl.log to read" in viewer.get(reverse("jobs:uri", args=[empty.pk]), {"uri": NEWS}).content.decode()
+    assert "No crawl.log to read" in viewer.get(reverse("jobs:uri", args=[empty.pk]), {"uri": home}).content.decode()

@@ -9,7 +9,9 @@ template, rendered into the job page and re-fetched every few seconds by the sam
 the first render and each refresh can never disagree and no figure is formatted twice.
 
 A URI's history comes from the job's crawl.log annotations (orchestrator.harvest.urihistory): each
-visit with the wait the policy chose after it, the visit and version counts.
+visit with the wait the policy chose after it, the visit and version counts; and from the archive's index
+(orchestrator.harvest.captures, the view replay has): the captures of the URI in the definition's
+collection, each a link into replay.
 """
 
 from __future__ import annotations
@@ -23,7 +25,8 @@ from django.shortcuts import get_object_or_404, render
 from django.utils import timezone
 from django.views.decorators.http import require_GET
 
-from orchestrator.harvest import jobfiles, progresslog, urihistory
+from orchestrator.harvest import jobfiles, progresslog, replay, urihistory
+from orchestrator.harvest.captures import captures_of
 from orchestrator.harvest.models import ArchiveFile, HarvestDefinition, Job, JobStatus
 from orchestrator.harvest.models.archive import IndexState
 from webui.access import READ, require
@@ -34,6 +37,8 @@ WINDOWS = {"1h": 3600, "6h": 6 * 3600, "24h": 24 * 3600, "7d": 7 * 24 * 3600}
 DEFAULT_WINDOW = "1h"
 #: A WARC whose CDX lines are written (and every state after it) is in the index.
 INDEXED = (IndexState.INDEXED, IndexState.TRANSFERRED, IndexState.BACKED_UP, IndexState.CLEANED)
+#: A URI's captures listed from the index (the latest ones).
+SHOWN_CAPTURES = 500
 #: Latest closed WARCs listed in the section (all of them are on the job page's file table).
 SHOWN_FILES = 10
 
@@ -116,6 +121,12 @@ def uri_history(request: HttpRequest, job_id: int) -> HttpResponse:
     uri = request.GET.get("uri", "").strip()
     context: dict[str, Any] = {"job": job, "uri": uri, "max_visits": urihistory.MAX_VISITS}
     if uri:
+        # The archive's side: this URI's captures in the definition's collection (every job of it), as replay
+        # serves them; a revisit record is a capture that stands for an earlier payload.
+        captures = captures_of(uri, harvest_id=job.harvest_id, limit=SHOWN_CAPTURES)
+        context.update(captures=captures[::-1], collection=replay.collection_of(job.harvest_id),
+                       payloads=len({c.digest for c in captures if not c.revisit and c.digest != "-"}),
+                       revisits=sum(1 for c in captures if c.revisit))
         try:
             source, visits, total = urihistory.visits(job, uri)
         except (jobfiles.NotAvailable, OSError) as exc:
