@@ -65,7 +65,7 @@ from harvester.defaults import CRAWL_DEFAULTS
 from harvester.dns import DNS_HOST, DNS_MIME, DnsCapture, is_dns
 from harvester.fetch import S_CONNECT_FAILED, S_CONNECT_LOST, S_DNS_FAILED, S_TIMEOUT, RawCapture
 from harvester.reports import DUPLICATE, NOT_MODIFIED, NOVEL, CrawlStats, write_reports
-from harvester.revisit import LINKS_UNSEEN, Deduplicator, Referent, hides_links
+from harvester.revisit import LINKS_UNSEEN, PROFILE_NOT_MODIFIED, Deduplicator, Referent, hides_links
 from harvester.signals import uri_archived, uri_rejected
 from harvester.warcwriter import (
     RotatingWarcWriter,
@@ -132,7 +132,12 @@ class ArchiveMiddleware:
         self.crawllog = crawllog.CrawlLog(self.log_dir / "crawl.log")
         self.writer = RotatingWarcWriter(self.warc_dir, self.prefix, max_bytes=self.warc_max_bytes,
                                          warcinfo=self._warcinfo_fields(),
-                                         compresslevel=self.compresslevel)
+                                         compresslevel=self.compresslevel,
+                                         max_age_s=settings.getint("NH_WARC_ROTATE_S", 0))
+        #: A continuous job's judge (harvester.continuous.ContinuousCrawlJob): decides per fetch whether
+        #: the document changed (full response) or not (a revisit referring to its last capture), and
+        #: adds the adaptive-revisit annotations. None for other jobs.
+        self.continuous: Any = None
         self._load_retry_policy(settings)
         self._files: list[FileResult] | None = None
         self.frontier_summary_provider: Callable[[], Any] | None = None
@@ -287,7 +292,13 @@ class ArchiveMiddleware:
         digest = sha1_b32(capture.payload_sha1)
         referent: Referent | None = None
         conditional = request.meta.get("nh_conditional")
-        if capture.status == 304 and conditional is not None:
+        retry = self._will_retry(request, status=capture.status)
+        ar_notes: list[str] = []
+        if self.continuous is not None and not retry:
+            referent, ar_notes = self.continuous.judge(request, response, capture)
+        if referent is not None:
+            pass
+        elif capture.status == 304 and conditional is not None:
             referent = self.dedup.not_modified(conditional)
         elif (capture.body_length > 0 and not capture.truncated and 200 <= capture.status < 300):
             referent = self.dedup.lookup(digest)
@@ -335,12 +346,13 @@ class ArchiveMiddleware:
         request.meta["nh_warc"] = locations[0]
         if referent is None and capture.body_length > 0 and not capture.truncated:
             self.dedup.remember(digest, url, date, response_record.record_id)
+        if self.continuous is not None and referent is None and not retry:
+            self.continuous.stored(request, url, date, response_record.record_id, digest)
 
         # crawl.log and statistics: once per archived attempt (a WARC record always has its line);
         # an attempt the frontier will retry is annotated so, and is not the URI's disposition.
-        retry = self._will_retry(request, status=capture.status)
         kind = NOVEL if referent is None else (
-            NOT_MODIFIED if referent.annotation.endswith("not-modified") else DUPLICATE)
+            NOT_MODIFIED if referent.profile == PROFILE_NOT_MODIFIED else DUPLICATE)
         notes = []
         if capture.truncated:
             notes.append(crawllog.TRUNCATION_ANNOTATIONS.get(capture.truncated, "unspecifiedTrunc"))
@@ -352,6 +364,7 @@ class ArchiveMiddleware:
         notes += self._attempts(request)
         if retry:
             notes.append(RETRY_ANNOTATION)
+        notes += ar_notes
         path, via, seed = self._path_via(request)
         content_type = capture.header("Content-Type")
         self.crawllog.log(

@@ -107,10 +107,10 @@ class CrawlJob:
             # A dns: URI has a queue of its own: one lookup per TTL, never delayed by politeness.
             return url.lower() if is_dns(url) else host_queue(url)
 
-        self.frontier = Frontier(self.out_dir / "state" / "frontier.sqlite",
-                                 Politeness(s.delay_factor, s.min_delay_ms, s.max_delay_ms, s.host_valence,
-                                            s.respect_crawl_delay_up_to_s),
-                                 queue_of, group_of=lambda nh: str(nh.get("domain", "")))
+        self.frontier = self._make_frontier(self.out_dir / "state" / "frontier.sqlite",
+                                            Politeness(s.delay_factor, s.min_delay_ms, s.max_delay_ms,
+                                                       s.host_valence, s.respect_crawl_delay_up_to_s),
+                                            queue_of, lambda nh: str(nh.get("domain", "")))
         self.max_retries = s.max_retries
         self.retry_delay_s = float(s.retry_delay_s)
         self.javascript = s.extract_javascript
@@ -138,6 +138,10 @@ class CrawlJob:
         self.frontier.set_state("canonicalization", scheme)
         self.canonical_key = CANONICALIZERS[scheme]
         self._restore()
+
+    def _make_frontier(self, path: Path, politeness: Politeness, queue_of: Any, group_of: Any) -> Frontier:
+        """The breadth-first frontier; a continuous job's is the adaptive-revisit one (harvester.continuous)."""
+        return Frontier(path, politeness, queue_of, group_of=group_of)
 
     # -- state ---------------------------------------------------------------------------------
     def _restore(self) -> None:

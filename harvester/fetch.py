@@ -24,6 +24,10 @@ and set ``request.meta["nh_failure"]`` to the Heritrix status code: -1 DNS looku
 connect failed (refused, unreachable, connect timeout), -3 connection broken before a complete
 response head, -4 timeout waiting for the response head.
 
+A continuous job may put a callable in ``meta["nh_midfetch"]``: given the capture once its head is
+parsed (a 2xx), True stops the download there (``RawCapture.mid_fetch_abort``; the connection is
+aborted, nothing of the body is read), as Heritrix's mid-fetch filter does.
+
 Settings: ``NH_MAX_DOCUMENT_BYTES`` (-1: no limit), ``DOWNLOAD_TIMEOUT`` (whole fetch, also per
 request via ``meta["download_timeout"]``), ``NH_CONNECT_TIMEOUT`` (seconds, default 20),
 ``NH_SPOOL_MEMORY_BYTES`` (body bytes kept in memory before spooling to disk, default 1 MiB).
@@ -101,6 +105,9 @@ class RawCapture:
     duration_ms: int = 0
     truncated: str | None = None  # WARC-Truncated reason
     malformed: str | None = None  # e.g. "chunked": framing broken, body kept as received
+    #: The download stopped after the response head because ``meta["nh_midfetch"]`` said the headers
+    #: show the document unchanged (continuous harvests: Heritrix's HTTPMidFetchUnchangedFilter).
+    mid_fetch_abort: bool = False
 
     @property
     def content_size(self) -> int:
@@ -356,6 +363,11 @@ class _Fetch:
         if self.request.method == "HEAD" or status in _NO_BODY_STATUSES:
             self._complete()
             return True
+        decide = self.request.meta.get("nh_midfetch")
+        if decide is not None and 200 <= status < 300 and decide(cap):
+            cap.mid_fetch_abort = True  # 002 §6.4: "cause the FetchHTTP processor to abort the downloading"
+            self._complete()
+            return True
         te = b""
         length: bytes | None = None
         for name, value in headers:
@@ -414,7 +426,7 @@ class _Fetch:
         cap.block_sha1 = self.block_hash.digest()
         cap.duration_ms = int((time.monotonic() - self.t0) * 1000)
         if self.transport is not None:
-            if truncated:
+            if truncated or cap.mid_fetch_abort:
                 self.transport.abortConnection()
             else:
                 self.transport.loseConnection()

@@ -187,6 +187,12 @@ class Frontier(FrontierBase):
         row = self.db.execute("SELECT COALESCE(MAX(id), 0) FROM uris").fetchone()
         self._next_id = int(row[0]) + 1
         self.done = int(self.db.execute("SELECT COUNT(*) FROM uris WHERE state=1").fetchone()[0])
+        self._load_queued()
+        self.resumed = bool(self.seen)
+
+    def _load_queued(self) -> None:
+        """Put the journal's queued URIs back in their queues (a resume); the AR frontier orders its own."""
+        assert self.db is not None
         for id_, queue, url, nh, retries in self.db.execute(
                 "SELECT id, queue, url, nh, retries FROM uris WHERE state=0 ORDER BY id"):
             data = json.loads(nh)
@@ -200,7 +206,6 @@ class Frontier(FrontierBase):
             else:
                 q.tail_id = id_
                 self._enqueue(Entry(id_, url, queue, data, retries), front=False)
-        self.resumed = bool(self.seen)
 
     def checkpoint(self) -> None:
         if self.db is None:
@@ -210,7 +215,7 @@ class Frontier(FrontierBase):
             self._pending_seen.clear()
             return
         if not (self._pending_insert or self._pending_done or self._pending_retry or self._pending_seen
-                or self._dirty_kv or self._pending_journal):
+                or self._dirty_kv or self._pending_journal or self._extra_pending()):
             return
         db = self.db
         db.execute("BEGIN")
@@ -224,6 +229,7 @@ class Frontier(FrontierBase):
             if self._dirty_kv:
                 db.executemany("INSERT OR REPLACE INTO kv (k, v) VALUES (?, ?)",
                                ((k, json.dumps(self.kv[k])) for k in self._dirty_kv))
+            self._write_extra(db)
             db.execute("COMMIT")
         except BaseException:
             db.execute("ROLLBACK")
@@ -235,6 +241,13 @@ class Frontier(FrontierBase):
         self._pending_journal.clear()
         self._pending_journal_map.clear()
         self._dirty_kv.clear()
+
+    def _extra_pending(self) -> bool:
+        """A subclass's own state waiting for the next checkpoint (the AR frontier's URI states)."""
+        return False
+
+    def _write_extra(self, db: sqlite3.Connection) -> None:
+        """Write a subclass's own state inside the checkpoint's transaction (then clear what it wrote)."""
 
     def journal_add(self, kind: str, key: str, value: Any) -> None:
         """An append-only fact journalled with the next checkpoint (first value of a key wins):

@@ -13,7 +13,7 @@ CLI) and this child talk through the job directory and a pipe:
     ``PROGRESS_INTERVAL_S``.
 stdin (``--control-stdin``)
     One JSON :class:`~harvester.contracts.Control` per line: ``stop``, ``pause``, ``resume``,
-    ``add_trap``, ``cancel`` (the orchestrator ended the job: checkpoint and exit with
+    ``add_trap``, ``seeds`` (continuous jobs), ``cancel`` (the orchestrator ended the job: checkpoint and exit with
     :data:`EXIT_INTERRUPTED`, the spool kept for a resubmission's take-over). End of input means the
     parent is gone: the child checkpoints and exits with :data:`EXIT_INTERRUPTED` without concluding
     the job, so a redelivered task resumes it.
@@ -45,7 +45,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from harvester.contracts import ContractError, Control, JobResult, JobSpec
+from harvester.contracts import ContractError, Control, JobResult, JobSpec, seed_changes
 from harvester.defaults import PROGRESS_INTERVAL_S
 
 EXIT_OK = 0
@@ -152,6 +152,15 @@ class _Controller:
                 sched.nextcall.schedule()
         elif control.action == "add_trap":
             self.job.add_trap(control.argument)
+        elif control.action == "seeds":
+            if hasattr(self.job, "change_seeds"):
+                add, remove = seed_changes(control.argument)
+                self.job.change_seeds(add, remove)
+                sched = getattr(self.crawler.engine, "_slot", None)
+                if sched is not None:
+                    sched.nextcall.schedule()
+            else:
+                logger.warning("ignoring a seeds control: only a continuous job takes seeds while it runs")
         self.job.checkpoint()
         self.applied(control)
 

@@ -173,6 +173,14 @@ class _DomainScope:
             paths.append((host_key(s), directory))
         self.paths = paths
 
+    def add_seed(self, seed: str) -> None:
+        """A seed added while the job runs (a continuous job's Control ``seeds``): its scope joins."""
+        self.hosts.add(host_key(seed))
+        self.domains.add(registrable_domain(seed))
+        self.surts = SurtPrefixSet([*self.surts.prefixes, implied_surt_prefix(seed)])
+        parts = urlsplit(seed)
+        self.paths.append((host_key(seed), parts.path[: parts.path.rfind("/") + 1] or "/"))
+
     def contains(self, url: str, host: str) -> bool:
         if self.rule == "surt":
             return self.surts.matches(surt_form(url))

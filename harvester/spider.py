@@ -11,7 +11,9 @@ from typing import Any
 
 import scrapy
 from scrapy import signals
+from scrapy.exceptions import DontCloseSpider
 
+from harvester.continuous import crawl_job_for
 from harvester.contracts import JobSpec
 from harvester.crawljob import CrawlJob
 from harvester.signals import uri_archived
@@ -30,13 +32,19 @@ class HarvestSpider(scrapy.Spider):
         job = kwargs.pop("job", None)
         if job is None:
             spec = JobSpec.from_dict(crawler.settings.getdict("NH_JOBSPEC"))
-            job = CrawlJob(spec, crawler.settings.get("NH_OUT_DIR"), crawler)
+            job = crawl_job_for(spec, crawler.settings.get("NH_OUT_DIR"), crawler)
         spider = cls(job, *args, **kwargs)
         spider._set_crawler(crawler)
         job.crawler = crawler
         crawler.signals.connect(job.on_archived, signal=uri_archived)
         crawler.signals.connect(spider._closed, signal=signals.spider_closed)
+        crawler.signals.connect(spider._idle, signal=signals.spider_idle)
         return spider
+
+    def _idle(self, spider: Any = None) -> None:
+        """A continuous job never closes on idle (nothing due now is not the end): only a stop ends it."""
+        if self.job.spec.continuous is not None:
+            raise DontCloseSpider
 
     async def start(self) -> AsyncIterator[Any]:
         """No start requests: the seeds are already in the frontier."""

@@ -7,6 +7,7 @@ crawl child starts, and the child then resumes as after a crash.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import shutil
@@ -22,8 +23,30 @@ logger = logging.getLogger(__name__)
 METADATA_SUFFIX = "-metadata-1.warc.gz"
 
 
+def handed_over(job_dir: Path) -> set[str]:
+    """Names of the files a job already handed to the orchestrator: listed in ``files-closed.jsonl``
+    (a continuous job, while it ran) or in a DONE ``jobresult.json``."""
+    names: set[str] = set()
+    try:
+        for line in (job_dir / "files-closed.jsonl").read_text(encoding="utf-8").splitlines():
+            try:
+                names.add(str(json.loads(line)["name"]))
+            except (ValueError, KeyError, TypeError):
+                continue
+    except OSError:
+        pass
+    try:
+        result = json.loads((job_dir / "jobresult.json").read_text(encoding="utf-8"))
+        if result.get("status") == "DONE":
+            names.update(str(f.get("name")) for f in result.get("files", []))
+    except (OSError, ValueError, AttributeError):
+        pass
+    return names
+
+
 def take_over(old_dir: Path, job_dir: Path, spec: JobSpec) -> bool:
-    """Make ``job_dir`` carry on where the failed job in ``old_dir`` stopped (a resubmission).
+    """Make ``job_dir`` carry on where the job in ``old_dir`` stopped (a resubmission of a failed job, or
+    a continuous definition's next job).
 
     The old job ended FAILED, so none of its files reached the archive: its WARCs (an unfinished
     one cut back to its last whole record) move into this job, which lists them in its JobResult
@@ -43,8 +66,11 @@ def take_over(old_dir: Path, job_dir: Path, spec: JobSpec) -> bool:
     warcs.mkdir(parents=True, exist_ok=True)
     if old_warcs.is_dir():
         recover_open_files(old_warcs)
+        handed = handed_over(old_dir)
         for path in sorted(old_warcs.glob("*.warc.gz")):
-            if not path.name.endswith(METADATA_SUFFIX):  # the old job's own metadata is superseded
+            # The old job's own metadata is superseded; files it already handed to the orchestrator (a
+            # continuous job's WARCs closed while it ran, a DONE job's result) stay where the archive has them.
+            if not path.name.endswith(METADATA_SUFFIX) and path.name not in handed:
                 os.replace(path, warcs / path.name)
     old_log = old_dir / "logs" / "crawl.log"
     if old_log.exists():

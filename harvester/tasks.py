@@ -22,8 +22,9 @@ What it does, in order:
    ``continues_job`` an earlier one takes over that job's spool when it has none of its own
    (:func:`take_over`: frontier and seen-set, budgets, report tallies, crawl.log, WARCs).
 5. While the child runs: queue its Progress every ``PROGRESS_INTERVAL_S`` (``PROGRESS_TASK``),
-   forward Control messages to the child within a second (acknowledging each once forwarded), and
-   queue ``CONTROL_APPLIED_TASK`` for each control the child says it applied. A ``cancel`` stops
+   forward Control messages to the child within a second (acknowledging each once forwarded),
+   queue ``CONTROL_APPLIED_TASK`` for each control the child says it applied, and (continuous jobs)
+   ``RECORD_FILES_TASK`` for each WARC the child closed while running. A ``cancel`` stops
    the child (checkpointed, resumable by a resubmission's take-over) and no result is sent.
 6. Queue the child's JobResult (``RESULT_TASK``) and return only once the outbox is delivered. If
    the child died without a result (killed, out of memory, a crash before it could write), the
@@ -56,6 +57,7 @@ from harvester.contracts import (
     CONTROL_APPLIED_TASK,
     EVENTS_QUEUE,
     PROGRESS_TASK,
+    RECORD_FILES_TASK,
     RESULT_TASK,
     RUN_JOB_TASK,
     STARTED_TASK,
@@ -299,6 +301,39 @@ class _AppliedRelay:
                 self.outbox.put(CONTROL_APPLIED_TASK, [self.job_id, control_id, at])
 
 
+class _FilesRelay:
+    """A continuous job's ``files-closed.jsonl`` (WARCs it closed while running) → ``RECORD_FILES_TASK``.
+
+    Like :class:`_AppliedRelay`: a restarted parent reads the file from its start again, and the
+    orchestrator registers each file once (by name)."""
+
+    def __init__(self, job_dir: Path, job_id: int, outbox: Outbox) -> None:
+        from harvester.continuous import FILES_CLOSED
+
+        self.path = job_dir / FILES_CLOSED
+        self.job_id = job_id
+        self.outbox = outbox
+        self.offset = 0
+
+    def poll(self) -> None:
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(self.offset)
+                data = f.read()
+        except OSError:
+            return
+        end = data.rfind(b"\n") + 1
+        self.offset += end
+        files = []
+        for line in data[:end].splitlines():
+            try:
+                files.append(json.loads(line))
+            except ValueError:
+                continue
+        if files:
+            self.outbox.put(RECORD_FILES_TASK, [self.job_id, files])
+
+
 def _forward(message: Any, child: subprocess.Popen[bytes], job_id: int, link: BrokerLink) -> bool:
     """Hand one Control message to the child; True if it was a cancel."""
     payload = _payload(message)
@@ -327,6 +362,7 @@ def supervise(spec: JobSpec, job_dir: Path, link: BrokerLink, outbox: Outbox,
     child = start_child(job_dir)
     relay = _ProgressRelay(job_dir, outbox)
     applied = _AppliedRelay(job_dir, spec.job_id, outbox)
+    closed = _FilesRelay(job_dir, spec.job_id, outbox)
     started = now_iso()
     cancelled = False
     try:
@@ -337,6 +373,7 @@ def supervise(spec: JobSpec, job_dir: Path, link: BrokerLink, outbox: Outbox,
                     cancelled = _forward(message, child, spec.job_id, link)
             relay.poll()
             applied.poll()
+            closed.poll()
             link.attempt(lambda: outbox.flush(publish))
             time.sleep(POLL_INTERVAL_S)
             messages = [] if cancelled else (link.receive() or [])
@@ -362,6 +399,7 @@ def supervise(spec: JobSpec, job_dir: Path, link: BrokerLink, outbox: Outbox,
                 pass
     relay.poll(force=True)
     applied.poll()
+    closed.poll()
     result_file = job_dir / RESULT_FILE
     if cancelled and not (child.returncode == 0 and result_file.exists()):
         return None

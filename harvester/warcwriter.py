@@ -21,9 +21,10 @@ import hashlib
 import os
 import re
 import socket
+import time
 import uuid
 import zlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -184,6 +185,7 @@ class RotatingWarcWriter:
         warcinfo: Sequence[tuple[str, str]] = (),
         host: str | None = None,
         compresslevel: int = 6,
+        max_age_s: float = 0,
     ) -> None:
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
@@ -195,6 +197,12 @@ class RotatingWarcWriter:
         self.recovered = recover_open_files(self.directory, prefix)
         self.serial = next_serial(self.directory, prefix)
         self.closed_files: list[Path] = []
+        #: Close a file once it has been open this long (0: only on size), checked on each write and by
+        #: :meth:`rotate_if_old` (a continuous crawl's timer): a crawl that never ends hands its files over.
+        self.max_age_s = max_age_s
+        #: Called with each file's final path right after it is closed (renamed from ``.open``).
+        self.on_close: Callable[[Path], None] | None = None
+        self._opened_at = 0.0
         self._file: BinaryIO | None = None
         self._path: Path | None = None
         self._warcinfo_id: str | None = None
@@ -210,6 +218,7 @@ class RotatingWarcWriter:
         self.serial += 1
         self._path = self.directory / (name + OPEN_SUFFIX)
         self._file = open(self._path, "xb")
+        self._opened_at = time.time()
         info = warcinfo_record(name, self.warcinfo_fields)
         write_member(self._file, info, None, self.level)
         self._warcinfo_id = info.record_id
@@ -226,12 +235,24 @@ class RotatingWarcWriter:
         self.closed_files.append(final)
         self._file = None
         self._path = None
+        if self.on_close is not None:
+            self.on_close(final)
+
+    def rotate_if_old(self, now: float | None = None) -> bool:
+        """Close the current file if it has been open ``max_age_s`` or longer; True if one was closed."""
+        if self._file is None or not self.max_age_s:
+            return False
+        if (now if now is not None else time.time()) - self._opened_at < self.max_age_s:
+            return False
+        self._close_current()
+        return True
 
     # -- records -----------------------------------------------------------------------------
     def write(self, records: Sequence[WarcRecord]) -> list[RecordLocation]:
         """Write ``records`` into one file (rotating first if the current one is full)."""
         if self._file is not None and self._file.tell() >= self.max_bytes:
             self._close_current()
+        self.rotate_if_old()
         if self._file is None:
             self._open()
         assert self._file is not None and self._path is not None

@@ -1,0 +1,431 @@
+"""The adaptive-revisit frontier of a continuous job (Heritrix's ARFrontier, seed 002 §6.2; seed 000 §3).
+
+"Each host has its own queue ... URIs are ordered by their time of next processing" and "a URI is
+never done": after each visit it goes back to its host's queue stamped with the time the revisit
+policy (:class:`harvester.revisit.policy.RevisitPolicy`) gives it. So, unlike the breadth-first
+:class:`harvester.frontier.Frontier` whose queues are FIFO and drain:
+
+* a **host queue** is a heap of its URIs by time of next processing. Its state (002 §6.2.1,
+  AdaptiveRevisitHostQueue): **ready** (its earliest URI is due and its politeness wait is over),
+  **busy** (it has as many URIs out as its *valence* allows), **snoozed** (URIs, none due yet, or the
+  politeness wait not over: "the queue is snoozed until the time of next processing of its top URI or
+  the politeness wait, whichever is later"), **empty**;
+* queues themselves wait in a heap by the time they next become ready, so :meth:`next_ready` costs
+  O(log hosts), whatever the number of URIs;
+* politeness is the same arithmetic as every job's (last fetch duration × delay factor clamped to
+  [min, max] ms, :func:`harvester.politeness.politeness_delay`), retries wait ``retry_delay_s`` by
+  snoozing their queue ("Retry delays are enforced in the same way as politeness delays", 002), and a
+  retried URI keeps its time of next processing;
+* a **global fetch budget** (fetches per second for the whole job, the definition's setting) spaces
+  issues at least ``1 / budget`` seconds apart: over any interval of ``t`` seconds at most
+  ``budget × t + 1`` fetches start, on top of per-host politeness. The policy plans with the budget;
+  this frontier is what makes sure it is never exceeded (ARCHITECTURE.md, "RevisitPolicy").
+* prerequisites (``dns:`` lookups, robots.txt: discovery paths ending in ``P``) are one-shot: they are
+  fetched when due and then done, as in the breadth-first frontier (their own expiry asks for them again).
+
+Persistence (002 §6.2.4, recovery): the URIs live in the same journal as the breadth-first frontier's
+(``state/frontier.sqlite``: table ``uris``, seen-set, key/value state), plus a table ``ar`` holding per
+URI its time of next processing, the policy's state (:meth:`RevisitPolicy.state_of`: wait, visits,
+versions, last digest, validators…) and the URI's latest stored capture (what an identical-payload-digest
+revisit refers to). Changes are written by :meth:`checkpoint` (every second), in one transaction with
+the rest; after a kill -9 the frontier reloads every URI with its time and the policy its states, so
+the schedule continues where it was: no URI starts from scratch.
+"""
+
+from __future__ import annotations
+
+import heapq
+import json
+import sqlite3
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from harvester.frontier import Entry, Frontier, Politeness, fingerprint
+
+#: Hosts and due URIs listed in a heartbeat (Progress.continuous).
+MAX_HOSTS, MAX_DUE = 50, 20
+
+
+def iso(t: float | None) -> str | None:
+    if t is None:
+        return None
+    return datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass(slots=True)
+class ARQueue:
+    """One host's URIs by time of next processing (a heap of ``(next_at, id)``, stale items skipped)."""
+
+    key: str
+    heap: list[tuple[float, int]] = field(default_factory=list)
+    size: int = 0  # URIs of this queue that are not done (waiting or out)
+    busy: int = 0
+    wake: float = 0.0  # politeness / retry snooze: no issue before this
+    heaped: float = -1.0  # the time this queue is on the frontier's queue heap for
+    enqueues: int = 0
+    spent: int = 0
+    errors: int = 0
+    last_dequeue: float = 0.0
+    last_peeked: str = ""
+    last_queued: str = ""
+
+
+class ARFrontier(Frontier):
+    """See the module docstring. ``first_at(url, now)`` times a new URI's first visit (the policy's
+    ``add``); ``on_forget(url)`` tells the policy a URI was dropped."""
+
+    def __init__(self, db_path: str | Path | None, politeness: Politeness, queue_of: Callable[[str], str],
+                 group_of: Callable[[dict[str, Any]], str] | None = None, *, policy: Any,
+                 budget_per_s: float | None = None) -> None:
+        self.policy = policy
+        self.budget_per_s = budget_per_s
+        self._budget_next = 0.0
+        self.arq: dict[str, ARQueue] = {}
+        self._qheap: list[tuple[float, str]] = []
+        self.entries: dict[int, Entry] = {}  # every URI not done, out or waiting
+        self.next_at: dict[int, float] = {}
+        self.out: set[int] = set()  # issued, not yet finished
+        self.by_url: dict[str, int] = {}
+        self.one_shot: set[int] = set()
+        self.capture: dict[int, list[Any]] = {}  # id -> [target_uri, warc_date, record_id, payload_digest]
+        self._planned: dict[int, float] = {}  # next time given by the policy for an issued URI
+        self._drop: set[int] = set()  # issued URIs removed meanwhile: done when they come back
+        self._dirty: set[int] = set()
+        self._dirty_hosts: set[str] = set()
+        super().__init__(db_path, politeness, queue_of, group_of)
+
+    # -- persistence ---------------------------------------------------------------------------
+    def _load_queued(self) -> None:
+        assert self.db is not None
+        self.db.execute("CREATE TABLE IF NOT EXISTS ar (id INTEGER PRIMARY KEY, next_at REAL NOT NULL, "
+                        "policy TEXT, capture TEXT)")
+        hosts = self.kv.get("ar_hosts") or {}
+        for host, state in hosts.items():
+            self.policy.restore_host(host, state)
+        counters = self.kv.get("ar_policy_counters")
+        if counters:
+            self.policy.counters.update(counters)
+        rows = self.db.execute("SELECT u.id, u.queue, u.url, u.nh, u.retries, a.next_at, a.policy, a.capture "
+                               "FROM uris u LEFT JOIN ar a ON a.id = u.id WHERE u.state=0 ORDER BY u.id")
+        for id_, queue, url, nh, retries, next_at, policy_state, capture in rows:
+            data = json.loads(nh)
+            entry = Entry(id_, url, queue, data, retries)
+            if policy_state:
+                self.policy.restore(url, json.loads(policy_state))
+            if capture:
+                self.capture[id_] = json.loads(capture)
+            one_shot = self._is_one_shot(data)
+            if next_at is None:  # added but not yet checkpointed with its time: due now
+                next_at = 0.0 if one_shot else self.policy.add(url, time.time())
+            self._insert(entry, float(next_at), one_shot)
+
+    def _extra_pending(self) -> bool:
+        return bool(self._dirty or self._dirty_hosts)
+
+    def _write_extra(self, db: sqlite3.Connection) -> None:
+        rows = []
+        for id_ in self._dirty:
+            entry = self.entries.get(id_)
+            if entry is None or id_ not in self.next_at:
+                continue
+            state = None if id_ in self.one_shot else self.policy.state_of(entry.url)
+            capture = self.capture.get(id_)
+            rows.append((id_, self.next_at[id_], None if state is None else json.dumps(state),
+                         None if capture is None else json.dumps(capture)))
+        db.executemany("INSERT OR REPLACE INTO ar (id, next_at, policy, capture) VALUES (?,?,?,?)", rows)
+        if self._dirty_hosts:
+            hosts = dict(self.kv.get("ar_hosts") or {})
+            for host in self._dirty_hosts:
+                state = self.policy.host_state_of(host)
+                if state is not None:
+                    hosts[host] = state
+            self.kv["ar_hosts"] = hosts
+            db.execute("INSERT OR REPLACE INTO kv (k, v) VALUES (?, ?)", ("ar_hosts", json.dumps(hosts)))
+        counters = dict(self.policy.counters)
+        self.kv["ar_policy_counters"] = counters
+        db.execute("INSERT OR REPLACE INTO kv (k, v) VALUES (?, ?)", ("ar_policy_counters", json.dumps(counters)))
+        self._dirty.clear()
+        self._dirty_hosts.clear()
+
+    # -- the queues ----------------------------------------------------------------------------
+    @staticmethod
+    def _is_one_shot(nh: dict[str, Any]) -> bool:
+        return str(nh.get("path", "")).endswith("P")
+
+    def _q(self, key: str) -> ARQueue:
+        q = self.arq.get(key)
+        if q is None:
+            q = self.arq[key] = ARQueue(key)
+        return q
+
+    def _insert(self, entry: Entry, next_at: float, one_shot: bool) -> None:
+        q = self._q(entry.queue)
+        self.entries[entry.id] = entry
+        self.next_at[entry.id] = next_at
+        self.by_url[entry.url] = entry.id
+        if one_shot:
+            self.one_shot.add(entry.id)
+        q.size += 1
+        q.enqueues += 1
+        q.last_queued = entry.url
+        self.queued += 1
+        self._count(entry.nh, 1)
+        heapq.heappush(q.heap, (next_at, entry.id))
+        self._consider_q(q)
+
+    def _head(self, q: ARQueue) -> tuple[float, int] | None:
+        """The queue's earliest waiting URI (stale heap items dropped)."""
+        while q.heap:
+            at, id_ = q.heap[0]
+            if id_ in self.entries and id_ not in self.out and self.next_at.get(id_) == at:
+                return at, id_
+            heapq.heappop(q.heap)
+        return None
+
+    def _ready_at(self, q: ARQueue) -> float | None:
+        head = self._head(q)
+        if head is None or q.busy >= self.politeness.valence:
+            return None
+        return max(head[0], q.wake)
+
+    def _consider_q(self, q: ARQueue) -> None:
+        at = self._ready_at(q)
+        if at is not None and at != q.heaped:
+            q.heaped = at
+            heapq.heappush(self._qheap, (at, q.key))
+
+    # -- FrontierBase --------------------------------------------------------------------------
+    def add(self, url: str, key: str, nh: dict[str, Any], *, front: bool = False) -> Entry | None:
+        fp = fingerprint(key)
+        if fp in self.seen:
+            return None
+        self.seen.add(fp)
+        self._pending_seen.append(fp)
+        return self._new(url, nh, front)
+
+    def readd(self, url: str, nh: dict[str, Any]) -> Entry | None:
+        """A URI seen before but no longer in the frontier (a seed removed, then added again): back in,
+        its schedule from the policy. None if it is in the frontier already."""
+        if url in self.by_url:
+            return None
+        return self._new(url, nh, False)
+
+    def _new(self, url: str, nh: dict[str, Any], front: bool) -> Entry:
+        entry = Entry(self._next_id, url, self.queue_of(url), nh)
+        self._next_id += 1
+        self._pending_insert.append((entry.id, entry.queue, url, json.dumps(nh), 0))
+        one_shot = self._is_one_shot(nh)
+        now = time.time()
+        at = 0.0 if (front or one_shot) else self.policy.add(url, now)
+        self._insert(entry, at, one_shot)
+        self._dirty.add(entry.id)
+        return entry
+
+    def next_ready(self, now: float) -> Entry | None:
+        if self.budget_per_s and now < self._budget_next:
+            return None
+        while self._qheap and self._qheap[0][0] <= now:
+            at, key = heapq.heappop(self._qheap)
+            q = self.arq.get(key)
+            if q is None or q.heaped != at:
+                continue
+            q.heaped = -1.0
+            ready = self._ready_at(q)
+            if ready is None:
+                continue
+            if ready > now:
+                self._consider_q(q)
+                continue
+            _, id_ = heapq.heappop(q.heap)
+            entry = self.entries[id_]
+            self.out.add(id_)
+            q.busy += 1
+            q.last_dequeue = now
+            q.last_peeked = entry.url
+            self.queued -= 1
+            self.in_flight += 1
+            self._consider_q(q)  # valence > 1: it may stay ready
+            if self.budget_per_s:
+                self._budget_next = max(self._budget_next, now) + 1.0 / self.budget_per_s
+            return entry
+        return None
+
+    def next_wake(self) -> float | None:
+        while self._qheap:
+            at, key = self._qheap[0]
+            q = self.arq.get(key)
+            if q is not None and q.heaped == at:
+                return max(at, self._budget_next) if self.budget_per_s else at
+            heapq.heappop(self._qheap)
+        return None
+
+    def planned(self, entry: Entry, at: float) -> None:
+        """The policy's time of next processing for an issued URI (set before :meth:`finished`)."""
+        self._planned[entry.id] = at
+
+    def _release(self, entry: Entry) -> ARQueue:
+        q = self._q(entry.queue)
+        q.busy = max(q.busy - 1, 0)
+        self.out.discard(entry.id)
+        self.in_flight = max(self.in_flight - 1, 0)
+        return q
+
+    def finished(self, entry: Entry, now: float, duration_s: float,
+                 snooze_until: float | None = None, crawl_delay_s: float | None = None) -> None:
+        q = self._release(entry)
+        q.spent += 1
+        self.done += 1
+        wake = now + self.politeness.delay(duration_s, crawl_delay_s)
+        if snooze_until is not None:
+            wake = max(wake, snooze_until)
+        q.wake = max(q.wake, wake)
+        at = self._planned.pop(entry.id, None)
+        if entry.id in self.one_shot or entry.id in self._drop or at is None:
+            self._forget(entry)
+        else:
+            self._requeue(entry, at)
+        self._consider_q(q)
+
+    def skip(self, entry: Entry, now: float) -> None:
+        """Disregarded without a fetch (robots, trap, quota): "stamped with a time of next processing
+        as far into the future as possible" (002 §6.2), i.e. never again: it leaves the frontier."""
+        q = self._release(entry)
+        q.spent += 1
+        self._planned.pop(entry.id, None)
+        self._forget(entry)
+        self._consider_q(q)
+
+    def schedule(self, entry: Entry, when: float) -> None:
+        """A retry: back in its queue with its time of next processing unchanged, the queue snoozed
+        until ``when``."""
+        q = self._release(entry)
+        self._pending_retry.append((entry.retries, entry.id))
+        self._planned.pop(entry.id, None)
+        q.wake = max(q.wake, when)
+        if entry.id in self._drop:
+            self._forget(entry)
+        else:
+            self._requeue(entry, self.next_at[entry.id])
+        self._consider_q(q)
+
+    def snooze(self, queue: str, until: float) -> None:
+        q = self._q(queue)
+        if until > q.wake:
+            q.wake = until
+            self._consider_q(q)
+
+    def note_error(self, entry: Entry) -> None:
+        self._q(entry.queue).errors += 1
+
+    def _requeue(self, entry: Entry, at: float) -> None:
+        q = self._q(entry.queue)
+        self.next_at[entry.id] = at
+        self.queued += 1
+        heapq.heappush(q.heap, (at, entry.id))
+        self._dirty.add(entry.id)
+        self._dirty_hosts.add(entry.queue)
+
+    def _forget(self, entry: Entry) -> None:
+        """The URI leaves the frontier for good (done in the journal)."""
+        id_ = entry.id
+        if id_ not in self.entries:
+            return
+        del self.entries[id_]
+        self.next_at.pop(id_, None)
+        self.one_shot.discard(id_)
+        self._drop.discard(id_)
+        self.capture.pop(id_, None)
+        if self.by_url.get(entry.url) == id_:
+            del self.by_url[entry.url]
+        self._q(entry.queue).size -= 1
+        self._count(entry.nh, -1)
+        self._pending_done.append(id_)
+
+    def remove(self, url: str) -> bool:
+        """Take a URI out (a seed removed from the definition): never visited again. False if absent."""
+        id_ = self.by_url.get(url)
+        if id_ is None:
+            return False
+        entry = self.entries[id_]
+        if id_ in self.out:
+            self._drop.add(id_)  # done when its fetch comes back
+        else:
+            self.queued -= 1
+            self._forget(entry)
+        return True
+
+    def reschedule(self, url: str, at: float) -> None:
+        """The policy moved a URI's time of next processing (a replan)."""
+        id_ = self.by_url.get(url)
+        if id_ is None or id_ in self.out or self.next_at.get(id_) == at:
+            return
+        entry = self.entries[id_]
+        self.next_at[id_] = at
+        q = self._q(entry.queue)
+        heapq.heappush(q.heap, (at, id_))
+        self._dirty.add(id_)
+        self._consider_q(q)
+
+    def entry_of(self, url: str) -> Entry | None:
+        id_ = self.by_url.get(url)
+        return None if id_ is None else self.entries.get(id_)
+
+    def has_pending(self) -> bool:
+        return True  # a continuous crawl never runs out of work: it ends when it is stopped
+
+    # -- statistics ----------------------------------------------------------------------------
+    def _state(self, q: ARQueue, now: float) -> str:
+        if q.size <= 0:
+            return "empty"
+        if q.busy >= self.politeness.valence:
+            return "busy"
+        head = self._head(q)
+        if head is None:
+            return "busy" if q.busy else "empty"
+        return "ready" if max(head[0], q.wake) <= now else "snoozed"
+
+    def ar_queue_states(self, now: float) -> dict[str, int]:
+        out = {"ready": 0, "snoozed": 0, "busy": 0, "empty": 0}
+        for q in self.arq.values():
+            out[self._state(q, now)] += 1
+        return out
+
+    def queue_states(self, now: float) -> dict[str, int]:
+        s = self.ar_queue_states(now)
+        return {"ready": s["ready"], "in-process": s["busy"], "snoozed": s["snoozed"],
+                "active": s["ready"] + s["busy"] + s["snoozed"], "exhausted": s["empty"]}
+
+    def queue_report(self, now: float) -> list[dict[str, Any]]:
+        state_names = {"busy": "in-process", "empty": "exhausted"}
+        out = []
+        for q in self.arq.values():
+            state = self._state(q, now)
+            head = self._head(q)
+            out.append({"queue": q.key, "state": state_names.get(state, state), "size": max(q.size, 0),
+                        "enqueues": q.enqueues, "spent": q.spent, "errors": q.errors,
+                        "last_dequeue": q.last_dequeue or None,
+                        "wake_in_s": (max(head[0], q.wake) - now) if state == "snoozed" and head else None,
+                        "last_peeked": q.last_peeked or None, "last_queued": q.last_queued or None})
+        return out
+
+    def hosts(self, now: float) -> list[dict[str, Any]]:
+        """Per host queue (at most :data:`MAX_HOSTS`, the soonest first): state, URIs, next issue time."""
+        rows = []
+        for q in self.arq.values():
+            head = self._head(q)
+            at = max(head[0], q.wake) if head else None
+            rows.append({"host": q.key, "state": self._state(q, now), "uris": max(q.size, 0),
+                         "next_at": iso(at), "_at": at if at is not None else float("inf")})
+        rows.sort(key=lambda r: (r["_at"], r["host"]))
+        for r in rows:
+            del r["_at"]
+        return rows[:MAX_HOSTS]
+
+    def due_next(self) -> list[tuple[Entry, float]]:
+        """The :data:`MAX_DUE` revisitable URIs with the earliest times of next processing."""
+        waiting = ((at, id_) for id_, at in self.next_at.items() if id_ not in self.out and id_ not in self.one_shot)
+        return [(self.entries[id_], at) for at, id_ in heapq.nsmallest(MAX_DUE, waiting)]

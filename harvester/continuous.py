@@ -1,0 +1,363 @@
+"""A continuous crawl: the crawl engine of every job, with the adaptive-revisit frontier and policy.
+
+Seeds 000 and 002 (Sigurðsson, incremental crawling with Heritrix) describe the mode: every URI is
+visited again and again, each at its own pace. :class:`ContinuousCrawlJob` is :class:`CrawlJob` (scope,
+robots, DNS, politeness, retries, link extraction, checkpoints: all reused) with three differences:
+
+* its frontier is the :class:`harvester.arfrontier.ARFrontier`: per-host queues ordered by time of next
+  processing, a URI never done, a global fetch budget; the time of next processing comes from the pure
+  :class:`harvester.revisit.policy.RevisitPolicy` (``RevisitSettings`` from the JobSpec's
+  ``continuous`` section; its ``pinned`` URIs merged with the section's own);
+* each fetch is judged (:meth:`judge`, called by the archive side before it writes the records):
+  the **mid-fetch filter** (002 §6.4) stops a download after the headers when
+  ``policy.unchanged_by_headers`` says the ETag / Last-Modified show no change — written as a
+  ``server-not-modified`` revisit record (head only), crawl.log ``unchanged,midFetchAbort``; a
+  downloaded document whose digest after the strip regexes (:func:`harvester.revisit.change.stripped_digest`)
+  equals the previous visit's is **unchanged** (002 §6.3.1, ChangeEvaluator): an
+  ``identical-payload-digest`` revisit referring to the URI's last stored capture, crawl.log
+  ``unchanged``, and its links are not extracted ("the ChangeEvaluator will preempt the processing
+  chain if the document is discovered to be unchanged ... bypassing the link extractors"); a changed one
+  is a full ``response`` whose links join the frontier. Every visit's line carries the ARFrontier's
+  ``wt:<wait>,<n>vis,<n>ver,ov:<overdue>`` annotation (002 §6.2);
+* it never ends by itself (the frontier always has work, ``spider_idle`` is refused): it runs until a
+  Control ``stop``; its WARCs close on size **or** age (``warc_rotate_s``) and each closed one is listed in
+  ``<job>/files-closed.jsonl``, which the job's task relays to the orchestrator
+  (``orchestrator.record_files``) while the crawl goes on, so the indexer chain has it within minutes.
+
+Seeds added or removed while it runs (Control ``seeds``) join or leave the frontier at once, and are
+journalled, so a restart keeps them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import os
+import time
+import zlib
+from collections import deque
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from harvester.arfrontier import ARFrontier, iso
+from harvester.contracts import JobSpec, Progress
+from harvester.crawljob import CrawlJob, _tagged
+from harvester.dns import is_dns
+from harvester.frontier import Entry, Frontier, Politeness
+from harvester.revisit import PROFILE_IDENTICAL, PROFILE_NOT_MODIFIED, Referent
+from harvester.revisit.change import stripped_digest
+from harvester.revisit.policy import RevisitPolicy, RevisitSettings, Visit
+from harvester.scope import registrable_domain
+
+if TYPE_CHECKING:
+    from scrapy import Request
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+
+    from harvester.fetch import RawCapture
+
+logger = logging.getLogger(__name__)
+
+#: One JSON FileResult per line: the WARCs this job closed while running, for ``orchestrator.record_files``.
+FILES_CLOSED = "files-closed.jsonl"
+#: The fetch rate in Progress.continuous is measured over this many seconds.
+RATE_WINDOW_S = 60.0
+UNCHANGED = "unchanged"
+MID_FETCH_ABORT = "midFetchAbort"
+COUNTERS = ("visits", "changed", "unchanged", "not_modified", "header_skipped", "errors", "warcs_closed")
+
+
+def crawl_job_for(spec: JobSpec, out_dir: str | Path, crawler: Crawler | None = None) -> CrawlJob:
+    """The crawl engine a JobSpec needs: continuous jobs revisit, the others crawl once."""
+    if spec.continuous is not None:
+        return ContinuousCrawlJob(spec, out_dir, crawler)
+    return CrawlJob(spec, out_dir, crawler)
+
+
+def _decoded(body: bytes, encoding: str | None, limit: int) -> bytes:
+    """The body as the server meant it (gzip/deflate undone, at most ``limit`` bytes) for the digest:
+    a compressed body's bytes say nothing a strip regex could match."""
+    enc = (encoding or "").strip().lower()
+    if enc not in ("gzip", "x-gzip", "deflate"):
+        return body
+    try:
+        d = zlib.decompressobj(zlib.MAX_WBITS | 32 if enc != "deflate" else zlib.MAX_WBITS)
+        return d.decompress(body, max(limit, 0) or 0)
+    except zlib.error:
+        return body
+
+
+class ContinuousCrawlJob(CrawlJob):
+    """See the module docstring."""
+
+    def __init__(self, spec: JobSpec, out_dir: str | Path, crawler: Crawler | None = None) -> None:
+        assert spec.continuous is not None
+        section = spec.continuous
+        settings = RevisitSettings.from_dict(section.revisit, "continuous.revisit")
+        if section.pinned:
+            pinned = {**dict(settings.pinned), **{u: int(round(s)) for u, s in section.pinned.items()}}
+            settings = dataclasses.replace(settings, pinned=pinned)
+        self.revisit = settings
+        self.policy = RevisitPolicy(settings, section.budget_per_s)
+        self.budget_per_s = section.budget_per_s
+        self.counts = dict.fromkeys(COUNTERS, 0)
+        self._issued: deque[float] = deque()
+        self._files_listed: set[str] = set()
+        self.seeds_added: list[list[str]] = []  # [url, domain]
+        self.seeds_removed: list[str] = []
+        super().__init__(spec, out_dir, crawler)
+
+    def _make_frontier(self, path: Path, politeness: Politeness, queue_of: Any, group_of: Any) -> Frontier:
+        return ARFrontier(path, politeness, queue_of, group_of, policy=self.policy, budget_per_s=self.budget_per_s)
+
+    @property
+    def ar(self) -> ARFrontier:
+        assert isinstance(self.frontier, ARFrontier)
+        return self.frontier
+
+    # -- state ---------------------------------------------------------------------------------
+    def _restore(self) -> None:
+        kv = self.frontier.kv
+        if self.frontier.resumed:
+            self.counts.update(kv.get("continuous_counts") or {})
+            self.frontier.done = int(kv.get("ar_done", self.frontier.done))
+            for url, domain in kv.get("seeds_added") or []:
+                self._scope_seed(url, domain)
+            self.seeds_added = [list(x) for x in kv.get("seeds_added") or []]
+            self.seeds_removed = list(kv.get("seeds_removed") or [])
+        super()._restore()
+        if self.frontier.resumed:
+            # The JobSpec's seeds (a later job of the definition may have more) that the carried-over
+            # frontier does not hold: they join, unless a seeds control took them out.
+            for d in self.spec.domains:
+                for seed in d.seeds:
+                    if self.ar.entry_of(seed) is None and seed not in self.seeds_removed:
+                        nh = _tagged({"path": "", "via": None, "hops": 0, "domain": d.name, "seed": True},
+                                     seed if self.spec.settings.source_tag_seeds else None)
+                        if self.frontier.add(seed, self.canonical_key(seed), nh) is None:
+                            self.ar.readd(seed, nh)
+
+    def checkpoint(self) -> None:
+        f = self.frontier
+        f.set_state("continuous_counts", dict(self.counts))
+        f.set_state("ar_done", f.done)
+        f.set_state("seeds_added", self.seeds_added)
+        f.set_state("seeds_removed", self.seeds_removed)
+        if self.archive is not None:
+            self.archive.writer.rotate_if_old()  # the time rule, even when nothing is being written
+        if isinstance(f, ARFrontier) and time.time() >= self.policy.next_replan_at:
+            for uri, at in self.policy.replan(time.time()).items():
+                f.reschedule(uri, at)
+        super().checkpoint()
+
+    def has_pending(self) -> bool:
+        return True  # never done: only a stop ends a continuous crawl
+
+    # -- wiring --------------------------------------------------------------------------------
+    def attach(self, crawler: Crawler, spider: Any) -> None:
+        super().attach(crawler, spider)
+        if self.archive is None:
+            return
+        self.archive.continuous = self
+        self.archive.writer.on_close = self._file_closed
+        listed = self.out_dir / FILES_CLOSED
+        if listed.exists():
+            for line in listed.read_text(encoding="utf-8").splitlines():
+                try:
+                    self._files_listed.add(json.loads(line)["name"])
+                except (ValueError, KeyError, TypeError):
+                    continue
+        # Closed before a crash but not yet listed (or recovered from ``.open`` just now): hand them over.
+        for path in sorted(self.archive.warc_dir.glob("*.warc.gz")):
+            if not path.name.endswith("-metadata-1.warc.gz"):
+                self._file_closed(path)
+
+    def _file_closed(self, path: Path) -> None:
+        """A WARC is closed: list it (fsynced) for the task to hand to the orchestrator."""
+        if path.name in self._files_listed:
+            return
+        from harvester.archive import file_result
+
+        line = json.dumps(dataclasses.asdict(file_result(path, "warc"))) + "\n"
+        with open(self.out_dir / FILES_CLOSED, "a", encoding="utf-8") as f:
+            f.write(line)
+            f.flush()
+            os.fsync(f.fileno())
+        self._files_listed.add(path.name)
+        self.counts["warcs_closed"] += 1
+        logger.info("WARC %s closed and handed over", path.name)
+
+    # -- issuing -------------------------------------------------------------------------------
+    def _request(self, entry: Entry) -> Request:
+        request = super()._request(entry)
+        now = time.time()
+        self._issued.append(now)
+        request.meta["nh_ar_due"] = self.ar.next_at.get(entry.id, now)
+        if not self._prerequisite(entry) and self.revisit.mid_fetch_filter:
+            url, policy = entry.url, self.policy
+
+            def unchanged_by_headers(capture: RawCapture) -> bool:
+                return bool(policy.unchanged_by_headers(url, capture.header("ETag"), capture.header("Last-Modified"),
+                                                        time.time()))
+
+            request.meta["nh_midfetch"] = unchanged_by_headers
+        return request
+
+    @staticmethod
+    def _prerequisite(entry: Entry) -> bool:
+        return is_dns(entry.url) or str(entry.nh.get("path", "")).endswith("P")
+
+    # -- judging a fetch (called by the archive side, before it writes) ------------------------
+    def judge(self, request: Request, response: Response, capture: RawCapture) -> tuple[Referent | None, list[str]]:
+        """Record the visit with the policy; return the revisit to write (None: a full response) and
+        the crawl.log annotations."""
+        entry: Entry | None = request.meta.get("nh_entry")
+        if entry is None or self._prerequisite(entry) or entry.id not in self.ar.entries:
+            return None, []
+        now = time.time()
+        downloaded = not capture.mid_fetch_abort
+        digest = None
+        if downloaded and 200 <= capture.status < 300 and not capture.truncated:
+            body = _decoded(response.body, capture.header("Content-Encoding"), self.max_decoded_bytes)
+            digest = stripped_digest(body, self.revisit.strip)
+        not_modified = capture.status == 304 and bool(request.headers.get(b"If-None-Match")
+                                                      or request.headers.get(b"If-Modified-Since"))
+        visit = Visit(status=capture.status, content_type=capture.header("Content-Type"), size=capture.body_length,
+                      duration_s=capture.duration_ms / 1000.0, etag=capture.header("ETag"),
+                      last_modified=capture.header("Last-Modified"), digest=digest,
+                      downloaded=downloaded and not not_modified)
+        at = self.policy.visited(entry.url, visit, now)
+        self.ar.planned(entry, at)
+        self.counts["visits"] += 1
+        state = self.policy.uris.get(entry.url)
+        changed = getattr(state, "changed", None)
+        notes = [self.policy.annotation(entry.url)]
+        request.meta["nh_ar_changed"] = changed
+        previous = self.ar.capture.get(entry.id)
+        referent = None
+        if changed is False and previous is not None:
+            target, date, record_id, payload = previous
+            if not downloaded or not_modified:
+                profile = PROFILE_NOT_MODIFIED
+                self.counts["header_skipped" if not downloaded else "not_modified"] += 1
+                if not downloaded:
+                    notes.append(MID_FETCH_ABORT)
+            else:
+                profile = PROFILE_IDENTICAL
+            referent = Referent(profile, target, date, payload, record_id, UNCHANGED)
+            self.counts["unchanged"] += 1
+        elif changed is False and not downloaded:
+            # The headers said unchanged but this job has no capture to point at (its earlier capture
+            # is in a job this one does not continue): nothing was stored, say so.
+            self.counts["header_skipped"] += 1
+            self.counts["unchanged"] += 1
+            notes.append(MID_FETCH_ABORT)
+        else:
+            self.counts["changed"] += 1
+        return referent, notes
+
+    def stored(self, request: Request, url: str, date: str, record_id: str, payload_digest: str) -> None:
+        """A full response was written for a judged visit: the capture later revisits refer to."""
+        entry: Entry | None = request.meta.get("nh_entry")
+        if entry is not None and entry.id in self.ar.entries and not self._prerequisite(entry):
+            self.ar.capture[entry.id] = [url, date, record_id, payload_digest]
+
+    # -- outcomes ------------------------------------------------------------------------------
+    def _extract(self, entry: Entry, response: Response) -> None:
+        if response.request is not None and response.request.meta.get("nh_ar_changed") is False:
+            return  # unchanged: the link extractors are bypassed (002 §6.3.1)
+        super()._extract(entry, response)
+
+    def on_response(self, response: Response) -> None:
+        request = response.request
+        entry: Entry | None = request.meta.get("nh_entry") if request is not None else None
+        if entry is not None and not self._prerequisite(entry) and entry.id not in self.ar._planned \
+                and response.status not in (429, 503):
+            self._unjudged(entry, response.status)
+        super().on_response(response)
+
+    def on_failure(self, failure: Any) -> None:
+        request = getattr(failure, "request", None)
+        entry: Entry | None = request.meta.get("nh_entry") if request is not None else None
+        if entry is not None and not self._prerequisite(entry) and entry.id not in self.ar._planned:
+            code = int(request.meta.get("nh_failure") or -5)
+            retrying = entry.retries < self.max_retries and isinstance(getattr(failure, "value", None),
+                                                                       self._retry_exceptions)
+            if not retrying:
+                self._unjudged(entry, code)
+        super().on_failure(failure)
+
+    def _unjudged(self, entry: Entry, status: int) -> None:
+        """A visit the archive side did not judge (a fetch failure): the policy keeps its wait (a failed
+        visit says nothing about change); counted as an error."""
+        at = self.policy.visited(entry.url, Visit(status=min(status, 0) if status <= 0 else -5, content_type=None,
+                                                  size=0, duration_s=0.0, etag=None, last_modified=None,
+                                                  digest=None, downloaded=False), time.time())
+        self.ar.planned(entry, at)
+        self.counts["errors"] += 1
+
+    # -- control -------------------------------------------------------------------------------
+    def change_seeds(self, add: tuple[str, ...] | list[str], remove: tuple[str, ...] | list[str]) -> None:
+        """Control ``seeds``: new seeds join the frontier (due now) and the scope; removed ones leave
+        the frontier and are never revisited."""
+        for url in remove:
+            self.ar.remove(url)
+            self.policy.remove(url)
+            self.seeds_removed.append(url)
+            self.seeds_added = [s for s in self.seeds_added if s[0] != url]
+        for url in add:
+            domain = self._domain_for(url)
+            self._scope_seed(url, domain)
+            self.seeds_added.append([url, domain])
+            if url in self.seeds_removed:
+                self.seeds_removed.remove(url)
+            nh = _tagged({"path": "", "via": None, "hops": 0, "domain": domain, "seed": True},
+                         url if self.spec.settings.source_tag_seeds else None)
+            self._ensure_robots(url, "", None, domain, nh.get("source"))
+            if self.frontier.add(url, self.canonical_key(url), nh) is None:
+                self.ar.readd(url, nh)
+            if self.archive is not None:
+                self.archive.stats.add_seed(url)
+        self.checkpoint()
+
+    def _domain_for(self, url: str) -> str:
+        """The JobSpec domain a new seed belongs to: the one whose scope holds it, or whose registrable
+        domain it shares, else the job's first (its objects are counted there)."""
+        found = self.scope.domain_of(url)
+        if found:
+            return found
+        reg = registrable_domain(url)
+        for d in self.spec.domains:
+            if d.name == reg or any(registrable_domain(s) == reg for s in d.seeds):
+                return d.name
+        return self.spec.domains[0].name
+
+    def _scope_seed(self, url: str, domain: str) -> None:
+        for d in self.scope.domains:
+            if d.name == domain:
+                d.add_seed(url)
+                return
+
+    # -- reporting -----------------------------------------------------------------------------
+    def fetch_rate(self, now: float) -> float:
+        while self._issued and self._issued[0] < now - RATE_WINDOW_S:
+            self._issued.popleft()
+        span = min(RATE_WINDOW_S, max(now - self._started_at, 1e-6))
+        return round(len(self._issued) / span, 3)
+
+    def continuous_progress(self) -> dict[str, Any]:
+        now = time.time()
+        f = self.ar
+        due = []
+        for entry, at in f.due_next():
+            state = self.policy.uris.get(entry.url)
+            due.append({"uri": entry.url, "at": iso(at), "wait_s": round((getattr(state, "wait_ms", 0) or 0) / 1000, 3),
+                        "visits": getattr(state, "visits", 0), "versions": getattr(state, "versions", 0)})
+        return {"budget_per_s": self.budget_per_s, "fetch_rate": self.fetch_rate(now), **self.counts,
+                "validator_misses": int(self.policy.counters.get("validator_misses", 0)),
+                "queues": f.ar_queue_states(now), "hosts": f.hosts(now), "due_next": due,
+                "freshness": self.policy.freshness(now)}
+
+    def progress(self) -> Progress:
+        return dataclasses.replace(super().progress(), continuous=self.continuous_progress())
