@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from markupsafe import Markup, escape
 
@@ -116,7 +116,9 @@ def line_chart(lines: Sequence[tuple[str, Sequence[tuple[datetime, float]]]], ti
     plot_w, plot_h = width - left - right, height - top - bottom
     times = [t for _, points in drawn for t, _ in points]
     start, end = min(times), max(times)
-    span = max((end - start).total_seconds(), 60.0)
+    if (end - start).total_seconds() < 60:  # the first samples of a job: a minute's axis, labels apart
+        start = end - timedelta(seconds=60)
+    span = (end - start).total_seconds()
     biggest = max([v for _, points in drawn for _, v in points] + [limit[1] if limit else 0])
     y_top = _nice(biggest * 1.05)
 

@@ -24,6 +24,7 @@ def test_lines_axes_and_limit():
     assert "No samples" in str(line_chart([("x", [])]))
 
 
-def test_a_single_sample_is_drawn():
+def test_a_single_sample_is_drawn_on_a_minute_axis():
     svg = str(line_chart([("rate", [(T0, 2.0)])]))
     assert "<polyline" in svg and "rate: 2" in svg
+    assert ">09:59:00<" in svg and ">09:59:30<" in svg and ">10:00:00 UTC<" in svg  # three labels, apart

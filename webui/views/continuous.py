@@ -133,12 +133,21 @@ def uri_history(request: HttpRequest, job_id: int) -> HttpResponse:
             context["missing"] = jobfiles.reason(exc)
         else:
             versions = [(v.at, float(v.versions)) for v in visits if v.versions is not None]
+            waits = [(v.at, v.wait_s) for v in visits if v.wait_s is not None]
+            unit, size = _wait_unit(max((w for _, w in waits), default=0))
             context.update(
                 source=source, visits=visits, total=total,
-                changed=sum(1 for v in visits if not v.unchanged and 200 <= v.status < 300),
-                wait_chart=line_chart([("wait after the visit (hours)",
-                                        [(v.at, v.wait_s / 3600) for v in visits if v.wait_s is not None])],
+                wait_chart=line_chart([(f"wait after the visit ({unit})", [(t, w / size) for t, w in waits])],
                                       title="wait over time", height=150),
                 versions_chart=line_chart([("versions seen", versions)], title="versions", height=120)
                 if versions else None)
     return render(request, "jobs/uri.html", context)
+
+
+def _wait_unit(longest_s: float) -> tuple[str, float]:
+    """The unit a wait chart reads best in: seconds while waits are short (a test web in accelerated time),
+    up to days for a news site's archive pages."""
+    for unit, size, below in (("s", 1, 120), ("min", 60, 2 * 3600), ("hours", 3600, 2 * 86400)):
+        if longest_s < below:
+            return unit, size
+    return "days", 86400
