@@ -18,4 +18,7 @@ urlpatterns = [
     path("<int:job_id>/reject/", jobs.job_reject, name="reject"),
     path("<int:job_id>/reports/<str:name>", jobs.job_report, name="report"),
     path("<int:job_id>/crawl.log", jobs.crawl_log, name="crawl-log"),
+    # the same inside the layout (with the way back to the job), each linking to its raw download above
+    path("<int:job_id>/report/<str:name>/", jobs.report_page, name="report-page"),
+    path("<int:job_id>/crawl-log/", jobs.crawl_log_page, name="crawl-log-page"),
 ]
