@@ -164,3 +164,41 @@ def line_chart(lines: Sequence[tuple[str, Sequence[tuple[datetime, float]]]], ti
                      f'stroke-dasharray="4 2"/><text x="{legend_x + 18}" y="14">{escape(_cut(label, 40))}</text>')
     parts.append("</svg>")
     return Markup("".join(parts))
+
+
+def columns(values: Sequence[float], labels: Sequence[str], titles: Sequence[str] | None = None,
+            fmt: Callable[[float], str] = _short_number, title: str = "", width: int = 720,
+            height: int = 190) -> Markup:
+    """Vertical bars in order (oldest left: a domain's harvests, a definition's runs) with a value axis
+    from 0 (its top a round number, labelled with ``fmt``) and as many x labels (dates) as fit without
+    overlapping: every k-th label, k chosen from the labels' width. Each bar's hover title says its
+    figures (``titles``, default "label: value")."""
+    if not values:
+        return Markup('<p class="muted">No data.</p>')
+    left, right, top, bottom = 64, 12, 14, 26
+    plot_w, plot_h = width - left - right, height - top - bottom
+    y_top = _nice(max(values) * 1.05)
+    slot = plot_w / len(values)
+    bar = max(min(slot * 0.7, 48), 1.5)
+    parts = [f'<svg class="chart" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+             f'role="img" aria-label="{escape(title)}" font-size="11" font-family="sans-serif">']
+    for frac in (0, 0.25, 0.5, 0.75, 1):
+        yy = top + plot_h - frac * plot_h
+        parts.append(f'<line x1="{left}" y1="{yy:.1f}" x2="{left + plot_w}" y2="{yy:.1f}" '
+                     f'stroke="{"#999" if frac == 0 else "#e4e7ec"}"/>'
+                     f'<text x="{left - 5}" y="{yy + 4:.1f}" text-anchor="end">{escape(fmt(y_top * frac))}</text>')
+    label_w = 6.4 * max(len(label) for label in labels) + 10  # px a label needs at font-size 11
+    every = max(1, math.ceil(label_w / slot))
+    for i, value in enumerate(values):
+        h = value / y_top * plot_h
+        x = left + i * slot + (slot - bar) / 2
+        tip = escape(titles[i] if titles else f"{labels[i]}: {fmt(value)}")
+        parts.append(f'<rect x="{x:.1f}" y="{top + plot_h - h:.1f}" width="{bar:.1f}" height="{h:.1f}" '
+                     f'fill="{COLOURS[0]}" rx="1.5"><title>{tip}</title></rect>')
+        # every k-th label, counted from the latest so the newest run is always named
+        if (len(values) - 1 - i) % every == 0:
+            cx = left + i * slot + slot / 2
+            anchor = "end" if cx + label_w / 2 > width else "start" if cx - label_w / 2 < 0 else "middle"
+            parts.append(f'<text x="{cx:.1f}" y="{height - 8}" text-anchor="{anchor}">{escape(labels[i])}</text>')
+    parts.append("</svg>")
+    return Markup("".join(parts))

@@ -59,6 +59,8 @@ class SeedingResult:
     seeds: dict[str, list[str]] = field(default_factory=dict)
     created_domains: list[str] = field(default_factory=list)
     configurations: list[DomainConfiguration] = field(default_factory=list)
+    #: Configurations that existed already (a domain already in the harvest): they keep their template and budget.
+    kept: list[DomainConfiguration] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -91,9 +93,15 @@ def parse(text: str) -> SeedingResult:
     return result
 
 
-def add_seeds(definition: HarvestDefinition, text: str, template: CrawlTemplate | None = None) -> SeedingResult:
+def add_seeds(definition: HarvestDefinition, text: str, template: CrawlTemplate | None = None,
+              max_objects: int = -1, max_bytes: int = -1) -> SeedingResult:
     """Add the seeds pasted in ``text`` to the selective or continuous ``definition`` (a continuous one's
-    running job is told by :func:`orchestrator.harvest.continuous.change_seeds`); see the module docstring."""
+    running job is told by :func:`orchestrator.harvest.continuous.change_seeds`); see the module docstring.
+
+    The configurations made here get ``template`` (default: the default template) and the budget
+    ``max_objects`` / ``max_bytes`` (-1 = unlimited): the curator chooses them with the paste. An existing
+    configuration of this harvest keeps its own (listed in ``kept``), so a later paste never resets them.
+    """
     if definition.kind not in (HarvestDefinition.SELECTIVE, HarvestDefinition.CONTINUOUS):
         raise ValueError(f"{definition.name} is a {definition.kind} harvest: seeds are added to selective and "
                          "continuous ones")
@@ -114,9 +122,12 @@ def add_seeds(definition: HarvestDefinition, text: str, template: CrawlTemplate 
                 lines = validators.regex_lines(seedlist.seeds)  # every non-blank line, # lines included
                 seedlist.seeds = "\n".join(lines + [s for s in seeds if s not in lines])
                 seedlist.save(update_fields=["seeds"])
-            configuration, _ = DomainConfiguration.objects.get_or_create(
-                domain=domain, name=name, defaults={"template": template,
+            configuration, made = DomainConfiguration.objects.get_or_create(
+                domain=domain, name=name, defaults={"template": template, "max_objects": max_objects,
+                                                    "max_bytes": max_bytes,
                                                     "comments": f"Made for harvest {definition.name}."})
+            if not made:
+                result.kept.append(configuration)
             ConfigurationSeedList.objects.get_or_create(configuration=configuration, seedlist=seedlist)
             result.configurations.append(configuration)
         definition.configurations.add(*result.configurations)

@@ -136,7 +136,7 @@ def test_activate_runs_one_job_and_seed_edits_reach_it(curator, viewer):
     org = hd.configurations.get(domain__name="example.org")
     page = text(curator.post(reverse("webui:definition-remove", args=[hd.pk]), {"configurations": [org.pk]},
                              follow=True))
-    assert "1 domain configuration(s) removed" in page and f"Sent to the running job {job.pk}" in page
+    assert "1 domain configuration removed" in page and f"Sent to the running job {job.pk}" in page
     removal = JobControl.objects.filter(job=job, action="seeds").latest("requested_at")
     assert json.loads(removal.argument) == {"add": [], "remove": ["https://news.example.org/"]}
 

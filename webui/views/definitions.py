@@ -24,6 +24,7 @@ from orchestrator.harvest.models import HarvestDefinition, HarvestInfo, Job
 from orchestrator.harvest.scheduler import SchedulerError
 from webui.access import CURATE, READ, require
 from webui.forms.definitions import DefinitionForm, RemoveForm, SeedsForm
+from webui.jinja import filesize, plural
 
 SHOWN_CONFIGURATIONS = 500
 
@@ -102,6 +103,13 @@ def definition_edit(request: HttpRequest, pk: int | None = None, kind: str | Non
                                                "back": ("webui:definition", pk) if pk else ("webui:definitions",)})
 
 
+def budget_words(max_objects: int, max_bytes: int) -> str:
+    """'at most 150 objects and 10.0 MB per domain', or 'no budget limit'."""
+    parts = ([f"{plural(max_objects, 'object')}"] if max_objects > 0 else []) + (
+        [filesize(max_bytes)] if max_bytes > 0 else [])
+    return f"at most {' and '.join(parts)} per domain" if parts else "no budget limit"
+
+
 def _with_selection(pk: int) -> HarvestDefinition:
     definition = get_object_or_404(HarvestDefinition, pk=pk)
     if definition.kind not in (HarvestDefinition.SELECTIVE, HarvestDefinition.CONTINUOUS):
@@ -131,12 +139,22 @@ def add_seeds(request: HttpRequest, pk: int) -> HttpResponse:
     form = SeedsForm(request.POST or None)
     result = None
     if request.method == "POST" and form.is_valid():
-        result = seeding.add_seeds(definition, form.cleaned_data["seeds"])
+        max_objects, max_bytes = form.budget()
+        template = form.chosen_template()
+        result = seeding.add_seeds(definition, form.cleaned_data["seeds"], template, max_objects, max_bytes)
         if result.ok:
             n_seeds = sum(len(s) for s in result.seeds.values())
-            told = _tell_running_job(request, definition, [u for s in result.seeds.values() for u in s], [])
-            messages.success(request, f"{n_seeds} seed(s) on {len(result.seeds)} domain(s) added to {definition.name}"
-                                      f" ({len(result.created_domains)} new domain(s)).{told}")
+            made = len(result.configurations) - len(result.kept)
+            line = (f"{plural(n_seeds, 'seed')} on {plural(len(result.seeds), 'domain')} added to {definition.name} "
+                    f"({plural(len(result.created_domains), 'new domain')}).")
+            if made:
+                line += (f" {plural(made, 'domain')} harvested with template {template.name}, "
+                         f"{budget_words(max_objects, max_bytes)}.")
+            if result.kept:
+                line += (f" {plural(len(result.kept), 'domain')} already in the harvest kept "
+                         f"{'its' if len(result.kept) == 1 else 'their'} template and budget.")
+            line += _tell_running_job(request, definition, [u for s in result.seeds.values() for u in s], [])
+            messages.success(request, line)
             return redirect("webui:definition", pk=definition.pk)
         form.add_error("seeds", [str(e) for e in result.errors])
     return render(request, "webui/form.html", {
@@ -153,7 +171,7 @@ def remove_configurations(request: HttpRequest, pk: int) -> HttpResponse:
         removed = list(form.cleaned_data["configurations"])
         definition.configurations.remove(*removed)
         told = _tell_running_job(request, definition, [], seeding.seeds_of(removed))
-        messages.success(request, f"{len(removed)} domain configuration(s) removed from {definition.name} "
+        messages.success(request, f"{plural(len(removed), 'domain configuration')} removed from {definition.name} "
                                   f"(the domains and their history stay).{told}")
     else:
         messages.error(request, "; ".join(e for errors in form.errors.values() for e in errors))
@@ -216,7 +234,7 @@ def run_now(request: HttpRequest, pk: int) -> HttpResponse:
         elif not outcome.made:  # an earlier run was still waiting: sent now instead of a second run
             messages.info(request, line)
         else:
-            messages.success(request, f"Run {outcome.run} of {definition.name}: {len(jobs)} job(s) made and "
+            messages.success(request, f"Run {outcome.run} of {definition.name}: {plural(len(jobs), 'job')} made and "
                                       f"submitted to channel {definition.channel.name} (jobs {ids}).")
     return redirect("webui:definition", pk=pk)
 
