@@ -63,7 +63,7 @@ def record(job_id: int, progress: Mapping[str, Any], now: datetime) -> bool:
 
 @dataclass(frozen=True)
 class Series:
-    """Bucketed samples: ``times`` (bucket ends, UTC) and, per figure, one mean per bucket (None where a
+    """Bucketed samples: ``times`` (each bucket's latest sample, UTC) and, per figure, one mean per bucket (None where a
     bucket had no sample with that figure)."""
 
     times: list[datetime]
@@ -83,13 +83,16 @@ def series(job_id: int, since: datetime, until: datetime, points: int = 240) -> 
         return Series([], {})
     width = max((until - since).total_seconds() / max(points, 1), SAMPLE_EVERY_S)
     buckets: dict[int, list[Mapping[str, float]]] = {}
+    last: dict[int, datetime] = {}
     for at, figures in rows:
-        buckets.setdefault(int((at - since).total_seconds() // width), []).append(figures)
+        index = int((at - since).total_seconds() // width)
+        buckets.setdefault(index, []).append(figures)
+        last[index] = at
     keys = sorted({k for figures in (f for _, f in rows) for k in figures})
     times, values = [], {k: [] for k in keys}
     for index in sorted(buckets):
         group = buckets[index]
-        times.append(min(since + timedelta(seconds=(index + 1) * width), until))
+        times.append(last[index])
         for key in keys:
             found = [f[key] for f in group if key in f]
             values[key].append(sum(found) / len(found) if found else None)

@@ -97,6 +97,12 @@ def test_job_page_shows_the_continuous_figures_live(viewer: Client):
     assert "4.90 fetches/s" in live and "90.0%" in live and ">260<" in live
     assert len(re.findall(r"<circle[^>]*><title>fetches/s ", live)) == 5
     assert "<html" not in live  # a fragment for the page to swap in, not a page
+    # A heartbeat too soon to be kept as a sample still ends the chart: it draws what the figures above say.
+    assert intake.record_progress(heartbeat(job, fetch_rate=2.2))
+    assert ProgressSample.objects.filter(job=job).count() == 5
+    live = viewer.get(reverse("jobs:continuous", args=[job.pk])).content.decode()
+    points = re.findall(r"<circle[^>]*><title>fetches/s [^<]*: ([\d.]+)</title>", live)
+    assert len(points) == 6 and points[-1] == "2.2" and "2.20 fetches/s" in live
 
 
 def test_a_job_without_figures_yet_says_so_and_other_jobs_have_no_section(viewer: Client):

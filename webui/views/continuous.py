@@ -16,13 +16,14 @@ collection, each a link into replay.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.db.models import Count
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 from django.views.decorators.http import require_GET
 
 from orchestrator.harvest import jobfiles, progresslog, replay, urihistory
@@ -69,7 +70,11 @@ def live_of(job: Job, window: str = DEFAULT_WINDOW, now: datetime | None = None)
     budget = _num(c.get("budget_per_s"))
     seconds = WINDOWS.get(window, WINDOWS[DEFAULT_WINDOW])
     series = progresslog.series(job.pk, now - timedelta(seconds=seconds), now)
-    freshness_points = [(t, v * 100) for t, v in series.points("c_freshness")]
+    latest = parse_datetime(str((job.progress or {}).get("at") or ""))
+    rate_points = _ending_at(series.points("c_fetch_rate"), latest, _num(c.get("fetch_rate")))
+    uri_points = _ending_at(series.points("uri_rate"), latest, _num((job.progress or {}).get("uri_rate")))
+    freshness = _num(c.get("freshness"))
+    freshness_points = [(t, v * 100) for t, v in _ending_at(series.points("c_freshness"), latest, freshness)]
     states = dict(ArchiveFile.objects.filter(job=job, kind="warc").values_list("index_state")
                   .annotate(n=Count("id")).values_list("index_state", "n"))
     queues = c.get("queues") if isinstance(c.get("queues"), dict) else {}
@@ -87,20 +92,30 @@ def live_of(job: Job, window: str = DEFAULT_WINDOW, now: datetime | None = None)
         "queues": {k: _int(queues.get(k)) for k in ("ready", "snoozed", "busy", "empty")},
         "hosts": [h for h in c.get("hosts") or [] if isinstance(h, dict)],
         "due_next": [d for d in c.get("due_next") or [] if isinstance(d, dict)],
-        "freshness": _num(c.get("freshness")),
+        "freshness": freshness,
         "warcs_closed": _int(c.get("warcs_closed")),
         "files_total": sum(states.values()),
         "files_indexed": sum(n for state, n in states.items() if state in INDEXED),
         "files_failed": states.get(IndexState.FAILED, 0),
         "files": list(ArchiveFile.objects.filter(job=job, kind="warc").order_by("-created", "-name")[:SHOWN_FILES]),
         "window": window if window in WINDOWS else DEFAULT_WINDOW, "windows": list(WINDOWS),
-        "rate_chart": line_chart([("fetches/s", series.points("c_fetch_rate")),
-                                  ("URIs/s", series.points("uri_rate"))],
+        "rate_chart": line_chart([("fetches/s", rate_points), ("URIs/s", uri_points)],
                                  title="fetch rate against the budget",
                                  limit=("budget (fetches/s)", budget) if budget else None),
         "freshness_chart": line_chart([("estimated freshness %", freshness_points)], title="estimated freshness")
         if freshness_points else None,
     }
+
+
+def _ending_at(points: list[tuple[datetime, float]], latest: datetime | None,
+               value: float | None) -> list[tuple[datetime, float]]:
+    """A series' samples, then the latest heartbeat's value (samples are kept every
+    ``progresslog.SAMPLE_EVERY_S``; the chart must end where the figures above it are)."""
+    if latest is None or value is None or (points and latest <= points[-1][0]):
+        return points
+    if latest.tzinfo is None:
+        latest = latest.replace(tzinfo=UTC)
+    return [*points, (latest, value)]
 
 
 @require(READ)
