@@ -15,75 +15,55 @@ from __future__ import annotations
 import re
 import time
 
-import pytest
 from django.contrib.auth.models import Group, User
-from django.db import connections
 
-from harvester.testsite import serve_in_thread
 from orchestrator.harvest.models import ArchiveFile, CrawlTemplate, HarvestDefinition, Job
 from orchestrator.harvest.models.archive import IndexState
-from tests.webui.browserhelp import MARKS, launch, shot, sync_api
+from tests.webui.browserhelp import MARKS, page, shot, site  # noqa: F401 - page, site: fixtures
 
 pytestmark = MARKS
 
 
-@pytest.fixture
-def site():
-    server = serve_in_thread()
-    yield server
-    server.shutdown()
-
-
-@pytest.fixture
-def page(monkeypatch):
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # ORM calls while Playwright's loop runs
-    with sync_api.sync_playwright() as pw:
-        browser = launch(pw)
-        page = browser.new_page(viewport={"width": 1280, "height": 900})
-        page.on("dialog", lambda dialog: dialog.accept())
-        yield page
-        browser.close()
-        connections.close_all()
-
-
-def log_in(page, live_server) -> None:
+def log_in(tab, live_server) -> None:
     user = User.objects.create_user("claire", password="pw-long-enough")
     user.groups.add(Group.objects.get(name="curator"))
-    page.goto(live_server.url + "/login/")
-    page.fill("#id_username", "claire")
-    page.fill("#id_password", "pw-long-enough")
-    page.click("button[type=submit]")
-    page.wait_for_url(live_server.url + "/")
+    tab.goto(live_server.url + "/login/")
+    tab.fill("#id_username", "claire")
+    tab.fill("#id_password", "pw-long-enough")
+    tab.click("button[type=submit]")
+    tab.wait_for_url(live_server.url + "/")
 
 
-def create_and_activate(page, live_server, site, name: str, **waits: str) -> HarvestDefinition:
+def create_and_activate(tab, live_server, testsite, name: str, template: str = "", **waits: str) -> HarvestDefinition:
     """The curator's path from the definitions list to an active continuous harvest of the test site."""
-    page.goto(live_server.url + "/definitions/")
-    page.click("a[href='/definitions/new/continuous/']")
-    page.fill("#id_name", name)
-    page.check("input[name=policy][value=heritrix]")
-    page.fill("#id_fetch_budget_per_s", "4")
+    tab.goto(live_server.url + "/definitions/")
+    tab.click("a[href='/definitions/new/continuous/']")
+    tab.fill("#id_name", name)
+    tab.check("input[name=policy][value=heritrix]")
+    tab.fill("#id_fetch_budget_per_s", "4")
     for field, value in waits.items():
-        page.fill(f"#id_{field}", value)
-    page.fill("#id_strip", '<span class="clock">[^<]*</span>\n(?<=ad)banner')
-    page.click("button:has-text('Save')")
-    page.wait_for_selector(".field.invalid")
-    assert "line 2: lookbehind (?<=…) is not supported" in page.inner_text(".field.invalid")
+        tab.fill(f"#id_{field}", value)
+    tab.fill("#id_strip", '<span class="clock">[^<]*</span>\n(?<=ad)banner')
+    tab.click("button:has-text('Save')")
+    tab.wait_for_selector(".field.invalid")
+    assert "line 2: lookbehind (?<=…) is not supported" in tab.inner_text(".field.invalid")
     assert not HarvestDefinition.objects.filter(name=name).exists()
-    shot(page, "continuous-form-error")
-    page.fill("#id_strip", '<span class="clock">[^<]*</span>')
-    page.click("button:has-text('Save')")
-    page.wait_for_selector(f"h1:has-text('{name}')")
+    shot(tab, "continuous-form-error")
+    tab.fill("#id_strip", '<span class="clock">[^<]*</span>')
+    tab.click("button:has-text('Save')")
+    tab.wait_for_selector(f"h1:has-text('{name}')")
     definition = HarvestDefinition.objects.get(name=name)
     assert definition.kind == "continuous" and definition.revisit_settings["policy"] == "heritrix"
 
-    page.fill("#id_seeds", site.url)
-    page.click("button:has-text('Add seeds')")
-    page.wait_for_selector("text=No job is running: the next one starts from these seeds.")
+    tab.fill("#id_seeds", testsite.url)
+    if template:  # how the seeds' domain is crawled: chosen with the paste
+        tab.select_option("#id_template", label=template)
+    tab.click("button:has-text('Add seeds')")
+    tab.wait_for_selector("text=No job is running: the next one starts from these seeds.")
     return definition
 
 
-def test_curator_creates_and_activates_a_continuous_harvest(live_server, site, page):
+def test_curator_creates_and_activates_a_continuous_harvest(live_server, site, page):  # noqa: F811
     log_in(page, live_server)
     definition = create_and_activate(page, live_server, site, "Test site, continuously")
     page.click("button:has-text('Activate')")
@@ -104,23 +84,17 @@ def test_curator_creates_and_activates_a_continuous_harvest(live_server, site, p
     assert job.controls.filter(action="stop").exists()
 
 
-def test_the_continuous_job_revisits_and_hands_over_its_warcs_live(live_server, site, continuous_workers, page):
+def test_the_continuous_job_revisits_and_hands_over_its_warcs_live(live_server, site, continuous_workers, page):  # noqa: F811
     """End to end: a real continuous harvester revisits the test site in accelerated time (waits of seconds),
     and the job page, refreshing itself, shows the revisits and the WARCs closed and indexed while it runs."""
     CrawlTemplate.objects.create(name="local test", min_delay_ms=0, max_delay_ms=0, delay_factor=0, max_hops=2,
                                  retry_delay_s=1, max_retries=1)
     log_in(page, live_server)
     definition = create_and_activate(
-        page, live_server, site, "Test site, revisited", initial_wait_text="5s", initial_wait_image="5s",
-        initial_wait_audio_video="5s", initial_wait_other="5s", min_wait_s="3s", max_wait_s="20s",
-        warc_rotate_s="5s")
-    # The domain's configuration for this harvest gets the local template (no politeness delay for 127.0.0.1).
-    page.click("a:has-text('127.0.0.1')")
-    page.click("a:has-text('Test site, revisited')")
-    page.select_option("#id_template", label="local test")
-    page.click("button:has-text('Save')")
-    page.wait_for_selector("text=saved")
-    page.goto(live_server.url + f"/definitions/{definition.pk}/")
+        page, live_server, site, "Test site, revisited", template="local test", initial_wait_text="5s",
+        initial_wait_image="5s", initial_wait_audio_video="5s", initial_wait_other="5s", min_wait_s="3s",
+        max_wait_s="20s", warc_rotate_s="5s")
+    assert definition.configurations.get().template.name == "local test"  # no politeness delay for 127.0.0.1
     page.click("button:has-text('Activate')")
     page.wait_for_selector("text=Test site, revisited is active.")
     job = Job.objects.get(harvest=definition)
