@@ -135,8 +135,10 @@ def line_chart(lines: Sequence[tuple[str, Sequence[tuple[datetime, float]]]], ti
         parts.append(f'<line x1="{left}" y1="{yy:.1f}" x2="{left + plot_w}" y2="{yy:.1f}" stroke="#ddd"/>'
                      f'<text x="{left - 4}" y="{yy + 4:.1f}" text-anchor="end">{escape(fmt(y_top * frac))}</text>')
     stamp = "%m-%d %H:%M" if span > 86400 else "%H:%M:%S" if span < 600 else "%H:%M"
-    middle = start + (end - start) / 2
-    for t, anchor in ((start, "start"), (middle, "middle"), (end, "end")):
+    # Labels at the axis' ends and middle, not the data's: a first sample alone (end == start) put all
+    # three on one spot, one over the other.
+    axis_end = start + timedelta(seconds=span)
+    for t, anchor in ((start, "start"), (start + (axis_end - start) / 2, "middle"), (axis_end, "end")):
         parts.append(f'<text x="{x(t):.1f}" y="{height - 6}" text-anchor="{anchor}">'
                      f'{escape(t.strftime(stamp))}{" UTC" if anchor == "end" else ""}</text>')
     if limit:

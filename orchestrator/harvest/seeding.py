@@ -111,7 +111,9 @@ def add_seeds(definition: HarvestDefinition, text: str, template: CrawlTemplate 
     template = template or default_template()
     name = definition.name[:100]
     with transaction.atomic():
-        result.created_domains = create_domains(result.seeds, template).created
+        # A new domain's own defaults (what snapshot harvests use) get the default template, not this
+        # harvest's choice: a quick template picked for one site must not make broad crawls impolite.
+        result.created_domains = create_domains(result.seeds).created
         domains = {d.name: d for d in Domain.objects.filter(name__in=list(result.seeds))}
         for domain_name, seeds in result.seeds.items():
             domain = domains[domain_name]

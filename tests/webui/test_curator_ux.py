@@ -74,6 +74,8 @@ def test_seeds_get_the_chosen_template_and_budget_and_a_second_paste_keeps_them(
             "at most 150 objects and 5.0 MB per domain.") in page
     config = DomainConfiguration.objects.get(domain__name="quick.fr", name="news")
     assert (config.template, config.max_objects, config.max_bytes) == (fast, 150, 5 * 1024 * 1024)
+    # The new domain's own defaults (used by snapshot harvests) keep the polite default template.
+    assert DomainConfiguration.objects.get(domain__name="quick.fr", is_default=True).template.name == "default"
     # The job of a run carries them (the JobSpec is what the harvester obeys).
     sample.selective.configurations.remove(*sample.selective.configurations.exclude(pk=config.pk))
     jobs = scheduler.run_now(sample.selective, requested_by="test").jobs
@@ -277,3 +279,10 @@ def test_every_page_takes_the_one_style_sheet(viewer: Client, sample) -> None:
         assert '<link rel="stylesheet" href="/static/webui/netharvest.css">' in page, url
         assert "<style>" not in page, url  # no page carries its own copy of the rules any more
     assert HarvestDefinition.objects.exists()
+
+
+def test_a_first_sample_alone_does_not_pile_the_time_labels_on_one_spot() -> None:
+    at = datetime(2026, 11, 24, 4, 54, 12, tzinfo=UTC)
+    chart = str(svg.line_chart([("URI/s", [(at, 3.5)])]))
+    xs = [float(x) for x in re.findall(r'<text x="([\d.]+)" y="\d+" text-anchor="(?:start|middle|end)">\d\d:', chart)]
+    assert len(xs) == 3 and xs[0] < xs[1] < xs[2]
