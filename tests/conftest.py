@@ -65,7 +65,8 @@ def _stack_processes(only: str, queues: str) -> Iterator[Path]:
     subprocess.run([str(Path(sys.executable).parent / "celery"), "-A", "harvester.worker", "purge", "-f", "-Q",
                     queues], env=env, check=True, capture_output=True)
     log = open(settings.DATA_DIR / "up.log", "wb")
-    process = subprocess.Popen([str(Path(sys.executable).parent / "netharvest"), "up", "--only", only],
+    # --no-demo: the tests serve their own sites; the demo's fixed ports may be taken by another stack.
+    process = subprocess.Popen([str(Path(sys.executable).parent / "netharvest"), "up", "--only", only, "--no-demo"],
                                env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     yield settings.DATA_DIR / "up.log"
     process.send_signal(signal.SIGTERM)

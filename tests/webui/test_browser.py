@@ -16,41 +16,15 @@ from __future__ import annotations
 
 import time
 
-import pytest
 from django.contrib.auth.models import Group, User
-from django.db import connections
 
-from harvester.testsite import serve_in_thread
 from orchestrator.harvest.models import CrawlTemplate, HarvestDefinition, Job
-from tests.webui.browserhelp import MARKS, launch, shot, sync_api
+from tests.webui.browserhelp import MARKS, page, shot, site  # noqa: F401 - page, site: fixtures
 
 pytestmark = MARKS
 
 
-@pytest.fixture
-def site():
-    server = serve_in_thread()
-    yield server
-    server.shutdown()
-
-
-@pytest.fixture
-def page(monkeypatch):
-    # Playwright's sync API runs an event loop in this thread; the ORM calls here are plain blocking ones.
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    with sync_api.sync_playwright() as pw:
-        browser = launch(pw)
-        page = browser.new_page(viewport={"width": 1280, "height": 900})
-        page.on("dialog", lambda dialog: dialog.accept())  # "Run now?" confirmation
-        yield page
-        browser.close()
-        # ORM calls made while Playwright's loop runs get their own connection (another context);
-        # close it here, or the test database cannot be dropped at the end of the session.
-        connections.close_all()
-
-
-
-def test_curator_creates_a_selective_harvest_from_seeds_and_runs_it(live_server, site, page):
+def test_curator_creates_a_selective_harvest_from_seeds_and_runs_it(live_server, site, page):  # noqa: F811
     user = User.objects.create_user("claire", password="pw-long-enough")
     user.groups.add(Group.objects.get(name="curator"))
 
@@ -96,7 +70,7 @@ def test_curator_creates_a_selective_harvest_from_seeds_and_runs_it(live_server,
 
 
 
-def test_the_template_chosen_with_the_seeds_makes_a_fast_crawl_that_reaches_done(live_server, site, workers, page):
+def test_the_template_chosen_with_the_seeds_makes_a_fast_crawl_that_reaches_done(live_server, site, workers, page):  # noqa: F811
     """The same path to its end, as a new curator takes it: the seeds form offers the templates with what
     their pauses mean; choosing the quick one (instead of the default's 3–30 s between fetches) and a
     budget, the real harvester crawls the test site and the job shows DONE, its reports and crawl log
@@ -165,7 +139,7 @@ def test_the_template_chosen_with_the_seeds_makes_a_fast_crawl_that_reaches_done
     shot(page, "domain-history")
 
 
-def test_the_selection_tool_opens_on_a_first_run_path_for_the_superuser(live_server, page):
+def test_the_selection_tool_opens_on_a_first_run_path_for_the_superuser(live_server, page):  # noqa: F811
     User.objects.create_superuser("root", password="pw-long-enough")
     page.goto(live_server.url + "/selection/")
     page.fill("#id_username", "root")

@@ -57,7 +57,7 @@ def create_and_activate(tab, live_server, testsite, name: str, template: str = "
 
     tab.fill("#id_seeds", testsite.url)
     if template:  # how the seeds' domain is crawled: chosen with the paste
-        tab.select_option("#id_template", label=template)
+        tab.select_option("#id_template", label=tab.inner_text(f"#id_template option:has-text('{template}')"))
     tab.click("button:has-text('Add seeds')")
     tab.wait_for_selector("text=No job is running: the next one starts from these seeds.")
     return definition
