@@ -74,7 +74,13 @@ def test_a_continuous_harvest_runs_hands_over_and_indexes_while_running(continuo
             done = ArchiveFile.objects.filter(job=job, kind="warc", index_state="CLEANED").count()
             return done >= 2 and Job.objects.get(pk=job.pk).status == "STARTED"
 
-        wait_for(indexed_while_running, 180, "WARCs indexed while the job runs")
+        try:
+            wait_for(indexed_while_running, 180, "WARCs indexed while the job runs")
+        except AssertionError:
+            job.refresh_from_db()
+            files = list(ArchiveFile.objects.filter(job=job).values_list("name", "index_state"))
+            raise AssertionError(f"job {job.pk} {job.status} {job.error_detail[-500:]} files {files}\n"
+                                 + continuous_workers.read_text()[-6000:]) from None
         job.refresh_from_db()
         cont = job.progress["continuous"]
         assert cont["visits"] > 0 and cont["budget_per_s"] == 5 and cont["warcs_closed"] >= 1  # a heartbeat lags
