@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -55,6 +56,14 @@ def workers(transactional_db: None) -> Iterator[Path]:
     """A high-priority harvester worker and the orchestrator's intake/indexer worker on this test
     database and broker, as `netharvest up` runs them; stopped (and waited for) afterwards. Yields the
     path of their log. The database is transactional: the workers see what the test commits."""
+    with up_workers("worker-high,indexer", "harvest.focused,events") as log:
+        yield log
+
+
+@contextmanager
+def up_workers(only: str, purge: str) -> Iterator[Path]:
+    """``netharvest up --only ONLY`` on the test database and broker (the queues ``purge`` emptied first:
+    jobs other tests dispatched and no worker took are not this test's to crawl); yields its log."""
     from django.conf import settings
     from django.db import connection
 
@@ -63,20 +72,21 @@ def workers(transactional_db: None) -> Iterator[Path]:
     db = connection.settings_dict
     env = {**os.environ, "NETHARVEST_DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
            "NETHARVEST_DATA_DIR": str(settings.DATA_DIR), "DJANGO_SETTINGS_MODULE": "orchestrator.settings"}
-    # Jobs that other tests dispatched and no worker took are still queued: not this test's to crawl.
     subprocess.run([str(Path(sys.executable).parent / "celery"), "-A", "harvester.worker", "purge", "-f", "-Q",
-                    "harvest.focused,events"], env=env, check=True, capture_output=True)
+                    purge], env=env, check=True, capture_output=True)
     log = open(settings.DATA_DIR / "up.log", "wb")
-    process = subprocess.Popen([str(Path(sys.executable).parent / "netharvest"), "up", "--only", "worker-high,indexer"],
+    process = subprocess.Popen([str(Path(sys.executable).parent / "netharvest"), "up", "--only", only],
                                env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    yield settings.DATA_DIR / "up.log"
-    process.send_signal(signal.SIGTERM)
     try:
-        process.wait(60)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
-    log.close()
+        yield settings.DATA_DIR / "up.log"
+    finally:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(60)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+        log.close()
 
 
 def closed_broker_url() -> str:
