@@ -9,7 +9,6 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -51,19 +50,9 @@ def wait_for(predicate: Callable[[], object], timeout: float, what: str) -> None
     raise AssertionError(f"timed out waiting for {what}")
 
 
-@pytest.fixture
-def workers(transactional_db: None) -> Iterator[Path]:
-    """A high-priority harvester worker and the orchestrator's intake/indexer worker on this test
-    database and broker, as `netharvest up` runs them; stopped (and waited for) afterwards. Yields the
-    path of their log. The database is transactional: the workers see what the test commits."""
-    with up_workers("worker-high,indexer", "harvest.focused,events") as log:
-        yield log
-
-
-@contextmanager
-def up_workers(only: str, purge: str) -> Iterator[Path]:
-    """``netharvest up --only ONLY`` on the test database and broker (the queues ``purge`` emptied first:
-    jobs other tests dispatched and no worker took are not this test's to crawl); yields its log."""
+def _stack_processes(only: str, queues: str) -> Iterator[Path]:
+    """``netharvest up --only <only>`` on this test database and broker, after purging ``queues``; stopped
+    (and waited for) afterwards. Yields the path of their log."""
     from django.conf import settings
     from django.db import connection
 
@@ -72,21 +61,36 @@ def up_workers(only: str, purge: str) -> Iterator[Path]:
     db = connection.settings_dict
     env = {**os.environ, "NETHARVEST_DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
            "NETHARVEST_DATA_DIR": str(settings.DATA_DIR), "DJANGO_SETTINGS_MODULE": "orchestrator.settings"}
+    # Jobs that other tests dispatched and no worker took are still queued: not this test's to crawl.
     subprocess.run([str(Path(sys.executable).parent / "celery"), "-A", "harvester.worker", "purge", "-f", "-Q",
-                    purge], env=env, check=True, capture_output=True)
+                    queues], env=env, check=True, capture_output=True)
     log = open(settings.DATA_DIR / "up.log", "wb")
-    process = subprocess.Popen([str(Path(sys.executable).parent / "netharvest"), "up", "--only", only],
+    # --no-demo: the tests serve their own sites; the demo's fixed ports may be taken by another stack.
+    process = subprocess.Popen([str(Path(sys.executable).parent / "netharvest"), "up", "--only", only, "--no-demo"],
                                env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    yield settings.DATA_DIR / "up.log"
+    process.send_signal(signal.SIGTERM)
     try:
-        yield settings.DATA_DIR / "up.log"
-    finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(60)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-        log.close()
+        process.wait(60)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+    log.close()
+
+
+@pytest.fixture
+def workers(transactional_db: None) -> Iterator[Path]:
+    """A high-priority harvester worker and the orchestrator's intake/indexer worker on this test
+    database and broker, as `netharvest up` runs them. Yields the path of their log. The database is
+    transactional: the workers see what the test commits."""
+    yield from _stack_processes("worker-high,indexer", "harvest.focused,events")
+
+
+@pytest.fixture
+def continuous_workers(transactional_db: None) -> Iterator[Path]:
+    """The continuous channel's harvester worker and the intake/indexer worker, as `netharvest up` runs them
+    (issue 12: continuous jobs have workers of their own). Yields the path of their log."""
+    yield from _stack_processes("worker-continuous,indexer", "harvest.continuous,events,indexer")
 
 
 def closed_broker_url() -> str:
@@ -127,3 +131,4 @@ def _no_stale_control_queues() -> None:
         client = conn.default_channel.client
         for key in client.scan_iter("control.job-*"):
             client.delete(key)
+

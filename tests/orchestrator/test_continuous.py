@@ -28,21 +28,11 @@ from orchestrator.harvest.models import (
 pytestmark = pytest.mark.django_db
 
 
-def clean_controls() -> None:
-    """Empty every job's control queue (a cancel fence outlives its job, and job ids restart with each
-    test database)."""
-    with app.connection_for_write() as conn:
-        client = conn.default_channel.client
-        for key in client.scan_iter("control.job-*"):
-            client.delete(key)
-
-
 @pytest.fixture
 def purge_continuous():
     yield
     with app.connection_for_write() as conn:
         conn.default_channel.queue_purge("harvest.continuous")
-    clean_controls()
 
 
 def definition(name: str = "news-live", domains: tuple[str, ...] = ("a.dk", "b.dk"),

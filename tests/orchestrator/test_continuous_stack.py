@@ -9,7 +9,6 @@ indexed once."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,18 +16,9 @@ import pytest
 from orchestrator.harvest import scheduler, seeding
 from orchestrator.harvest.models import ArchiveFile, CrawlTemplate, HarvestChannel, HarvestDefinition, Job
 from tests.changingsite import CLOCK_STRIP, ChangingSite
-from tests.conftest import up_workers, wait_for
-from tests.orchestrator.test_continuous import clean_controls
+from tests.conftest import wait_for
 
 pytestmark = [pytest.mark.django_db(transaction=True, serialized_rollback=True)]
-
-
-@pytest.fixture
-def continuous_workers(transactional_db: None) -> Iterator[Path]:
-    """The continuous-harvest worker and the intake/indexer worker, as ``netharvest up`` runs them."""
-    clean_controls()  # job ids restart with each test database: an old job's cancel fence would drop ours
-    with up_workers("worker-continuous,indexer", "harvest.continuous,events") as log:
-        yield log
 
 
 def test_a_continuous_harvest_runs_hands_over_and_indexes_while_running(continuous_workers: Path) -> None:
