@@ -346,8 +346,13 @@ class ArchiveMiddleware:
         request.meta["nh_warc"] = locations[0]
         if referent is None and capture.body_length > 0 and not capture.truncated:
             self.dedup.remember(digest, url, date, response_record.record_id)
-        if self.continuous is not None and referent is None and not retry:
-            self.continuous.stored(request, url, date, response_record.record_id, digest)
+        if self.continuous is not None and not retry:
+            # What this URI's later unchanged visits refer to: this capture, or what it duplicates.
+            if referent is None:
+                self.continuous.stored(request, url, date, response_record.record_id, digest)
+            elif referent.annotation != "unchanged":
+                self.continuous.stored(request, referent.target_uri, referent.date, referent.record_id,
+                                       referent.payload_digest)
 
         # crawl.log and statistics: once per archived attempt (a WARC record always has its line);
         # an attempt the frontier will retry is annotated so, and is not the URI's disposition.

@@ -75,13 +75,14 @@ class ARQueue:
 
 
 class ARFrontier(Frontier):
-    """See the module docstring. ``first_at(url, now)`` times a new URI's first visit (the policy's
-    ``add``); ``on_forget(url)`` tells the policy a URI was dropped."""
+    """See the module docstring. ``policy`` is the job's :class:`~harvester.revisit.policy.RevisitPolicy`:
+    it times each new URI's first visit (``add``) and holds the URI states this frontier journals."""
 
     def __init__(self, db_path: str | Path | None, politeness: Politeness, queue_of: Callable[[str], str],
                  group_of: Callable[[dict[str, Any]], str] | None = None, *, policy: Any,
-                 budget_per_s: float | None = None) -> None:
+                 budget_per_s: float | None = None, clock: Callable[[], float] = time.time) -> None:
         self.policy = policy
+        self.clock = clock  # when a URI is added (the policy is told "now"; tests give their own clock)
         self.budget_per_s = budget_per_s
         self._budget_next = 0.0
         self.arq: dict[str, ARQueue] = {}
@@ -120,7 +121,7 @@ class ARFrontier(Frontier):
                 self.capture[id_] = json.loads(capture)
             one_shot = self._is_one_shot(data)
             if next_at is None:  # added but not yet checkpointed with its time: due now
-                next_at = 0.0 if one_shot else self.policy.add(url, time.time())
+                next_at = 0.0 if one_shot else self.policy.add(url, self.clock())
             self._insert(entry, float(next_at), one_shot)
 
     def _extra_pending(self) -> bool:
@@ -219,8 +220,7 @@ class ARFrontier(Frontier):
         self._next_id += 1
         self._pending_insert.append((entry.id, entry.queue, url, json.dumps(nh), 0))
         one_shot = self._is_one_shot(nh)
-        now = time.time()
-        at = 0.0 if (front or one_shot) else self.policy.add(url, now)
+        at = 0.0 if (front or one_shot) else self.policy.add(url, self.clock())
         self._insert(entry, at, one_shot)
         self._dirty.add(entry.id)
         return entry

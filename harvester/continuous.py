@@ -194,7 +194,9 @@ class ContinuousCrawlJob(CrawlJob):
         now = time.time()
         self._issued.append(now)
         request.meta["nh_ar_due"] = self.ar.next_at.get(entry.id, now)
-        if not self._prerequisite(entry) and self.revisit.mid_fetch_filter:
+        # The filter only for a URI whose last capture this job knows: a download stopped after the
+        # headers becomes a revisit record that must refer to something.
+        if not self._prerequisite(entry) and self.revisit.mid_fetch_filter and entry.id in self.ar.capture:
             url, policy = entry.url, self.policy
 
             def unchanged_by_headers(capture: RawCapture) -> bool:
@@ -218,7 +220,7 @@ class ContinuousCrawlJob(CrawlJob):
         now = time.time()
         downloaded = not capture.mid_fetch_abort
         digest = None
-        if downloaded and 200 <= capture.status < 300 and not capture.truncated:
+        if downloaded and capture.status != 304 and not capture.truncated:  # a 404 page has versions too
             body = _decoded(response.body, capture.header("Content-Encoding"), self.max_decoded_bytes)
             digest = stripped_digest(body, self.revisit.strip)
         not_modified = capture.status == 304 and bool(request.headers.get(b"If-None-Match")
@@ -247,17 +249,15 @@ class ContinuousCrawlJob(CrawlJob):
                 profile = PROFILE_IDENTICAL
             referent = Referent(profile, target, date, payload, record_id, UNCHANGED)
             self.counts["unchanged"] += 1
-        elif changed is False and not downloaded:
-            # The headers said unchanged but this job has no capture to point at (its earlier capture
-            # is in a job this one does not continue): nothing was stored, say so.
-            self.counts["header_skipped"] += 1
-            self.counts["unchanged"] += 1
-            notes.append(MID_FETCH_ABORT)
+        elif changed is False:
+            # Unchanged, but no capture of this job to point at (a 304 to the dedup index's conditional
+            # request): the archive side's own dedup decides the record.
+            self.counts["not_modified" if not_modified else "unchanged"] += 1
         else:
             self.counts["changed"] += 1
         return referent, notes
 
-    def stored(self, request: Request, url: str, date: str, record_id: str, payload_digest: str) -> None:
+    def stored(self, request: Request, url: str, date: str, record_id: str | None, payload_digest: str) -> None:
         """A full response was written for a judged visit: the capture later revisits refer to."""
         entry: Entry | None = request.meta.get("nh_entry")
         if entry is not None and entry.id in self.ar.entries and not self._prerequisite(entry):

@@ -27,6 +27,7 @@ from orchestrator.harvest.models import (
     Domain,
     DomainConfiguration,
     HarvestDefinition,
+    JobControl,
     SeedList,
 )
 
@@ -59,6 +60,10 @@ class SeedingResult:
     seeds: dict[str, list[str]] = field(default_factory=dict)
     created_domains: list[str] = field(default_factory=list)
     configurations: list[DomainConfiguration] = field(default_factory=list)
+    #: A continuous definition: the control that sent the seeds to its running job (None: none running),
+    #: or why it could not be sent.
+    told: JobControl | None = None
+    tell_error: str = ""
     #: Configurations that existed already (a domain already in the harvest): they keep their template and budget.
     kept: list[DomainConfiguration] = field(default_factory=list)
 
@@ -94,9 +99,11 @@ def parse(text: str) -> SeedingResult:
 
 
 def add_seeds(definition: HarvestDefinition, text: str, template: CrawlTemplate | None = None,
-              max_objects: int = -1, max_bytes: int = -1) -> SeedingResult:
-    """Add the seeds pasted in ``text`` to the selective or continuous ``definition`` (a continuous one's
-    running job is told by :func:`orchestrator.harvest.continuous.change_seeds`); see the module docstring.
+              max_objects: int = -1, max_bytes: int = -1, requested_by: str = "seeding") -> SeedingResult:
+    """Add the seeds pasted in ``text`` to the selective or continuous ``definition``; see the module
+    docstring. A continuous definition's running job gets them at once (a Control ``seeds`` from
+    ``requested_by``): ``told`` is that control (None: no job running), ``tell_error`` why it could not be
+    sent (the seeds are stored all the same; the job's next start has them).
 
     The configurations made here get ``template`` (default: the default template) and the budget
     ``max_objects`` / ``max_bytes`` (-1 = unlimited): the curator chooses them with the paste. An existing
@@ -133,6 +140,14 @@ def add_seeds(definition: HarvestDefinition, text: str, template: CrawlTemplate 
             ConfigurationSeedList.objects.get_or_create(configuration=configuration, seedlist=seedlist)
             result.configurations.append(configuration)
         definition.configurations.add(*result.configurations)
+    if definition.kind == HarvestDefinition.CONTINUOUS:
+        from orchestrator.harvest import continuous
+
+        try:
+            result.told = continuous.change_seeds(definition, add=[s for seeds in result.seeds.values()
+                                                                   for s in seeds], requested_by=requested_by)
+        except Exception as exc:  # the broker, or the job's state: the seeds are stored and committed anyway
+            result.tell_error = " ".join(str(exc).split())[:300] or type(exc).__name__
     return result
 
 

@@ -16,8 +16,9 @@ def run(*args):
 
 def test_list_shows_default_channels_and_their_queues():
     text = run("list")
-    assert "focused   high      harvest.focused" in text
-    assert "snapshot  low       harvest.snapshot" in text
+    assert "focused     high      harvest.focused" in text
+    assert "snapshot    low       harvest.snapshot" in text
+    assert "continuous  high      harvest.continuous  continuous" in text
 
 
 def test_create_validates_the_name():

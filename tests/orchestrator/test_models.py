@@ -180,7 +180,8 @@ def test_harvest_definition_rules_per_kind():
 
 def test_default_channels_exist_with_their_queues():
     assert {(c.name, c.priority, c.queue) for c in HarvestChannel.objects.all()} == {
-        ("focused", "high", "harvest.focused"), ("snapshot", "low", "harvest.snapshot")}
+        ("focused", "high", "harvest.focused"), ("snapshot", "low", "harvest.snapshot"),
+        ("continuous", "high", "harvest.continuous")}  # continuous harvests' own channel (migration 0011)
 
 
 def test_extended_fields_are_typed_and_validated():

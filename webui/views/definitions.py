@@ -20,7 +20,7 @@ from django.views.decorators.http import require_POST
 
 from harvester.revisit.policy import CLASSES, RevisitSettings
 from orchestrator.harvest import continuous, scheduler, schedules, seeding
-from orchestrator.harvest.models import HarvestDefinition, HarvestInfo, Job
+from orchestrator.harvest.models import HarvestDefinition, HarvestInfo, Job, JobControl
 from orchestrator.harvest.scheduler import SchedulerError
 from webui.access import CURATE, READ, require
 from webui.forms.definitions import DefinitionForm, RemoveForm, SeedsForm
@@ -124,8 +124,17 @@ def _tell_running_job(request: HttpRequest, definition: HarvestDefinition, add: 
     try:
         control = continuous.change_seeds(definition, add, remove, requested_by=request.user.get_username())
     except Exception as exc:  # the broker, or a seed the crawl refuses; the definition itself is saved
-        messages.warning(request, f"The running job of {definition.name} was not told ({exc}): it gets the change "
-                                  "when it is next started.")
+        return _told(request, definition, None, " ".join(str(exc).split())[:300])
+    return _told(request, definition, control, "")
+
+
+def _told(request: HttpRequest, definition: HarvestDefinition, control: JobControl | None, error: str) -> str:
+    """The end of a seed change's message: whether (and which) running job of a continuous definition got it."""
+    if definition.kind != HarvestDefinition.CONTINUOUS:
+        return ""
+    if error:
+        messages.warning(request, f"The running job of {definition.name} was not told ({error}): it gets the "
+                                  "change when it is next started.")
         return ""
     if control is None:
         return " No job is running: the next one starts from these seeds."
@@ -141,7 +150,8 @@ def add_seeds(request: HttpRequest, pk: int) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         max_objects, max_bytes = form.budget()
         template = form.chosen_template()
-        result = seeding.add_seeds(definition, form.cleaned_data["seeds"], template, max_objects, max_bytes)
+        result = seeding.add_seeds(definition, form.cleaned_data["seeds"], template, max_objects, max_bytes,
+                                   requested_by=request.user.get_username())
         if result.ok:
             n_seeds = sum(len(s) for s in result.seeds.values())
             made = len(result.configurations) - len(result.kept)
@@ -153,7 +163,7 @@ def add_seeds(request: HttpRequest, pk: int) -> HttpResponse:
             if result.kept:
                 line += (f" {plural(len(result.kept), 'domain')} already in the harvest kept "
                          f"{'its' if len(result.kept) == 1 else 'their'} template and budget.")
-            line += _tell_running_job(request, definition, [u for s in result.seeds.values() for u in s], [])
+            line += _told(request, definition, result.told, result.tell_error)
             messages.success(request, line)
             return redirect("webui:definition", pk=definition.pk)
         form.add_error("seeds", [str(e) for e in result.errors])

@@ -1,0 +1,119 @@
+"""The contract additions of issue 12 and the adaptive-revisit frontier on its own (no fetch): JobSpec's
+continuous section, the ``seeds`` control, Progress.continuous; the ARFrontier's order by time of next
+processing, valence, the global budget, retries, and its journal surviving a reopen as after kill -9."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from crawlhelp import make_spec
+
+from harvester.arfrontier import ARFrontier
+from harvester.contracts import ContractError, Control, JobSpec, Progress
+from harvester.frontier import Politeness
+from harvester.revisit.policy import RevisitPolicy, RevisitSettings, Visit
+
+
+def continuous_spec(**section: object) -> dict:
+    spec = make_spec(["http://a.example/"])
+    spec["kind"] = "continuous"
+    spec["continuous"] = {"revisit": {"policy": "heritrix"}, **section}
+    return spec
+
+
+def test_jobspec_continuous_section_required_refused_and_validated() -> None:
+    spec = JobSpec.from_dict(continuous_spec(budget_per_s=2))
+    assert spec.continuous is not None and spec.continuous.warc_rotate_s == 900
+    assert spec.continuous.revisit["policy"] == "heritrix" and spec.continuous.budget_per_s == 2.0
+    assert JobSpec.from_dict(spec.to_dict()) == spec  # round trip through JSON
+    bad = continuous_spec()
+    del bad["continuous"]
+    with pytest.raises(ContractError, match="^continuous: a continuous job needs"):
+        JobSpec.from_dict(bad)
+    selective = make_spec(["http://a.example/"])
+    selective["continuous"] = {}
+    with pytest.raises(ContractError, match="only a continuous job"):
+        JobSpec.from_dict(selective)
+    for section, message in (({"budget_per_s": 0}, "continuous.budget_per_s: must be positive"),
+                             ({"warc_rotate_s": 0}, "continuous.warc_rotate_s: must be at least 1"),
+                             ({"pinned": {"ftp://x/": 5}}, "not an http"),
+                             ({"pinned": {"http://a.example/": -1}}, "positive number of seconds"),
+                             ({"revisit": {"min_wait_s": "x"}}, "continuous.revisit.min_wait_s"),
+                             ({"surprise": 1}, "unknown key")):
+        with pytest.raises(ContractError, match=message):
+            JobSpec.from_dict(continuous_spec(**section))
+
+
+def test_seeds_control_and_progress_continuous() -> None:
+    ok = Control.from_dict({"job_id": 1, "action": "seeds", "argument": json.dumps({"add": ["http://b.example/"]})})
+    assert ok.action == "seeds"
+    with pytest.raises(ContractError, match=r"argument.add\[0\]: not an http"):
+        Control.from_dict({"job_id": 1, "action": "seeds", "argument": json.dumps({"add": ["b.example"]})})
+    with pytest.raises(ContractError, match="argument: not JSON"):
+        Control.from_dict({"job_id": 1, "action": "seeds", "argument": "{"})
+    p = Progress.from_dict({"job_id": 1, "at": "2026-11-24T00:00:00Z", "continuous": {"visits": 3}})
+    assert p.continuous == {"visits": 3} and Progress.from_dict(p.to_dict()) == p
+    assert Progress.from_dict({"job_id": 1, "at": "2026-11-24T00:00:00Z"}).continuous is None
+
+
+def frontier(path: Path | None, budget: float | None = None, valence: int = 1, now: float = 0.0) -> ARFrontier:
+    policy = RevisitPolicy(RevisitSettings.heritrix(initial_wait_s={"text": 10, "other": 10}, min_wait_s=1,
+                                                    max_wait_s=100), budget)
+    return ARFrontier(path, Politeness(0, 0, 0, valence), lambda url: url.split("/")[2], policy=policy,
+                      budget_per_s=budget, clock=lambda: now)
+
+
+def visit(f: ARFrontier, entry, now: float, digest: str = "sha1:A") -> float:  # type: ignore[no-untyped-def]
+    at = f.policy.visited(entry.url, Visit(200, "text/html", 10, 0.0, None, None, digest), now)
+    f.planned(entry, at)
+    f.finished(entry, now, 0.0)
+    return at
+
+
+def test_uris_come_back_by_time_of_next_processing_never_done(tmp_path: Path) -> None:
+    f = frontier(None, now=1000.0)
+    for url in ("http://h1/a", "http://h1/b", "http://h2/c"):
+        f.add(url, url, {"path": "", "domain": "d"})
+    t = 1000.0
+    first = [f.next_ready(t) for _ in range(3)]
+    assert [e.url for e in first if e] == ["http://h1/a", "http://h2/c"]  # valence 1: one per host at once
+    assert f.ar_queue_states(t) == {"ready": 0, "snoozed": 0, "busy": 2, "empty": 0}
+    assert visit(f, first[0], t) == t + 10  # the text initial wait
+    assert f.next_ready(t).url == "http://h1/b"  # the host's other URI, due now
+    assert f.next_ready(t + 5) is None
+    assert f.ar_queue_states(t + 5)["busy"] == 2
+    assert f.has_pending() and len(f.entries) == 3
+
+
+def test_the_budget_spaces_issues_and_a_retry_snoozes_its_queue() -> None:
+    f = frontier(None, budget=2.0, now=50.0)
+    for i in range(6):
+        url = f"http://h{i}/"
+        f.add(url, url, {"path": "", "domain": "d"})
+    t = 50.0
+    assert f.next_ready(t) is not None
+    assert f.next_ready(t + 0.4) is None  # 2/s: the next issue not before t + 0.5
+    assert f.next_wake() == pytest.approx(t + 0.5)
+    e = f.next_ready(t + 0.5)
+    assert e is not None
+    f.schedule(e, t + 30)  # a retry: back in its queue, the queue snoozed
+    assert f.next_ready(t + 1.0).queue != e.queue
+    assert f.entries[e.id] is e and f.next_at[e.id] == t  # its time of next processing is unchanged
+
+
+def test_state_survives_a_reopen(tmp_path: Path) -> None:
+    db = tmp_path / "frontier.sqlite"
+    f = frontier(db, now=100.0)
+    f.add("http://h/a", "http://h/a", {"path": "", "domain": "d"})
+    e = f.next_ready(100.0)
+    at = visit(f, e, 100.0)
+    f.capture[e.id] = ["http://h/a", "2026-11-24T00:00:00Z", "<urn:uuid:1>", "sha1:A"]
+    f.checkpoint()
+    f.db.close()  # as after kill -9: nothing more written
+    g = frontier(db, now=200.0)
+    assert g.resumed and g.next_at[e.id] == at
+    assert g.policy.state_of("http://h/a")["visits"] == 1 and g.capture[e.id][2] == "<urn:uuid:1>"
+    assert g.next_ready(at - 1) is None and g.next_ready(at).url == "http://h/a"
+    assert g.add("http://h/a", "http://h/a", {"path": ""}) is None  # still seen

@@ -1,0 +1,149 @@
+"""Continuous harvests in the orchestrator (issue 12): one long-lived job per active definition, made by
+activation / run-now / the scheduler exactly once, stopped by deactivation; seeds sent to the running
+job; WARCs handed over while it runs (``record_files``) registered once and queued for the chain.
+Real PostgreSQL and Redis (the control messages are read back from the job's control queue)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kombu.simple import SimpleQueue
+
+from harvester.contracts import JobSpec, control_queue
+from orchestrator.celery import app
+from orchestrator.harvest import continuous, dispatch, intake, jobgen, scheduler
+from orchestrator.harvest.domains import create_domains
+from orchestrator.harvest.models import (
+    ArchiveFile,
+    DomainConfiguration,
+    HarvestChannel,
+    HarvestDefinition,
+    Job,
+    JobStatus,
+)
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def purge_continuous():
+    yield
+    with app.connection_for_write() as conn:
+        conn.default_channel.queue_purge("harvest.continuous")
+
+
+def definition(name: str = "news-live", domains: tuple[str, ...] = ("a.dk", "b.dk"),
+               **fields: Any) -> HarvestDefinition:
+    create_domains(domains)
+    channel = HarvestChannel.objects.get(name="continuous")  # made by migration 0011
+    d = HarvestDefinition.objects.create(name=name, kind="continuous", channel=channel,
+                                         revisit_settings={"policy": "heritrix", "min_wait_s": 60},
+                                         fetch_budget_per_s=2.5, warc_rotate_s=120, **fields)
+    d.configurations.set(DomainConfiguration.objects.filter(domain__name__in=domains, is_default=True))
+    return d
+
+
+def controls(job_id: int) -> list[dict[str, Any]]:
+    """What waits in the job's control queue (read, then put back as it was)."""
+    with app.connection_for_write() as conn:
+        queue = SimpleQueue(conn, control_queue(job_id))
+        got = []
+        while True:
+            try:
+                message = queue.get(block=False)
+            except queue.Empty:
+                break
+            got.append(message)
+        out = [m.payload if isinstance(m.payload, dict) else json.loads(m.payload) for m in got]
+        for m in got:
+            m.ack()
+        queue.close()
+    return out
+
+
+def test_the_continuous_channel_is_its_own_and_the_default_for_continuous_definitions():
+    channel = HarvestChannel.objects.get(name="continuous")
+    assert channel.default_for == "continuous" and channel.queue == "harvest.continuous"
+
+
+def test_jobgen_makes_one_job_with_every_configuration_and_the_continuous_section():
+    create_domains(["c.dk"])
+    d = definition(domains=("a.dk", "b.dk", "c.dk"))
+    ids = jobgen.generate_jobs(d, run=1, max_configs=1)  # a chunk size never splits a continuous job
+    assert len(ids) == 1
+    job = Job.objects.get(pk=ids[0])
+    spec = JobSpec.from_dict(job.spec)
+    assert spec.kind == "continuous" and len(spec.domains) == 3 and job.domain_count == 3
+    assert spec.continuous is not None and spec.continuous.budget_per_s == 2.5
+    assert spec.continuous.warc_rotate_s == 120 and spec.continuous.revisit["policy"] == "heritrix"
+    assert spec.continuous.revisit["min_wait_s"] == 60
+    assert all(dom.max_objects == -1 and dom.max_bytes == -1 for dom in spec.domains)
+    assert spec.time_limit_s == 0
+
+
+def test_activation_makes_one_job_a_second_activation_or_run_now_none(purge_continuous):
+    d = definition()
+    scheduler.activate(d)
+    jobs = list(Job.objects.filter(harvest=d))
+    assert len(jobs) == 1 and jobs[0].status == JobStatus.SUBMITTED and jobs[0].channel.name == "continuous"
+    with pytest.raises(scheduler.SchedulerError, match="already active"):
+        scheduler.activate(d)
+    again = scheduler.run_now(d, requested_by="test")
+    assert not again.made and [j.pk for j in again.jobs] == [jobs[0].pk]
+    assert scheduler.schedule_due_harvests() == []  # the scheduler sees the live job: nothing new
+    assert Job.objects.filter(harvest=d).count() == 1
+
+    # Seeds added / removed reach the running job as a "seeds" control; bad ones are refused first.
+    control = continuous.change_seeds(d, add=["http://a.dk/new"], remove=["http://b.dk/"], requested_by="curator")
+    assert control is not None and control.action == "seeds"
+    with pytest.raises(Exception, match="add\\[0\\]"):
+        continuous.change_seeds(d, add=["not a url"])
+    # Deactivation stops it.
+    scheduler.deactivate(d)
+    sent = controls(jobs[0].pk)
+    assert [c["action"] for c in sent] == ["seeds", "stop"]
+    assert json.loads(sent[0]["argument"]) == {"add": ["http://a.dk/new"], "remove": ["http://b.dk/"]}
+
+
+def test_next_job_continues_the_previous_one_and_a_failed_one_is_not_restarted(purge_continuous):
+    d = definition()
+    first, made = continuous.start(d, "test")
+    assert made
+    Job.transition(first.pk, JobStatus.SUBMITTED, JobStatus.STARTED)
+    Job.transition(first.pk, JobStatus.STARTED, JobStatus.DONE)
+    HarvestDefinition.objects.filter(pk=d.pk).update(active=True)
+    made_ids = scheduler.schedule_due_harvests()  # active, no live job: the scheduler starts it again
+    assert len(made_ids) == 1
+    second = Job.objects.get(pk=made_ids[0])
+    assert second.spec["continues_job"] == first.pk and second.harvest_run == 2
+    Job.transition(second.pk, JobStatus.SUBMITTED, JobStatus.FAILED)
+    assert scheduler.schedule_due_harvests() == []  # a FAILED job waits for a resubmit or a reject
+    with pytest.raises(scheduler.SchedulerError, match="FAILED"):
+        scheduler.run_now(d, requested_by="test")
+    third = dispatch.resubmit(second)
+    assert third.spec["continues_job"] == second.pk and third.status == JobStatus.SUBMITTED
+
+
+def test_record_files_registers_each_file_once_and_the_result_does_not_register_it_again(tmp_path: Path):
+    d = definition()
+    job = Job.objects.get(pk=jobgen.generate_jobs(d, run=1)[0])
+    Job.objects.filter(pk=job.pk).update(status=JobStatus.STARTED)
+    one = {"name": f"{job.pk}-{d.pk}-20261124000000-00000-h.warc.gz", "path": str(tmp_path / "a"), "size": 10,
+           "sha256": "a" * 64, "kind": "warc"}
+    two = {**one, "name": f"{job.pk}-{d.pk}-20261124001500-00001-h.warc.gz", "path": str(tmp_path / "b")}
+    assert intake.record_files(job.pk, [one]) == 1
+    assert intake.record_files(job.pk, [one, two]) == 1  # a redelivery adds only what is new
+    assert intake.record_files(job.pk, [{"name": "x"}]) == 0  # malformed: refused whole
+    assert set(ArchiveFile.objects.filter(job=job).values_list("name", flat=True)) == {one["name"], two["name"]}
+    other = Job.objects.create(harvest=d, harvest_run=1, channel=d.channel, spec={}, status=JobStatus.STARTED)
+    assert intake.record_files(other.pk, [one]) == 0  # a name another job has: refused
+    last = {**one, "name": f"{job.pk}-{d.pk}-20261124003000-00002-h.warc.gz", "path": str(tmp_path / "c")}
+    meta = {**one, "name": f"{job.pk}-metadata-1.warc.gz", "path": str(tmp_path / "m"), "kind": "metadata"}
+    done = intake.record_result({"version": 1, "job_id": job.pk, "status": "DONE", "started": None,
+                                 "ended": "2026-11-24T01:00:00Z", "files": [one, two, last, meta], "domains": []})
+    assert done.status == JobStatus.DONE
+    assert ArchiveFile.objects.filter(job=job).count() == 4
+    assert intake.record_files(job.pk, [last]) == 0  # the job has ended: a late copy is ignored

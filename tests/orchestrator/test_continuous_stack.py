@@ -1,0 +1,68 @@
+"""A continuous harvest through the real stack (issue 12): ``netharvest up``'s continuous worker and the
+indexer on Redis and PostgreSQL, a changing site over HTTP.
+
+Activating the definition makes its one job on the ``continuous`` channel; while it runs, its WARCs
+(closed every 3 s) reach the archive: ArchiveFile rows appear and go through the whole indexer chain
+(CDX, PATH, dedup index) with the job still STARTED, and its heartbeat carries Progress.continuous; a
+seed pasted into the definition reaches the running crawl; deactivating stops it, DONE, every file
+indexed once."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from orchestrator.harvest import scheduler, seeding
+from orchestrator.harvest.models import ArchiveFile, CrawlTemplate, HarvestChannel, HarvestDefinition, Job
+from tests.changingsite import CLOCK_STRIP, ChangingSite
+from tests.conftest import wait_for
+
+pytestmark = [pytest.mark.django_db(transaction=True, serialized_rollback=True)]
+
+
+def test_a_continuous_harvest_runs_hands_over_and_indexes_while_running(continuous_workers: Path) -> None:
+    site = ChangingSite().start()
+    try:
+        template = CrawlTemplate.objects.create(name="live site", min_delay_ms=100, max_delay_ms=100,
+                                                delay_factor=0, retry_delay_s=1, max_retries=1)
+        definition = HarvestDefinition.objects.create(
+            name="live news", kind="continuous", channel=HarvestChannel.objects.get(name="continuous"),
+            revisit_settings={"policy": "heritrix", "initial_wait_s": {"text": 2, "other": 2}, "min_wait_s": 1,
+                              "max_wait_s": 10, "strip": [CLOCK_STRIP]},
+            fetch_budget_per_s=5, warc_rotate_s=3)
+        assert seeding.add_seeds(definition, site.url, template).ok
+        scheduler.activate(definition)
+        (job,) = Job.objects.filter(harvest=definition)
+        assert job.channel.name == "continuous"
+
+        def indexed_while_running() -> bool:
+            done = ArchiveFile.objects.filter(job=job, kind="warc", index_state="CLEANED").count()
+            return done >= 2 and Job.objects.get(pk=job.pk).status == "STARTED"
+
+        try:
+            wait_for(indexed_while_running, 180, "WARCs indexed while the job runs")
+        except AssertionError:
+            job.refresh_from_db()
+            files = list(ArchiveFile.objects.filter(job=job).values_list("name", "index_state"))
+            raise AssertionError(f"job {job.pk} {job.status} {job.error_detail[-500:]} files {files}\n"
+                                 + continuous_workers.read_text()[-6000:]) from None
+        job.refresh_from_db()
+        cont = job.progress["continuous"]
+        assert cont["visits"] > 0 and cont["budget_per_s"] == 5 and cont["warcs_closed"] >= 1  # a heartbeat lags
+
+        assert seeding.add_seeds(definition, f"{site.url}new-1", template).ok  # reaches the running crawl
+        wait_for(lambda: site.hits("/new-1"), 60, "the added seed to be fetched")
+        assert Job.objects.get(pk=job.pk).status == "STARTED"
+
+        scheduler.deactivate(definition)
+        wait_for(lambda: Job.objects.get(pk=job.pk).status in ("DONE", "FAILED"), 120, "the job to stop")
+        job.refresh_from_db()
+        assert job.status == "DONE", (job.error_category, job.error_detail, continuous_workers.read_text()[-3000:])
+        wait_for(lambda: set(ArchiveFile.objects.filter(job=job).values_list("index_state", flat=True)) == {"CLEANED"},
+                 180, "every file through the chain")
+        names = list(ArchiveFile.objects.filter(job=job).values_list("name", flat=True))
+        assert len(names) == len(set(names)) and sum(n.endswith("-metadata-1.warc.gz") for n in names) == 1
+        assert Job.objects.filter(harvest=definition).count() == 1
+    finally:
+        site.shutdown()
