@@ -157,3 +157,17 @@ def test_a_reader_cannot_create_activate_or_change_seeds(viewer, curator):
     hd.refresh_from_db()
     assert not hd.active and hd.name == "news, continuously" and hd.configurations.count() == 1
     assert not Job.objects.exists() and HarvestDefinition.objects.count() == 1
+
+
+def test_seeds_pasted_while_the_broker_is_down_are_kept_and_the_curator_is_told(curator, broker_down):
+    hd = make_definition(curator, "https://www.example.fr/")
+    page = text(curator.post(reverse("webui:definition-activate", args=[hd.pk]), follow=True))
+    job = Job.objects.get(harvest=hd)
+    assert f"Its continuous job {job.pk} is NEW" in page  # made, sent once the broker answers
+    assert Job.transition(job.pk, "NEW", "SUBMITTED")  # as if it had been sent before the broker went away
+    page = text(curator.post(reverse("webui:definition-seeds", args=[hd.pk]),
+                             {"seeds": "https://www.example.fr/later/"}, follow=True))
+    assert "1 seed on 1 domain added" in page
+    assert f"The running job of {hd.name} was not told (" in page and "next started" in page
+    assert "https://www.example.fr/later/" in hd.configurations.get().seedlists.get().seeds  # stored all the same
+    assert JobControl.objects.get(job=job, action="seeds").sent_at is None  # recorded, not sent
