@@ -69,3 +69,15 @@ def page(monkeypatch):
         # ORM calls made while Playwright's loop runs get their own connection (another context);
         # close it here, or the test database cannot be dropped at the end of the session.
         connections.close_all()
+
+
+def log_in(tab, live_server, username: str = "claire", role: str = "curator") -> None:
+    """A new user in the group ``role``, logged in through the login page (lands on the dashboard)."""
+    from django.contrib.auth.models import Group, User
+
+    User.objects.create_user(username, password="pw-long-enough").groups.add(Group.objects.get(name=role))
+    tab.goto(live_server.url + "/login/")
+    tab.fill("#id_username", username)
+    tab.fill("#id_password", "pw-long-enough")
+    tab.click("button[type=submit]")
+    tab.wait_for_url(live_server.url + "/")

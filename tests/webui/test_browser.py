@@ -19,7 +19,7 @@ import time
 from django.contrib.auth.models import Group, User
 
 from orchestrator.harvest.models import CrawlTemplate, HarvestDefinition, Job
-from tests.webui.browserhelp import MARKS, page, shot, site  # noqa: F401 - page, site: fixtures
+from tests.webui.browserhelp import MARKS, log_in, page, shot, site  # noqa: F401 - page, site: fixtures
 
 pytestmark = MARKS
 
@@ -78,13 +78,7 @@ def test_the_template_chosen_with_the_seeds_makes_a_fast_crawl_that_reaches_done
     # What a crawl engineer prepared: a template with short pauses, for a local site.
     CrawlTemplate.objects.create(name="local test", min_delay_ms=0, max_delay_ms=0, delay_factor=0, max_hops=3,
                                  retry_delay_s=1, max_retries=1)
-    user = User.objects.create_user("claire", password="pw-long-enough")
-    user.groups.add(Group.objects.get(name="curator"))
-    page.goto(live_server.url + "/login/")
-    page.fill("#id_username", "claire")
-    page.fill("#id_password", "pw-long-enough")
-    page.click("button[type=submit]")
-    page.wait_for_url(live_server.url + "/")
+    log_in(page, live_server)
     page.goto(live_server.url + "/definitions/new/selective/")
     page.fill("#id_name", "Test site to DONE")
     page.click("button:has-text('Save')")

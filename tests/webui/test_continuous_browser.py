@@ -15,23 +15,11 @@ from __future__ import annotations
 import re
 import time
 
-from django.contrib.auth.models import Group, User
-
 from orchestrator.harvest.models import ArchiveFile, CrawlTemplate, HarvestDefinition, Job
 from orchestrator.harvest.models.archive import IndexState
-from tests.webui.browserhelp import MARKS, page, shot, site  # noqa: F401 - page, site: fixtures
+from tests.webui.browserhelp import MARKS, log_in, page, shot, site  # noqa: F401 - page, site: fixtures
 
 pytestmark = MARKS
-
-
-def log_in(tab, live_server) -> None:
-    user = User.objects.create_user("claire", password="pw-long-enough")
-    user.groups.add(Group.objects.get(name="curator"))
-    tab.goto(live_server.url + "/login/")
-    tab.fill("#id_username", "claire")
-    tab.fill("#id_password", "pw-long-enough")
-    tab.click("button[type=submit]")
-    tab.wait_for_url(live_server.url + "/")
 
 
 def create_and_activate(tab, live_server, testsite, name: str, template: str = "", **waits: str) -> HarvestDefinition:
