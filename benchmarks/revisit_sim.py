@@ -88,6 +88,7 @@ class Page:
     changes: list[float]  # times of real changes (versions start at born and at each change)
     noise: bool
     etag_epoch: list[int] = field(default_factory=list)  # validator epoch of each version
+    kind: str = ""  # the change process (static, poisson, periodic, bursty), for per-kind reports
 
     def version_at(self, t: float) -> int:
         return bisect.bisect_right(self.changes, t)
@@ -180,7 +181,7 @@ def make_web(urls: int, days: float, seed: int, mix: str = "mixed", per_host: in
         born = 0.0 if rng.random() < 0.9 else rng.uniform(0, end * 0.8)
         changes = _process(kind, rng, born, end, "text" if ctype.startswith("text/") else "other")
         page = Page(f"http://{host.name}/p{i}.html", host, ctype, size, born, changes,
-                    noise=ctype.startswith("text/") and host.validators == "none" and rng.random() < 0.7)
+                    noise=ctype.startswith("text/") and host.validators == "none" and rng.random() < 0.7, kind=kind)
         epoch = [0]
         for _ in changes:
             keep = host.validators == "liar" and rng.random() < LIE_PROBABILITY

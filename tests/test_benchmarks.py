@@ -104,6 +104,13 @@ TINY: dict[str, Tiny] = {
          rf"^total wall time {NUMBER} s; DNS 1,000 domains in \S+ s = {NUMBER} domains/s, {NUMBER} queries/s",
          rf"^redirect sample: 50 domains, {NUMBER} live probed with {NUMBER} requests"],
         database=True, databases=("", "_redirects")),
+    "bench_revisit.py": Tiny(
+        lambda tmp: ["--tiny"],
+        # versions, captured, share, freshness, visits are figures; politeness and budget violations must be 0
+        [rf"^\| {policy} \| {budget} \| {NUMBER} \| {NUMBER} \| {NUMBER} \| {NUMBER} \| {NUMBER} \|"
+         r"(?: [^|]+ \|){5} 0 \| 0 \|"
+         for policy in ("fixed", "heritrix", "adaptive") for budget in ("starved", "ample")]
+        + [rf"^\| mixed \| 1 \| {NUMBER} \| {NUMBER} \| {NUMBER} \| {NUMBER} \|"]),
     "bench_traps.py": Tiny(
         lambda tmp: ["--traps", "300", "--uris", "200", "--lines", "300", "--jobs", "2"],
         [rf"^  match\.build: {NUMBER} s wall",

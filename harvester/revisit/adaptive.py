@@ -13,24 +13,30 @@ and the 'trust level' for HTTP headers it considered and left out. This module d
    I". With n observations of which X saw a change, the improved estimator for an incomplete change
    history is ``r = -ln((n - X + 0.5) / (n + 0.5)) / I`` (I: the mean interval), which stays finite
    when every visit saw a change and is nearly unbiased where the naive X / (n I) underestimates by
-   up to a factor of ln 2 per visit. Counts decay with a half-life (``history_half_life_s``) so a page
-   whose pace changes (the politician's site of seed 000 §2, a bursty news page) is followed, and the
-   estimate is blended with a prior of one observation at the content class's initial wait (Heritrix's
-   text/image/other defaults), which is all a new page has.
+   up to a factor of ln 2 per visit. Counts decay per observation (``history_half_life_visits``) so a
+   page whose pace changes (the politician's site of seed 000 §2, a bursty news page) is followed, and
+   the estimate is shrunk towards the content class's prior rate (1 / Heritrix's initial wait) as a
+   Gamma prior of ``prior_changes`` changes (:mod:`harvester.revisit.estimate`), which is all a new page
+   has. The next visit is planned with the rate conditioned on whether the last observation saw a
+   change (bursty pages change again soon after a change; Poisson pages do not care).
 2. **Allocation of the budget** (Cho & Garcia-Molina, "Synchronizing a database to improve
    freshness", 2000, and "Effective page refresh policies", 2003): with Poisson change at rate λ and
    visits every 1/f, a page's expected freshness is (f/λ)(1 - e^(-λ/f)) and the rate of visits that find
-   a change (= versions captured) is f(1 - e^(-λ/f)). The policy maximises, under Σ f = budget,
-   ``captured versions / all versions + freshness_weight × mean freshness``; both terms are concave in f
-   and their derivative is ``g(λ/f) × (1/Λ + w/(N λ))`` with ``g(x) = 1 - (1 + x) e^(-x)``, so the
-   Lagrange condition gives every page its own ``x = λ/f = g⁻¹(μ / (1/Λ + w/(N λ)))`` for one multiplier
-   μ, found by bisection so that the frequencies (clamped to [1/max_wait, 1/min_wait]) sum to the
-   budget. Captures alone would give f ∝ λ; freshness alone gives Cho's result that pages changing
-   much faster than they can be visited get *fewer* visits; the sum keeps both.
-3. **Periodic pages** (an edition page published at 06:00, a bulletin every 6 hours): the brackets
-   (previous visit, visit] in which changes were seen are tested for one period P and phase φ with
-   every bracket holding one change time φ + kP; a page that passes is visited just after each
-   predicted change, one visit per version, until a visit there finds no change.
+   a change (= versions captured) is f(1 - e^(-λ/f)); counting only versions that lived at least h
+   (the minimum wait), a version of life L is caught with probability min(1, fL) and the derivative of
+   the captures is ``g(x) - g(λh)`` with x = λ/f and ``g(x) = 1 - (1 + x) e^(-x)``. The policy
+   maximises, under Σ f = budget, ``captured versions / all versions + freshness_weight × mean
+   freshness``; both terms are concave in f, the freshness derivative is ``g(x) / λ``, so the Lagrange
+   condition gives every page its own ``x = g⁻¹((μ + g(λh)/Λ) / (1/Λ + w/(N λ)))`` (Λ = Σ λe^(-λh),
+   N pages) for one multiplier μ, found by bisection so that the frequencies (clamped to
+   [1/max_wait, 1/min_wait]) sum to the budget. Captures alone would give f ∝ λ; freshness alone
+   gives Cho's result that pages changing much faster than they can be visited get *fewer* visits; the
+   sum keeps both.
+3. **Periodic pages** (an edition page published at 06:00, a bulletin every 6 hours;
+   :mod:`harvester.revisit.periodic`): a page whose history fits one period and phase better than a
+   Poisson process is visited just after each predicted change (every m-th period when a visit there
+   is worth less than μ), one visit per version; each visit narrows the phase, a contradiction drops
+   the fit. Pages whose visits all found a change get timing probes, the only way to learn when.
 4. **Validators trusted per host, as far as they proved reliable** (000 §5: "keeping track of the
    prediction made by the HTTP headers and compare them with the hash comparison ... to build up a
    'trust level'"; 002 §5.1 quotes Clausen's 99.66-99.91 % reliability): on a host, header predictions
@@ -49,7 +55,8 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from harvester.revisit.estimate import rate_estimate
+from harvester.revisit.estimate import next_rate
+from harvester.revisit.periodic import constrain, next_visit, periodic_fit
 from harvester.revisit.policy import (
     UriState,
     Visit,
@@ -59,8 +66,14 @@ from harvester.revisit.policy import (
     host_of,
 )
 
-#: A periodic page is visited this fraction of its period after each predicted change (at least 60 s).
-PERIODIC_MARGIN = 0.04
+#: A periodic page is visited this fraction of its period after the latest possible change time
+#: (which already allows for the publisher's jitter), at least 60 s.
+PERIODIC_MARGIN = 0.005
+#: Timing probes (see AdaptiveStrategy._probe): how many per page between fits, and how much shorter.
+PROBES = 12
+PROBE_DIVISOR = 4.0
+#: A page's probe allowance is renewed every this many visits.
+PROBE_ROUND = 32
 
 
 def _g(x: float) -> float:
@@ -82,40 +95,6 @@ def g_inverse(c: float) -> float:
     return _XS[i - 1] + (_XS[i] - _XS[i - 1]) * (c - g0) / (g1 - g0)
 
 
-def periodic_fit(changes: list[float], min_changes: int) -> tuple[float, float] | None:
-    """(period, phase) if every change bracket [a_j, b_j] holds one time phase + k_j period, with the
-    brackets narrow enough (on average under a third of the period) for that to mean something."""
-    m = len(changes) // 2
-    if m < min_changes:
-        return None
-    a = changes[0::2]
-    b = changes[1::2]
-    mids = [(a[j] + b[j]) / 2 for j in range(m)]
-    gaps = sorted(mids[j + 1] - mids[j] for j in range(m - 1))
-    base = gaps[len(gaps) // 2]
-    if base <= 0:
-        return None
-    width = sum(b[j] - a[j] for j in range(m)) / m
-    best: tuple[float, float, float] | None = None
-    for step in range(-20, 21):
-        period = base * (1 + step / 200)
-        if width > period / 3:
-            continue
-        lo, hi = -math.inf, math.inf
-        for j in range(m):
-            k = round((mids[j] - mids[0]) / period)
-            lo = max(lo, a[j] - k * period)
-            hi = min(hi, b[j] - k * period)
-            if lo > hi:
-                break
-        else:
-            if best is None or hi - lo < best[0]:
-                best = (hi - lo, period, hi)  # the latest phase consistent with all brackets
-    if best is None:
-        return None
-    return best[1], best[2]
-
-
 class AdaptiveStrategy(_Strategy):
     """See the module docstring."""
 
@@ -123,23 +102,27 @@ class AdaptiveStrategy(_Strategy):
         super().__init__(policy)
         self.hosts: dict[str, dict[str, int]] = {}
         self.mu: float | None = None
-        self.scale = (1.0, 1.0)  # (1/Λ, w/N) of the last replan
+        self.scale = (1.0, 1.0)  # (1 / Σ λe^(-λh), w / N) of the last replan
         self.next_replan_at = math.inf
-        self.periodic: dict[str, tuple[float, float]] = {}
+        self.planned_rate: float | None = None  # visits per second the last plan makes
 
     # ------------------------------------------------------------------ estimates
     def rate(self, state: UriState) -> float:
         s = self.settings
-        return rate_estimate(state, 1.0 / s.initial_wait(state.content_class), s.prior_visits)
+        return next_rate(state, 1.0 / s.initial_wait(state.content_class), s.prior_changes)
 
     def frequency(self, rate: float, mu: float, scale: tuple[float, float]) -> float:
-        """Visits per second for a page changing at ``rate`` under multiplier ``mu`` (clamped)."""
+        """Visits per second for a page changing at ``rate`` under multiplier ``mu`` (clamped).
+
+        The marginal value of a visit: captured versions that live at least h (= min wait) gain
+        ``g(x) - g(λh)`` per unit of frequency (x = λ/f >= λh), freshness ``g(x) / λ``; weighted by
+        ``scale`` = (1 / Σ λe^(-λh), freshness_weight / N) and set equal to ``mu``."""
         s = self.settings
         f_min, f_max = 1.0 / s.max_wait_s, 1.0 / s.min_wait_s
         if rate <= 0:
             return f_min
         weight = scale[0] + scale[1] / rate
-        x = g_inverse(mu / weight)
+        x = g_inverse((mu + scale[0] * _g(rate * s.min_wait_s)) / weight)
         if x == math.inf:
             return f_min
         if x <= 0:
@@ -157,13 +140,7 @@ class AdaptiveStrategy(_Strategy):
         if self.mu is None:
             self.next_replan_at = min(self.next_replan_at, now)
 
-    def removed(self, uri: str, state: UriState) -> None:
-        self.periodic.pop(uri, None)
-
     def restored(self, uri: str, state: UriState) -> None:
-        fit = periodic_fit(state.changes, self.settings.periodic_min_changes)
-        if fit is not None:
-            self.periodic[uri] = fit
         if self.mu is None:
             self.next_replan_at = -math.inf  # replan at the first chance after a restart
 
@@ -184,7 +161,23 @@ class AdaptiveStrategy(_Strategy):
         wait_s = self._periodic_wait(uri, state, changed, now)
         if wait_s is None:
             wait_s = self._planned_wait(state)
+            if self._probe(state):
+                wait_s /= PROBE_DIVISOR
         return int(min(max(wait_s, s.min_wait_s), s.max_wait_s) * 1000)
+
+    def _probe(self, state: UriState) -> bool:
+        """Whether this wait should be a probe: a page whose last visits all found a change tells
+        nothing of its timing (any period shorter than the visits "explains" it); a visit after a
+        quarter of the planned wait can see it not changed, the evidence the periodicity test needs.
+        At most :data:`PROBES` probes per page per :data:`PROBE_ROUND` visits, one visit in two."""
+        if state.visits % PROBE_ROUND == 0:
+            state.probes = 0
+        history = state.history
+        saturated = len(history) >= 9 and history[-1] and history[-4] and history[-7]
+        if not saturated or state.probes >= PROBES or state.visits % 2:
+            return False
+        state.probes += 1
+        return True
 
     def _verify_validators(self, uri: str, state: UriState, visit: Visit, changed: bool | None) -> None:
         """A full download is the truth the validators are checked against."""
@@ -203,24 +196,42 @@ class AdaptiveStrategy(_Strategy):
             state.dl_last_modified = visit.last_modified
 
     def _periodic_wait(self, uri: str, state: UriState, changed: bool, now: float) -> float | None:
-        fit = self.periodic.get(uri)
-        if fit is not None and not changed:
-            # A visit just after a predicted change found none: not periodic (any more).
-            del self.periodic[uri]
-            state.changes.clear()
+        """Just after the next predicted change of a page recognised as periodic; None otherwise.
+        Each visit narrows the page's possible phases; one that contradicts them drops the fit, and
+        the history is tested afresh."""
+        s = self.settings
+        if state.periodic is not None and state.last_visit_at is not None:
+            period = state.periodic[0]
+            phases = constrain(int(state.periodic[1]), state.last_visit_at, now, changed, period)
+            if phases:
+                state.periodic = [period, phases]
+                return self._periodic_next(state, now)
+            state.periodic = None
+        elif not changed:
             return None
-        fit = periodic_fit(state.changes, self.settings.periodic_min_changes)
+        fit = periodic_fit(state.history, s.periodic_min_changes, s.min_wait_s)
         if fit is None:
-            self.periodic.pop(uri, None)
             return None
-        period, phase = fit
-        if period < self.settings.min_wait_s:
-            self.periodic.pop(uri, None)
-            return None
-        self.periodic[uri] = fit
+        state.periodic = [fit[0], fit[1]]
+        state.probes = 0
+        return self._periodic_next(state, now)
+
+    def _periodic_next(self, state: UriState, now: float) -> float:
+        """Wait from ``now`` to just after the change m periods on (m: :meth:`periods_between_visits`);
+        when visited every period, a wide phase run is halved first (see periodic.next_visit)."""
+        period, phases = state.periodic[0], int(state.periodic[1])
+        skip = self.periods_between_visits(period) - 1
         margin = max(60.0, PERIODIC_MARGIN * period)
-        k = math.floor((now - phase) / period) + 1
-        return phase + k * period + margin - now
+        return next_visit(now + skip * period, period, phases, bisect=skip == 0) + margin - now
+
+    def periods_between_visits(self, period: float) -> int:
+        """A periodic page visited just after a change captures one version per visit and is fresh for
+        the period that follows: worth ``1/Λ + w P / N`` per unit of visit rate, against the multiplier
+        μ every other visit earns. Visited every period when that is worth μ, else every m-th."""
+        if not self.mu:
+            return 1
+        value = self.scale[0] + self.scale[1] * period
+        return max(1, math.ceil(self.mu / value))
 
     def _planned_wait(self, state: UriState) -> float:
         if self.mu is None:
@@ -234,49 +245,72 @@ class AdaptiveStrategy(_Strategy):
         self.next_replan_at = now + s.replan_interval_s
         fixed_rate = 0.0
         free: list[tuple[str, UriState, float]] = []
+        periodic: list[tuple[str, UriState]] = []
         for uri, state in policy.uris.items():
             pinned = s.pinned.get(uri)
             if pinned is not None:
                 fixed_rate += 1.0 / pinned
-            elif uri in self.periodic:
-                fixed_rate += 1.0 / self.periodic[uri][0]
+            elif state.periodic is not None:
+                periodic.append((uri, state))
             else:
                 free.append((uri, state, self.rate(state)))
-        if not free:
+        if not free and not periodic:
             return {}
-        budget = max(self.budget() - fixed_rate, len(free) / s.max_wait_s)
-        total_rate = sum(r for _, _, r in free) or 1.0
-        scale = (1.0 / total_rate, s.freshness_weight / len(free))
-        rates = [r for _, _, r in free]
+        budget = max(self.budget() - fixed_rate, (len(free) + len(periodic)) / s.max_wait_s)
+        h = s.min_wait_s
+        total_rate = sum(r * math.exp(-r * h) for _, _, r in free) + sum(1 / st.periodic[0] for _, st in periodic)
+        scale = (1.0 / (total_rate or 1.0), s.freshness_weight / (len(free) + len(periodic)))
+        f_min, f_max = 1.0 / s.max_wait_s, 1.0 / s.min_wait_s
+        # Per page: (λ, weight, capture offset), so that x = g⁻¹((μ + offset) / weight) (see frequency()).
+        terms = [(r, scale[0] + scale[1] / r, scale[0] * _g(r * h)) for _, _, r in free if r > 0]
+        floor = (len(free) - len(terms)) * f_min
+        # Periodic pages: (period, value of visiting every period), visited every ceil(μ / value) periods.
+        cycles = [(st.periodic[0], scale[0] + scale[1] * st.periodic[0]) for _, st in periodic]
 
         def planned(mu: float) -> float:
-            return sum(self.frequency(r, mu, scale) for r in rates)
+            total = floor
+            for r, weight, offset in terms:
+                x = g_inverse((mu + offset) / weight)
+                total += f_min if x == math.inf else f_max if x <= 0 else min(max(r / x, f_min), f_max)
+            for period, value in cycles:
+                total += max(f_min, 1.0 / (period * max(1, math.ceil(mu / value))))
+            return total
 
-        lo, hi = (self.mu / 4, self.mu * 4) if self.mu else (1e-12, 1.0)
+        lo, hi = (self.mu / 2, self.mu * 2) if self.mu else (1e-12, 1.0)
         while planned(lo) < budget and lo > 1e-30:
             lo /= 8
         while planned(hi) > budget and hi < 1e30:
             hi *= 8
-        for _ in range(40):
+        for _ in range(60):
             mid = math.sqrt(lo * hi)
             if planned(mid) > budget:
                 lo = mid
             else:
                 hi = mid
-            if hi / lo < 1.001:
+            if hi / lo < 1.01:
                 break
-        self.mu, self.scale = math.sqrt(lo * hi), scale
+        self.mu, self.scale = hi, scale  # the side of the bracket that keeps within the budget
+        self.planned_rate = planned(hi) + fixed_rate
         moved: dict[str, float] = {}
         for (uri, state, rate) in free:
             if state.last_visit_at is None:
                 continue  # not visited yet: its first visit stands
             wait = min(max(1.0 / self.frequency(rate, self.mu, scale), s.min_wait_s), s.max_wait_s)
-            new_at = max(now, state.last_visit_at + wait)
-            if abs(new_at - state.next_at) > max(1.0, 0.05 * wait):
-                state.wait_ms = int(wait * 1000)
-                state.next_at = new_at
-                moved[uri] = new_at
+            self._move(uri, state, state.last_visit_at + wait, now, moved)
+        for uri, state in periodic:
+            if state.last_visit_at is not None:
+                self._move(uri, state, state.last_visit_at + self._periodic_next(state, state.last_visit_at), now,
+                           moved)
         return moved
+
+    @staticmethod
+    def _move(uri: str, state: UriState, at: float, now: float, moved: dict[str, float]) -> None:
+        wait = at - (state.last_visit_at or now)
+        new_at = max(now, at)
+        if abs(new_at - state.next_at) > max(1.0, 0.05 * wait):
+            state.wait_ms = int(wait * 1000)
+            state.next_at = new_at
+            moved[uri] = new_at
 
     # ------------------------------------------------------------------ persistence and reporting
     def host_state_of(self, host: str) -> dict[str, Any] | None:
@@ -297,7 +331,3 @@ class AdaptiveStrategy(_Strategy):
         self.scale = tuple(data.get("scale", (1.0, 1.0)))  # type: ignore[assignment]
         at = data.get("next_replan_at")
         self.next_replan_at = math.inf if at is None else float(at)
-        for uri, state in self.policy.uris.items():
-            fit = periodic_fit(state.changes, self.settings.periodic_min_changes)
-            if fit is not None:
-                self.periodic[uri] = fit

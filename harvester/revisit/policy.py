@@ -119,10 +119,10 @@ class RevisitSettings:
     mid_fetch_filter: bool = True  # HTTPMidFetchUnchangedFilter on the fetcher
     fixed_interval_s: int = DAY  # the "fixed" policy's interval
     # --- the adaptive policy (harvester/revisit/adaptive.py) ---
-    replan_interval_s: int = HOUR  # how often the budget is re-allocated over all URIs
-    freshness_weight: float = 1.0  # weight of archive freshness against captured versions
-    history_half_life_s: int = 14 * DAY  # observations older than this count half (bursts, drift)
-    prior_visits: float = 1.0  # weight of the content-class prior (1 / initial wait) in the estimate
+    replan_interval_s: int = 6 * HOUR  # how often the budget is re-allocated over all URIs
+    freshness_weight: float = 3.0  # weight of archive freshness against captured versions
+    history_half_life_visits: int = 8  # an observation counts half after this many newer ones
+    prior_changes: float = 0.25  # weight of the content-class prior (1 / initial wait), in changes
     trust_after: int = 3  # verified header predictions before a host's validators are trusted
     verify_every: int = 8  # on a trusted host, one header prediction in N is still checked by download
     periodic_min_changes: int = 4  # observed changes before a page can be recognised as periodic
@@ -201,7 +201,7 @@ class RevisitSettings:
 
 
 _POSITIVE_INTS = {"min_wait_s", "max_wait_s", "default_wait_s", "fixed_interval_s", "replan_interval_s",
-                  "history_half_life_s", "trust_after", "verify_every", "periodic_min_changes"}
+                  "history_half_life_visits", "trust_after", "verify_every", "periodic_min_changes"}
 _FACTORS = {"unchanged_factor", "changed_factor"}
 
 
@@ -221,7 +221,7 @@ def _parse(name: str, value: Any, default: Any, path: str) -> Any:
         if not isinstance(value, int | float) or value != int(value) or value < 1:
             raise ContractError(f"{path}: expected a whole number >= 1, got {value!r}")
         return int(value)
-    if name in _FACTORS or name in ("freshness_weight", "prior_visits"):
+    if name in _FACTORS or name in ("freshness_weight", "prior_changes"):
         if not isinstance(value, int | float) or not math.isfinite(value):
             raise ContractError(f"{path}: expected a number, got {value!r}")
         if name in _FACTORS and value < 1:
@@ -341,20 +341,33 @@ class UriState:
     x: float = 0.0  # of which with a change (decayed)
     isum: float = 0.0  # total length of the observed intervals (decayed)
     obs_at: float | None = None  # time of the last observation (decay reference)
+    last_changed: bool = False  # the last observation saw a change
+    after_change: list[float] = field(default_factory=lambda: [0.0, 0.0, 0.0])  # n, x, isum after a change
     dl_etag: str | None = None
     dl_last_modified: str | None = None
     checks: int = 0  # header predictions made for this URI (verification sampling)
-    changes: list[float] = field(default_factory=list)  # recent change brackets: [start, end, ...]
+    probes: int = 0  # timing probes since the last periodicity fit (adaptive)
+    history: list[float] = field(default_factory=list)  # recent observations: [start, end, changed, ...]
+    periodic: list[float] | None = None  # [period, phase bitmask] of a page recognised as periodic
     validator_misses: int = 0
 
     def to_dict(self) -> dict[str, Any]:
-        return {f.name: (list(getattr(self, f.name)) if f.name == "changes" else getattr(self, f.name))
-                for f in fields(self)}
+        out = {f.name: getattr(self, f.name) for f in fields(self)}
+        out["history"] = list(self.history)
+        out["after_change"] = list(self.after_change)
+        if self.periodic is not None:
+            out["periodic"] = list(self.periodic)
+        return out
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> UriState:
         names = {f.name for f in fields(cls)}
-        return cls(**{k: (list(v) if k == "changes" else v) for k, v in data.items() if k in names})
+        values = {k: v for k, v in data.items() if k in names}
+        values["history"] = list(values.get("history", ()))
+        values["after_change"] = list(values.get("after_change", (0.0, 0.0, 0.0)))
+        if values.get("periodic") is not None:
+            values["periodic"] = list(values["periodic"])
+        return cls(**values)
 
 
 class RevisitPolicy:
@@ -432,7 +445,7 @@ class RevisitPolicy:
             self.counters["visits"] += 1
             self.counters["changed" if changed else "unchanged"] += 1
         if changed is not None:
-            observe(state, changed, now, self.settings.history_half_life_s)
+            observe(state, changed, now, self.settings.history_half_life_visits)
         wait_ms = self._strategy.wait_after(uri, state, visit, changed, now)
         if visit.etag:
             state.etag = visit.etag
@@ -447,6 +460,11 @@ class RevisitPolicy:
     def replan(self, now: float) -> Mapping[str, float]:
         """Re-allocate the budget (the adaptive policy); the URIs whose next time changed."""
         return self._strategy.replan(now)
+
+    @property
+    def planned_rate(self) -> float | None:
+        """Visits per second the last plan makes (adaptive; None for policies that do not plan)."""
+        return getattr(self._strategy, "planned_rate", None)
 
     # ------------------------------------------------------------------ persistence
     def state_of(self, uri: str) -> dict[str, Any] | None:
@@ -558,7 +576,7 @@ class _Strategy:
         for state in uris.values():
             if state.versions and state.last_visit_at is not None:
                 rate = rate_estimate(state, 1.0 / self.settings.initial_wait(state.content_class),
-                                     self.settings.prior_visits)
+                                     self.settings.prior_changes)
                 total += math.exp(-rate * max(0.0, now - state.last_visit_at))
         return total / len(uris)
 

@@ -1,0 +1,405 @@
+"""The revisit policy (harvester/revisit/policy.py, adaptive.py): Heritrix's AR arithmetic exactly, the
+adaptive policy's properties, recovery of its state, and its settings' errors.
+
+Pure code: every test drives the public interface with explicit times, as the crawler and the
+simulator do.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import math
+
+import pytest
+
+from harvester.contracts import ContractError
+from harvester.revisit.change import stripped_digest
+from harvester.revisit.policy import RevisitPolicy, RevisitSettings, Visit, format_ms
+
+H, D = 3600, 86400
+URI = "http://news.example/front.html"
+
+
+def page(digest: str | None, ctype: str | None = "text/html", etag: str | None = None,
+         last_modified: str | None = None, downloaded: bool = True, status: int = 200,
+         duration: float = 0.0) -> Visit:
+    return Visit(status, ctype, 1000, duration, etag, last_modified, digest, downloaded)
+
+
+def heritrix(**overrides) -> RevisitPolicy:
+    return RevisitPolicy(RevisitSettings.heritrix(**overrides), None)
+
+
+# --------------------------------------------------------------------------------------------- Heritrix
+@pytest.mark.parametrize(("ctype", "wait_s"), [
+    ("text/html; charset=utf-8", 12 * H),  # TextWaitEvaluator ^text/.*$ 43200
+    ("image/png", 2 * D),  # ImageWaitEvaluator ^image/.*$ 172800
+    ("video/mp4", D),  # no audio/video evaluator in Heritrix: the generic one
+    ("application/pdf", D),  # generic WaitEvaluator 86400
+    (None, D),
+])
+def test_heritrix_initial_wait_per_content_type(ctype, wait_s):
+    policy = heritrix()
+    assert policy.add(URI, 100.0) == 100.0  # a new URI is due at once
+    assert policy.visited(URI, page("sha1:A", ctype), 100.0) == 100.0 + wait_s
+    assert policy.state_of(URI)["wait_ms"] == wait_s * 1000
+
+
+def test_netharvest_defaults_add_audio_video():
+    policy = RevisitPolicy(RevisitSettings.fixed(10, initial_wait_s={"audio_video": 7 * D}), None)
+    assert RevisitSettings().initial_wait("audio_video") == 7 * D
+    policy.add(URI, 0)
+    assert policy.visited(URI, page("sha1:A", "audio/mpeg"), 0) == 10
+
+
+def test_heritrix_factor_steps_in_integer_milliseconds():
+    policy = heritrix(changed_factor=1.7)
+    policy.add(URI, 0)
+    t = 0.0
+    policy.visited(URI, page("sha1:A"), t)  # first visit: initial wait 43,200,000 ms
+    waits = []
+    for digest in ("sha1:A", "sha1:B", "sha1:B", "sha1:C"):  # unchanged, changed, unchanged, changed
+        t += 10
+        policy.visited(URI, page(digest), t)
+        waits.append(policy.state_of(URI)["wait_ms"])
+    # Java: (long)(w * 1.5) and (long)(w / 1.7), truncated
+    w1 = int(43_200_000 * 1.5)
+    w2 = int(w1 / 1.7)
+    w3 = int(w2 * 1.5)
+    w4 = int(w3 / 1.7)
+    assert waits == [w1, w2, w3, w4]
+    assert w2 == 38_117_647  # the truncation, not rounding
+    state = policy.state_of(URI)
+    assert (state["visits"], state["versions"]) == (5, 3)
+    assert policy.annotation(URI) == f"wt:{format_ms(w4)},5vis,3ver,ov:0ms"
+
+
+def test_heritrix_clamps_to_min_and_max():
+    policy = heritrix()
+    policy.add(URI, 0)
+    t = 0.0
+    for i in range(12):  # changed every time: 12 h / 1.5^n reaches the 1 h minimum
+        policy.visited(URI, page(f"sha1:{i}"), t)
+        t += 1
+    assert policy.state_of(URI)["wait_ms"] == 3_600_000
+    for _ in range(30):  # unchanged: grows to the 4-week maximum and stays
+        policy.visited(URI, page("sha1:11"), t)
+        t += 1
+    assert policy.state_of(URI)["wait_ms"] == 28 * D * 1000
+    assert policy.visited(URI, page("sha1:11"), t) == t + 28 * D
+
+
+def test_format_ms_is_heritrix_conventional():
+    assert format_ms(45_000) == "45s0ms"
+    assert format_ms(3) == "3ms"
+    assert format_ms(3_600_000) == "1h0m0s0ms"
+    assert format_ms(90_061_001) == "1d1h1m1s1ms"
+
+
+def test_pinned_uri_keeps_its_interval_under_every_policy():
+    for settings in (RevisitSettings.heritrix(pinned={URI: 900}), RevisitSettings(pinned={URI: 900}),
+                     RevisitSettings.fixed(D, pinned={URI: 900})):
+        policy = RevisitPolicy(settings, 0.01)
+        policy.add(URI, 0)
+        assert policy.visited(URI, page("sha1:A"), 50) == 950
+        assert policy.visited(URI, page("sha1:B"), 1000) == 1900
+
+
+def test_mid_fetch_filter_semantics():
+    policy = heritrix()
+    policy.add(URI, 0)
+    assert not policy.unchanged_by_headers(URI, '"e1"', "Mon", 0)  # never visited: nothing to compare
+    policy.visited(URI, page("sha1:A", etag='"e1"', last_modified="Mon"), 1)
+    assert policy.unchanged_by_headers(URI, '"e1"', "Mon", 2)  # both present, both agree
+    assert not policy.unchanged_by_headers(URI, '"e2"', "Mon", 2)  # both present, one says changed
+    assert not policy.unchanged_by_headers(URI, '"e1"', "Tue", 2)
+    assert policy.unchanged_by_headers(URI, '"e1"', None, 2)  # only one present: it decides
+    assert policy.unchanged_by_headers(URI, None, "Mon", 2)
+    assert not policy.unchanged_by_headers(URI, None, None, 2)  # none present: predict a change
+    # An "older" datestamp is a change too (any disparity), and a missing header keeps the stored value.
+    assert not policy.unchanged_by_headers(URI, None, "Sun", 2)
+    policy.visited(URI, page("sha1:A", etag=None, last_modified=None), 3)
+    assert policy.unchanged_by_headers(URI, '"e1"', "Mon", 4)
+    # Stopped after the headers: content state unchanged (x 1.5), no new version.
+    policy.visited(URI, page(None, etag='"e1"', last_modified="Mon", downloaded=False), 5)
+    state = policy.state_of(URI)
+    assert state["wait_ms"] == int(int(43_200_000 * 1.5) * 1.5) and state["versions"] == 1
+    assert policy.counters["header_skipped"] == 4
+    off = heritrix(mid_fetch_filter=False)
+    off.add(URI, 0)
+    off.visited(URI, page("sha1:A", etag='"e1"'), 1)
+    assert not off.unchanged_by_headers(URI, '"e1"', None, 2)
+
+
+def test_use_overdue_time_adds_the_lateness_before_the_factor():
+    for use, expected in ((False, int(43_200_000 * 1.5)), (True, int((43_200_000 + 600_000) * 1.5))):
+        policy = heritrix(use_overdue_time=use)
+        policy.add(URI, 0)
+        due = policy.visited(URI, page("sha1:A"), 0)
+        # issued 10 minutes late, fetch took 2 s
+        policy.visited(URI, page("sha1:A", duration=2.0), due + 602)
+        assert policy.state_of(URI)["overdue_ms"] == 600_000
+        assert policy.state_of(URI)["wait_ms"] == expected
+        assert policy.annotation(URI).endswith(",ov:10m0s0ms")
+
+
+def test_unknown_content_state_and_failures():
+    policy = heritrix()
+    policy.add(URI, 0)
+    # No digest now or before (ChangeEvaluator: "can't do a thing"): the fixed default wait, no visit counted.
+    assert policy.visited(URI, page(None), 10) == 10 + 3 * D
+    assert policy.state_of(URI)["visits"] == 0
+    policy.visited(URI, page("sha1:A"), 20)
+    wait = policy.state_of(URI)["wait_ms"]
+    # A failed fetch (negative status) is not re-evaluated: the wait stays.
+    assert policy.visited(URI, page(None, status=-2), 30) == 30 + wait / 1000
+    assert policy.state_of(URI)["wait_ms"] == wait
+
+
+# --------------------------------------------------------------------------------------------- adaptive
+def visit_series(policy: RevisitPolicy, uri: str, changes_every: float | None, start: float, until: float) -> float:
+    """Visit ``uri`` whenever the policy says, its content changing every ``changes_every`` seconds."""
+    t = policy.add(uri, start)
+    while t < until:
+        version = 0 if changes_every is None else int(t // changes_every)
+        t = policy.visited(uri, page(f"sha1:{version}"), t)
+        if policy.next_replan_at <= t:
+            policy.replan(t)
+    return t
+
+
+def test_adaptive_fast_page_waits_less_than_static_page():
+    policy = RevisitPolicy(RevisitSettings(), 6 / D)  # 6 visits a day for two pages
+    fast, static = "http://a.example/fast", "http://a.example/static"
+    policy.add(fast, 0)
+    policy.add(static, 0)
+    t = 0.0
+    while t < 10 * D:  # drive both as the frontier would: the earliest due first
+        uri = min((fast, static), key=lambda u: policy.uris[u].next_at)
+        t = max(t, policy.uris[uri].next_at)
+        version = int(t // (2 * H)) if uri == fast else 0
+        policy.visited(uri, page(f"sha1:{version}"), t)
+        if policy.next_replan_at <= t:
+            policy.replan(t)
+    fast_wait = policy.state_of(fast)["wait_ms"]
+    static_wait = policy.state_of(static)["wait_ms"]
+    assert fast_wait < static_wait / 2
+    assert policy.state_of(fast)["versions"] > 20 and policy.state_of(static)["versions"] == 1
+
+
+def test_adaptive_plan_spends_the_budget():
+    budget = 200 / D  # 200 visits a day over 100 pages
+    policy = RevisitPolicy(RevisitSettings(), budget)
+    for i in range(100):
+        # histories: page i changes every (i + 1) hours; every page visited every 6 hours for 4 days
+        uri = f"http://h{i % 5}.example/p{i}"
+        policy.add(uri, 0)
+        for k in range(16):
+            t = k * 6 * H + i
+            policy.visited(uri, page(f"sha1:{int(t // ((i + 1) * H))}"), t)
+    moved = policy.replan(4 * D)
+    assert moved  # the plan moved pages off their initial schedule
+    assert budget * 0.97 <= policy.planned_rate <= budget
+    # the plan as the frontier sees it: visits due in the next two days, each page at its planned pace
+    due = 0
+    for state in policy.uris.values():
+        interval = state.wait_ms / 1000
+        if state.periodic is not None:  # every m-th period, just after the change
+            interval = state.periodic[0] * policy._strategy.periods_between_visits(state.periodic[0])
+        due += sum(1 for k in range(1000) if state.next_at + k * interval < 4 * D + 2 * D)
+    assert due == pytest.approx(budget * 2 * D, rel=0.1)
+    # the fast pages get the visits: page 0 (hourly) is planned more often than page 99 (every 100 h)
+    assert policy.state_of("http://h0.example/p0")["wait_ms"] < policy.state_of("http://h4.example/p99")["wait_ms"]
+    assert policy.next_replan_at == 4 * D + RevisitSettings().replan_interval_s
+
+
+def test_adaptive_without_budget_spends_heritrix_initial_pace():
+    policy = RevisitPolicy(RevisitSettings(), None)
+    for i in range(10):
+        policy.add(f"http://a.example/{i}", 0)
+        policy.visited(f"http://a.example/{i}", page("sha1:x"), 1)
+    policy.replan(2)
+    assert policy.planned_rate == pytest.approx(10 / (12 * H), rel=0.03)
+
+
+def test_lying_host_stops_being_trusted():
+    settings = RevisitSettings(trust_after=3, verify_every=4)
+    policy = RevisitPolicy(settings, 1.0)
+    uri = "http://liar.example/a"
+    policy.add(uri, 0)
+    headers = {"etag": '"v1"', "last_modified": "Mon, 01 Jan 2024 00:00:00 GMT"}
+    t = 1.0
+    policy.visited(uri, page("sha1:1", **headers), t)
+    # Not trusted yet: the headers say "unchanged", the policy still downloads to check them.
+    for _ in range(3):
+        t += H
+        assert not policy.unchanged_by_headers(uri, headers["etag"], headers["last_modified"], t)
+        policy.visited(uri, page("sha1:1", **headers), t)
+    assert policy.host_state_of("liar.example") == {"verified": 3, "lies": 0}
+    skipped = checked = 0
+    for _ in range(8):  # trusted: most checks stop after the headers, one in verify_every is verified
+        t += H
+        if policy.unchanged_by_headers(uri, headers["etag"], headers["last_modified"], t):
+            skipped += 1
+            policy.visited(uri, page(None, downloaded=False, **headers), t)
+        else:
+            checked += 1
+            policy.visited(uri, page("sha1:1", **headers), t)
+    assert skipped == 6 and checked == 2
+    # The content changes, the server keeps its validators: the next verification catches the lie.
+    while policy.unchanged_by_headers(uri, headers["etag"], headers["last_modified"], t):
+        policy.visited(uri, page(None, downloaded=False, **headers), t)
+        t += H
+    policy.visited(uri, page("sha1:2", **headers), t)
+    assert policy.host_state_of("liar.example")["lies"] == 1
+    assert policy.counters["validator_misses"] == 1
+    for _ in range(20):  # never trusted again: full downloads only
+        t += H
+        assert not policy.unchanged_by_headers(uri, headers["etag"], headers["last_modified"], t)
+        policy.visited(uri, page("sha1:2", **headers), t)
+    # Another URI on the same host is not trusted either.
+    other = "http://liar.example/b"
+    policy.add(other, t)
+    policy.visited(other, page("sha1:b", **headers), t)
+    assert not policy.unchanged_by_headers(other, headers["etag"], headers["last_modified"], t + 1)
+
+
+def test_adaptive_recognises_a_periodic_page_and_visits_after_its_changes():
+    policy = RevisitPolicy(RevisitSettings(), 50 / D)
+    period, phase = 6 * H, 1000.0
+    t = policy.add(URI, 0)
+    # visits every 2.5 h for two days (a frontier serving the URI on a tight schedule)
+    while t < 2 * D:
+        version = int((t - phase) // period)
+        policy.visited(URI, page(f"sha1:{version}"), t)
+        t += 2.5 * H
+    t_last = t - 2.5 * H
+    nxt = policy.visited(URI, page(f"sha1:{int((t - phase) // period)}"), t)
+    state = policy.state_of(URI)
+    assert state["periodic"] is not None and state["periodic"][0] == period
+    # the next visit falls just after a change time (phase + k period), within a few percent of the period
+    since_change = (nxt - phase) % period
+    assert since_change < 0.1 * period, (t_last, nxt, since_change)
+
+
+def test_state_round_trips_and_the_schedule_continues():
+    settings = RevisitSettings()
+    policy = RevisitPolicy(settings, 20 / D)
+    uris = [f"http://h{i % 3}.example/p{i}" for i in range(12)]
+    t = 0.0
+    for uri in uris:
+        policy.add(uri, t)
+    for k in range(40):
+        uri = uris[k % len(uris)]
+        t += 600
+        if policy.unchanged_by_headers(uri, '"e"', None, t):
+            policy.visited(uri, page(None, etag='"e"', downloaded=False), t)
+        else:
+            policy.visited(uri, page(f"sha1:{k // 7}", etag='"e"'), t)
+        if policy.next_replan_at <= t:
+            policy.replan(t)
+    saved = json.loads(json.dumps(policy.dump()))  # what a crawler writes to disk
+    per_uri = {uri: json.loads(json.dumps(policy.state_of(uri))) for uri in uris}
+    hosts = {h: policy.host_state_of(h) for h in ("h0.example", "h1.example", "h2.example")}
+
+    restored = RevisitPolicy(settings, 20 / D)
+    restored.load(saved)
+    one_by_one = RevisitPolicy(settings, 20 / D)
+    for uri, state in per_uri.items():
+        one_by_one.restore(uri, state)
+    for host, state in hosts.items():
+        if state is not None:
+            one_by_one.restore_host(host, state)
+    for uri in uris:
+        assert restored.state_of(uri) == policy.state_of(uri) == one_by_one.state_of(uri)
+    # the same next visits give the same next times
+    for k, uri in enumerate(uris):
+        t += 900
+        visit = page(f"sha1:new{k}", etag='"e"')
+        expected = policy.visited(uri, visit, t)
+        assert restored.visited(uri, visit, t) == expected
+        assert restored.unchanged_by_headers(uri, '"e"', None, t + 1) == \
+            policy.unchanged_by_headers(uri, '"e"', None, t + 1)
+    assert restored.replan(t + 1) == policy.replan(t + 1)
+
+
+def test_remove_forgets_a_uri():
+    policy = RevisitPolicy(RevisitSettings(), 1 / H)
+    policy.add(URI, 0)
+    policy.visited(URI, page("sha1:A"), 1)
+    policy.remove(URI)
+    assert policy.state_of(URI) is None
+    assert URI not in policy.replan(2)
+    assert policy.add(URI, 5) == 5  # added again: a new URI, due now
+
+
+def test_freshness_estimate():
+    policy = RevisitPolicy(RevisitSettings(), 1 / H)
+    assert policy.freshness(0) is None
+    policy.add(URI, 0)
+    assert policy.freshness(0) == 0.0  # never captured
+    policy.visited(URI, page("sha1:A"), 10)
+    assert 0.9 < policy.freshness(11) <= 1.0
+    assert policy.freshness(30 * D) < policy.freshness(11)
+
+
+# --------------------------------------------------------------------------------------------- settings
+def test_settings_round_trip_and_heritrix_defaults():
+    ar = RevisitSettings.heritrix()
+    assert (ar.policy, ar.min_wait_s, ar.max_wait_s, ar.default_wait_s) == ("heritrix", 3600, 2_419_200, 259_200)
+    assert (ar.unchanged_factor, ar.changed_factor, ar.use_overdue_time) == (1.5, 1.5, False)
+    assert dict(ar.initial_wait_s) == {"text": 43200, "image": 172800, "audio_video": 86400, "other": 86400}
+    for settings in (ar, RevisitSettings(), RevisitSettings.fixed(600, strip=("<b>[^<]*</b>",))):
+        data = json.loads(json.dumps(settings.to_dict()))
+        assert RevisitSettings.from_dict(data) == settings
+    assert RevisitSettings.from_dict({}) == RevisitSettings()
+    assert RevisitSettings.from_dict({"policy": "heritrix"}) == RevisitSettings.heritrix()
+
+
+@pytest.mark.parametrize(("data", "message"), [
+    ({"min_wait_s": "1h"}, "revisit.min_wait_s: expected a whole number >= 1, got '1h'"),
+    ({"max_wait_s": 0}, "revisit.max_wait_s: expected a whole number >= 1"),
+    ({"changed_factor": 0.5}, "revisit.changed_factor: a factor of at least 1"),
+    ({"use_overdue_time": "yes"}, "revisit.use_overdue_time: expected true or false"),
+    ({"policy": "lru"}, "revisit.policy: one of heritrix, fixed, adaptive"),
+    ({"initial_wait_s": {"text": -5}}, "revisit.initial_wait_s.text: expected a whole number of seconds"),
+    ({"initial_wait_s": {"html": 5}}, "revisit.initial_wait_s.html: not a content class"),
+    ({"strip": ["(?=ad)"]}, "revisit.strip[0]: lookahead (?=…) is not supported"),
+    ({"strip": "clock"}, "revisit.strip: expected a list of regular expressions"),
+    ({"content_types": {"image": "(image"}}, "revisit.content_types.image: "),
+    ({"pinned": {"ftp://x.example/": 60}}, "revisit.pinned.ftp://x.example/: not an http(s) URL"),
+    ({"pinned": {URI: 0}}, f"revisit.pinned.{URI}: expected a whole number of seconds >= 1"),
+    ({"min_wait_s": 7200, "max_wait_s": 3600}, "revisit.min_wait_s: must not exceed max_wait_s"),
+    ({"wait": 1}, "revisit: unknown setting(s): wait"),
+    ([1], "revisit: expected an object, got list"),
+])
+def test_from_dict_errors_name_the_path(data, message):
+    with pytest.raises(ContractError) as caught:
+        RevisitSettings.from_dict(data, "revisit")
+    assert str(caught.value).startswith(message)
+    with pytest.raises(ContractError, match=r"^continuous\.revisit"):
+        RevisitSettings.from_dict(data, "continuous.revisit")
+
+
+def test_budget_must_be_positive():
+    with pytest.raises(ContractError, match="budget_per_s"):
+        RevisitPolicy(RevisitSettings(), 0.0)
+    with pytest.raises(ContractError, match="budget_per_s"):
+        RevisitPolicy(RevisitSettings(), math.inf)
+
+
+# --------------------------------------------------------------------------------------------- change
+def test_stripped_digest():
+    clock = r'<span class="clock">[^<]*</span>'
+    a = b'<p>news</p><span class="clock">10:00:01</span>'
+    b = b'<p>news</p><span class="clock">10:00:02</span>'
+    assert stripped_digest(a, [clock]) == stripped_digest(b, [clock])
+    assert stripped_digest(a, []) != stripped_digest(b, [])
+    # without strip regexes: the WARC-Payload-Digest of the body
+    assert stripped_digest(a, ()) == "sha1:" + base64.b32encode(hashlib.sha1(a).digest()).decode()
+    # matches become one blank (HTTPContentDigest), bytes that are not UTF-8 survive
+    assert stripped_digest(b"x\xff<b>1</b>y", ["<b>[^<]*</b>"]) == \
+        "sha1:" + base64.b32encode(hashlib.sha1(b"x\xff y").digest()).decode()
+    assert stripped_digest(b"<b>1</b>", ["<b>[^<]*</b>"]) != stripped_digest(b"<b>1</b>", [])
