@@ -69,6 +69,14 @@ def test_curator_creates_a_continuous_definition_with_its_revisit_settings(curat
     assert "none running: activate the harvest to start it" in page
     assert "Add seeds" not in page  # a viewer has no forms
 
+    # Settings stored before a change of the policy's settings do not break the page, and say what is wrong.
+    HarvestDefinition.objects.filter(pk=hd.pk).update(revisit_settings={**hd.revisit_settings, "retired_setting": 1})
+    page = text(viewer.get(reverse("webui:definition", args=[hd.pk])))
+    assert "The stored settings are not valid (revisit: unknown setting(s): retired_setting)" in page
+    assert curator.post(reverse("webui:definition-edit", args=[hd.pk]), form_data()).status_code == 302  # mended
+    hd.refresh_from_db()
+    assert "retired_setting" not in hd.revisit_settings and hd.revisit_settings["policy"] == "heritrix"
+
     # Editing keeps the settings the form does not show (set by an engineer through the API or admin).
     HarvestDefinition.objects.filter(pk=hd.pk).update(revisit_settings={**hd.revisit_settings, "trust_after": 5})
     edit = text(curator.get(reverse("webui:definition-edit", args=[hd.pk])))

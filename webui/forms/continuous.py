@@ -153,7 +153,10 @@ def clean_revisit(form: forms.Form, stored: dict[str, Any]) -> dict[str, Any] | 
     """The new ``revisit_settings`` (settings the form does not show are kept as stored), or None with the
     errors put on their fields."""
     data = form.cleaned_data
-    settings = dict(stored or {})
+    try:  # stored settings the policy no longer takes are dropped, not kept (the form showed the defaults)
+        settings = RevisitSettings.from_dict(stored or {}).to_dict()
+    except ContractError:
+        settings = {}
     for name in SIMPLE:
         if data.get(name) is not None:
             settings[name] = data[name]

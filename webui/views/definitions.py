@@ -18,6 +18,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
+from harvester.contracts import ContractError
 from harvester.revisit.policy import CLASSES, RevisitSettings
 from orchestrator.harvest import continuous, scheduler, schedules, seeding
 from orchestrator.harvest.models import HarvestDefinition, HarvestInfo, Job, JobControl
@@ -79,8 +80,12 @@ def definition_detail(request: HttpRequest, pk: int) -> HttpResponse:
 
 def _continuous_context(definition: HarvestDefinition) -> dict[str, object]:
     """A continuous definition's live job and its revisit settings as the crawl gets them (defaults filled in)."""
-    return {"live_job": continuous.live_job(definition),
-            "revisit": RevisitSettings.from_dict(definition.revisit_settings or {}).to_dict(), "classes": CLASSES}
+    try:
+        revisit, revisit_error = RevisitSettings.from_dict(definition.revisit_settings or {}).to_dict(), ""
+    except ContractError as exc:  # stored before a change of the policy's settings: say so, do not fail the page
+        revisit, revisit_error = None, str(exc)
+    return {"live_job": continuous.live_job(definition), "revisit": revisit, "revisit_error": revisit_error,
+            "classes": CLASSES}
 
 
 @require(CURATE)
