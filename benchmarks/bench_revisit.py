@@ -3,7 +3,7 @@ revisiting (``RevisitSettings.heritrix()``) and netharvest's adaptive policy, at
 ample fetch budget, in one run.
 
     .venv/bin/python benchmarks/bench_revisit.py [--urls 2000] [--days 30] [--seeds 1,2,3]
-        [--mixes mixed,news,archive] [--starved 17] [--ample 120] [--tiny]
+        [--mixes mixed,news,archive] [--starved 17] [--ample 120] [--freshness-weight W] [--tiny]
 
 The web, the frontier and the scorer are benchmarks/revisit_sim.py (read its docstring for the
 scenario). ``--starved``/``--ample`` are visits per URL per 30 days: the budget in fetches per second is
@@ -33,11 +33,13 @@ from harvester.revisit.policy import RevisitSettings  # noqa: E402
 POLICIES = ("fixed", "heritrix", "adaptive")
 
 
-def settings_for(policy: str, urls: int, budget: float) -> RevisitSettings:
+def settings_for(policy: str, urls: int, budget: float, freshness_weight: float | None = None) -> RevisitSettings:
     if policy == "fixed":
         return RevisitSettings.fixed(max(1, round(urls / budget)), strip=(CLOCK,))
     if policy == "heritrix":
         return RevisitSettings.heritrix(strip=(CLOCK,))
+    if freshness_weight is not None:
+        return RevisitSettings(strip=(CLOCK,), freshness_weight=freshness_weight)
     return RevisitSettings(strip=(CLOCK,))
 
 
@@ -62,6 +64,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--mixes", default="mixed,news,archive")
     parser.add_argument("--starved", type=float, default=17.0, help="visits per URL per 30 days")
     parser.add_argument("--ample", type=float, default=120.0, help="visits per URL per 30 days")
+    parser.add_argument("--freshness-weight", type=float, default=None,
+                        help="the adaptive policy's freshness_weight (default: RevisitSettings' default)")
     parser.add_argument("--tiny", action="store_true", help="200 URLs x 4 days, one seed, one mix")
     args = parser.parse_args(argv)
     if args.tiny:
@@ -84,7 +88,8 @@ def main(argv: list[str] | None = None) -> int:
             for budget_name, budget in budgets.items():
                 for policy in POLICIES:
                     started = time.perf_counter()
-                    s = simulate(pages, settings_for(policy, args.urls, budget), budget, args.days)
+                    settings = settings_for(policy, args.urls, budget, args.freshness_weight)
+                    s = simulate(pages, settings, budget, args.days)
                     results[policy, budget_name] = s
                     print(row(policy, budget_name, s, budget, args.days, time.perf_counter() - started))
             ar, ours = results["heritrix", "starved"], results["adaptive", "starved"]

@@ -13,7 +13,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from harvester.defaults import CRAWL_DEFAULTS, POLITENESS_SCOPES, ROBOTS_POLICIES, SCOPE_RULES
+from harvester.defaults import CRAWL_DEFAULTS, POLITENESS_SCOPES, ROBOTS_POLICIES, SCOPE_RULES, WARC_ROTATE_S
 from harvester.patterns import PatternError, check
 
 JOBSPEC_VERSION = 1
@@ -187,10 +187,6 @@ def _str(value: Any, path: str) -> str:
     return value
 
 
-#: Default seconds after which a continuous job closes its current WARC even if it is not full.
-WARC_ROTATE_S_DEFAULT = 900
-
-
 @dataclass(frozen=True)
 class ContinuousSpec:
     """The continuous (adaptive-revisit) part of a JobSpec, present exactly when ``kind == "continuous"``.
@@ -204,7 +200,7 @@ class ContinuousSpec:
 
     revisit: dict[str, Any] = field(default_factory=dict)
     budget_per_s: float | None = None
-    warc_rotate_s: int = WARC_ROTATE_S_DEFAULT
+    warc_rotate_s: int = WARC_ROTATE_S
     pinned: dict[str, float] = field(default_factory=dict)
 
     @classmethod
@@ -219,7 +215,7 @@ class ContinuousSpec:
         budget = _get(data, "budget_per_s", (int, float, type(None)), path, None)
         if budget is not None and not budget > 0:
             raise _fail(f"{path}.budget_per_s", "must be positive (or null for no budget)")
-        rotate = _get(data, "warc_rotate_s", int, path, WARC_ROTATE_S_DEFAULT)
+        rotate = _get(data, "warc_rotate_s", int, path, WARC_ROTATE_S)
         if rotate < 1:
             raise _fail(f"{path}.warc_rotate_s", "must be at least 1")
         pinned_in = _get(data, "pinned", dict, path, {})

@@ -71,6 +71,11 @@ DNS_TTL_S = 21600
 #: PROGRESS_INTERVAL_S; docs/DESIGN.md, "Reliability: broker outages, fencing, dead workers").
 BROKER_RETRY_MAX_S = 5.0
 
+#: A continuous job closes its current WARC at least this often (seconds), so a crawl that never ends
+#: hands its files to the indexer chain while it runs (JobSpec ``continuous.warc_rotate_s``; the
+#: harvest definition's ``warc_rotate_s`` default).
+WARC_ROTATE_S = 900
+
 #: The most a body is decompressed to for link extraction (a gzip bomb stops there): Scrapy's
 #: ``DOWNLOAD_MAXSIZE`` for ``Content-Encoding`` (harvester/crawlsettings.py), and the bound of a
 #: gzipped sitemap's decompression (harvester/links.py).

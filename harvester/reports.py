@@ -15,6 +15,7 @@ byte counts add up to the ``content-size:`` annotations of crawl.log.
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -217,6 +218,19 @@ def format_duration(ms: int) -> str:
             ms %= size
     parts.append(f"{ms}ms")
     return "".join(parts)
+
+
+_DURATION_PART = re.compile(r"(\d+)(ms|d|h|m|s)")
+_DURATION_MS = {"d": 86_400_000, "h": 3_600_000, "m": 60_000, "s": 1000, "ms": 1}
+
+
+def parse_duration(text: str) -> int | None:
+    """The milliseconds of a :func:`format_duration` text (``45s0ms``, ``1d2h0m0s5ms``: the ``wt:`` and
+    ``ov:`` crawl.log annotations of continuous jobs), None if ``text`` is not one."""
+    parts = _DURATION_PART.findall(text)
+    if not parts or "".join(n + u for n, u in parts) != text:
+        return None
+    return sum(int(n) * _DURATION_MS[u] for n, u in parts)
 
 
 # -- the reports -------------------------------------------------------------------------------

@@ -270,66 +270,62 @@ class _ProgressRelay:
         self.outbox.put(PROGRESS_TASK, [data], coalesce=True)
 
 
-class _AppliedRelay:
-    """The child's ``controls-applied.jsonl`` → ``CONTROL_APPLIED_TASK`` messages in the outbox.
+class _LinesRelay:
+    """Reads the whole JSON lines a child appends to a file in its job directory, from where it left off.
 
-    A restarted parent reads the file from its start again; the orchestrator keeps the first time.
-    """
+    A restarted parent reads the file from its start again: what it relays must be idempotent at the
+    orchestrator (it is: acknowledgements keep the first time, files are registered once by name)."""
 
-    def __init__(self, job_dir: Path, job_id: int, outbox: Outbox) -> None:
-        self.path = job_dir / APPLIED_FILE
+    def __init__(self, path: Path, job_id: int, outbox: Outbox) -> None:
+        self.path = path
         self.job_id = job_id
         self.outbox = outbox
         self.offset = 0
 
-    def poll(self) -> None:
+    def new_lines(self) -> list[Any]:
         try:
             with open(self.path, "rb") as f:
                 f.seek(self.offset)
                 data = f.read()
         except OSError:
-            return
+            return []
         end = data.rfind(b"\n") + 1  # a line still being written waits for the next poll
         self.offset += end
+        out = []
         for line in data[:end].splitlines():
             try:
-                entry = json.loads(line)
+                out.append(json.loads(line))
+            except ValueError:
+                continue
+        return out
+
+
+class _AppliedRelay(_LinesRelay):
+    """The child's ``controls-applied.jsonl`` → ``CONTROL_APPLIED_TASK`` messages in the outbox."""
+
+    def __init__(self, job_dir: Path, job_id: int, outbox: Outbox) -> None:
+        super().__init__(job_dir / APPLIED_FILE, job_id, outbox)
+
+    def poll(self) -> None:
+        for entry in self.new_lines():
+            try:
                 control_id, at = int(entry["id"]), str(entry["at"])
-            except (ValueError, KeyError, TypeError):
+            except (KeyError, TypeError, ValueError):
                 continue
             if control_id > 0:
                 self.outbox.put(CONTROL_APPLIED_TASK, [self.job_id, control_id, at])
 
 
-class _FilesRelay:
-    """A continuous job's ``files-closed.jsonl`` (WARCs it closed while running) → ``RECORD_FILES_TASK``.
-
-    Like :class:`_AppliedRelay`: a restarted parent reads the file from its start again, and the
-    orchestrator registers each file once (by name)."""
+class _FilesRelay(_LinesRelay):
+    """A continuous job's ``files-closed.jsonl`` (WARCs it closed while running) → ``RECORD_FILES_TASK``."""
 
     def __init__(self, job_dir: Path, job_id: int, outbox: Outbox) -> None:
         from harvester.continuous import FILES_CLOSED
 
-        self.path = job_dir / FILES_CLOSED
-        self.job_id = job_id
-        self.outbox = outbox
-        self.offset = 0
+        super().__init__(job_dir / FILES_CLOSED, job_id, outbox)
 
     def poll(self) -> None:
-        try:
-            with open(self.path, "rb") as f:
-                f.seek(self.offset)
-                data = f.read()
-        except OSError:
-            return
-        end = data.rfind(b"\n") + 1
-        self.offset += end
-        files = []
-        for line in data[:end].splitlines():
-            try:
-                files.append(json.loads(line))
-            except ValueError:
-                continue
+        files = self.new_lines()
         if files:
             self.outbox.put(RECORD_FILES_TASK, [self.job_id, files])
 

@@ -203,6 +203,11 @@ NETHARVEST_INDEX_LEASE_S = float(os.environ.get("NETHARVEST_INDEX_LEASE_S", 120)
 NETHARVEST_INDEX_REQUEUE_S = int(os.environ.get("NETHARVEST_INDEX_REQUEUE_S", 30 * 60))
 #: How often the sweep retries a FAILED file on its own (``netharvest index run`` always retries).
 NETHARVEST_INDEX_AUTO_RETRIES = int(os.environ.get("NETHARVEST_INDEX_AUTO_RETRIES", 3))
+# --- replay (pywb behind the web UI: deploy/replay_server.py, webui/views/replay.py) -------------------
+#: Where the web UI reaches the replay service (loopback or an internal network: never published to users).
+NETHARVEST_REPLAY_URL = os.environ.get("NETHARVEST_REPLAY_URL", "http://127.0.0.1:8090").strip()
+#: Seconds the web UI waits for a block of the replay service's answer.
+NETHARVEST_REPLAY_TIMEOUT_S = float(os.environ.get("NETHARVEST_REPLAY_TIMEOUT_S", 60))
 # --- selection tool (orchestrator/selection) ---------------------------------------------------
 #: Nameservers (IP[:PORT], comma-separated) for the online check of a new record's URL; empty = the
 #: system's. Seconds each step of that check may take.

@@ -14,6 +14,7 @@ urlpatterns = [
     path("accounts/", include("django.contrib.auth.urls")),
     path("jobs/", include("webui.jobs_urls")),
     path("qa/", include("webui.qa_urls")),
+    path("replay/", include("webui.replay_urls")),
     path("selection/", include("webui.selection_urls")),
     path("", include("webui.urls")),
 ]

@@ -50,11 +50,9 @@ def wait_for(predicate: Callable[[], object], timeout: float, what: str) -> None
     raise AssertionError(f"timed out waiting for {what}")
 
 
-@pytest.fixture
-def workers(transactional_db: None) -> Iterator[Path]:
-    """A high-priority harvester worker and the orchestrator's intake/indexer worker on this test
-    database and broker, as `netharvest up` runs them; stopped (and waited for) afterwards. Yields the
-    path of their log. The database is transactional: the workers see what the test commits."""
+def _stack_processes(only: str, queues: str) -> Iterator[Path]:
+    """``netharvest up --only <only>`` on this test database and broker, after purging ``queues``; stopped
+    (and waited for) afterwards. Yields the path of their log."""
     from django.conf import settings
     from django.db import connection
 
@@ -65,9 +63,10 @@ def workers(transactional_db: None) -> Iterator[Path]:
            "NETHARVEST_DATA_DIR": str(settings.DATA_DIR), "DJANGO_SETTINGS_MODULE": "orchestrator.settings"}
     # Jobs that other tests dispatched and no worker took are still queued: not this test's to crawl.
     subprocess.run([str(Path(sys.executable).parent / "celery"), "-A", "harvester.worker", "purge", "-f", "-Q",
-                    "harvest.focused,events"], env=env, check=True, capture_output=True)
+                    queues], env=env, check=True, capture_output=True)
     log = open(settings.DATA_DIR / "up.log", "wb")
-    process = subprocess.Popen([str(Path(sys.executable).parent / "netharvest"), "up", "--only", "worker-high,indexer"],
+    # --no-demo: the tests serve their own sites; the demo's fixed ports may be taken by another stack.
+    process = subprocess.Popen([str(Path(sys.executable).parent / "netharvest"), "up", "--only", only, "--no-demo"],
                                env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     yield settings.DATA_DIR / "up.log"
     process.send_signal(signal.SIGTERM)
@@ -77,6 +76,21 @@ def workers(transactional_db: None) -> Iterator[Path]:
         os.killpg(process.pid, signal.SIGKILL)
         process.wait()
     log.close()
+
+
+@pytest.fixture
+def workers(transactional_db: None) -> Iterator[Path]:
+    """A high-priority harvester worker and the orchestrator's intake/indexer worker on this test
+    database and broker, as `netharvest up` runs them. Yields the path of their log. The database is
+    transactional: the workers see what the test commits."""
+    yield from _stack_processes("worker-high,indexer", "harvest.focused,events")
+
+
+@pytest.fixture
+def continuous_workers(transactional_db: None) -> Iterator[Path]:
+    """The continuous channel's harvester worker and the intake/indexer worker, as `netharvest up` runs them
+    (issue 12: continuous jobs have workers of their own). Yields the path of their log."""
+    yield from _stack_processes("worker-continuous,indexer", "harvest.continuous,events,indexer")
 
 
 def closed_broker_url() -> str:
@@ -117,3 +131,16 @@ def _no_stale_control_queues() -> None:
         client = conn.default_channel.client
         for key in client.scan_iter("control.job-*"):
             client.delete(key)
+
+
+@pytest.fixture
+def replay_service(settings, tmp_path: Path) -> Iterator[object]:
+    """Real pywb over this test's ``settings.NETHARVEST_INDEX_DIR`` (set it first, e.g. with the
+    orchestrator's ``storage_env``), reachable through the web UI's ``/replay/…`` proxy: the fixture points
+    ``settings.NETHARVEST_REPLAY_URL`` at it. Yields a tests.replayhelp.ReplayService (``.url``, ``.log``)."""
+    from tests.replayhelp import start_replay
+
+    service = start_replay(Path(settings.NETHARVEST_INDEX_DIR), tmp_path / "replay.log")
+    settings.NETHARVEST_REPLAY_URL = service.url
+    yield service
+    service.stop()

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from webui.views import jobs
+from webui.views import continuous, jobs
 
 app_name = "jobs"
 urlpatterns = [
@@ -18,4 +18,9 @@ urlpatterns = [
     path("<int:job_id>/reject/", jobs.job_reject, name="reject"),
     path("<int:job_id>/reports/<str:name>", jobs.job_report, name="report"),
     path("<int:job_id>/crawl.log", jobs.crawl_log, name="crawl-log"),
+    path("<int:job_id>/continuous/", continuous.live, name="continuous"),
+    path("<int:job_id>/uri/", continuous.uri_history, name="uri"),
+    # the same inside the layout (with the way back to the job), each linking to its raw download above
+    path("<int:job_id>/report/<str:name>/", jobs.report_page, name="report-page"),
+    path("<int:job_id>/crawl-log/", jobs.crawl_log_page, name="crawl-log-page"),
 ]

@@ -13,24 +13,30 @@ and the 'trust level' for HTTP headers it considered and left out. This module d
    I". With n observations of which X saw a change, the improved estimator for an incomplete change
    history is ``r = -ln((n - X + 0.5) / (n + 0.5)) / I`` (I: the mean interval), which stays finite
    when every visit saw a change and is nearly unbiased where the naive X / (n I) underestimates by
-   up to a factor of ln 2 per visit. Counts decay with a half-life (``history_half_life_s``) so a page
-   whose pace changes (the politician's site of seed 000 §2, a bursty news page) is followed, and the
-   estimate is blended with a prior of one observation at the content class's initial wait (Heritrix's
-   text/image/other defaults), which is all a new page has.
+   up to a factor of ln 2 per visit. Counts decay per observation (``history_half_life_visits``) so a
+   page whose pace changes (the politician's site of seed 000 §2, a bursty news page) is followed, and
+   the estimate is shrunk towards the content class's prior rate (1 / Heritrix's initial wait) as a
+   Gamma prior of ``prior_changes`` changes (:mod:`harvester.revisit.estimate`), which is all a new page
+   has. The next visit is planned with the rate conditioned on whether the last observation saw a
+   change (bursty pages change again soon after a change; Poisson pages do not care).
 2. **Allocation of the budget** (Cho & Garcia-Molina, "Synchronizing a database to improve
    freshness", 2000, and "Effective page refresh policies", 2003): with Poisson change at rate λ and
    visits every 1/f, a page's expected freshness is (f/λ)(1 - e^(-λ/f)) and the rate of visits that find
-   a change (= versions captured) is f(1 - e^(-λ/f)). The policy maximises, under Σ f = budget,
-   ``captured versions / all versions + freshness_weight × mean freshness``; both terms are concave in f
-   and their derivative is ``g(λ/f) × (1/Λ + w/(N λ))`` with ``g(x) = 1 - (1 + x) e^(-x)``, so the
-   Lagrange condition gives every page its own ``x = λ/f = g⁻¹(μ / (1/Λ + w/(N λ)))`` for one multiplier
-   μ, found by bisection so that the frequencies (clamped to [1/max_wait, 1/min_wait]) sum to the
-   budget. Captures alone would give f ∝ λ; freshness alone gives Cho's result that pages changing
-   much faster than they can be visited get *fewer* visits; the sum keeps both.
-3. **Periodic pages** (an edition page published at 06:00, a bulletin every 6 hours): the brackets
-   (previous visit, visit] in which changes were seen are tested for one period P and phase φ with
-   every bracket holding one change time φ + kP; a page that passes is visited just after each
-   predicted change, one visit per version, until a visit there finds no change.
+   a change (= versions captured) is f(1 - e^(-λ/f)); counting only versions that lived at least h
+   (the minimum wait), a version of life L is caught with probability min(1, fL) and the derivative of
+   the captures is ``g(x) - g(λh)`` with x = λ/f and ``g(x) = 1 - (1 + x) e^(-x)``. The policy
+   maximises, under Σ f = budget, ``captured versions / all versions + freshness_weight × mean
+   freshness``; both terms are concave in f, the freshness derivative is ``g(x) / λ``, so the Lagrange
+   condition gives every page its own ``x = g⁻¹((μ + g(λh)/Λ) / (1/Λ + w/(N λ)))`` (Λ = Σ λe^(-λh),
+   N pages) for one multiplier μ, found by bisection so that the frequencies (clamped to
+   [1/max_wait, 1/min_wait]) sum to the budget. Captures alone would give f ∝ λ; freshness alone
+   gives Cho's result that pages changing much faster than they can be visited get *fewer* visits; the
+   sum keeps both.
+3. **Periodic pages** (an edition page published at 06:00, a bulletin every 6 hours;
+   :mod:`harvester.revisit.periodic`): a page whose history fits one period and phase better than a
+   Poisson process is visited just after each predicted change (every m-th period when a visit there
+   is worth less than μ), one visit per version; each visit narrows the phase, a contradiction drops
+   the fit. Pages whose visits all found a change get timing probes, the only way to learn when.
 4. **Validators trusted per host, as far as they proved reliable** (000 §5: "keeping track of the
    prediction made by the HTTP headers and compare them with the hash comparison ... to build up a
    'trust level'"; 002 §5.1 quotes Clausen's 99.66-99.91 % reliability): on a host, header predictions

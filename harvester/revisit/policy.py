@@ -120,7 +120,7 @@ class RevisitSettings:
     fixed_interval_s: int = DAY  # the "fixed" policy's interval
     # --- the adaptive policy (harvester/revisit/adaptive.py) ---
     replan_interval_s: int = 6 * HOUR  # how often the budget is re-allocated over all URIs
-    freshness_weight: float = 1.0  # weight of archive freshness against captured versions
+    freshness_weight: float = 3.0  # weight of archive freshness against captured versions
     history_half_life_visits: int = 8  # an observation counts half after this many newer ones
     prior_changes: float = 0.25  # weight of the content-class prior (1 / initial wait), in changes
     trust_after: int = 3  # verified header predictions before a host's validators are trusted

@@ -38,7 +38,7 @@ from indexer.dedup import Capture, DedupIndex
 from indexer.indexpass import index_warc
 from indexer.pathindex import path_line, write_path_file
 from indexer.storage import Location, choose_location, copy_verified, sha256_file
-from orchestrator.harvest import storage
+from orchestrator.harvest import replay, storage
 from orchestrator.harvest.leases import ClaimLost, LeaseKeeper, still_mine
 from orchestrator.harvest.locks import file_lock
 from orchestrator.harvest.models import ArchiveFile, ArchiveFileCopy, Job, JobStatus
@@ -216,6 +216,8 @@ def advance(file_id: int, take_over: bool = False) -> str:
             log.warning("%s: lost the %s step to another worker (lease ran out)", f.name, step.name)
             return step.done
         log.info("%s: %s done", f.name, step.name)
+        if step.next == IndexState.BACKED_UP:  # stored as configured: replayable now, before any merge
+            replay.refresh_quietly(f"{f.name} was stored")
 
 
 def retry_failed(names: Iterable[str] | None = None, auto: bool = False) -> int:
@@ -451,5 +453,6 @@ def reindex(name: str) -> ArchiveFile:
         out = storage.cdx_path(f.job_id, f.name)
         records = index_and_feed(f, src, out)
         ArchiveFile.objects.filter(pk=f.pk).update(cdx_path=str(out), records=records, merged_at=None)
+    replay.refresh_quietly(f"{f.name} was reindexed")
     f.refresh_from_db()
     return f

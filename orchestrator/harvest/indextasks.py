@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from orchestrator.harvest import chain, merging
+from orchestrator.harvest import chain, merging, replay
 
 
 @shared_task(name=chain.INDEX_FILE_TASK, ignore_result=True)
@@ -20,8 +20,11 @@ def index_file(file_id: int) -> str:
 
 @shared_task(name="orchestrator.index.sweep", ignore_result=True)
 def sweep() -> int:
-    """Queue files left behind (a lost message, a killed worker) and retry failed ones a few times."""
-    return chain.sweep()
+    """Queue files left behind (a lost message, a killed worker) and retry failed ones a few times; bring the
+    replay service's links up to date (orchestrator.harvest.replay), in case a refresh after a step failed."""
+    queued = chain.sweep()
+    replay.refresh_quietly("the sweep")
+    return queued
 
 
 @shared_task(name="orchestrator.index.merge", ignore_result=True)

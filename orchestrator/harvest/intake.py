@@ -23,7 +23,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from harvester.contracts import ContractError, FileResult, JobResult, Progress
-from orchestrator.harvest import chain
+from orchestrator.harvest import chain, progresslog
 from orchestrator.harvest.models import (
     ArchiveFile,
     HarvestDefinition,
@@ -75,6 +75,8 @@ def record_progress(data: Any) -> bool:
         progress=progress.to_dict(), last_heartbeat=now)
     if not updated:
         log.warning("progress for job %s, which is not running; ignored", progress.job_id)
+    else:
+        progresslog.record(progress.job_id, progress.to_dict(), now)  # the series a live job's charts draw
     return bool(updated)
 
 
@@ -101,17 +103,19 @@ def record_files(job_id: int, files: Any) -> int:
     except ContractError as exc:
         log.error("job %s: rejected a malformed record_files message: %s", job_id, exc)
         return 0
-    job = Job.objects.filter(pk=job_id).first()
-    if job is None or job.status not in (JobStatus.SUBMITTED, JobStatus.STARTED):
-        log.warning("job %s: files %s reported while the job is %s; ignored", job_id,
-                    ", ".join(f.name for f in results), job.status if job else "unknown")
-        return 0
     names = [f.name for f in results]
-    taken = list(ArchiveFile.objects.filter(name__in=names).exclude(job=job).values_list("name", flat=True)[:5])
-    if taken:
-        log.error("job %s: file name(s) already in the archive from another job: %s", job_id, ", ".join(taken))
-        return 0
     with transaction.atomic():
+        # The job's row lock: a JobResult recorded at the same moment (another intake worker) waits, so the
+        # two never both register a file (the result skips what this registered, and the other way round).
+        job = Job.objects.select_for_update().filter(pk=job_id).first()
+        if job is None or job.status not in (JobStatus.SUBMITTED, JobStatus.STARTED):
+            log.warning("job %s: files %s reported while the job is %s; ignored", job_id, ", ".join(names),
+                        job.status if job else "unknown")
+            return 0
+        taken = list(ArchiveFile.objects.filter(name__in=names).exclude(job=job).values_list("name", flat=True)[:5])
+        if taken:
+            log.error("job %s: file name(s) already in the archive from another job: %s", job_id, ", ".join(taken))
+            return 0
         have = set(ArchiveFile.objects.filter(job=job, name__in=names).values_list("name", flat=True))
         new = [f for f in results if f.name not in have]
         ArchiveFile.objects.bulk_create(
@@ -167,9 +171,11 @@ def _record(result: JobResult) -> Job:
         raise IntakeError(f"file name(s) already in the archive from another job: {', '.join(taken)}")
     if len(set(names)) != len(names):
         raise IntakeError("the result lists a file twice")
-    # A continuous job handed some files over while it ran (record_files): they are registered already.
-    handed = set(ArchiveFile.objects.filter(job=job, name__in=names).values_list("name", flat=True))
     with transaction.atomic():
+        # Under the job's row lock (as record_files takes it): a continuous job handed some files over
+        # while it ran; they are registered already.
+        Job.objects.select_for_update().filter(pk=job.pk).first()
+        handed = set(ArchiveFile.objects.filter(job=job, name__in=names).values_list("name", flat=True))
         moved = False
         for old in (JobStatus.STARTED, JobStatus.SUBMITTED):
             moved = Job.transition(

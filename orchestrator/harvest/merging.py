@@ -26,7 +26,7 @@ from django.utils import timezone
 
 from indexer.cdx import CDX_HEADER
 from indexer.merge import merge_sorted
-from orchestrator.harvest import storage
+from orchestrator.harvest import replay, storage
 from orchestrator.harvest.chain import STORED_STATES
 from orchestrator.harvest.locks import file_lock
 from orchestrator.harvest.models import ArchiveFile
@@ -67,7 +67,9 @@ def unmerged() -> object:
 def merge() -> MergeResult:
     """The daily merge: the day's CDX and PATH files into one sorted daily pair."""
     with merge_lock():
-        return _merge()
+        result = _merge()
+    replay.refresh_quietly("the daily merge")
+    return result
 
 
 def _merge() -> MergeResult:
@@ -100,7 +102,9 @@ def _merge() -> MergeResult:
 def bigmerge() -> BigMergeResult:
     """The dailies into the master CDX and PATH indexes and the per-harvest-definition sub-indexes."""
     with merge_lock():
-        return _bigmerge()
+        result = _bigmerge()
+    replay.refresh_quietly("bigmerge")
+    return result
 
 
 def _bigmerge() -> BigMergeResult:
@@ -176,7 +180,8 @@ def rebuild() -> BigMergeResult:
         daily = storage.daily_dir()
         for leftover in (list(daily.iterdir()) if daily.is_dir() else []):
             leftover.unlink()
-        return result
+    replay.refresh_quietly("the rebuild")
+    return result
 
 
 def _remove_stray_temporaries() -> None:

@@ -1,4 +1,4 @@
-"""Adding pasted seed URLs to a selective harvest: NetarchiveSuite's "add domains by seeds", checked
+"""Adding pasted seed URLs to a selective (or continuous) harvest: NetarchiveSuite's "add domains by seeds", checked
 line by line.
 
 Each URL's registrable domain is created if it does not exist yet (with its default seed list and
@@ -13,6 +13,7 @@ number and the reason, so a curator fixes the paste and sends it again.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
@@ -26,6 +27,7 @@ from orchestrator.harvest.models import (
     Domain,
     DomainConfiguration,
     HarvestDefinition,
+    JobControl,
     SeedList,
 )
 
@@ -58,6 +60,12 @@ class SeedingResult:
     seeds: dict[str, list[str]] = field(default_factory=dict)
     created_domains: list[str] = field(default_factory=list)
     configurations: list[DomainConfiguration] = field(default_factory=list)
+    #: A continuous definition: the control that sent the seeds to its running job (None: none running),
+    #: or why it could not be sent.
+    told: JobControl | None = None
+    tell_error: str = ""
+    #: Configurations that existed already (a domain already in the harvest): they keep their template and budget.
+    kept: list[DomainConfiguration] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -90,9 +98,17 @@ def parse(text: str) -> SeedingResult:
     return result
 
 
-def add_seeds(definition: HarvestDefinition, text: str, template: CrawlTemplate | None = None) -> SeedingResult:
+def add_seeds(definition: HarvestDefinition, text: str, template: CrawlTemplate | None = None,
+              max_objects: int = -1, max_bytes: int = -1, requested_by: str = "seeding") -> SeedingResult:
     """Add the seeds pasted in ``text`` to the selective or continuous ``definition``; see the module
-    docstring. A continuous definition's running job gets them at once (a Control ``seeds``)."""
+    docstring. A continuous definition's running job gets them at once (a Control ``seeds`` from
+    ``requested_by``): ``told`` is that control (None: no job running), ``tell_error`` why it could not be
+    sent (the seeds are stored all the same; the job's next start has them).
+
+    The configurations made here get ``template`` (default: the default template) and the budget
+    ``max_objects`` / ``max_bytes`` (-1 = unlimited): the curator chooses them with the paste. An existing
+    configuration of this harvest keeps its own (listed in ``kept``), so a later paste never resets them.
+    """
     if definition.kind not in (HarvestDefinition.SELECTIVE, HarvestDefinition.CONTINUOUS):
         raise ValueError(f"{definition.name} is a {definition.kind} harvest: seeds are added to selective and "
                          "continuous ones")
@@ -102,7 +118,9 @@ def add_seeds(definition: HarvestDefinition, text: str, template: CrawlTemplate 
     template = template or default_template()
     name = definition.name[:100]
     with transaction.atomic():
-        result.created_domains = create_domains(result.seeds, template).created
+        # A new domain's own defaults (what snapshot harvests use) get the default template, not this
+        # harvest's choice: a quick template picked for one site must not make broad crawls impolite.
+        result.created_domains = create_domains(result.seeds).created
         domains = {d.name: d for d in Domain.objects.filter(name__in=list(result.seeds))}
         for domain_name, seeds in result.seeds.items():
             domain = domains[domain_name]
@@ -113,15 +131,30 @@ def add_seeds(definition: HarvestDefinition, text: str, template: CrawlTemplate 
                 lines = validators.regex_lines(seedlist.seeds)  # every non-blank line, # lines included
                 seedlist.seeds = "\n".join(lines + [s for s in seeds if s not in lines])
                 seedlist.save(update_fields=["seeds"])
-            configuration, _ = DomainConfiguration.objects.get_or_create(
-                domain=domain, name=name, defaults={"template": template,
+            configuration, made = DomainConfiguration.objects.get_or_create(
+                domain=domain, name=name, defaults={"template": template, "max_objects": max_objects,
+                                                    "max_bytes": max_bytes,
                                                     "comments": f"Made for harvest {definition.name}."})
+            if not made:
+                result.kept.append(configuration)
             ConfigurationSeedList.objects.get_or_create(configuration=configuration, seedlist=seedlist)
             result.configurations.append(configuration)
         definition.configurations.add(*result.configurations)
     if definition.kind == HarvestDefinition.CONTINUOUS:
         from orchestrator.harvest import continuous
 
-        continuous.change_seeds(definition, add=[s for seeds in result.seeds.values() for s in seeds],
-                                requested_by="seeding")
+        try:
+            result.told = continuous.change_seeds(definition, add=[s for seeds in result.seeds.values()
+                                                                   for s in seeds], requested_by=requested_by)
+        except Exception as exc:  # the broker, or the job's state: the seeds are stored and committed anyway
+            result.tell_error = " ".join(str(exc).split())[:300] or type(exc).__name__
     return result
+
+
+def seeds_of(configurations: Iterable[DomainConfiguration]) -> list[str]:
+    """The active seeds of ``configurations`` (their seed lists' non-``#`` lines), in order, once each: what a
+    crawl of them starts from, e.g. the seeds a running continuous job drops when they leave its definition."""
+    seen: dict[str, None] = {}
+    for seedlist in SeedList.objects.filter(configurations__in=list(configurations)).order_by("pk").distinct():
+        seen.update(dict.fromkeys(seedlist.active_seeds))
+    return list(seen)

@@ -28,11 +28,13 @@ class BulkResult:
     unchanged: int
 
 
-def bulk_update(user: AbstractBaseUser, ids: list[int], changes: dict[str, object]) -> BulkResult:
+def bulk_update(user: AbstractBaseUser, ids: list[int], changes: dict[str, object], every: bool = False) -> BulkResult:
+    """Apply ``changes`` to the records ``ids``, all or none; only records of collections ``user`` edits
+    (``every``: all of them, as for :func:`editable_collections`)."""
     unknown = set(changes) - set(CHANGEABLE)
     if unknown or not changes:
         raise BulkError("nothing to change" if not changes else f"cannot bulk-change {', '.join(sorted(unknown))}")
-    allowed = set(editable_collections(user).values_list("pk", flat=True))
+    allowed = set(editable_collections(user, every).values_list("pk", flat=True))
     if "collection_id" in changes and changes["collection_id"] not in allowed:
         target = Collection.objects.filter(pk=changes["collection_id"]).first()
         raise BulkError(f"you may not add records to {target.name if target else 'that collection'}")

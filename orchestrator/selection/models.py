@@ -30,14 +30,19 @@ class Collection(models.Model):
     def __str__(self) -> str:
         return self.name
 
-    def can_edit(self, user: object) -> bool:
+    def can_edit(self, user: object, every: bool = False) -> bool:
+        """``every``: the caller found that ``user`` edits every collection (the web UI's admin role,
+        webui.access.edits_every_collection); superusers always do."""
         if not getattr(user, "is_authenticated", False) or not getattr(user, "is_active", False):
             return False
-        return bool(user.is_superuser or self.editors.filter(pk=user.pk).exists())  # type: ignore[attr-defined]
+        return bool(every or user.is_superuser  # type: ignore[attr-defined]
+                    or self.editors.filter(pk=user.pk).exists())  # type: ignore[attr-defined]
 
 
-def editable_collections(user: object) -> models.QuerySet[Collection]:
-    if getattr(user, "is_superuser", False):
+def editable_collections(user: object, every: bool = False) -> models.QuerySet[Collection]:
+    """The collections ``user`` edits: those naming them an editor, or all of them for superusers and
+    when ``every`` (see :meth:`Collection.can_edit`)."""
+    if every or getattr(user, "is_superuser", False):
         return Collection.objects.all()
     return Collection.objects.filter(editors=user)  # type: ignore[misc]
 

@@ -117,3 +117,24 @@ def test_state_survives_a_reopen(tmp_path: Path) -> None:
     assert g.policy.state_of("http://h/a")["visits"] == 1 and g.capture[e.id][2] == "<urn:uuid:1>"
     assert g.next_ready(at - 1) is None and g.next_ready(at).url == "http://h/a"
     assert g.add("http://h/a", "http://h/a", {"path": ""}) is None  # still seen
+
+
+def test_take_over_leaves_the_files_a_job_already_handed_over(tmp_path: Path) -> None:
+    """A continuous job's next job (or a resubmission) takes over its URI states, but not the WARCs it
+    handed to the orchestrator while running (the archive has them where they are)."""
+    from harvester.takeover import take_over
+
+    old, new = tmp_path / "1", tmp_path / "2"
+    f = frontier(old / "state" / "frontier.sqlite", now=10.0)
+    f.add("http://h/a", "http://h/a", {"path": "", "domain": "d"})
+    f.checkpoint()
+    f.db.close()
+    (old / "warcs").mkdir()
+    for name in ("1-7-a-00000-h.warc.gz", "1-7-b-00001-h.warc.gz", "1-metadata-1.warc.gz"):
+        (old / "warcs" / name).write_bytes(b"x")
+    (old / "files-closed.jsonl").write_text(json.dumps({"name": "1-7-a-00000-h.warc.gz"}) + "\n")
+    spec = JobSpec.from_dict(continuous_spec())
+    assert take_over(old, new, spec)
+    assert sorted(p.name for p in (new / "warcs").iterdir()) == ["1-7-b-00001-h.warc.gz"]
+    assert (old / "warcs" / "1-7-a-00000-h.warc.gz").exists()
+    assert frontier(new / "state" / "frontier.sqlite", now=20.0).entry_of("http://h/a") is not None

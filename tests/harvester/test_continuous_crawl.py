@@ -6,7 +6,7 @@ revisits by the Heritrix policy, writes revisit records for unchanged pages and 
 changed ones, keeps per-host politeness and the global fetch budget (checked from the server's own
 log), hands closed WARCs over while it runs, takes a seed added on the fly, survives kill -9 (the
 restarted crawl carries on each URI's schedule: visits and waits continue, nothing starts from
-scratch) and stops cleanly on a stop control. The WARCs are read with warcio.
+scratch), pauses and resumes, and stops cleanly on a stop control. The WARCs are read with warcio.
 """
 
 from __future__ import annotations
@@ -117,7 +117,15 @@ def test_a_continuous_crawl_end_to_end(tmp_path: Path, site_pair: Any) -> None:
     # -- phase 2: restart on the same spool; the schedule carries on; then a clean stop --------------
     proc = _child(job_dir)
     try:
-        time.sleep(9)
+        time.sleep(6)
+        _send(proc, "pause")  # as for any job: nothing is issued while paused
+        time.sleep(0.8)  # what was in flight ends
+        during = len(a.hits()) + len(b.hits())
+        time.sleep(2.5)
+        assert len(a.hits()) + len(b.hits()) == during
+        _send(proc, "resume")
+        _wait_for(lambda: len(a.hits()) + len(b.hits()) > during, 10)
+        time.sleep(2)
         _send(proc, "stop")
         assert proc.wait(60) == 0
     finally:

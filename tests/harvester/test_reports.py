@@ -13,6 +13,7 @@ from harvester.reports import (
     format_bytes,
     format_duration,
     frontier_summary_report,
+    parse_duration,
     write_reports,
 )
 
@@ -44,6 +45,10 @@ def test_number_formats_follow_heritrix():
     assert format_duration(41968) == "41s968ms"
     assert format_duration(5618651) == "1h33m38s651ms"
     assert format_duration(0) == "0ms"
+    # read back, as the continuous job's URI history reads the wt:/ov: annotations of crawl.log
+    for ms in (0, 41968, 5618651, 3 * 86_400_000 + 61_001):
+        assert parse_duration(format_duration(ms)) == ms
+    assert [parse_duration(t) for t in ("45s0ms", "4m", "12x", "1h-3m", "")] == [45000, 240000, None, None, None]
 
 
 def test_write_reports(tmp_path):

@@ -60,6 +60,10 @@ def spec_for(job: Job, configs: list[DomainConfiguration], limits: dict[str, tup
                      "max_objects": limits.get(c.domain.name, (-1, -1))[0],
                      "max_bytes": limits.get(c.domain.name, (-1, -1))[1], "traps": []} for c in configs],
     }
+    if job.harvest.kind == HarvestDefinition.CONTINUOUS:
+        from orchestrator.harvest.jobgen import continuous_section
+
+        spec["continuous"] = continuous_section(job.harvest)
     if configs:
         JobSpec.from_dict(spec)  # what we hand out must satisfy the contract
     return spec

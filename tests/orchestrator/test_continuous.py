@@ -28,21 +28,11 @@ from orchestrator.harvest.models import (
 pytestmark = pytest.mark.django_db
 
 
-def clean_controls() -> None:
-    """Empty every job's control queue (a cancel fence outlives its job, and job ids restart with each
-    test database)."""
-    with app.connection_for_write() as conn:
-        client = conn.default_channel.client
-        for key in client.scan_iter("control.job-*"):
-            client.delete(key)
-
-
 @pytest.fixture
 def purge_continuous():
     yield
     with app.connection_for_write() as conn:
         conn.default_channel.queue_purge("harvest.continuous")
-    clean_controls()
 
 
 def definition(name: str = "news-live", domains: tuple[str, ...] = ("a.dk", "b.dk"),
@@ -157,3 +147,35 @@ def test_record_files_registers_each_file_once_and_the_result_does_not_register_
     assert done.status == JobStatus.DONE
     assert ArchiveFile.objects.filter(job=job).count() == 4
     assert intake.record_files(job.pk, [last]) == 0  # the job has ended: a late copy is ignored
+
+
+def test_the_command_line_shows_a_continuous_job_and_sends_seeds(purge_continuous):
+    import io
+
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    d = definition()
+    out = io.StringIO()
+    call_command("harvests", "activate", d.name, stdout=out)
+    job = continuous.live_job(d)
+    assert f"its continuous job {job.pk} is SUBMITTED on channel continuous" in out.getvalue()
+    Job.objects.filter(pk=job.pk).update(status=JobStatus.STARTED, progress={
+        "job_id": job.pk, "at": "2026-11-24T00:00:00Z", "continuous": {
+            "budget_per_s": 2.5, "fetch_rate": 2.4, "visits": 40, "changed": 10, "unchanged": 30, "header_skipped": 12,
+            "not_modified": 0, "errors": 1, "validator_misses": 2, "warcs_closed": 3, "freshness": 0.8,
+            "queues": {"ready": 1, "snoozed": 2, "busy": 0, "empty": 0}, "hosts": [],
+            "due_next": [{"uri": "http://a.dk/", "at": "2026-11-24T00:01:00Z", "wait_s": 60, "visits": 4,
+                          "versions": 2}]}})
+    out = io.StringIO()
+    call_command("jobs", "show", str(job.pk), stdout=out)
+    text = out.getvalue()
+    assert "2.40 fetches/s (budget 2.5/s), 40 visits: 10 changed, 30 unchanged (12 by headers" in text
+    assert "freshness 80%" in text and "1 ready, 2 snoozed, 0 busy, 0 empty" in text
+    assert "due 2026-11-24T00:01:00Z: http://a.dk/ (wait 60 s, 4 visits, 2 versions)" in text
+    out = io.StringIO()
+    call_command("harvests", "seeds", d.name, "--add", "http://a.dk/live", stdout=out)
+    assert f"job {job.pk} told (+1 -0 seeds)" in out.getvalue()
+    with pytest.raises(CommandError, match="add\\[0\\]: not an http"):
+        call_command("harvests", "seeds", d.name, "--add", "a.dk/live")
+    assert [c["action"] for c in controls(job.pk)] == ["seeds"]

@@ -9,11 +9,6 @@ indexed once."""
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,37 +17,8 @@ from orchestrator.harvest import scheduler, seeding
 from orchestrator.harvest.models import ArchiveFile, CrawlTemplate, HarvestChannel, HarvestDefinition, Job
 from tests.changingsite import CLOCK_STRIP, ChangingSite
 from tests.conftest import wait_for
-from tests.orchestrator.test_continuous import clean_controls
 
 pytestmark = [pytest.mark.django_db(transaction=True, serialized_rollback=True)]
-
-
-@pytest.fixture
-def continuous_workers(transactional_db: None) -> Iterator[Path]:
-    """The continuous-harvest worker and the intake/indexer worker, as ``netharvest up`` runs them."""
-    from django.conf import settings
-    from django.db import connection
-
-    if connection.vendor != "postgresql" or not os.environ.get("NETHARVEST_BROKER_URL", "").startswith("redis"):
-        pytest.skip("a worker process needs the test database on PostgreSQL and a Redis broker")
-    db = connection.settings_dict
-    env = {**os.environ, "NETHARVEST_DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
-           "NETHARVEST_DATA_DIR": str(settings.DATA_DIR), "DJANGO_SETTINGS_MODULE": "orchestrator.settings"}
-    subprocess.run([str(Path(sys.executable).parent / "celery"), "-A", "harvester.worker", "purge", "-f", "-Q",
-                    "harvest.continuous,events"], env=env, check=True, capture_output=True)
-    clean_controls()  # job ids restart with each test database: an old job's cancel fence would drop ours
-    log = open(settings.DATA_DIR / "up.log", "wb")
-    process = subprocess.Popen([str(Path(sys.executable).parent / "netharvest"), "up", "--only",
-                                "worker-continuous,indexer"], env=env, stdout=log, stderr=subprocess.STDOUT,
-                               start_new_session=True)
-    yield settings.DATA_DIR / "up.log"
-    process.send_signal(signal.SIGTERM)
-    try:
-        process.wait(60)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
-    log.close()
 
 
 def test_a_continuous_harvest_runs_hands_over_and_indexes_while_running(continuous_workers: Path) -> None:
@@ -74,7 +40,13 @@ def test_a_continuous_harvest_runs_hands_over_and_indexes_while_running(continuo
             done = ArchiveFile.objects.filter(job=job, kind="warc", index_state="CLEANED").count()
             return done >= 2 and Job.objects.get(pk=job.pk).status == "STARTED"
 
-        wait_for(indexed_while_running, 180, "WARCs indexed while the job runs")
+        try:
+            wait_for(indexed_while_running, 180, "WARCs indexed while the job runs")
+        except AssertionError:
+            job.refresh_from_db()
+            files = list(ArchiveFile.objects.filter(job=job).values_list("name", "index_state"))
+            raise AssertionError(f"job {job.pk} {job.status} {job.error_detail[-500:]} files {files}\n"
+                                 + continuous_workers.read_text()[-6000:]) from None
         job.refresh_from_db()
         cont = job.progress["continuous"]
         assert cont["visits"] > 0 and cont["budget_per_s"] == 5 and cont["warcs_closed"] >= 1  # a heartbeat lags

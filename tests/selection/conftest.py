@@ -46,14 +46,23 @@ def web(settings) -> Iterator[int]:
     server.server_close()
 
 
+def _curator(name: str):
+    """A curator (the web UI's role; staff too, as the library's selection staff are)."""
+    from django.contrib.auth.models import Group
+
+    user = get_user_model().objects.create_user(name, password="pw", is_staff=True)
+    user.groups.add(Group.objects.get(name="curator"))
+    return user
+
+
 @pytest.fixture
 def curator(db):
-    return get_user_model().objects.create_user("anne", password="pw", is_staff=True)
+    return _curator("anne")
 
 
 @pytest.fixture
 def other_curator(db):
-    return get_user_model().objects.create_user("bob", password="pw", is_staff=True)
+    return _curator("bob")
 
 
 @pytest.fixture

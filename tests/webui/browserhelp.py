@@ -1,5 +1,6 @@
 """What the real-browser tests share: Debian's Chromium driven by Playwright, the marks that skip (saying
-why) when either is missing, and screenshots that never land in the work tree unless asked for."""
+why) when either is missing, the ``page`` and ``site`` fixtures (import them into a test module), and
+screenshots that never land in the work tree unless asked for."""
 
 from __future__ import annotations
 
@@ -9,6 +10,9 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings
+from django.db import connections
+
+from harvester.testsite import serve_in_thread
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 
@@ -17,7 +21,7 @@ CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 REQUIRED = os.environ.get("NETHARVEST_REQUIRE_SERVICES") == "1"
 MISSING = "" if Path(CHROMIUM).exists() else f"Chromium is not installed at {CHROMIUM} (apt-get install chromium)"
 try:
-    from playwright import sync_api  # noqa: F401  (the browser tests take it from here)
+    from playwright import sync_api
 except ImportError:
     if REQUIRED:
         raise
@@ -41,3 +45,39 @@ def shot(page, name: str) -> None:
     shots = Path(os.environ.get("NETHARVEST_SCREENSHOT_DIR") or settings.DATA_DIR / "screenshots")
     shots.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(shots / f"{name}.png"), full_page=True)
+
+
+@pytest.fixture
+def site():
+    """The bundled test site on a free loopback port."""
+    server = serve_in_thread()
+    yield server
+    server.shutdown()
+
+
+@pytest.fixture
+def page(monkeypatch):
+    """A Chromium page (1280×900) that accepts confirmation dialogs ("Run now?")."""
+    # Playwright's sync API runs an event loop in this thread; the ORM calls here are plain blocking ones.
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    with sync_api.sync_playwright() as pw:
+        browser = launch(pw)
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.on("dialog", lambda dialog: dialog.accept())
+        yield page
+        browser.close()
+        # ORM calls made while Playwright's loop runs get their own connection (another context);
+        # close it here, or the test database cannot be dropped at the end of the session.
+        connections.close_all()
+
+
+def log_in(tab, live_server, username: str = "claire", role: str = "curator") -> None:
+    """A new user in the group ``role``, logged in through the login page (lands on the dashboard)."""
+    from django.contrib.auth.models import Group, User
+
+    User.objects.create_user(username, password="pw-long-enough").groups.add(Group.objects.get(name=role))
+    tab.goto(live_server.url + "/login/")
+    tab.fill("#id_username", username)
+    tab.fill("#id_password", "pw-long-enough")
+    tab.click("button[type=submit]")
+    tab.wait_for_url(live_server.url + "/")

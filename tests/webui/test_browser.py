@@ -16,41 +16,15 @@ from __future__ import annotations
 
 import time
 
-import pytest
 from django.contrib.auth.models import Group, User
-from django.db import connections
 
-from harvester.testsite import serve_in_thread
 from orchestrator.harvest.models import CrawlTemplate, HarvestDefinition, Job
-from tests.webui.browserhelp import MARKS, launch, shot, sync_api
+from tests.webui.browserhelp import MARKS, log_in, page, shot, site  # noqa: F401 - page, site: fixtures
 
 pytestmark = MARKS
 
 
-@pytest.fixture
-def site():
-    server = serve_in_thread()
-    yield server
-    server.shutdown()
-
-
-@pytest.fixture
-def page(monkeypatch):
-    # Playwright's sync API runs an event loop in this thread; the ORM calls here are plain blocking ones.
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    with sync_api.sync_playwright() as pw:
-        browser = launch(pw)
-        page = browser.new_page(viewport={"width": 1280, "height": 900})
-        page.on("dialog", lambda dialog: dialog.accept())  # "Run now?" confirmation
-        yield page
-        browser.close()
-        # ORM calls made while Playwright's loop runs get their own connection (another context);
-        # close it here, or the test database cannot be dropped at the end of the session.
-        connections.close_all()
-
-
-
-def test_curator_creates_a_selective_harvest_from_seeds_and_runs_it(live_server, site, page):
+def test_curator_creates_a_selective_harvest_from_seeds_and_runs_it(live_server, site, page):  # noqa: F811
     user = User.objects.create_user("claire", password="pw-long-enough")
     user.groups.add(Group.objects.get(name="curator"))
 
@@ -77,7 +51,7 @@ def test_curator_creates_a_selective_harvest_from_seeds_and_runs_it(live_server,
     # … the corrected paste goes in.
     page.fill("#id_seeds", f"{site.url}\n{site.url}news/")
     page.click("button:has-text('Add seeds')")
-    page.wait_for_selector("text=2 seed(s) on 1 domain(s) added")
+    page.wait_for_selector("text=2 seeds on 1 domain added")
     assert list(definition.configurations.values_list("domain__name", flat=True)) == ["127.0.0.1"]
 
     page.click("button:has-text('Run now')")
@@ -87,46 +61,43 @@ def test_curator_creates_a_selective_harvest_from_seeds_and_runs_it(live_server,
     assert page.is_visible(f"a[href='/jobs/{job.pk}/']")
     shot(page, "definition")
 
-    for path, name in (("/", "dashboard"), ("/domains/?q=127", "domains"), ("/domains/127.0.0.1/", "domain")):
+    for path, name in (("/", "dashboard"), ("/domains/?q=127", "domains"), ("/domains/127.0.0.1/", "domain"),
+                       ("/definitions/", "definitions"), ("/schedules/", "schedules"), ("/templates/", "templates"),
+                       ("/jobs/", "jobs")):
         page.goto(live_server.url + path)
         shot(page, name)
     assert "Local test site" in page.content()
 
 
 
-def test_the_job_of_a_run_now_reaches_done(live_server, site, workers, page):
-    """The same path to its end: a real harvester crawls the test site and the job shows DONE."""
-    # What a crawl engineer prepared: a template without politeness delays, for a local site.
+def test_the_template_chosen_with_the_seeds_makes_a_fast_crawl_that_reaches_done(live_server, site, workers, page):  # noqa: F811
+    """The same path to its end, as a new curator takes it: the seeds form offers the templates with what
+    their pauses mean; choosing the quick one (instead of the default's 3–30 s between fetches) and a
+    budget, the real harvester crawls the test site and the job shows DONE, its reports and crawl log
+    inside the page, and the dashboard lists it as finished."""
+    # What a crawl engineer prepared: a template with short pauses, for a local site.
     CrawlTemplate.objects.create(name="local test", min_delay_ms=0, max_delay_ms=0, delay_factor=0, max_hops=3,
                                  retry_delay_s=1, max_retries=1)
-    user = User.objects.create_user("claire", password="pw-long-enough")
-    user.groups.add(Group.objects.get(name="curator"))
-    page.goto(live_server.url + "/login/")
-    page.fill("#id_username", "claire")
-    page.fill("#id_password", "pw-long-enough")
-    page.click("button[type=submit]")
-    page.wait_for_url(live_server.url + "/")
+    log_in(page, live_server)
     page.goto(live_server.url + "/definitions/new/selective/")
     page.fill("#id_name", "Test site to DONE")
     page.click("button:has-text('Save')")
     page.wait_for_selector("h1:has-text('Test site to DONE')")
+
+    # The default template is preselected and explained; the curator picks the quick one and a budget.
+    default = page.inner_text("#id_template option:checked")
+    assert default.startswith("default (the default) — 3 s–30 s between fetches from a host"), default
     page.fill("#id_seeds", site.url)
-    page.click("button:has-text('Add seeds')")
-    page.wait_for_selector("text=1 seed(s) on 1 domain(s) added")
-
-    # The curator gives the domain's configuration for this harvest the local template and a budget.
-    page.click("a:has-text('127.0.0.1')")
-    page.click("a:has-text('Test site to DONE')")
-    page.select_option("#id_template", label="local test")
+    page.select_option("#id_template", label=page.inner_text("#id_template option:has-text('local test')"))
     page.fill("#id_max_objects", "25")
-    page.click("button:has-text('Save')")
-    page.wait_for_selector("text=Configuration Test site to DONE of 127.0.0.1 saved")
+    shot(page, "definition-seeds-form")
+    page.click("button:has-text('Add seeds')")
+    page.wait_for_selector("text=1 domain harvested with template local test, at most 25 objects per domain")
 
-    page.goto(live_server.url + "/definitions/")
-    page.click("a:has-text('Test site to DONE')")
     page.click("button:has-text('Run now')")
     page.wait_for_selector("text=Run 1 of Test site to DONE")
     job = Job.objects.get(harvest__name="Test site to DONE")
+    assert job.spec["template"] == "local test" and job.spec["settings"]["max_delay_ms"] == 0
     assert job.spec["domains"][0]["max_objects"] == 25
     deadline = time.monotonic() + 240
     while Job.objects.filter(pk=job.pk, status__in=["NEW", "SUBMITTED", "STARTED"]).exists():
@@ -138,6 +109,40 @@ def test_the_job_of_a_run_now_reaches_done(live_server, site, workers, page):
     page.reload()
     assert page.is_visible("td .badge.DONE")
     shot(page, "definition-done")
+
+    # The job's page, its reports and crawl log open inside the layout, each with the way back.
+    page.goto(f"{live_server.url}/jobs/{job.pk}/")
+    shot(page, "job-done")
+    page.click("a:has-text('mimetype-report.txt')")
+    page.wait_for_selector("table.report")
+    assert page.url.endswith(f"/jobs/{job.pk}/report/mimetype-report.txt/") and len(page.context.pages) == 1
+    assert page.is_visible("a:has-text('Download raw mimetype-report.txt')")
+    shot(page, "job-report")
+    page.click(f"a:has-text('Back to job {job.pk}')")
+    page.fill("input[name=search]", " 200 ")
+    page.click("button:has-text('Search')")
+    page.wait_for_selector("pre.log")
+    assert " 200 " in page.inner_text("pre.log") and len(page.context.pages) == 1
+    shot(page, "job-crawl-log")
+
+    page.goto(live_server.url + "/")
+    assert f"/jobs/{job.pk}/" in page.inner_html("#finished")
+    shot(page, "dashboard")
     page.goto(live_server.url + "/domains/127.0.0.1/")
     assert "Test site to DONE" in page.inner_text("table:last-of-type")
     shot(page, "domain-history")
+
+
+def test_the_selection_tool_opens_on_a_first_run_path_for_the_superuser(live_server, page):  # noqa: F811
+    User.objects.create_superuser("root", password="pw-long-enough")
+    page.goto(live_server.url + "/selection/")
+    page.fill("#id_username", "root")
+    page.fill("#id_password", "pw-long-enough")
+    page.click("button[type=submit]")
+    page.wait_for_selector("text=No collection yet")
+    shot(page, "selection-first-run")
+    page.fill("#id_name", "Elections 2027")
+    page.click("button:has-text('Create collection')")
+    page.wait_for_selector("text=Collection Elections 2027 created; you are its editor")
+    assert page.url == live_server.url + "/selection/add/"
+    shot(page, "selection-add")

@@ -16,7 +16,15 @@ from django.urls import reverse
 
 from harvester.runtime import spool_dir
 from orchestrator.harvest import intake
-from orchestrator.harvest.models import ArchiveFile, HarvestChannel, Job, JobControl, JobStats, JobStatus
+from orchestrator.harvest.models import (
+    ArchiveFile,
+    HarvestChannel,
+    HarvestDefinition,
+    Job,
+    JobControl,
+    JobStats,
+    JobStatus,
+)
 from tests.orchestrator import factories
 from tests.orchestrator.crawled_job import DOMAINS, crawled, end_now, make_job, record
 from tests.webui.conftest import ROLES
@@ -49,7 +57,8 @@ def _flash(client: Client, response) -> str:  # type: ignore[no-untyped-def]
 ACCESS = {
     "list": (EVERYONE, False), "running": (EVERYONE, False), "running-json": (EVERYONE, False),
     "job": (EVERYONE, False), "progress-json": (EVERYONE, False), "trap-preview": (EVERYONE, False),
-    "report": (EVERYONE, False), "crawl-log": (EVERYONE, False),
+    "report": (EVERYONE, False), "crawl-log": (EVERYONE, False), "continuous": (EVERYONE, False),
+    "uri": (EVERYONE, False), "report-page": (EVERYONE, False), "crawl-log-page": (EVERYONE, False),
     "control": (ENGINEERS, True), "trap": (ENGINEERS, True), "resubmit": (ENGINEERS, True),
     "reject": (ENGINEERS, True),
 }
@@ -58,8 +67,8 @@ ACCESS = {
 def _url(name: str, job: Job) -> str:
     if name in ("list", "running", "running-json"):
         return reverse(f"jobs:{name}")
-    if name == "report":
-        return reverse("jobs:report", args=[job.pk, "crawl-report.txt"])
+    if name in ("report", "report-page"):
+        return reverse(f"jobs:{name}", args=[job.pk, "crawl-report.txt"])
     suffix = {"trap-preview": "?regex=.*", "crawl-log": "?tail=5"}.get(name, "")
     return reverse(f"jobs:{name}", args=[job.pk]) + suffix
 
@@ -74,8 +83,11 @@ def test_every_url_is_in_the_access_table() -> None:
 def test_each_role_gets_exactly_its_pages_and_actions(role: str, clients: dict[str, Client]) -> None:
     job = make_job(status=JobStatus.FAILED)
     harvested = record(make_job())  # a job with files, so report and crawl-log answer 200
+    continuous = factories.job(HarvestDefinition.objects.create(  # the live section is a continuous job's
+        name="live", kind="continuous", channel=HarvestChannel.objects.get(name="continuous")))
     for name, (allowed, post_only) in ACCESS.items():
-        target = harvested if name in ("report", "crawl-log") else job
+        target = (harvested if name in ("report", "crawl-log", "report-page", "crawl-log-page")
+                  else continuous if name == "continuous" else job)
         response = clients[role].get(_url(name, target))
         if role in allowed:
             assert response.status_code == (405 if post_only else 200), (name, role, response.content[:300])

@@ -1,11 +1,15 @@
-"""Forms for harvest definitions (selective and snapshot) and for pasting seeds into a selective one."""
+"""Forms for harvest definitions (selective, snapshot and continuous) and for pasting seeds into a selective or
+continuous one. The continuous revisit settings are laid out by webui/forms/continuous.py."""
 
 from __future__ import annotations
 
 from django import forms
+from django.conf import settings
 from django.core.exceptions import ValidationError
 
-from orchestrator.harvest.models import HarvestChannel, HarvestDefinition, Schedule
+from orchestrator.harvest.domains import default_template
+from orchestrator.harvest.models import CrawlTemplate, HarvestChannel, HarvestDefinition, Schedule
+from webui.forms.continuous import WaitField, add_revisit_fields, clean_revisit
 from webui.forms.domains import ExtendedFieldsMixin, add_extended_fields, clean_extended
 
 COMMON = ["name", "channel", "audience", "comments", "crawler_traps"]
@@ -23,22 +27,24 @@ class DefinitionForm(ExtendedFieldsMixin, forms.ModelForm):
     class Meta:
         model = HarvestDefinition
         fields = [*COMMON, "schedule", "max_objects", "max_bytes", "max_job_running_time_s",
-                  "previous"]
+                  "previous", "fetch_budget_per_s", "warc_rotate_s"]
         widgets = {"comments": forms.Textarea(attrs={"rows": 2}),
                    "crawler_traps": forms.Textarea(attrs={"rows": 4, "spellcheck": "false"})}
         labels = {"max_objects": "Max objects per domain",
                   "max_bytes": "Max bytes per domain", "max_job_running_time_s": "Max job running time (seconds)",
-                  "previous": "Continue snapshot", "crawler_traps": "Crawler traps"}
+                  "previous": "Continue snapshot", "crawler_traps": "Crawler traps",
+                  "fetch_budget_per_s": "Fetch budget (fetches per second, for the whole job)"}
 
     KIND_FIELDS = {
         HarvestDefinition.SELECTIVE: {"schedule", "next_date"},
         HarvestDefinition.SNAPSHOT: {"max_objects", "max_bytes", "max_job_running_time_s", "previous"},
+        HarvestDefinition.CONTINUOUS: {"fetch_budget_per_s", "warc_rotate_s"},
     }
 
     def __init__(self, *args: object, kind: str, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)
         if kind not in self.KIND_FIELDS:
-            raise ValueError(f"the web UI edits selective and snapshot harvests, not {kind!r}")
+            raise ValueError(f"the web UI edits selective, snapshot and continuous harvests, not {kind!r}")
         self.instance.kind = kind
         for name in set().union(*self.KIND_FIELDS.values()) - self.KIND_FIELDS[kind]:
             del self.fields[name]
@@ -58,21 +64,103 @@ class DefinitionForm(ExtendedFieldsMixin, forms.ModelForm):
                 .exclude(pk=self.instance.pk)
             self.fields["previous"].help_text = ("Harvest only the domains that snapshot did not finish (stopped by "
                                                  "its budget), where it stopped. Empty: all domains.")
+        if kind == HarvestDefinition.CONTINUOUS:
+            self.fields["fetch_budget_per_s"].help_text = (
+                "The crawl never fetches faster than this, on top of each host's politeness; the revisit policy "
+                "plans its visits within it. Empty: politeness alone limits it.")
+            self.fields["warc_rotate_s"] = WaitField(
+                label="Close WARC files every", help_text="A continuous job never ends, so it closes its WARC file "
+                "this often (or when full) and hands it to the indexer chain: captures are replayable within "
+                "minutes. e.g. 15m")
+            self.initial.setdefault("warc_rotate_s", self.instance.warc_rotate_s)
+            add_revisit_fields(self, self.instance.revisit_settings)
         self.extended_fields = add_extended_fields(self, "harvest", self.instance.extended or {})
 
     def clean(self) -> dict:
         data = super().clean()
         self.instance.extended = clean_extended(self, self.extended_fields)
+        if self.instance.kind == HarvestDefinition.CONTINUOUS:
+            settings = clean_revisit(self, self.instance.revisit_settings)
+            if settings is not None:
+                self.instance.revisit_settings = settings
         return data
 
 
+MB = 1024 * 1024  # 1 MB = 1024² B, as Heritrix and the glossary count
+
+
+def _seconds(ms: int) -> str:
+    return f"{ms / 1000:g} s" if ms >= 1000 else f"{ms} ms"
+
+
+def pace(template: CrawlTemplate) -> str:
+    """What a template's politeness means for a curator: the pause between two fetches from one host and
+    what it makes of a 100-page site. A curator who pasted seeds got the ``default`` template's 3–30 s
+    pauses without being told, and waited 3.5 minutes for a site the demo crawls in 10 s."""
+    if template.delay_factor == 0 or template.max_delay_ms == 0:
+        pause = "no pause between fetches from a host"
+        low = 0.0
+    else:
+        pause = (f"{_seconds(template.min_delay_ms)}–{_seconds(template.max_delay_ms)} between fetches from a host "
+                 f"({template.delay_factor:g}× the last fetch's duration)")
+        low = 100 * template.min_delay_ms / 1000 / max(template.host_valence, 1)
+    if low >= 60:
+        hundred = f"≥ {low / 60:.0f} min per 100 pages of a site"
+    elif low > 0:
+        hundred = f"≥ {low:.0f} s per 100 pages of a site"
+    else:
+        hundred = "as fast as the site answers"
+    return f"{pause}, {template.max_hops} hops: {hundred}"
+
+
+class TemplateChoice(forms.ModelChoiceField):
+    def label_from_instance(self, obj: CrawlTemplate) -> str:
+        default = " (the default)" if obj.name == settings.NETHARVEST_DEFAULT_TEMPLATE else ""
+        return f"{obj.name}{default} — {pace(obj)}"
+
+
 class SeedsForm(forms.Form):
+    """Seeds, and how their domains are harvested: the crawl template and a budget per domain are chosen
+    here, with the default named and explained, rather than given silently."""
+
     seeds = forms.CharField(
-        widget=forms.Textarea(attrs={"rows": 10, "spellcheck": "false",
+        widget=forms.Textarea(attrs={"rows": 8, "spellcheck": "false",
                                      "placeholder": "https://www.example.fr/news/\nexample.org"}),
         label="Seed URLs", help_text="One URL per line; a bare host name means http://host/. Each URL's domain "
                                      "is created if needed and gets a seed list and configuration named after "
                                      "this harvest. If any line is wrong, nothing is added.")
+    template = TemplateChoice(
+        queryset=CrawlTemplate.objects.none(), label="Crawl template", required=False, empty_label=None,
+        help_text="How the domains of these seeds are crawled: scope, hops, and above all the pause between "
+                  "fetches (politeness). The default is Heritrix's: polite to any site, slow on a small one. "
+                  "A domain already in this harvest keeps its template and budget.")
+    max_objects = forms.IntegerField(
+        required=False, min_value=1, label="Max objects per domain",
+        widget=forms.NumberInput(attrs={"placeholder": "unlimited"}),
+        help_text="The crawl of a domain stops after this many URLs (stop reason CONFIG_OBJECT_LIMIT). Empty: "
+                  "unlimited, which a site with an endless calendar never finishes.")
+    max_megabytes = forms.IntegerField(
+        required=False, min_value=1, label="Max megabytes per domain",
+        widget=forms.NumberInput(attrs={"placeholder": "unlimited"}),
+        help_text="Stops the domain's crawl after this much downloaded (1 MB = 1024 KB; CONFIG_SIZE_LIMIT). "
+                  "Empty: unlimited.")
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["template"].queryset = CrawlTemplate.objects.filter(active=True).order_by("name")
+        default = CrawlTemplate.objects.filter(name=settings.NETHARVEST_DEFAULT_TEMPLATE).first()
+        if default is not None:
+            self.fields["template"].initial = default.pk
+
+    def chosen_template(self) -> CrawlTemplate:
+        """The chosen template; a POST without one (a script) gets the default, as the form shows it."""
+        return self.cleaned_data.get("template") or default_template()
+
+    def budget(self) -> tuple[int, int]:
+        """(max objects, max bytes) of the new configurations, -1 for unlimited."""
+        objects = self.cleaned_data.get("max_objects")
+        megabytes = self.cleaned_data.get("max_megabytes")
+        return (objects or -1, megabytes * MB if megabytes else -1)
 
 
 class RemoveForm(forms.Form):

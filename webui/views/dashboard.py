@@ -1,11 +1,12 @@
-"""The dashboard: what runs now, what runs next, what failed lately, and the state of storage and indexing."""
+"""The dashboard: what runs now, what finished and what failed lately, what runs next, and the state of
+storage and indexing."""
 
 from __future__ import annotations
 
 from datetime import timedelta
 
 from django.db import connection
-from django.db.models import Count, Sum
+from django.db.models import Count, F, Sum
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils import timezone
@@ -16,6 +17,8 @@ from orchestrator.harvest.models.archive import IndexState
 from webui.access import READ, require
 
 CALENDAR_DAYS = 7
+#: The dashboard lists this many of the jobs that finished in the last 7 days, newest first.
+FINISHED_SHOWN = 10
 
 
 def file_states() -> dict[str, dict]:
@@ -46,10 +49,14 @@ def home(request: HttpRequest) -> HttpResponse:
                    .order_by())
     failures = Job.objects.filter(status="FAILED", ended_at__gte=now - timedelta(days=7)).select_related(
         "harvest", "channel").order_by("-ended_at")[:20]
+    finished = (Job.objects.filter(status="DONE", ended_at__gte=now - timedelta(days=7))
+                .select_related("harvest", "channel").annotate(objects=F("stats__objects_count"),
+                                                               nbytes=F("stats__bytes_count"))
+                .order_by("-ended_at")[:FINISHED_SHOWN])
     files = file_states()
     dates, grid = forecast.calendar(CALENDAR_DAYS, now)
     return render(request, "webui/home.html", {
-        "now": now, "running": running, "waiting": waiting, "failures": failures,
+        "now": now, "running": running, "waiting": waiting, "failures": failures, "finished": finished,
         "files": files, "index_states": IndexState.choices,
         "stalled": [job for job in running if job.last_heartbeat and now - job.last_heartbeat > timedelta(minutes=5)],
         "dates": dates, "grid": grid,

@@ -18,9 +18,10 @@ from orchestrator.harvest.models import (
     HarvestInfo,
     SeedList,
 )
-from webui import charts
+from webui import svg
 from webui.access import CURATE, READ, require
 from webui.forms.domains import ConfigurationForm, DomainForm, DomainNamesForm, SeedListForm
+from webui.jinja import filesize, plural
 
 PAGE_SIZE = 50
 SEARCH_FIELDS = [("name", "name"), ("crawler_traps", "crawler traps"), ("comments", "comments")]
@@ -52,7 +53,8 @@ def domain_create(request: HttpRequest) -> HttpResponse:
     form = DomainNamesForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         result = create_domains(form.cleaned_data["names"])
-        messages.success(request, f"{len(result.created)} domain(s) created, {result.existing} already existed.")
+        messages.success(request, f"{plural(len(result.created), 'domain')} created, "
+                                  f"{result.existing} already existed.")
         if len(form.cleaned_data["names"]) == 1:
             return redirect("webui:domain", name=form.cleaned_data["names"][0])
         return redirect("webui:domains")
@@ -69,10 +71,10 @@ def domain_detail(request: HttpRequest, name: str) -> HttpResponse:
     domain = get_object_or_404(Domain.objects.select_related("alias_of"), name=name)
     runs = history(domain)
     chrono = list(reversed(runs[:40]))
-    chart = charts.bar_chart(
+    chart = svg.columns(
         [r.bytes_count for r in chrono], [f"{r.date:%Y-%m-%d}" for r in chrono],
-        [f"{r.date:%Y-%m-%d} {r.harvest.name} run {r.job.harvest_run}: {r.objects_count} objects, "
-         f"{r.bytes_count} bytes, {r.stop_reason}" for r in chrono])
+        [f"{r.date:%Y-%m-%d} {r.harvest.name} run {r.job.harvest_run}: {plural(r.objects_count, 'object')}, "
+         f"{filesize(r.bytes_count)}, {r.stop_reason}" for r in chrono], fmt=filesize, title="bytes per harvest")
     extended = [(ext, domain.extended.get(ext.name)) for ext in ExtendedField.objects.filter(owner="domain")]
     return render(request, "webui/domains/detail.html", {
         "domain": domain,

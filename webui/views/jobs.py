@@ -34,7 +34,7 @@ from django.views.decorators.http import require_GET, require_POST
 from harvester import patterns
 from harvester.patterns import PatternError
 from harvester.reports import REPORT_NAMES
-from orchestrator.harvest import jobfiles
+from orchestrator.harvest import jobfiles, progresslog
 from orchestrator.harvest.dispatch import DispatchError, reject, resubmit, send_control
 from orchestrator.harvest.models import (
     ArchiveFile,
@@ -46,7 +46,9 @@ from orchestrator.harvest.models import (
     JobDomain,
     JobStatus,
 )
+from webui import svg
 from webui.access import ENGINEER, READ, require
+from webui.views import continuous
 
 VIEW = READ
 CONTROL = ENGINEER
@@ -65,6 +67,8 @@ SEARCH_DEFAULT_MATCHES = 500
 #: Trap preview: how many of the latest crawl.log lines it looks at.
 PREVIEW_LINES = 5000
 TAIL_LINES = 50
+#: The crawl-log page without a search shows this many of the last lines.
+TAIL_PAGE_LINES = 1000
 
 
 # -- the list -----------------------------------------------------------------------------------
@@ -196,6 +200,24 @@ def progress_of(job: Job, domains: int = PROGRESS_DOMAINS) -> dict[str, Any]:
     }
 
 
+def progress_charts(job: Job) -> dict[str, str]:
+    """The job's rate and queue over time (progresslog's thinned heartbeats, from its start to now or its
+    end) as two inline SVG charts: the page draws them at first and the poll redraws them, so they grow
+    while the job runs. Two charts, not one: a queue of thousands would flatten a rate of 3 URI/s."""
+    start = job.started_at or job.submitted_at or job.created
+    end = job.ended_at or timezone.now()
+    if start is None or end <= start:
+        return {}
+    data = progresslog.series(job.pk, start, end, points=180)
+    if not data.times and job.status not in RUNNING:
+        return {}  # an ended job without samples (they are pruned after a week): no empty charts
+    return {
+        "rate": str(svg.line_chart([("URI/s", data.points("uri_rate"))], title="fetch rate over time", width=560)),
+        "queue": str(svg.line_chart([("queued", data.points("uris_queued")), ("done", data.points("uris_done"))],
+                                    title="URIs queued and done over time", width=560)),
+    }
+
+
 def ended_results(jobs: list[Job]) -> list[dict[str, Any]]:
     """Ended jobs' final results for the running-jobs page: status, when, and the figures of each JobResult as
     intake recorded them (HarvestInfo per domain), not the last heartbeat's. One query for all the jobs."""
@@ -245,6 +267,7 @@ def running_json(request: HttpRequest) -> JsonResponse:
 def progress_json(request: HttpRequest, job_id: int) -> JsonResponse:
     job = get_object_or_404(Job.objects.select_related("harvest"), pk=job_id)
     data = progress_of(job)
+    data["charts"] = progress_charts(job)
     data["controls"] = [_control(c) for c in job.controls.order_by("-requested_at")[:10]]
     return JsonResponse(data)
 
@@ -349,10 +372,11 @@ def job_detail(request: HttpRequest, job_id: int) -> HttpResponse:
         "continued_by": list(job.continued_by.values_list("id", "status")),
         "files": ArchiveFile.objects.filter(job=job).prefetch_related("copies").order_by("kind", "name"),
         "controls": job.controls.order_by("-requested_at")[:50],
-        "running": job.status in RUNNING, "progress": progress_of(job),
+        "running": job.status in RUNNING, "progress": progress_of(job), "charts": progress_charts(job),
         "can_control": request.user.has_perm(CONTROL), "report_names": REPORT_NAMES,
         "search_max": SEARCH_MAX_MATCHES, "search_default": SEARCH_DEFAULT_MATCHES,
         "pattern_max": patterns.MAX_PATTERN_CHARS,
+        "live": continuous.live_of(job, request.GET.get("window", "")) if continuous.is_continuous(job) else None,
     }
     try:
         source, text, cut = jobfiles.read_text(job, "seeds-report.txt", limit=512 * 1024)
@@ -396,38 +420,54 @@ def job_report(request: HttpRequest, job_id: int, name: str) -> HttpResponse:
     return response
 
 
+def _search_params(query: Any) -> tuple[re2._Regexp, int]:
+    """The crawl-log search's ``search`` (RE2, anywhere in the line) and ``limit``; a ValueError says what
+    is wrong in one line (PatternError is one)."""
+    raw = query.get("search", "")
+    if not raw.strip():
+        raise PatternError("search: enter a regular expression (e.g. ' 404 ' or 'example\\.fr/.*\\.pdf')")
+    pattern = patterns.compile_pattern(raw, "search", patterns.SEARCH)
+    try:
+        limit = int(query.get("limit") or SEARCH_DEFAULT_MATCHES)
+    except ValueError:
+        limit = 0
+    if not 1 <= limit <= SEARCH_MAX_MATCHES:
+        raise PatternError(f"limit: a number from 1 to {SEARCH_MAX_MATCHES}")
+    return pattern, limit
+
+
+def _tail_param(query: Any) -> int:
+    try:
+        n = int(query["tail"])
+    except ValueError:
+        n = 0
+    if not 1 <= n <= SEARCH_MAX_MATCHES:
+        raise ValueError(f"tail: a number of lines from 1 to {SEARCH_MAX_MATCHES}")
+    return n
+
+
 @require(VIEW)
 @require_GET
 def crawl_log(request: HttpRequest, job_id: int) -> HttpResponse:
     """crawl.log lines matching a regex (``search``: RE2, anywhere in the line, so a viewer's pattern
     costs time linear in the log whatever it is), streamed as text, at most ``limit`` matches; or the
-    last ``tail`` lines."""
+    last ``tail`` lines. The raw download; :func:`crawl_log_page` shows the same inside the web UI."""
     job = get_object_or_404(Job, pk=job_id)
     if "tail" in request.GET:
         try:
-            n = int(request.GET["tail"])
-            if not 1 <= n <= SEARCH_MAX_MATCHES:
-                raise ValueError
-        except ValueError:
-            return HttpResponseBadRequest(f"tail: a number of lines from 1 to {SEARCH_MAX_MATCHES}",
-                                          content_type="text/plain; charset=utf-8")
+            n = _tail_param(request.GET)
+        except ValueError as exc:
+            return HttpResponseBadRequest(str(exc), content_type="text/plain; charset=utf-8")
         try:
             source, lines = jobfiles.tail(job, n)
         except (jobfiles.NotAvailable, OSError) as exc:
             raise Http404(jobfiles.reason(exc)) from None
         return HttpResponse(f"# the last {len(lines)} lines of crawl.log of job {job.pk} ({source})\n"
                             + "".join(f"{line}\n" for line in lines), content_type="text/plain; charset=utf-8")
-    raw = request.GET.get("search", "")
     try:
-        if not raw.strip():
-            raise PatternError("search: enter a regular expression (e.g. ' 404 ' or 'example\\.fr/.*\\.pdf')")
-        pattern = patterns.compile_pattern(raw, "search", patterns.SEARCH)
-        limit = int(request.GET.get("limit") or SEARCH_DEFAULT_MATCHES)
-        if not 1 <= limit <= SEARCH_MAX_MATCHES:
-            raise PatternError(f"limit: a number from 1 to {SEARCH_MAX_MATCHES}")
-    except ValueError as exc:  # PatternError is a ValueError; so is int("x")
-        message = str(exc) if isinstance(exc, PatternError) else f"limit: a number from 1 to {SEARCH_MAX_MATCHES}"
-        return HttpResponseBadRequest(message + "\n", content_type="text/plain; charset=utf-8")
+        pattern, limit = _search_params(request.GET)
+    except ValueError as exc:
+        return HttpResponseBadRequest(str(exc) + "\n", content_type="text/plain; charset=utf-8")
     try:
         jobfiles.locate(job, jobfiles.CRAWL_LOG)
     except jobfiles.NotAvailable as exc:
@@ -437,22 +477,107 @@ def crawl_log(request: HttpRequest, job_id: int) -> HttpResponse:
     return response
 
 
-def _search(job: Job, pattern: re2._Regexp, limit: int) -> Iterator[str]:
+def _scan(job: Job, pattern: re2._Regexp, limit: int) -> Iterator[tuple[str, Any]]:
+    """``("source", where)`` first, then ``("line", text)`` per match (at most ``limit``), then
+    ``("end", (found, scanned))``: the one reading of crawl.log that the download and the page share."""
     found = scanned = 0
     with jobfiles.open_binary(job, jobfiles.CRAWL_LOG) as (source, stream):
-        yield f"# crawl.log of job {job.pk} ({source}): lines matching /{pattern.pattern}/, at most {limit}\n"
-        batch: list[str] = []
+        yield "source", source
         for line in jobfiles.iter_lines(stream):
             scanned += 1
             if pattern.search(line):
                 found += 1
-                batch.append(line + "\n")
-                if len(batch) >= 200:
-                    yield "".join(batch)
-                    batch = []
+                yield "line", line
                 if found >= limit:
                     break
-        if batch:
-            yield "".join(batch)
+    yield "end", (found, scanned)
+
+
+def _summary(found: int, scanned: int, limit: int) -> str:
     more = " (limit reached: narrow the search or raise the limit)" if found >= limit else ""
-    yield f"# {found} matching lines in the first {scanned} lines{more}\n"
+    return f"{found} matching lines in the first {scanned} lines{more}"
+
+
+def _search(job: Job, pattern: re2._Regexp, limit: int) -> Iterator[str]:
+    batch: list[str] = []
+    for kind, value in _scan(job, pattern, limit):
+        if kind == "source":
+            yield f"# crawl.log of job {job.pk} ({value}): lines matching /{pattern.pattern}/, at most {limit}\n"
+        elif kind == "line":
+            batch.append(value + "\n")
+            if len(batch) >= 200:
+                yield "".join(batch)
+                batch = []
+        else:
+            if batch:
+                yield "".join(batch)
+            yield f"# {_summary(*value, limit)}\n"
+
+
+@require(VIEW)
+@require_GET
+def crawl_log_page(request: HttpRequest, job_id: int) -> HttpResponse:
+    """The crawl-log search and tail inside the web UI, with the way back to the job and a raw download
+    of the same lines (they opened as bare text in a new tab, with no way back)."""
+    job = get_object_or_404(Job.objects.select_related("harvest"), pk=job_id)
+    context: dict[str, Any] = {"job": job, "search": request.GET.get("search", ""), "limit": SEARCH_DEFAULT_MATCHES,
+                               "search_max": SEARCH_MAX_MATCHES, "pattern_max": patterns.MAX_PATTERN_CHARS,
+                               "raw_query": request.GET.urlencode(), "lines": None}
+    status = 200
+    try:
+        if "search" in request.GET:
+            pattern, context["limit"] = _search_params(request.GET)
+            lines, summary = [], ""
+            for kind, value in _scan(job, pattern, context["limit"]):
+                if kind == "source":
+                    context["source"] = value
+                elif kind == "line":
+                    lines.append(value)
+                else:
+                    summary = _summary(*value, context["limit"])
+            context.update(lines=lines, summary=summary)
+        else:
+            n = _tail_param(request.GET) if "tail" in request.GET else TAIL_PAGE_LINES
+            context["source"], context["lines"] = jobfiles.tail(job, n)
+            context["summary"] = f"the last {len(context['lines'])} lines"
+            context["raw_query"] = f"tail={n}"
+    except ValueError as exc:
+        context["error"], status = str(exc), 400
+    except (jobfiles.NotAvailable, OSError) as exc:
+        context["error"], status = f"No crawl.log: {jobfiles.reason(exc)}", 404
+    return render(request, "jobs/crawl_log.html", context, status=status)
+
+
+@require(VIEW)
+@require_GET
+def report_page(request: HttpRequest, job_id: int, name: str) -> HttpResponse:
+    """One report of the job inside the web UI: a table when the report has Heritrix's ``[column]``
+    header, else its text; every report a tab away, and the raw file a link away."""
+    job = get_object_or_404(Job.objects.select_related("harvest"), pk=job_id)
+    if name not in REPORT_NAMES:
+        raise Http404(f"no report called {name!r}; reports are: {', '.join(REPORT_NAMES)}")
+    context: dict[str, Any] = {"job": job, "name": name, "report_names": REPORT_NAMES}
+    try:
+        context["source"], text, context["cut"] = jobfiles.read_text(job, name)
+    except (jobfiles.NotAvailable, OSError) as exc:
+        context["error"] = f"Not available: {jobfiles.reason(exc)}"
+        return render(request, "jobs/report.html", context, status=404)
+    context["columns"], context["rows"] = report_table(text)
+    context["text"] = text
+    return render(request, "jobs/report.html", context)
+
+
+_HEADER = re2.compile(r"\[([^\]]*)\]")
+
+
+def report_table(text: str) -> tuple[list[str], list[list[str]]]:
+    """A Heritrix report (``[#urls] [#bytes] [mime-types]`` then one whitespace-separated row per line)
+    as columns and rows; no columns when the first line is not such a header (the text is shown then)."""
+    lines = text.splitlines()
+    if not lines or not lines[0].startswith("["):
+        return [], []
+    columns = _HEADER.findall(lines[0])
+    if len(columns) < 2:
+        return [], []
+    rows = [line.split(None, len(columns) - 1) for line in lines[1:] if line.strip()]
+    return columns, rows

@@ -1,18 +1,14 @@
 """The selection tool's pages (BCWeb): collections, search and bulk edit, the two-stage add, a record,
-the transfer. Every staff user reads everything; only a collection's editors change its records."""
+the transfer. Who may do what is webui.access's table: every role reads everything; a collection's editors
+(and admins, for every collection) change its records; curators create collections."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from functools import wraps
-
 from django import forms
 from django.contrib import messages
-from django.contrib.auth import get_user_model
-from django.contrib.auth.decorators import login_required
 from django.core import signing
 from django.core.exceptions import PermissionDenied
-from django.db.models import Count
+from django.db.models import Count, QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -24,22 +20,17 @@ from orchestrator.selection.bulk import BulkError, bulk_update
 from orchestrator.selection.models import Collection, Record, SavedSearch, editable_collections
 from orchestrator.selection.search import clean_query, search, to_csv
 from orchestrator.selection.transfer import transfer
+from webui import access
+from webui.access import CURATE, READ, require
+from webui.jinja import plural
 
-View = Callable[..., HttpResponse]
 _SIGNER_SALT = "selection.checked-url"
 CHECK_MAX_AGE_S = 3600
 
 
-def reader(view: View) -> View:
-    """Logged in and staff (or granted selection.view_record): the selection is internal to the library."""
-
-    @wraps(view)
-    def guarded(request: HttpRequest, *args: object, **kwargs: object) -> HttpResponse:
-        if not (request.user.is_staff or request.user.has_perm("selection.view_record")):
-            raise PermissionDenied("the selection is open to library staff only")
-        return view(request, *args, **kwargs)
-
-    return login_required(guarded)
+def _editable(user: object) -> QuerySet[Collection]:
+    """The collections ``user`` edits, with the web UI's roles (admins edit them all: webui.access)."""
+    return editable_collections(user, every=access.edits_every_collection(user))
 
 
 class RecordForm(forms.ModelForm):
@@ -53,23 +44,48 @@ class RecordForm(forms.ModelForm):
 
     def __init__(self, *args: object, user: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["collection"].queryset = editable_collections(user)
-        self.fields["responsible"].queryset = get_user_model().objects.filter(is_active=True, is_staff=True)
+        self.fields["collection"].queryset = _editable(user)
+        self.fields["responsible"].queryset = access.holders(CURATE)
 
 
 def _context(request: HttpRequest, **extra: object) -> dict[str, object]:
     return {"messages": messages.get_messages(request), "compat": rules.compatibility_table(),
+            "may_transfer": access.may_transfer(request.user),
             "frequencies": rules.FREQUENCIES, "budgets": rules.BUDGETS, "depths": rules.DEPTHS, **extra}
 
 
-@reader
+class CollectionForm(forms.ModelForm):
+    class Meta:
+        model = Collection
+        fields = ["name", "description"]
+        widgets = {"description": forms.Textarea(attrs={"rows": 2})}
+        help_texts = {"name": "A department's or a project's collection, e.g. “Elections 2027”.",
+                      "description": "What it gathers and for whom (optional)."}
+
+
+@require(READ)
 def collections(request: HttpRequest) -> HttpResponse:
+    """The collections, and (for curators and admins) a form to create one: the way in on a fresh system,
+    where the tool would otherwise be empty with nothing to click."""
+    may_create = access.may_create_collection(request.user)
+    form = CollectionForm(request.POST or None) if may_create else None
+    if request.method == "POST":
+        if form is None:
+            raise PermissionDenied("creating a collection needs the curator role (ask an administrator)")
+        if form.is_valid():
+            collection = form.save()
+            collection.editors.add(request.user)
+            messages.success(request, f"Collection {collection.name} created; you are its editor. Add its first "
+                                      "record.")
+            return redirect("selection:add")
     rows = Collection.objects.annotate(records_n=Count("records")).order_by("name")
-    editable = set(editable_collections(request.user).values_list("pk", flat=True))
-    return render(request, "selection/collections.html", _context(request, collections=rows, editable=editable))
+    editable = set(_editable(request.user).values_list("pk", flat=True))
+    return render(request, "selection/collections.html", _context(
+        request, collections=rows, editable=editable, form=form,
+        every=access.edits_every_collection(request.user)))
 
 
-@reader
+@require(READ)
 def records(request: HttpRequest) -> HttpResponse:
     query = clean_query(request.GET)
     found = search(query, request.user.pk)
@@ -80,12 +96,12 @@ def records(request: HttpRequest) -> HttpResponse:
     total = found.count()
     return render(request, "selection/records.html", _context(
         request, query=query, records=found[:500], total=total, all_collections=Collection.objects.order_by("name"),
-        editable=set(editable_collections(request.user).values_list("pk", flat=True)),
+        editable=set(_editable(request.user).values_list("pk", flat=True)),
         saved=SavedSearch.objects.filter(user=request.user),
-        curators=get_user_model().objects.filter(is_active=True, is_staff=True).order_by("username")))
+        curators=access.holders(CURATE).order_by("username")))
 
 
-@reader
+@require(READ)
 @require_POST
 def save_search(request: HttpRequest) -> HttpResponse:
     name = request.POST.get("name", "").strip()[:100]
@@ -98,7 +114,7 @@ def save_search(request: HttpRequest) -> HttpResponse:
     return redirect(_records_url(query))
 
 
-@reader
+@require(READ)
 @require_POST
 def delete_search(request: HttpRequest, pk: int) -> HttpResponse:
     SavedSearch.objects.filter(user=request.user, pk=pk).delete()
@@ -111,7 +127,7 @@ def _records_url(query: dict[str, str]) -> str:
     return reverse("selection:records") + ("?" + urlencode(query) if query else "")
 
 
-@reader
+@require(READ)
 @require_POST
 def bulk(request: HttpRequest) -> HttpResponse:
     ids = [int(i) for i in request.POST.getlist("record") if i.isdigit()]
@@ -134,19 +150,23 @@ def bulk(request: HttpRequest) -> HttpResponse:
         messages.error(request, "tick the records to change first")
     else:
         try:
-            result = bulk_update(request.user, ids, changes)
+            result = bulk_update(request.user, ids, changes, every=access.edits_every_collection(request.user))
         except BulkError as exc:
             messages.error(request, f"nothing was changed: {exc}")
         else:
-            messages.success(request, f"{result.changed} record(s) changed, {result.unchanged} already so")
+            messages.success(request, f"{plural(result.changed, 'record')} changed, {result.unchanged} already so")
     return redirect(_records_url(clean_query(request.POST)))
 
 
-@reader
+@require(READ)
 def add(request: HttpRequest) -> HttpResponse:
     """Stage 1: check the URL online and against the selection; stage 2 is ``add_details``."""
-    if not editable_collections(request.user).exists():
-        raise PermissionDenied("you edit no collection: ask an administrator for rights on yours")
+    if not _editable(request.user).exists():
+        if access.may_create_collection(request.user):
+            messages.info(request, "Create a collection first: a record belongs to one.")
+            return redirect("selection:collections")
+        raise PermissionDenied("you edit no collection: ask an administrator (or a curator) to make you an editor "
+                               "of one")
     result = None
     url = (request.POST.get("url") or request.GET.get("url") or "").strip()
     if request.method == "POST" and url:
@@ -156,7 +176,7 @@ def add(request: HttpRequest) -> HttpResponse:
     return render(request, "selection/add.html", _context(request, entered=url, result=result, token=token))
 
 
-@reader
+@require(READ)
 def add_details(request: HttpRequest) -> HttpResponse:
     """Stage 2: the form, for a URL stage 1 found valid (a signed token proves it, for an hour)."""
     token = request.POST.get("token") or request.GET.get("token") or ""
@@ -178,17 +198,17 @@ def add_details(request: HttpRequest) -> HttpResponse:
             messages.success(request, f"record {record.url} added to {record.collection.name}")
             return redirect("selection:record", pk=record.pk)
     else:
-        first = editable_collections(request.user).first()
+        first = _editable(request.user).first()
         form = RecordForm(initial={"seeds": url, "collection": first, "responsible": request.user.pk},
                           user=request.user)
     return render(request, "selection/record.html", _context(request, form=form, token=token, record=None,
                                                               can_edit=True, duplicates=checks.find_duplicates(url)))
 
 
-@reader
+@require(READ)
 def record(request: HttpRequest, pk: int) -> HttpResponse:
     item = get_object_or_404(Record.objects.select_related("collection"), pk=pk)
-    can_edit = item.collection.can_edit(request.user)
+    can_edit = item.collection.can_edit(request.user, every=access.edits_every_collection(request.user))
     if request.method == "POST":
         if not can_edit:
             raise PermissionDenied(f"you do not edit the collection {item.collection.name}")
@@ -206,11 +226,11 @@ def record(request: HttpRequest, pk: int) -> HttpResponse:
         duplicates=checks.find_duplicates(item.url, exclude=item.pk)))
 
 
-@reader
+@require(READ)
 def transfer_view(request: HttpRequest) -> HttpResponse:
     report = None
     if request.method == "POST":
-        if not request.user.has_perm("selection.run_transfer"):
+        if not access.may_transfer(request.user):
             raise PermissionDenied("transferring to harvesting is for administrators of the selection")
         report = transfer()
     return render(request, "selection/transfer.html", _context(request, report=report))

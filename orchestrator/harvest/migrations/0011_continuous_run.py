@@ -1,5 +1,6 @@
 """Continuous harvests run (issue 12): the definition's revisit policy settings, fetch budget and WARC
-time rule, and a ``continuous`` channel of its own (its workers never block selective/snapshot ones)."""
+time rule, a ``continuous`` channel of its own (its workers never block selective/snapshot ones), and the
+``seeds`` job control (seeds added to / removed from a running continuous job)."""
 
 import django.core.validators
 from django.db import migrations, models
@@ -42,6 +43,13 @@ class Migration(migrations.Migration):
                                               help_text="A continuous job closes its WARC (and hands it to the "
                                                         "indexer chain) at least this often, in seconds.",
                                               validators=[django.core.validators.MinValueValidator(1)]),
+        ),
+        migrations.AlterField(
+            model_name="jobcontrol",
+            name="action",
+            field=models.CharField(choices=[("stop", "stop"), ("pause", "pause"), ("resume", "resume"),
+                                            ("add_trap", "add crawler trap"), ("seeds", "change seeds")],
+                                   max_length=10),
         ),
         migrations.RunPython(continuous_channel, migrations.RunPython.noop),
     ]

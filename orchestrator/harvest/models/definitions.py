@@ -9,6 +9,7 @@ from django.utils import timezone
 
 from harvester import patterns
 from harvester.contracts import ContractError, harvest_queue
+from harvester.defaults import WARC_ROTATE_S
 from orchestrator.harvest import validators
 from orchestrator.harvest.models.domains import BUDGET_HELP, ExtendedField
 from orchestrator.harvest.models.fields import free_text
@@ -100,7 +101,7 @@ class HarvestDefinition(models.Model):
     fetch_budget_per_s = models.FloatField(null=True, blank=True, validators=[MinValueValidator(0.001)],
                                            help_text="Fetches per second the continuous job never exceeds "
                                                      "(empty: politeness alone limits it).")
-    warc_rotate_s = models.PositiveIntegerField(default=900, validators=[MinValueValidator(1)],
+    warc_rotate_s = models.PositiveIntegerField(default=WARC_ROTATE_S, validators=[MinValueValidator(1)],
                                                 help_text="A continuous job closes its WARC (and hands it to "
                                                           "the indexer chain) at least this often, in seconds.")
 

@@ -101,7 +101,8 @@ class JobControl(models.Model):
     """A control instruction to a running job, kept with who and when so it shows in the job's
     history and survives a restart until the harvester acknowledges it."""
 
-    ACTIONS = [("stop", "stop"), ("pause", "pause"), ("resume", "resume"), ("add_trap", "add crawler trap")]
+    ACTIONS = [("stop", "stop"), ("pause", "pause"), ("resume", "resume"), ("add_trap", "add crawler trap"),
+               ("seeds", "change seeds")]  # seeds: a continuous job's, {"add": [...], "remove": [...]}
 
     job = models.ForeignKey(Job, on_delete=models.PROTECT, related_name="controls")
     action = models.CharField(max_length=10, choices=ACTIONS)

@@ -66,7 +66,11 @@ class Schedule(models.Model):
             raise ValidationError(errors)
 
     def describe(self) -> str:
-        """Reads as a curator would say it: 'every 2 weeks on Monday at 03:00 UTC, 10 runs'."""
+        """Reads as a curator would say it: 'every 2 weeks on Monday at 03:00 UTC, 10 runs'; a schedule that
+        ends after one run is 'once' (with its start), never 'every day, 1 run'. Every page, the CLI and the
+        scheduler's messages show a schedule through this one method."""
+        if self.end == "runs" and self.max_runs == 1:
+            return f"once, at {self.start:%Y-%m-%d %H:%M} UTC" if self.start else "once, as soon as activated"
         unit = self.unit if self.every == 1 else f"{self.unit}s"
         text = f"every {self.every} {unit}" if self.every > 1 else f"every {unit}"
         if not self.anytime:

@@ -81,6 +81,20 @@ class Command(BaseCommand):
             lines.append(f"  progress: {p.get('uris_done', 0)} URIs done, {p.get('uris_queued', 0)} queued, "
                          f"{p.get('uris_failed', 0)} failed, {filesize(p.get('bytes', 0))}, "
                          f"{p.get('uri_rate', 0):.1f} URI/s, {p.get('kb_rate', 0):.1f} KB/s")
+        c = p.get("continuous")
+        if c:  # a continuous job's live figures (Progress.continuous)
+            budget = f"{c['budget_per_s']:g}/s" if c.get("budget_per_s") else "none"
+            fresh = f"{c['freshness']:.0%}" if isinstance(c.get("freshness"), int | float) else "-"
+            lines.append(f"  continuous: {c.get('fetch_rate', 0):.2f} fetches/s (budget {budget}), "
+                         f"{c.get('visits', 0)} visits: {c.get('changed', 0)} changed, {c.get('unchanged', 0)} "
+                         f"unchanged ({c.get('header_skipped', 0)} by headers, {c.get('not_modified', 0)} 304), "
+                         f"{c.get('errors', 0)} errors, {c.get('validator_misses', 0)} validator misses; "
+                         f"{c.get('warcs_closed', 0)} WARCs closed; freshness {fresh}")
+            q = c.get("queues") or {}
+            lines.append("  queues: " + ", ".join(f"{q.get(k, 0)} {k}" for k in ("ready", "snoozed", "busy", "empty")))
+            for d in (c.get("due_next") or [])[:5]:
+                lines.append(f"  due {d.get('at')}: {d.get('uri')} (wait {d.get('wait_s')} s, {d.get('visits')} "
+                             f"visits, {d.get('versions')} versions)")
         if j.error_category:
             lines.append(f"  error: {j.error_category}: {j.error_detail}")
         self.stdout.write("\n".join(lines))

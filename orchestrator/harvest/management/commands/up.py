@@ -1,7 +1,8 @@
 """``netharvest up``: the whole stack on this machine, from deploy/Procfile, until Ctrl-C.
 
-Web, beat, a high- and a low-priority harvester worker, a worker for continuous harvests and the indexer,
-as real processes on real queues: on the embedded default (SQLite + the filesystem broker in the data directory) or on
+Web, beat, a high- and a low-priority harvester worker, a worker for continuous harvests, the indexer and
+replay (pywb, loopback only, behind the web UI's /replay/), as real processes on real
+queues: on the embedded default (SQLite + the filesystem broker in the data directory) or on
 PostgreSQL + Redis when NETHARVEST_DATABASE_URL / NETHARVEST_BROKER_URL are set. Ctrl-C (or SIGTERM)
 stops every process group and waits for them; nothing is left running.
 """
@@ -26,6 +27,7 @@ from honcho.environ import parse_procfile
 
 from harvester.runtime import broker_url
 from orchestrator.harvest.demo import ensure_demo_definition
+from orchestrator.harvest.replay import refresh
 
 
 class _PoliteProcessManager:
@@ -57,7 +59,7 @@ ADMIN_PASSWORD_FILE = "admin-password"
 
 class Command(BaseCommand):
     help = ("Start the whole netharvest stack on this machine (web, beat, high- and low-priority harvester "
-            "workers, indexer) and stop it all on Ctrl-C.")
+            "workers, indexer, replay) and stop it all on Ctrl-C.")
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--bind", default=os.environ.get("NETHARVEST_BIND", "127.0.0.1:8000"),
@@ -69,6 +71,9 @@ class Command(BaseCommand):
                             help="serve the bundled test site on 127.0.0.1 (two hosts) and add a selective "
                                  "harvest definition of it, due at once (default: on; NETHARVEST_DEMO=0 or "
                                  "--no-demo turns it off)")
+        parser.add_argument("--replay-bind", default=os.environ.get("NETHARVEST_REPLAY_BIND", "127.0.0.1:8090"),
+                            help="address of the replay service (pywb), which only the web UI talks to: keep it "
+                                 "on loopback (default 127.0.0.1:8090)")
         parser.add_argument("--demo-port", type=int, default=8001,
                             help="first port of the demo site; its sister host is on the next port (default 8001)")
 
@@ -99,11 +104,15 @@ class Command(BaseCommand):
             demo_line = (f"  demo            http://127.0.0.1:{port}/ and :{port + 1}/, harvest definition "
                          f"{definition.name!r} ({state})\n")
 
+        replay_line, replay_bind = self._replay(processes, only, str(options["replay_bind"]), str(options["bind"]))
+
         env = dict(os.environ)
         # The venv's scripts (celery, gunicorn) must be found even when the venv is not activated.
         env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
         env.update(NETHARVEST_DATA_DIR=str(settings.DATA_DIR), NETHARVEST_BIND=str(options["bind"]),
-                   DJANGO_SETTINGS_MODULE="orchestrator.settings", PYTHONUNBUFFERED="1")
+                   DJANGO_SETTINGS_MODULE="orchestrator.settings", PYTHONUNBUFFERED="1",
+                   NETHARVEST_INDEX_DIR=str(settings.NETHARVEST_INDEX_DIR), NETHARVEST_REPLAY_BIND=replay_bind,
+                   NETHARVEST_REPLAY_URL=f"http://{replay_bind}")
         # The web server needs a key from the environment (orchestrator/security.py): this stack's own,
         # the one made once in its data directory, unless one was given.
         if not env.get("NETHARVEST_SECRET_KEY", "").strip():  # unset, or empty as in the example env file
@@ -115,6 +124,7 @@ class Command(BaseCommand):
             f"  database        {db['ENGINE'].rsplit('.', 1)[-1]} {db['NAME']}\n"
             f"  broker          {broker_url()}\n"
             f"  web UI          http://{options['bind']}/   {login}\n"
+            f"{replay_line}"
             f"{demo_line}"
             f"  Ctrl-C stops everything.\n"
         )
@@ -125,7 +135,7 @@ class Command(BaseCommand):
         manager._procmgr = _PoliteProcessManager()
         cwd = str(Path(__file__).resolve().parents[4])
         for name, command in processes.items():
-            if not only or name in only:
+            if (not only or name in only) and (name != "replay" or replay_line.startswith("  replay ")):
                 manager.add_process(name, command, env=env, cwd=cwd)
         if options["demo"]:
             for name, site, peer in (("demo-site", port, port + 1), ("demo-peer", port + 1, port)):
@@ -139,6 +149,27 @@ class Command(BaseCommand):
             self.stdout.write("netharvest stopped; every process shut down cleanly.")
             sys.exit(0)
         sys.exit(manager.returncode or 1)
+
+    def _replay(self, processes: dict[str, object], only: list[str], bind: str, web: str) -> tuple[str, str]:
+        """The replay line to print, and pywb's address. pywb runs from its own environment (deploy/dev.py
+        install makes it); without it the stack runs without replay and says so. Its links are up to date
+        before it starts (orchestrator.harvest.replay.refresh)."""
+        host, _, port = bind.rpartition(":")
+        if not host or not port.isdigit():
+            raise CommandError(f"--replay-bind {bind!r}: expected HOST:PORT, e.g. 127.0.0.1:8090")
+        if "replay" not in processes or (only and "replay" not in only):
+            return "", bind
+        python = Path(os.environ.get("NETHARVEST_PYWB_PYTHON", PROCFILE.parents[1] / ".venv/tools/pywb/bin/python"))
+        if not python.exists():
+            return (f"  replay          not started: pywb is not installed ({python}; python3 deploy/dev.py install "
+                    "makes it)\n"), bind
+        if host in ("127.0.0.1", "localhost") and not _port_free(int(port)):
+            raise CommandError(f"the replay service needs {bind}, which is in use: choose another with "
+                               "--replay-bind 127.0.0.1:PORT")
+        refresh()
+        warning = "" if host in ("127.0.0.1", "localhost", "::1") else "  (NOT loopback: firewall it!)"
+        return (f"  replay          http://{web}/replay/all/<url>   (through the web UI, after login; pywb itself "
+                f"on {bind}{warning})\n"), bind
 
     def _ensure_admin(self) -> str:
         """The first start creates an administrator and keeps its password in the data directory."""

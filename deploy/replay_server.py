@@ -1,0 +1,81 @@
+"""netharvest's replay service: pywb over the archive's master CDX + PATH index, mounted at /replay.
+
+Run with pywb's Python (its own virtual environment: pywb 2.10 pins redis==2.10.6, which Celery's Redis
+transport cannot share one with; ``deploy/dev.py install`` makes ``.venv/tools/pywb``, the replay image
+installs pywb on its own):
+
+    .venv/tools/pywb/bin/python deploy/replay_server.py --index-dir DIR [--bind 127.0.0.1:8090]
+
+It imports nothing of netharvest but indexer/replaylayout.py (the layout the orchestrator keeps up to date),
+writes pywb's config.yaml for that layout and serves pywb's own application under the prefix ``/replay``
+(as WSGI's SCRIPT_NAME), so the URLs pywb writes into replayed pages go back through the web UI, which proxies
+``/replay/…`` here after its login and role check. It must never listen where users reach it directly: the
+default address is loopback; in docker compose it is on the internal network only (docker-compose.yml).
+"""
+
+from gevent.monkey import patch_all
+
+patch_all()
+
+import argparse  # noqa: E402
+import logging  # noqa: E402
+import sys  # noqa: E402
+from collections.abc import Callable, Iterable  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import Any  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # indexer/replaylayout.py, nothing else
+
+from indexer.replaylayout import URL_PREFIX, ReplayLayout  # noqa: E402
+
+WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
+
+
+def mounted(app: WSGIApp, prefix: str) -> WSGIApp:
+    """``app`` served under ``prefix``: requests must start with it (anything else is 404), and pywb sees it as
+    SCRIPT_NAME, so its links, redirects and framed replay all carry it."""
+
+    def wrapped(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        path = environ.get("PATH_INFO", "")
+        if path != prefix and not path.startswith(prefix + "/"):
+            start_response("404 Not Found", [("Content-Type", "text/plain; charset=utf-8")])
+            return [f"the replay service answers under {prefix}/ only\n".encode()]
+        environ["SCRIPT_NAME"] = prefix
+        environ["PATH_INFO"] = path[len(prefix):] or "/"
+        uri = environ.get("REQUEST_URI")
+        if uri and uri.startswith(prefix):
+            environ["REQUEST_URI"] = uri[len(prefix):] or "/"
+        return app(environ, start_response)
+
+    return wrapped
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--index-dir", required=True, help="netharvest's index directory (NETHARVEST_INDEX_DIR)")
+    parser.add_argument("--bind", default="127.0.0.1:8090", help="HOST:PORT to listen on (default 127.0.0.1:8090)")
+    parser.add_argument("--no-framed", action="store_true", help="replay without pywb's top frame")
+    args = parser.parse_args(argv)
+    host, _, port = args.bind.rpartition(":")
+    if not host or not port.isdigit():
+        parser.error(f"--bind {args.bind!r}: expected HOST:PORT, e.g. 127.0.0.1:8090")
+
+    layout = ReplayLayout(args.index_dir)
+    layout.ensure()
+    tmp = layout.config.with_name(layout.config.name + ".tmp")
+    tmp.write_text(layout.pywb_config(framed=not args.no_framed))
+    tmp.replace(layout.config)
+
+    logging.basicConfig(format="%(asctime)s %(levelname)s replay: %(message)s", level=logging.INFO)
+    from pywb.apps.frontendapp import FrontEndApp
+    from pywb.utils.geventserver import GeventServer, RequestURIWSGIHandler
+
+    app = FrontEndApp(config_file=str(layout.config))
+    logging.info("pywb on http://%s:%s%s/ over %s", host, port, URL_PREFIX, layout.index_dir)
+    GeventServer(mounted(app, URL_PREFIX), port=int(port), hostname=host, handler_class=RequestURIWSGIHandler,
+                 direct=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,66 @@
+"""The replay service in tests: real pywb (deploy/replay_server.py, run by pywb's own Python in
+``.venv/tools/pywb``, made by ``deploy/dev.py install``) over an index directory, on a free loopback port.
+
+Other tests use it through the ``replay_service`` fixture (tests/conftest.py): it starts pywb over the
+test's ``settings.NETHARVEST_INDEX_DIR`` and points ``settings.NETHARVEST_REPLAY_URL`` at it, so the web UI's
+``/replay/…`` proxy (and anything loading pages through it) reaches a real replay of what the chain indexed.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+PYWB_PYTHON = REPO / ".venv" / "tools" / "pywb" / "bin" / "python"
+LAUNCHER = REPO / "deploy" / "replay_server.py"
+
+
+@dataclass
+class ReplayService:
+    process: subprocess.Popen[bytes]
+    url: str  # e.g. http://127.0.0.1:PORT (pywb answers under /replay/)
+    log: Path
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+def pywb_python() -> Path:
+    if not PYWB_PYTHON.exists():
+        if os.environ.get("NETHARVEST_REQUIRE_SERVICES") == "1":  # set by .ci/run
+            pytest.fail(f"{PYWB_PYTHON} is missing: deploy/dev.py install should have made it")
+        pytest.skip(f"pywb is not installed in {PYWB_PYTHON.parent.parent} (run: python3 deploy/dev.py install)")
+    return PYWB_PYTHON
+
+
+def start_replay(index_dir: Path, log: Path) -> ReplayService:
+    """pywb over ``index_dir``, answering on a free loopback port; waits until it accepts connections."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    out = open(log, "wb")
+    process = subprocess.Popen([str(pywb_python()), str(LAUNCHER), "--index-dir", str(index_dir),
+                                "--bind", f"127.0.0.1:{port}"], stdout=out, stderr=subprocess.STDOUT, cwd=REPO)
+    out.close()
+    for _ in range(600):  # up to 60 s on a loaded machine
+        if process.poll() is not None:
+            raise AssertionError(f"pywb exited: {log.read_text()[-3000:]}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return ReplayService(process, f"http://127.0.0.1:{port}", log)
+        except OSError:
+            time.sleep(0.1)
+    process.kill()
+    raise AssertionError(f"pywb did not start: {log.read_text()[-3000:]}")

@@ -1,0 +1,150 @@
+"""Replay through the web UI: real pywb (deploy/replay_server.py) over what the real indexer chain stored and
+indexed from two real crawls of the bundled test site (the second deduplicated against the first, so it holds
+revisits), reached only through the web UI's ``/replay/…`` proxy after its login and role check."""
+
+from __future__ import annotations
+
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+from django.contrib.auth.models import User
+from django.test import Client
+
+from indexer.cdx import iter_cdx_lines
+from indexer.replaylayout import ReplayLayout
+from orchestrator.harvest import chain, merging, replay
+from tests.indexer.conftest import TwoJobs
+from tests.indexer.warcs import crawl_two_jobs
+from tests.orchestrator import factories
+from tests.orchestrator.chainhelp import harvest
+from tests.orchestrator.conftest import storage_env  # noqa: F401 - a fixture
+from tests.replayhelp import REPO
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(scope="module")
+def crawls(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TwoJobs]:
+    root = tmp_path_factory.mktemp("replay-crawls")
+    with crawl_two_jobs(root) as (job1, job2, index, urls):
+        yield TwoJobs(job1, job2, index, urls)
+
+
+def live(url: str) -> bytes:
+    with urllib.request.urlopen(url, timeout=30) as r:
+        return r.read()
+
+
+def body(response) -> bytes:
+    return b"".join(response.streaming_content) if response.streaming else response.content
+
+
+def captures(warcs: list[Path], job_id: int) -> list[list[str]]:
+    """The CDX fields of ``warcs`` as stored for job ``job_id`` (chainhelp names files ``<job>-…``)."""
+    return [line.decode().split(" ") for w in warcs
+            for line in iter_cdx_lines(w, f"{job_id}-{w.name.split('-', 1)[1]}")]
+
+
+def test_replay_through_the_web_ui_follows_the_chain(crawls, storage_env, replay_service, viewer):  # noqa: F811
+    spool = storage_env / "spool"
+    news = factories.selective_definition("news")
+    job1 = harvest(crawls.job1, spool, news)
+    assert not chain.run_pending().failed
+    home = crawls.site_urls[0]
+    ts1 = next(f[1] for f in captures(crawls.job1, job1.pk) if f[2] == home)
+
+    # The page as archived, through the proxy: the bytes the site served.
+    response = viewer.get(replay.replay_url(home, ts1, mode="id_"))
+    assert response.status_code == 200
+    assert body(response) == live(home)
+    # Replayed (rewritten) with pywb's links pointing back through the web UI's /replay/.
+    page = body(viewer.get(replay.replay_url(home, ts1, mode="mp_"))).decode()
+    assert "/replay/all/" in page
+    # pywb's framed view is allowed in the web UI's own frames.
+    framed = viewer.get(replay.replay_url(home, ts1))
+    assert framed.status_code == 200 and framed["X-Frame-Options"] == "SAMEORIGIN"
+
+    # A second job is indexed by the chain while pywb runs: its revisit replays job 1's payload at once.
+    job2 = harvest(crawls.job2, spool, news)
+    assert not chain.run_pending().failed
+    revisit = next(f for f in captures(crawls.job2, job2.pk) if f[3] == "warc/revisit" and f[4] == "200"
+                   and f[2].endswith(".html"))
+    response = viewer.get(replay.replay_url(revisit[2], revisit[1], mode="id_"))
+    assert response.status_code == 200 and body(response) == live(revisit[2])
+    # pywb's own capture list knows both jobs' captures of the page, before any merge.
+    timestamps = body(viewer.get(f"/replay/all/cdx?url={home}&output=json")).decode()
+    assert ts1 in timestamps and next(f[1] for f in captures(crawls.job2, job2.pk) if f[2] == home) in timestamps
+
+    # After the merges the master index serves them and the per-WARC links are gone.
+    merging.merge()
+    merging.bigmerge()
+    lay = ReplayLayout(storage_env / "index")
+    assert sorted(p.name for p in lay.indexes("all").iterdir()) == ["master.cdx"]
+    assert list(lay.warcs.iterdir()) == []
+    response = viewer.get(replay.replay_url(revisit[2], revisit[1], mode="id_"))
+    assert response.status_code == 200 and body(response) == live(revisit[2])
+    assert body(viewer.get(replay.replay_url(home, ts1, mode="id_"))) == live(home)
+
+    # Range requests (media seeking) pass through: pywb answers 206 with the part asked for.
+    response = viewer.get(replay.replay_url(home, ts1, mode="id_"), HTTP_RANGE="bytes=0-9")
+    assert response.status_code == 206 and body(response) == live(home)[:10]
+
+    # Never archived: pywb's "not found", passed on.
+    assert viewer.get(replay.replay_url("http://never-crawled.example/", ts1, mode="id_")).status_code == 404
+
+
+def test_a_definition_s_collection_shows_only_its_captures(crawls, storage_env, replay_service, viewer):  # noqa: F811
+    spool = storage_env / "spool"
+    news, blogs = factories.selective_definition("news"), factories.selective_definition("blogs")
+    job_news = harvest(crawls.job1, spool, news)
+    job_blogs = harvest(crawls.job1, spool, blogs)
+    assert not chain.run_pending().failed
+    home = crawls.site_urls[0]
+
+    def files(collection: str) -> set[str]:
+        response = viewer.get(f"/replay/{collection}/cdx?url={home}&output=json&fl=filename")
+        return {line.split('"')[3] for line in body(response).decode().splitlines() if line}
+
+    assert files("all") and {f.split("-")[0] for f in files("all")} == {str(job_news.pk), str(job_blogs.pk)}
+    assert {f.split("-")[0] for f in files(replay.collection_of(news.pk))} == {str(job_news.pk)}
+    assert {f.split("-")[0] for f in files(replay.collection_of(blogs.pk))} == {str(job_blogs.pk)}
+    merging.merge()
+    merging.bigmerge()  # now from the definitions' sub-indexes
+    assert {f.split("-")[0] for f in files(replay.collection_of(news.pk))} == {str(job_news.pk)}
+    assert {f.split("-")[0] for f in files(replay.collection_of(blogs.pk))} == {str(job_blogs.pk)}
+
+
+def test_no_archived_byte_without_login_and_role(crawls, storage_env, replay_service, viewer):  # noqa: F811
+    job = harvest(crawls.job1, storage_env / "spool", factories.selective_definition("news"))
+    assert not chain.run_pending().failed
+    home = crawls.site_urls[0]
+    ts = next(f[1] for f in captures(crawls.job1, job.pk) if f[2] == home)
+    url = replay.replay_url(home, ts, mode="id_")
+    archived = live(home)
+    assert body(viewer.get(url)) == archived  # the capture is there
+
+    anonymous = Client().get(url)
+    assert anonymous.status_code == 302 and anonymous["Location"].startswith("/login/")
+    roleless = Client()
+    roleless.force_login(User.objects.create_user("nobody"))
+    refused = roleless.get(url)
+    assert refused.status_code == 403
+    for response in (anonymous, refused):
+        assert archived[:200] not in body(response)
+    # Nor by another door: pywb answers only under /replay/ and only on loopback (its address in the settings).
+    assert replay_service.url.startswith("http://127.0.0.1:")
+
+
+def test_docker_compose_keeps_pywb_internal():
+    compose = yaml.safe_load((REPO / "docker-compose.yml").read_text())
+    services = compose["services"]
+    assert "replay" in services
+    assert "ports" not in services["replay"], "the replay service must not be published: the web UI guards it"
+    command = " ".join(services["replay"]["command"])
+    assert "--bind 0.0.0.0:8090" in command  # on the compose network only
+    assert services["web"]["environment"]["NETHARVEST_REPLAY_URL"] == "http://replay:8090"
+    # the only published port is the web UI's
+    assert [name for name, s in services.items() if s.get("ports")] == ["web"]
