@@ -10,16 +10,18 @@ Skipped, saying why, only when Chromium or the playwright package is absent (.ci
 from __future__ import annotations
 
 import shutil
+from datetime import timedelta
 
 import pytest
 from django.contrib.auth.models import User
 from django.core.cache import cache
 from django.db import connections
 from django.test import Client
+from django.utils import timezone
 
 from harvester.runtime import spool_dir
-from orchestrator.harvest import intake
-from orchestrator.harvest.models import JobStatus
+from orchestrator.harvest import intake, progresslog
+from orchestrator.harvest.models import JobStatus, ProgressSample
 from tests.orchestrator.crawled_job import crawled, end_now, make_job, record
 from tests.webui.browserhelp import MARKS, launch, shot, sync_api
 
@@ -54,7 +56,7 @@ def _progress(job_id: int, done: int, queued: int, alerts: list[str]) -> None:
 
 
 def test_running_job_updates_live_and_previews_a_trap(live_server, page) -> None:
-    job = make_job(status=JobStatus.STARTED)
+    job = make_job(status=JobStatus.STARTED, started_at=timezone.now() - timedelta(minutes=6))
     _progress(job.pk, 12, 340, [])
     logs = spool_dir() / str(job.pk) / "logs"
     logs.mkdir(parents=True, exist_ok=True)
@@ -69,6 +71,15 @@ def test_running_job_updates_live_and_previews_a_trap(live_server, page) -> None
     assert "object budget reached" in page.inner_text("#alerts")
     assert "site-b.dk" in page.inner_text("#budgets tbody tr:first-child")  # 5 of 5 objects: most used
     assert page.locator("#budgets tbody tr:first-child .meter.full").count() == 1
+    # Its rate and queue over time: more samples (stored as intake keeps them, as if the job had run for five
+    # minutes) show in the charts at the next poll, without a reload: the charts grow while the job runs.
+    before = page.locator("#chart-rate circle").count()
+    start = timezone.now() - timedelta(minutes=5)
+    ProgressSample.objects.bulk_create(
+        ProgressSample(job=job, at=start + timedelta(minutes=i), figures=progresslog.figures_of(
+            {"uri_rate": 1.5 + i * 0.5, "uris_queued": 620 - 30 * i, "uris_done": 6 * i})) for i in range(5))
+    page.wait_for_function(f"document.querySelectorAll('#chart-rate circle').length >= {before + 5}", timeout=20_000)
+    assert "queued" in page.inner_text("#chart-queue") and "done" in page.inner_text("#chart-queue")
 
     page.fill("#trap-regex", r".*\.(png|jpg|gif|css)")
     page.click("#trap-preview")

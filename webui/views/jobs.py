@@ -495,7 +495,8 @@ def _scan(job: Job, pattern: re2._Regexp, limit: int) -> Iterator[tuple[str, Any
 
 def _summary(found: int, scanned: int, limit: int) -> str:
     more = " (limit reached: narrow the search or raise the limit)" if found >= limit else ""
-    return f"{found} matching lines in the first {scanned} lines{more}"
+    return (f"{found} matching line{'' if found == 1 else 's'} in the first {scanned} line{'' if scanned == 1 else 's'}"
+            f"{more}")
 
 
 def _search(job: Job, pattern: re2._Regexp, limit: int) -> Iterator[str]:
