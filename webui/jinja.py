@@ -10,6 +10,8 @@ from django.templatetags.static import static
 from django.urls import reverse
 from jinja2 import Environment
 
+from harvester.crawllog import LINE_RE
+from orchestrator.harvest.replay import replay_url
 from webui import access
 
 
@@ -40,13 +42,22 @@ def number(value: int | float | None) -> str:
     return f"{value:,}".replace(",", "\u202f")
 
 
+def crawl_line_replay(line: str) -> str:
+    """The replay link of a crawl.log line's capture ("" for a line that stored nothing: a negative status, a
+    retried attempt), at the line's fetch time (pywb opens the capture nearest it)."""
+    m = LINE_RE.match(line)
+    if m is None or int(m["status"]) <= 0 or "willRetry" in m["annotations"].split(","):
+        return ""
+    return replay_url(m["uri"], m["fetch"][:14] if m["fetch"] != "-" else "")
+
+
 def environment(**options: object) -> Environment:
     env = Environment(**options)
     env.globals.update(
         static=static,
         url=lambda name, *args, **kwargs: reverse(name, args=args or None, kwargs=kwargs or None),
         can=access.can, READ=access.READ, CURATE=access.CURATE, ENGINEER=access.ENGINEER,
-        get_messages=get_messages,
+        get_messages=get_messages, replay_url=replay_url, crawl_line_replay=crawl_line_replay,
     )
     env.filters.update(filesize=filesize, utc=utc, number=number)
     return env

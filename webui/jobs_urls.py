@@ -1,14 +1,16 @@
-"""/jobs/: the jobs list, running jobs, the job page and job actions (namespace "jobs")."""
+"""/jobs/: the jobs list, running jobs, the job page and job actions, a job's pages and a URL's captures across
+jobs (namespace "jobs")."""
 
 from django.urls import path
 
-from webui.views import jobs
+from webui.views import jobs, pages
 
 app_name = "jobs"
 urlpatterns = [
     path("", jobs.job_list, name="list"),
     path("running/", jobs.running, name="running"),
     path("running.json", jobs.running_json, name="running-json"),
+    path("captures/", pages.captures_view, name="captures"),
     path("<int:job_id>/", jobs.job_detail, name="job"),
     path("<int:job_id>/progress.json", jobs.progress_json, name="progress-json"),
     path("<int:job_id>/control/", jobs.job_control, name="control"),
@@ -18,4 +20,5 @@ urlpatterns = [
     path("<int:job_id>/reject/", jobs.job_reject, name="reject"),
     path("<int:job_id>/reports/<str:name>", jobs.job_report, name="report"),
     path("<int:job_id>/crawl.log", jobs.crawl_log, name="crawl-log"),
+    path("<int:job_id>/pages/", pages.job_pages_view, name="pages"),
 ]

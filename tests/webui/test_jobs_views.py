@@ -49,7 +49,8 @@ def _flash(client: Client, response) -> str:  # type: ignore[no-untyped-def]
 ACCESS = {
     "list": (EVERYONE, False), "running": (EVERYONE, False), "running-json": (EVERYONE, False),
     "job": (EVERYONE, False), "progress-json": (EVERYONE, False), "trap-preview": (EVERYONE, False),
-    "report": (EVERYONE, False), "crawl-log": (EVERYONE, False),
+    "report": (EVERYONE, False), "crawl-log": (EVERYONE, False), "pages": (EVERYONE, False),
+    "captures": (EVERYONE, False),
     "control": (ENGINEERS, True), "trap": (ENGINEERS, True), "resubmit": (ENGINEERS, True),
     "reject": (ENGINEERS, True),
 }
@@ -58,6 +59,8 @@ ACCESS = {
 def _url(name: str, job: Job) -> str:
     if name in ("list", "running", "running-json"):
         return reverse(f"jobs:{name}")
+    if name == "captures":
+        return reverse("jobs:captures") + "?url=http://example.com/"
     if name == "report":
         return reverse("jobs:report", args=[job.pk, "crawl-report.txt"])
     suffix = {"trap-preview": "?regex=.*", "crawl-log": "?tail=5"}.get(name, "")

@@ -5,7 +5,6 @@ revisits), reached only through the web UI's ``/replay/…`` proxy after its log
 from __future__ import annotations
 
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,7 +16,6 @@ from indexer.cdx import iter_cdx_lines
 from indexer.replaylayout import ReplayLayout
 from orchestrator.harvest import chain, merging, replay
 from tests.indexer.conftest import TwoJobs
-from tests.indexer.warcs import crawl_two_jobs
 from tests.orchestrator import factories
 from tests.orchestrator.chainhelp import harvest
 from tests.orchestrator.conftest import storage_env  # noqa: F401 - a fixture
@@ -26,11 +24,9 @@ from tests.replayhelp import REPO
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture(scope="module")
-def crawls(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TwoJobs]:
-    root = tmp_path_factory.mktemp("replay-crawls")
-    with crawl_two_jobs(root) as (job1, job2, index, urls):
-        yield TwoJobs(job1, job2, index, urls)
+@pytest.fixture
+def crawls(replay_crawls: TwoJobs) -> TwoJobs:
+    return replay_crawls
 
 
 def live(url: str) -> bytes:
