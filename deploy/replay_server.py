@@ -19,6 +19,7 @@ patch_all()
 
 import argparse  # noqa: E402
 import logging  # noqa: E402
+import signal  # noqa: E402
 import sys  # noqa: E402
 from collections.abc import Callable, Iterable  # noqa: E402
 from pathlib import Path  # noqa: E402
@@ -67,13 +68,18 @@ def main(argv: list[str] | None = None) -> int:
     tmp.replace(layout.config)
 
     logging.basicConfig(format="%(asctime)s %(levelname)s replay: %(message)s", level=logging.INFO)
+    import gevent
+    from gevent.pywsgi import WSGIServer
     from pywb.apps.frontendapp import FrontEndApp
-    from pywb.utils.geventserver import GeventServer, RequestURIWSGIHandler
+    from pywb.utils.geventserver import RequestURIWSGIHandler
 
     app = FrontEndApp(config_file=str(layout.config))
+    server = WSGIServer((host, int(port)), mounted(app, URL_PREFIX), handler_class=RequestURIWSGIHandler)
+    for signum in (signal.SIGTERM, signal.SIGINT):  # a clean stop (exit 0) for `netharvest up` and docker
+        gevent.signal_handler(signum, server.stop)
     logging.info("pywb on http://%s:%s%s/ over %s", host, port, URL_PREFIX, layout.index_dir)
-    GeventServer(mounted(app, URL_PREFIX), port=int(port), hostname=host, handler_class=RequestURIWSGIHandler,
-                 direct=True)
+    server.serve_forever()
+    logging.info("stopped")
     return 0
 
 
