@@ -63,6 +63,7 @@ def main(argv: list[str] | None = None) -> int:
 
     layout = ReplayLayout(args.index_dir)
     layout.ensure()
+    layout.ensure_path_index()
     tmp = layout.config.with_name(layout.config.name + ".tmp")
     tmp.write_text(layout.pywb_config(framed=not args.no_framed))
     tmp.replace(layout.config)

@@ -62,6 +62,16 @@ def test_replay_through_the_web_ui_follows_the_chain(crawls, storage_env, replay
     # pywb's framed view is allowed in the web UI's own frames.
     framed = viewer.get(replay.replay_url(home, ts1))
     assert framed.status_code == 200 and framed["X-Frame-Options"] == "SAMEORIGIN"
+    # Archived scripts run on the web UI's origin: replayed documents may reach /replay/ only (the browser test,
+    # test_replay_browser.py, shows what that stops), and windows they open on web UI pages are cut off.
+    for response in (framed, viewer.get(replay.replay_url(home, ts1, mode="id_"))):
+        assert response["Content-Security-Policy"].startswith("default-src http://testserver/replay/ ")
+        assert "form-action http://testserver/replay/;" in response["Content-Security-Policy"]
+        assert response["Cross-Origin-Opener-Policy"] == "unsafe-none"
+    assert viewer.get("/jobs/")["Cross-Origin-Opener-Policy"] == "same-origin"
+    assert viewer.get("/jobs/")["X-Frame-Options"] == "DENY"
+    # The latest capture, without a timestamp (the links from seeds): pywb redirects to it or serves it.
+    assert viewer.get(replay.replay_url(home)).status_code in (200, 302)
 
     # A second job is indexed by the chain while pywb runs: its revisit replays job 1's payload at once.
     job2 = harvest(crawls.job2, spool, news)

@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET
 
 from orchestrator.harvest import jobfiles
@@ -21,6 +22,7 @@ from orchestrator.harvest.captures import MAX_CAPTURES, Capture, captures_of
 from orchestrator.harvest.models import HarvestDefinition, Job
 from orchestrator.harvest.pages import job_pages
 from webui.access import READ, require
+from webui.views.replay import replay_base
 
 PAGE_SIZE = 50
 #: Captures listed in the table under the calendar (the latest; the calendar counts them all).
@@ -62,7 +64,20 @@ def job_pages_view(request: HttpRequest, job_id: int) -> HttpResponse:
     page = Paginator(_Pages(listed.total), PAGE_SIZE).get_page(number)
     shown = next((p for p in listed.pages if p.capture is not None), None)
     context.update(listed=listed, page=page, shown=shown)
-    return render(request, "jobs/pages.html", context)
+    return framing(request, render(request, "jobs/pages.html", context))
+
+
+def framing(request: HttpRequest, response: HttpResponse) -> HttpResponse:
+    """A web UI page that frames replay: replayed documents in its frame share its origin and can reach into it,
+    so it allows no script, no fetch and no form but logging out, and frames only ``/replay/``; its opener
+    policy matches replay's, so windows opened from the frame on web UI pages are cut off (webui/views/replay)."""
+    response["Content-Security-Policy"] = (
+        f"default-src 'self'; script-src 'none'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+        f"connect-src 'none'; object-src 'none'; base-uri 'none'; "
+        f"form-action {request.scheme}://{request.get_host()}{reverse('webui:logout')}; "
+        f"frame-src {replay_base(request)}")
+    response["Cross-Origin-Opener-Policy"] = "unsafe-none"
+    return response
 
 
 def _calendar(found: list[Capture]) -> list[dict[str, Any]]:
