@@ -73,7 +73,14 @@ def main(argv: list[str] | None = None) -> int:
     from gevent.pywsgi import WSGIServer
     from pywb.apps.frontendapp import FrontEndApp
     from pywb.utils.geventserver import RequestURIWSGIHandler
+    from pywb.warcserver.index import aggregator
 
+    def quiet(*args: object, **kwargs: object) -> None:
+        """pywb prints "Dir … unchanged" for every lookup of a collection; its other messages are kept."""
+        if not (args and isinstance(args[0], str) and args[0].startswith("Dir ") and args[0].endswith(" unchanged")):
+            print(*args, **kwargs)
+
+    aggregator.print = quiet  # type: ignore[attr-defined]  # the module's name lookup finds this before builtins
     app = FrontEndApp(config_file=str(layout.config))
     server = WSGIServer((host, int(port)), mounted(app, URL_PREFIX), handler_class=RequestURIWSGIHandler)
     for signum in (signal.SIGTERM, signal.SIGINT):  # a clean stop (exit 0) for `netharvest up` and docker
