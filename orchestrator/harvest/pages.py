@@ -26,7 +26,7 @@ from warcio.archiveiterator import ArchiveIterator
 
 from harvester.crawllog import LINE_RE
 from orchestrator.harvest import jobfiles
-from orchestrator.harvest.captures import Capture, captures_of
+from orchestrator.harvest.captures import Capture, captures_of, index_files
 from orchestrator.harvest.models import ArchiveFile, Job
 
 #: MIME types listed as pages.
@@ -91,12 +91,13 @@ def job_pages(job: Job, offset: int = 0, limit: int = 50) -> PageList:
     shown = seeds[offset:offset + limit]
     first_other = max(0, offset - len(seeds))
     shown += [p for i, p in window if first_other <= i < first_other + limit - len(shown)]
-    return PageList([with_capture(job, p) for p in shown], len(seeds) + others, len(seeds), str(source))
+    files = index_files()
+    return PageList([with_capture(job, p, files) for p in shown], len(seeds) + others, len(seeds), str(source))
 
 
-def with_capture(job: Job, page: Page) -> Page:
+def with_capture(job: Job, page: Page, files: list[Path] | None = None) -> Page:
     """``page`` with the capture of it this job made (nearest its fetch time) and its title."""
-    found = captures_of(page.url)
+    found = captures_of(page.url, files=files)
     mine = [c for c in found if c.job_id == job.pk] or found
     if not mine:
         return page
