@@ -27,7 +27,7 @@ from typing import Any  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # indexer/replaylayout.py, nothing else
 
-from indexer.replaylayout import URL_PREFIX, ReplayLayout  # noqa: E402
+from indexer.replaylayout import ALL, URL_PREFIX, ReplayLayout  # noqa: E402
 
 WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 
@@ -49,6 +49,33 @@ def mounted(app: WSGIApp, prefix: str) -> WSGIApp:
         return app(environ, start_response)
 
     return wrapped
+
+
+def resolve_revisits_in_all(layout: ReplayLayout) -> None:
+    """A revisit whose original another harvest definition captured (the dedup index is the archive's, not a
+    definition's) resolves in a definition's collection too: pywb looks for the original in the collection
+    being replayed, and, finding none there, now in ``all``. The revisit is the definition's capture; the
+    payload it stands for is simply stored elsewhere."""
+    from pywb.utils.wbexception import NotFoundException
+    from pywb.warcserver.index.aggregator import CacheDirectoryIndexSource
+    from pywb.warcserver.resource.resolvingloader import ResolvingLoader
+
+    everything = CacheDirectoryIndexSource(base_prefix=str(layout.collections), base_dir=f"{ALL}/indexes/")
+    in_collection = ResolvingLoader.load_cdx_for_dupe
+
+    def load_cdx_for_dupe(self: ResolvingLoader, url: str, timestamp: str, digest: str,
+                          cdx_loader: Callable[..., Any]) -> Iterable[Any]:
+        try:
+            found = list(in_collection(self, url, timestamp, digest, cdx_loader))
+        except NotFoundException:
+            found = []
+        if found:
+            return iter(found)
+        filters = ["!mime:warc/revisit"] + ([f"digest:{digest}"] if digest and digest != "-" else [])
+        cdx_iter, _ = everything({"url": url, "closest": timestamp, "filter": filters})
+        return cdx_iter or iter([])
+
+    ResolvingLoader.load_cdx_for_dupe = load_cdx_for_dupe  # type: ignore[method-assign]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -81,6 +108,7 @@ def main(argv: list[str] | None = None) -> int:
             print(*args, **kwargs)
 
     aggregator.print = quiet  # type: ignore[attr-defined]  # the module's name lookup finds this before builtins
+    resolve_revisits_in_all(layout)
     app = FrontEndApp(config_file=str(layout.config))
     server = WSGIServer((host, int(port)), mounted(app, URL_PREFIX), handler_class=RequestURIWSGIHandler)
     for signum in (signal.SIGTERM, signal.SIGINT):  # a clean stop (exit 0) for `netharvest up` and docker

@@ -117,6 +117,16 @@ def test_a_definition_s_collection_shows_only_its_captures(crawls, storage_env, 
     assert files("all") and {f.split("-")[0] for f in files("all")} == {str(job_news.pk), str(job_blogs.pk)}
     assert {f.split("-")[0] for f in files(replay.collection_of(news.pk))} == {str(job_news.pk)}
     assert {f.split("-")[0] for f in files(replay.collection_of(blogs.pk))} == {str(job_blogs.pk)}
+    # A third definition's job deduplicated against the first crawl: its revisits replay with the payload
+    # another definition stored, in its own collection too.
+    shop = factories.selective_definition("shop")
+    job_shop = harvest(crawls.job2, spool, shop)
+    assert not chain.run_pending().failed
+    revisit = next(f for f in captures(crawls.job2, job_shop.pk) if f[3] == "warc/revisit" and f[4] == "200"
+                   and f[2].endswith(".html"))
+    response = viewer.get(replay.replay_url(revisit[2], revisit[1], replay.collection_of(shop.pk), "id_"))
+    assert response.status_code == 200 and body(response) == live(revisit[2])
+    assert {f.split("-")[0] for f in files(replay.collection_of(shop.pk))} == {str(job_shop.pk)}
     merging.merge()
     merging.bigmerge()  # now from the definitions' sub-indexes
     assert {f.split("-")[0] for f in files(replay.collection_of(news.pk))} == {str(job_news.pk)}
