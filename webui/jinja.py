@@ -11,7 +11,7 @@ from django.urls import reverse
 from jinja2 import Environment
 
 from harvester.crawllog import LINE_RE
-from orchestrator.harvest.replay import replay_url
+from orchestrator.harvest.replay import collection_of, replay_url
 from webui import access
 
 
@@ -58,6 +58,7 @@ def environment(**options: object) -> Environment:
         url=lambda name, *args, **kwargs: reverse(name, args=args or None, kwargs=kwargs or None),
         can=access.can, READ=access.READ, CURATE=access.CURATE, ENGINEER=access.ENGINEER,
         get_messages=get_messages, replay_url=replay_url, crawl_line_replay=crawl_line_replay,
+        replay_collection=collection_of,
     )
     env.filters.update(filesize=filesize, utc=utc, number=number)
     return env

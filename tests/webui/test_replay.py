@@ -4,6 +4,7 @@ revisits), reached only through the web UI's ``/replay/…`` proxy after its log
 
 from __future__ import annotations
 
+import re
 import urllib.request
 from pathlib import Path
 
@@ -117,6 +118,10 @@ def test_a_definition_s_collection_shows_only_its_captures(crawls, storage_env, 
     assert files("all") and {f.split("-")[0] for f in files("all")} == {str(job_news.pk), str(job_blogs.pk)}
     assert {f.split("-")[0] for f in files(replay.collection_of(news.pk))} == {str(job_news.pk)}
     assert {f.split("-")[0] for f in files(replay.collection_of(blogs.pk))} == {str(job_blogs.pk)}
+    # The definition's page leads to its collection (pywb's page to find an address in it).
+    page = viewer.get(f"/definitions/{news.pk}/").content.decode()
+    link = re.search(r'<a href="([^"]+)" id="replay-collection">', page).group(1)
+    assert link == f"/replay/harvest-{news.pk}/" and viewer.get(link).status_code == 200
     # A third definition's job deduplicated against the first crawl: its revisits replay with the payload
     # another definition stored, in its own collection too.
     shop = factories.selective_definition("shop")
