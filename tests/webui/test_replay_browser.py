@@ -35,9 +35,15 @@ ATTEMPTS = """async () => {
   out.parentFetch = await tryFetch(parent.fetch.bind(parent));
   out.topFetch = await tryFetch(top.fetch.bind(top));
   const w = window.open("/definitions/");
-  await new Promise(r => setTimeout(r, 3000));
-  try { out.popup = !w || w.closed ? "cut off" : ui(w.document.documentElement.outerHTML) ? "UI" : "archive"; }
-  catch (e) { out.popup = "cut off"; }
+  out.popup = "still loading after 20 s";
+  for (let waited = 0; waited < 20000; waited += 250) {  // until the popup has loaded, or is out of reach
+    await new Promise(r => setTimeout(r, 250));
+    try {
+      if (!w || w.closed) { out.popup = "cut off"; break; }
+      if (ui(w.document.documentElement.outerHTML)) { out.popup = "UI"; break; }
+      if (w.location.href !== "about:blank" && w.document.readyState === "complete") { out.popup = "archive"; break; }
+    } catch (e) { out.popup = "cut off"; break; }
+  }
   try { w && w.close(); } catch (e) {}
   return out;
 }"""
