@@ -169,3 +169,12 @@ def test_docker_compose_keeps_pywb_internal():
     assert services["web"]["environment"]["NETHARVEST_REPLAY_URL"] == "http://replay:8090"
     # the only published port is the web UI's
     assert [name for name, s in services.items() if s.get("ports")] == ["web"]
+
+
+def test_replay_down_is_a_clear_page(settings, viewer):
+    from tests.conftest import free_port
+
+    settings.NETHARVEST_REPLAY_URL = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+    response = viewer.get("/replay/all/http://example.com/")
+    assert response.status_code == 502
+    assert "The replay service does not answer" in response.content.decode()
