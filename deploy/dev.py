@@ -22,8 +22,9 @@ ROOT = Path(__file__).resolve().parent.parent
 VENV = ROOT / ".venv"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 STAMP = VENV / ".netharvest-installed"
-#: pywb, the replay tool the indexer's interoperability tests use as judge, in its own environment:
-#: pywb 2.10 pins redis==2.10.6, which Celery's Redis transport (redis>=4.5) cannot share one with.
+#: pywb, the replay service (deploy/replay_server.py, started by `netharvest up`) and the indexer tests' judge,
+#: in its own environment: pywb 2.10 pins redis==2.10.6, which Celery's Redis transport (redis>=4.5) cannot
+#: share one with.
 PYWB = "pywb==2.10.0"
 PYWB_VENV = VENV / "tools" / "pywb"
 
@@ -49,7 +50,7 @@ def ensure_pywb() -> None:
     stamp = PYWB_VENV / ".installed"
     if stamp.exists() and stamp.read_text() == PYWB:
         return
-    print(f"installing {PYWB} in {PYWB_VENV} (the replay tool the indexer tests check against)", flush=True)
+    print(f"installing {PYWB} in {PYWB_VENV} (the replay service)", flush=True)
     venv.create(PYWB_VENV, with_pip=True, clear=True)
     py = PYWB_VENV / ("Scripts" if os.name == "nt" else "bin") / "python"
     subprocess.run([str(py), "-m", "pip", "--disable-pip-version-check", "-q", "install", PYWB], check=True)

@@ -19,6 +19,7 @@ patch_all()
 
 import argparse  # noqa: E402
 import logging  # noqa: E402
+import signal  # noqa: E402
 import sys  # noqa: E402
 from collections.abc import Callable, Iterable  # noqa: E402
 from pathlib import Path  # noqa: E402
@@ -26,7 +27,7 @@ from typing import Any  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # indexer/replaylayout.py, nothing else
 
-from indexer.replaylayout import URL_PREFIX, ReplayLayout  # noqa: E402
+from indexer.replaylayout import ALL, URL_PREFIX, ReplayLayout  # noqa: E402
 
 WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 
@@ -50,6 +51,33 @@ def mounted(app: WSGIApp, prefix: str) -> WSGIApp:
     return wrapped
 
 
+def resolve_revisits_in_all(layout: ReplayLayout) -> None:
+    """A revisit whose original another harvest definition captured (the dedup index is the archive's, not a
+    definition's) resolves in a definition's collection too: pywb looks for the original in the collection
+    being replayed, and, finding none there, now in ``all``. The revisit is the definition's capture; the
+    payload it stands for is simply stored elsewhere."""
+    from pywb.utils.wbexception import NotFoundException
+    from pywb.warcserver.index.aggregator import CacheDirectoryIndexSource
+    from pywb.warcserver.resource.resolvingloader import ResolvingLoader
+
+    everything = CacheDirectoryIndexSource(base_prefix=str(layout.collections), base_dir=f"{ALL}/indexes/")
+    in_collection = ResolvingLoader.load_cdx_for_dupe
+
+    def load_cdx_for_dupe(self: ResolvingLoader, url: str, timestamp: str, digest: str,
+                          cdx_loader: Callable[..., Any]) -> Iterable[Any]:
+        try:
+            found = list(in_collection(self, url, timestamp, digest, cdx_loader))
+        except NotFoundException:
+            found = []
+        if found:
+            return iter(found)
+        filters = ["!mime:warc/revisit"] + ([f"digest:{digest}"] if digest and digest != "-" else [])
+        cdx_iter, _ = everything({"url": url, "closest": timestamp, "filter": filters})
+        return cdx_iter or iter([])
+
+    ResolvingLoader.load_cdx_for_dupe = load_cdx_for_dupe  # type: ignore[method-assign]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--index-dir", required=True, help="netharvest's index directory (NETHARVEST_INDEX_DIR)")
@@ -62,18 +90,32 @@ def main(argv: list[str] | None = None) -> int:
 
     layout = ReplayLayout(args.index_dir)
     layout.ensure()
+    layout.ensure_path_index()
     tmp = layout.config.with_name(layout.config.name + ".tmp")
     tmp.write_text(layout.pywb_config(framed=not args.no_framed))
     tmp.replace(layout.config)
 
     logging.basicConfig(format="%(asctime)s %(levelname)s replay: %(message)s", level=logging.INFO)
+    import gevent
+    from gevent.pywsgi import WSGIServer
     from pywb.apps.frontendapp import FrontEndApp
-    from pywb.utils.geventserver import GeventServer, RequestURIWSGIHandler
+    from pywb.utils.geventserver import RequestURIWSGIHandler
+    from pywb.warcserver.index import aggregator
 
+    def quiet(*args: object, **kwargs: object) -> None:
+        """pywb prints "Dir … unchanged" for every lookup of a collection; its other messages are kept."""
+        if not (args and isinstance(args[0], str) and args[0].startswith("Dir ") and args[0].endswith(" unchanged")):
+            print(*args, **kwargs)
+
+    aggregator.print = quiet  # type: ignore[attr-defined]  # the module's name lookup finds this before builtins
+    resolve_revisits_in_all(layout)
     app = FrontEndApp(config_file=str(layout.config))
+    server = WSGIServer((host, int(port)), mounted(app, URL_PREFIX), handler_class=RequestURIWSGIHandler)
+    for signum in (signal.SIGTERM, signal.SIGINT):  # a clean stop (exit 0) for `netharvest up` and docker
+        gevent.signal_handler(signum, server.stop)
     logging.info("pywb on http://%s:%s%s/ over %s", host, port, URL_PREFIX, layout.index_dir)
-    GeventServer(mounted(app, URL_PREFIX), port=int(port), hostname=host, handler_class=RequestURIWSGIHandler,
-                 direct=True)
+    server.serve_forever()
+    logging.info("stopped")
     return 0
 
 

@@ -6,7 +6,7 @@ orchestrator, which keeps it up to date (orchestrator.harvest.replay), and the p
     <index>/master.cdx, master.path           the master indexes (orchestrator.harvest.merging)
     <index>/replay/config.yaml                pywb's configuration, written by the launcher
     <index>/replay/collections/<coll>/indexes/
-        master.cdx -> ../../../../master.cdx  (collection ``all``) or ../../../../harvests/<id>.cdx
+        master.cdx -> <index>/master.cdx (collection ``all``) or <index>/harvests/<id>.cdx, once it exists
         <warc name>.cdx -> the per-WARC CDX of a stored WARC not yet in the master index
     <index>/replay/warcs/<warc name> -> the stored copy of that WARC
 
@@ -52,17 +52,19 @@ class ReplayLayout:
         return self.collections / collection / "indexes"
 
     def ensure(self) -> None:
-        """The directories, and the master files pywb's configuration names: pywb chooses its path-index
-        resolver only for a file that exists when it starts, so an archive with nothing merged yet gets empty
-        ones (a merge takes an empty master as an input like any other)."""
+        """The directories."""
         for d in (self.index_dir, self.collections, self.warcs, self.indexes(ALL)):
             d.mkdir(parents=True, exist_ok=True)
-        for f in (self.master_cdx, self.master_path):
-            try:
-                fd = os.open(f, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-            except FileExistsError:
-                continue
-            os.close(fd)
+
+    def ensure_path_index(self) -> None:
+        """The master PATH file, for the launcher: pywb chooses its path-index resolver only for a file that
+        exists when it starts, so an archive with nothing merged yet gets an empty one (bigmerge takes an empty
+        master as an input like any other, and replaces it)."""
+        try:
+            fd = os.open(self.master_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileExistsError:
+            return
+        os.close(fd)
 
     def pywb_config(self, framed: bool = True) -> str:
         """pywb's config.yaml for this layout (auto collections: every directory under ``collections`` is one)."""

@@ -16,7 +16,7 @@ usage: netharvest COMMAND [options]      (netharvest COMMAND --help for a comman
 netharvest: web-archiving crawl orchestration (domains, harvest definitions, jobs, WARC, CDX).
 
 Running the stack
-  up                  start web, beat, harvester workers and the indexer on this machine (Ctrl-C stops all)
+  up                  start web, beat, harvester workers, the indexer and replay on this machine (Ctrl-C stops all)
   migrate             create or upgrade the database tables
   createsuperuser     add an administrator account
 

@@ -81,6 +81,12 @@ TINY: dict[str, Tiny] = {
          rf"^domains: 2,000 +parallel: 1 +wall: {NUMBER} s +rate: {NUMBER} lines/s "
          rf"+peak RSS of the command: {NUMBER} MB"],
         database=True),
+    "bench_replay.py": Tiny(
+        lambda tmp: ["--lines", "4000", "--lookups", "40", "--out", str(tmp / "out")],
+        [rf"^\| netharvest iter_key \(binary search\) \| {NUMBER} lookups/s \| {NUMBER} ms \|",
+         rf"^\| pywb CDX API \(HTTP, 127.0.0.1\) \| {NUMBER} lookups/s \| {NUMBER} ms \|",
+         r"^same captures found by both: True",
+         rf"^\| linear scan \| {NUMBER} lookups/s \| {NUMBER} ms \|"]),
     "bench_indexer.py": Tiny(
         lambda tmp: ["--cdx-mb", "1", "--merge-lines", "20000", "--merge-files", "8", "--dedup-captures", "2000",
                      "--repeat", "1", "--out", str(tmp / "out")],

@@ -13,6 +13,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -94,6 +95,38 @@ def _chain_states(env: dict[str, str], cwd: Path) -> dict[str, int]:
     return {row.split()[0]: int(row.split()[1]) for row in rows if row.strip()}
 
 
+def _replay_through_web_ui(web: str, var: Path, page: str) -> bytes:
+    """Log in as the stack's administrator (the password `netharvest up` keeps in the data directory) and fetch
+    ``page`` as archived, through the web UI's /replay/ (pywb behind it); anonymous, the same URL is refused."""
+    import http.cookiejar
+    import re
+    import urllib.parse
+
+    target = f"{web}/replay/all/id_/{page}"
+    anonymous = urllib.request.build_opener(_NoRedirect).open
+    try:
+        anonymous(target, timeout=30)
+        raise AssertionError("replay answered an anonymous user")
+    except urllib.error.HTTPError as refused:
+        assert refused.code == 302 and "/login/" in refused.headers["Location"]
+    jar = http.cookiejar.CookieJar()
+    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
+    form = opener.open(f"{web}/login/", timeout=30).read().decode()
+    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', form).group(1)
+    password = (var / "admin-password").read_text().strip()
+    data = urllib.parse.urlencode({"csrfmiddlewaretoken": token, "username": "admin", "password": password,
+                                   "next": "/"}).encode()
+    opener.open(urllib.request.Request(f"{web}/login/", data=data, headers={"Referer": f"{web}/login/"}),
+                timeout=30).read()
+    with opener.open(target, timeout=60) as response:
+        return response.read()
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        return None
+
+
 def _free_port_pair() -> int:
     while True:
         port = free_port()
@@ -111,7 +144,9 @@ def _run_stack(tmp_path: Path, extra_env: dict[str, str], demo: bool) -> None:
     env.update(NETHARVEST_DATA_DIR=str(tmp_path / "var"), **extra_env)
     log = (tmp_path / "up.log").open("w")
     exe = Path(sys.executable).parent / "netharvest"
-    args = ["--demo", "--demo-port", str(_free_port_pair())] if demo else ["--no-demo"]
+    demo_port = _free_port_pair()
+    args = ["--demo", "--demo-port", str(demo_port)] if demo else ["--no-demo"]
+    args += ["--replay-bind", f"127.0.0.1:{free_port()}"]
     proc = subprocess.Popen([str(exe), "up", "--bind", f"127.0.0.1:{port}", *args], env=env, stdout=log,
                             stderr=subprocess.STDOUT, cwd=tmp_path)
     try:
@@ -130,6 +165,8 @@ def _run_stack(tmp_path: Path, extra_env: dict[str, str], demo: bool) -> None:
         assert queues == EXPECTED_QUEUES, (tmp_path / "up.log").read_text()[-3000:]
         output = (tmp_path / "up.log").read_text()
         assert "login: admin / " in output
+        # The replay address, as the README says: through the web UI (pywb itself on loopback only).
+        assert f"replay          http://127.0.0.1:{port}/replay/all/<url>" in output and "NOT loopback" not in output
         stack = _descendants(proc.pid)
         assert len(stack) >= 5
         if demo:
@@ -149,6 +186,10 @@ def _run_stack(tmp_path: Path, extra_env: dict[str, str], demo: bool) -> None:
                 states = _chain_states(env, tmp_path)
             assert states.get("CLEANED") and sum(states.values()) == states["CLEANED"], (
                 states, (tmp_path / "up.log").read_text()[-3000:])
+            # ... and "open it in replay": the demo's home page as archived, through the web UI's login.
+            home = f"http://127.0.0.1:{demo_port}/"
+            with urllib.request.urlopen(home, timeout=30) as live:
+                assert _replay_through_web_ui(f"http://127.0.0.1:{port}", tmp_path / "var", home) == live.read()
             stack = _descendants(proc.pid)
     finally:
         proc.send_signal(signal.SIGINT)

@@ -10,6 +10,8 @@ from django.templatetags.static import static
 from django.urls import reverse
 from jinja2 import Environment
 
+from harvester.crawllog import LINE_RE
+from orchestrator.harvest.replay import collection_of, replay_url
 from webui import access
 
 
@@ -65,13 +67,23 @@ def plural(count: int | None, singular: str, many: str | None = None) -> str:
     return f"{number(count)} {noun}"
 
 
+def crawl_line_replay(line: str) -> str:
+    """The replay link of a crawl.log line's capture ("" for a line that stored nothing: a negative status, a
+    retried attempt), at the line's fetch time (pywb opens the capture nearest it)."""
+    m = LINE_RE.match(line)
+    if m is None or int(m["status"]) <= 0 or "willRetry" in m["annotations"].split(","):
+        return ""
+    return replay_url(m["uri"], m["fetch"][:14] if m["fetch"] != "-" else "")
+
+
 def environment(**options: object) -> Environment:
     env = Environment(**options)
     env.globals.update(
         static=static,
         url=lambda name, *args, **kwargs: reverse(name, args=args or None, kwargs=kwargs or None),
         can=access.can, READ=access.READ, CURATE=access.CURATE, ENGINEER=access.ENGINEER,
-        get_messages=get_messages, duration=duration,
+        get_messages=get_messages, duration=duration, replay_url=replay_url, crawl_line_replay=crawl_line_replay,
+        replay_collection=collection_of,
     )
     env.filters.update(filesize=filesize, utc=utc, number=number, plural=plural, duration=duration)
     return env

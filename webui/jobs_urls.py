@@ -1,14 +1,16 @@
-"""/jobs/: the jobs list, running jobs, the job page and job actions (namespace "jobs")."""
+"""/jobs/: the jobs list, running jobs, the job page and job actions, a job's pages and a URL's captures across
+jobs (namespace "jobs")."""
 
 from django.urls import path
 
-from webui.views import continuous, jobs
+from webui.views import continuous, jobs, pages
 
 app_name = "jobs"
 urlpatterns = [
     path("", jobs.job_list, name="list"),
     path("running/", jobs.running, name="running"),
     path("running.json", jobs.running_json, name="running-json"),
+    path("captures/", pages.captures_view, name="captures"),
     path("<int:job_id>/", jobs.job_detail, name="job"),
     path("<int:job_id>/progress.json", jobs.progress_json, name="progress-json"),
     path("<int:job_id>/control/", jobs.job_control, name="control"),
@@ -23,4 +25,5 @@ urlpatterns = [
     # the same inside the layout (with the way back to the job), each linking to its raw download above
     path("<int:job_id>/report/<str:name>/", jobs.report_page, name="report-page"),
     path("<int:job_id>/crawl-log/", jobs.crawl_log_page, name="crawl-log-page"),
+    path("<int:job_id>/pages/", pages.job_pages_view, name="pages"),
 ]

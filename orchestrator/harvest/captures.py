@@ -50,19 +50,22 @@ class Capture:
         return replay.replay_url(self.url, self.timestamp, collection, mode)
 
 
-def _index_files(harvest_id: int | None) -> list[Path]:
+def index_files(harvest_id: int | None = None) -> list[Path]:
+    """The index files a lookup reads: the master (or the definition's sub-index) and the unmerged WARCs' CDX.
+    Computed once for many lookups (a page of a job's pages), it saves a query per lookup."""
     master = storage.harvest_cdx(harvest_id) if harvest_id else storage.master_cdx()
     files = [master] if master.is_file() else []
     files += [Path(cdx) for _, h, cdx, _ in replay.recent_files() if harvest_id in (None, h)]
     return files
 
 
-def captures_of(url: str, harvest_id: int | None = None, limit: int = MAX_CAPTURES) -> list[Capture]:
+def captures_of(url: str, harvest_id: int | None = None, limit: int = MAX_CAPTURES,
+                files: list[Path] | None = None) -> list[Capture]:
     """Every capture of ``url`` in the archive (or in harvest definition ``harvest_id``'s collection), oldest
-    first; at most ``limit``, the latest ones."""
+    first; at most ``limit``, the latest ones. ``files``: :func:`index_files` of ``harvest_id``, if known."""
     key = surt_key(url.strip())
     lines: set[bytes] = set()
-    for cdx in _index_files(harvest_id):
+    for cdx in files if files is not None else index_files(harvest_id):
         try:
             lines.update(iter_key(cdx, key))
         except FileNotFoundError:

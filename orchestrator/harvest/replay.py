@@ -101,7 +101,8 @@ def refresh() -> RefreshResult:
         result = RefreshResult()
         recent = recent_files()
         wanted: dict[str, dict[str, Path]] = defaultdict(dict)
-        wanted[ALL]["master.cdx"] = lay.master_cdx
+        if lay.master_cdx.is_file():  # no dangling link: pywb would fail the collection's queries on it
+            wanted[ALL]["master.cdx"] = lay.master_cdx
         for harvest_id in HarvestDefinition.objects.values_list("id", flat=True):
             coll = harvest_collection(harvest_id)
             wanted[coll] = {}

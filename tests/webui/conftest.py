@@ -73,3 +73,14 @@ def sample(db) -> Sample:
         channel=HarvestChannel.objects.get(name="focused"),
         traps=GlobalCrawlerTrapList.objects.create(name="calendars", traps=r".*/calendar/.*"),
     )
+
+
+@pytest.fixture(scope="session")
+def replay_crawls(tmp_path_factory: pytest.TempPathFactory):
+    """Two real crawls of the bundled test site (the second deduplicated against the first: it holds revisits),
+    their WARCs and metadata WARCs; the site keeps serving (``site_urls``) for comparison with the live pages."""
+    from tests.indexer.conftest import TwoJobs
+    from tests.indexer.warcs import crawl_two_jobs
+
+    with crawl_two_jobs(tmp_path_factory.mktemp("replay-crawls")) as (job1, job2, index, urls):
+        yield TwoJobs(job1, job2, index, urls)

@@ -59,6 +59,7 @@ ACCESS = {
     "job": (EVERYONE, False), "progress-json": (EVERYONE, False), "trap-preview": (EVERYONE, False),
     "report": (EVERYONE, False), "crawl-log": (EVERYONE, False), "continuous": (EVERYONE, False),
     "uri": (EVERYONE, False), "report-page": (EVERYONE, False), "crawl-log-page": (EVERYONE, False),
+    "pages": (EVERYONE, False), "captures": (EVERYONE, False),
     "control": (ENGINEERS, True), "trap": (ENGINEERS, True), "resubmit": (ENGINEERS, True),
     "reject": (ENGINEERS, True),
 }
@@ -67,6 +68,8 @@ ACCESS = {
 def _url(name: str, job: Job) -> str:
     if name in ("list", "running", "running-json"):
         return reverse(f"jobs:{name}")
+    if name == "captures":
+        return reverse("jobs:captures") + "?url=http://example.com/"
     if name in ("report", "report-page"):
         return reverse(f"jobs:{name}", args=[job.pk, "crawl-report.txt"])
     suffix = {"trap-preview": "?regex=.*", "crawl-log": "?tail=5"}.get(name, "")

@@ -4,8 +4,8 @@ revisits), reached only through the web UI's ``/replay/…`` proxy after its log
 
 from __future__ import annotations
 
+import re
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,7 +17,6 @@ from indexer.cdx import iter_cdx_lines
 from indexer.replaylayout import ReplayLayout
 from orchestrator.harvest import chain, merging, replay
 from tests.indexer.conftest import TwoJobs
-from tests.indexer.warcs import crawl_two_jobs
 from tests.orchestrator import factories
 from tests.orchestrator.chainhelp import harvest
 from tests.orchestrator.conftest import storage_env  # noqa: F401 - a fixture
@@ -26,11 +25,9 @@ from tests.replayhelp import REPO
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture(scope="module")
-def crawls(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TwoJobs]:
-    root = tmp_path_factory.mktemp("replay-crawls")
-    with crawl_two_jobs(root) as (job1, job2, index, urls):
-        yield TwoJobs(job1, job2, index, urls)
+@pytest.fixture
+def crawls(replay_crawls: TwoJobs) -> TwoJobs:
+    return replay_crawls
 
 
 def live(url: str) -> bytes:
@@ -66,6 +63,16 @@ def test_replay_through_the_web_ui_follows_the_chain(crawls, storage_env, replay
     # pywb's framed view is allowed in the web UI's own frames.
     framed = viewer.get(replay.replay_url(home, ts1))
     assert framed.status_code == 200 and framed["X-Frame-Options"] == "SAMEORIGIN"
+    # Archived scripts run on the web UI's origin: replayed documents may reach /replay/ only (the browser test,
+    # test_replay_browser.py, shows what that stops), and windows they open on web UI pages are cut off.
+    for response in (framed, viewer.get(replay.replay_url(home, ts1, mode="id_"))):
+        assert response["Content-Security-Policy"].startswith("default-src http://testserver/replay/ ")
+        assert "form-action http://testserver/replay/;" in response["Content-Security-Policy"]
+        assert response["Cross-Origin-Opener-Policy"] == "unsafe-none"
+    assert viewer.get("/jobs/")["Cross-Origin-Opener-Policy"] == "same-origin"
+    assert viewer.get("/jobs/")["X-Frame-Options"] == "DENY"
+    # The latest capture, without a timestamp (the links from seeds): pywb redirects to it or serves it.
+    assert viewer.get(replay.replay_url(home)).status_code in (200, 302)
 
     # A second job is indexed by the chain while pywb runs: its revisit replays job 1's payload at once.
     job2 = harvest(crawls.job2, spool, news)
@@ -111,6 +118,20 @@ def test_a_definition_s_collection_shows_only_its_captures(crawls, storage_env, 
     assert files("all") and {f.split("-")[0] for f in files("all")} == {str(job_news.pk), str(job_blogs.pk)}
     assert {f.split("-")[0] for f in files(replay.collection_of(news.pk))} == {str(job_news.pk)}
     assert {f.split("-")[0] for f in files(replay.collection_of(blogs.pk))} == {str(job_blogs.pk)}
+    # The definition's page leads to its collection (pywb's page to find an address in it).
+    page = viewer.get(f"/definitions/{news.pk}/").content.decode()
+    link = re.search(r'<a href="([^"]+)" id="replay-collection">', page).group(1)
+    assert link == f"/replay/harvest-{news.pk}/" and viewer.get(link).status_code == 200
+    # A third definition's job deduplicated against the first crawl: its revisits replay with the payload
+    # another definition stored, in its own collection too.
+    shop = factories.selective_definition("shop")
+    job_shop = harvest(crawls.job2, spool, shop)
+    assert not chain.run_pending().failed
+    revisit = next(f for f in captures(crawls.job2, job_shop.pk) if f[3] == "warc/revisit" and f[4] == "200"
+                   and f[2].endswith(".html"))
+    response = viewer.get(replay.replay_url(revisit[2], revisit[1], replay.collection_of(shop.pk), "id_"))
+    assert response.status_code == 200 and body(response) == live(revisit[2])
+    assert {f.split("-")[0] for f in files(replay.collection_of(shop.pk))} == {str(job_shop.pk)}
     merging.merge()
     merging.bigmerge()  # now from the definitions' sub-indexes
     assert {f.split("-")[0] for f in files(replay.collection_of(news.pk))} == {str(job_news.pk)}
@@ -148,3 +169,12 @@ def test_docker_compose_keeps_pywb_internal():
     assert services["web"]["environment"]["NETHARVEST_REPLAY_URL"] == "http://replay:8090"
     # the only published port is the web UI's
     assert [name for name, s in services.items() if s.get("ports")] == ["web"]
+
+
+def test_replay_down_is_a_clear_page(settings, viewer):
+    from tests.conftest import free_port
+
+    settings.NETHARVEST_REPLAY_URL = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+    response = viewer.get("/replay/all/http://example.com/")
+    assert response.status_code == 502
+    assert "The replay service does not answer" in response.content.decode()

@@ -8,6 +8,14 @@ large archived video is never held in memory, and ``Range`` requests (media seek
 
 What is not passed on: the user's cookies (pywb has no use for the web UI's session), hop-by-hop headers, and
 the archived sites' ``Set-Cookie`` (they would land on the web UI's origin).
+
+Archived pages run their own scripts, and here they run on the web UI's origin, where a curator is logged in.
+So every replay response carries a Content-Security-Policy (:func:`replay_policy`) that lets a replayed
+document load, fetch, frame and post only under ``/replay/`` (pywb rewrites every archived link there; a live
+"leak" is blocked as well, which is what QA wants), and ``Cross-Origin-Opener-Policy: unsafe-none`` where the
+web UI's own pages have ``same-origin``: a window a replayed page opens on a web UI page is cut from it. The
+web UI's pages refuse to be framed (X-Frame-Options DENY), and the page that frames replay
+(webui/views/pages.py) allows no script, fetch or form of its own but logging out (docs/DESIGN.md, "Replay").
 """
 
 from __future__ import annotations
@@ -20,6 +28,7 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed, StreamingHttpResponse
 from django.views.decorators.clickjacking import xframe_options_sameorigin
 
+from indexer.replaylayout import URL_PREFIX
 from webui.access import READ, require
 from webui.views.errors import error_page
 
@@ -60,6 +69,19 @@ def _stream(upstream: urllib3.BaseHTTPResponse) -> Iterator[bytes]:
         upstream.release_conn()
 
 
+def replay_base(request: HttpRequest) -> str:
+    """``http(s)://host/replay/``: the one place replayed documents may reach (a CSP source with a path)."""
+    return f"{request.scheme}://{request.get_host()}{URL_PREFIX}/"
+
+
+def replay_policy(request: HttpRequest) -> str:
+    """The CSP of every replay response: pywb's own (archived pages need inline and eval'd scripts, data: and
+    blob: URLs, websockets), with ``'self'`` narrowed to ``/replay/``."""
+    base = replay_base(request)
+    return (f"default-src {base} 'unsafe-inline' 'unsafe-eval' data: blob: mediastream: ws: wss:; "
+            f"form-action {base}; base-uri {base}; frame-ancestors 'self'")
+
+
 @require(READ)
 @xframe_options_sameorigin
 def proxy(request: HttpRequest, rest: str = "") -> HttpResponse:
@@ -80,4 +102,6 @@ def proxy(request: HttpRequest, rest: str = "") -> HttpResponse:
     for name in upstream.headers:  # the bytes pass undecoded, so Content-Length and -Encoding stay true
         if name.lower() not in DROP:
             response[name] = ", ".join(upstream.headers.getlist(name))
+    response["Content-Security-Policy"] = replay_policy(request)
+    response["Cross-Origin-Opener-Policy"] = "unsafe-none"
     return response

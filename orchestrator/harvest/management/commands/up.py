@@ -104,7 +104,8 @@ class Command(BaseCommand):
             demo_line = (f"  demo            http://127.0.0.1:{port}/ and :{port + 1}/, harvest definition "
                          f"{definition.name!r} ({state})\n")
 
-        replay_line, replay_bind = self._replay(processes, only, str(options["replay_bind"]), str(options["bind"]))
+        replay_line, replay_bind, replay = self._replay(processes, only, str(options["replay_bind"]),
+                                                        str(options["bind"]))
 
         env = dict(os.environ)
         # The venv's scripts (celery, gunicorn) must be found even when the venv is not activated.
@@ -135,7 +136,7 @@ class Command(BaseCommand):
         manager._procmgr = _PoliteProcessManager()
         cwd = str(Path(__file__).resolve().parents[4])
         for name, command in processes.items():
-            if (not only or name in only) and (name != "replay" or replay_line.startswith("  replay ")):
+            if (not only or name in only) and (name != "replay" or replay):
                 manager.add_process(name, command, env=env, cwd=cwd)
         if options["demo"]:
             for name, site, peer in (("demo-site", port, port + 1), ("demo-peer", port + 1, port)):
@@ -150,26 +151,26 @@ class Command(BaseCommand):
             sys.exit(0)
         sys.exit(manager.returncode or 1)
 
-    def _replay(self, processes: dict[str, object], only: list[str], bind: str, web: str) -> tuple[str, str]:
-        """The replay line to print, and pywb's address. pywb runs from its own environment (deploy/dev.py
-        install makes it); without it the stack runs without replay and says so. Its links are up to date
-        before it starts (orchestrator.harvest.replay.refresh)."""
+    def _replay(self, processes: dict[str, object], only: list[str], bind: str, web: str) -> tuple[str, str, bool]:
+        """The replay line to print, pywb's address, and whether to start it. pywb runs from its own environment
+        (deploy/dev.py install makes it); without it the stack runs without replay and says so. Its links are up
+        to date before it starts (orchestrator.harvest.replay.refresh)."""
         host, _, port = bind.rpartition(":")
         if not host or not port.isdigit():
             raise CommandError(f"--replay-bind {bind!r}: expected HOST:PORT, e.g. 127.0.0.1:8090")
         if "replay" not in processes or (only and "replay" not in only):
-            return "", bind
+            return "", bind, False
         python = Path(os.environ.get("NETHARVEST_PYWB_PYTHON", PROCFILE.parents[1] / ".venv/tools/pywb/bin/python"))
         if not python.exists():
             return (f"  replay          not started: pywb is not installed ({python}; python3 deploy/dev.py install "
-                    "makes it)\n"), bind
+                    "makes it)\n"), bind, False
         if host in ("127.0.0.1", "localhost") and not _port_free(int(port)):
             raise CommandError(f"the replay service needs {bind}, which is in use: choose another with "
                                "--replay-bind 127.0.0.1:PORT")
         refresh()
         warning = "" if host in ("127.0.0.1", "localhost", "::1") else "  (NOT loopback: firewall it!)"
         return (f"  replay          http://{web}/replay/all/<url>   (through the web UI, after login; pywb itself "
-                f"on {bind}{warning})\n"), bind
+                f"on {bind}{warning})\n"), bind, True
 
     def _ensure_admin(self) -> str:
         """The first start creates an administrator and keeps its password in the data directory."""
