@@ -5,7 +5,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('harvest', '0011_continuous_run'),  # 0010 in the brief; chained after h12run's 0011 here
+        ('harvest', '0011_continuous_run'),
     ]
 
     operations = [

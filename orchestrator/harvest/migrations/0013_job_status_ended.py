@@ -1,7 +1,4 @@
-"""An index on Job (status, ended_at) for the dashboard's recently finished and failed jobs (issue 13).
-
-Depends on 0015 only because this branch carries h12ui's 0015 (both were to depend on 0010): the lead
-re-chains the numbers at merge."""
+"""An index on Job (status, ended_at) for the dashboard's recently finished and failed jobs (issue 13)."""
 
 from django.db import migrations, models
 
@@ -9,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ("harvest", "0015_progress_samples"),
+        ("harvest", "0012_progress_samples"),
     ]
 
     operations = [
