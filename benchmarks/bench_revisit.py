@@ -3,7 +3,8 @@ revisiting (``RevisitSettings.heritrix()``) and netharvest's adaptive policy, at
 ample fetch budget, in one run.
 
     .venv/bin/python benchmarks/bench_revisit.py [--urls 2000] [--days 30] [--seeds 1,2,3]
-        [--mixes mixed,news,archive] [--starved 17] [--ample 120] [--freshness-weight W] [--tiny]
+        [--mixes mixed,news,archive] [--starved 17] [--ample 120] [--freshness-weight W]
+        [--by-class] [--oracle] [--tiny]
 
 The web, the frontier and the scorer are benchmarks/revisit_sim.py (read its docstring for the
 scenario). ``--starved``/``--ample`` are visits per URL per 30 days: the budget in fetches per second is
@@ -13,6 +14,11 @@ strip regex (the pages' clock) and the same politeness. Every (seed, mix) prints
 compares the goals of the issue: at the starved budget the adaptive policy captures >= 1.3 x the
 versions that Heritrix AR captures with at least its freshness; at the ample budget it captures at
 least as many as the fixed loop.
+
+``--by-class`` adds, for each web, where the versions and the visits are at the starved budget, by class
+of page (change process, image/pdf, noise, lying validators): Heritrix AR against the adaptive policy.
+``--oracle`` adds a row ``oracle``: the adaptive policy told each page's true change rate
+(:func:`benchmarks.revisit_sim.oracle_policy`), which bounds what a better estimator could gain.
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.revisit_sim import CLOCK, DAY, Score, make_web, simulate  # noqa: E402
+from benchmarks.revisit_sim import CLOCK, DAY, Score, make_web, oracle_policy, simulate  # noqa: E402
 from harvester.revisit.policy import RevisitSettings  # noqa: E402
 
 POLICIES = ("fixed", "heritrix", "adaptive")
@@ -56,6 +62,17 @@ HEADER = ("| policy | budget | versions >= 1 h | captured | share | freshness | 
           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 
 
+def print_by_class(ar: Score, ours: Score) -> None:
+    print("\nstarved budget, by class of page: Heritrix AR | adaptive\n")
+    print("| class | pages | versions >= 1 h | AR captured | AR visits | AR freshness | adaptive captured | "
+          "adaptive visits | adaptive freshness |\n|---|---|---|---|---|---|---|---|---|")
+    for name in sorted(ar.by_class):
+        pages, versions, cap, visits, fresh, life = ar.by_class[name]
+        _, _, cap2, visits2, fresh2, _ = ours.by_class[name]
+        print(f"| {name} | {pages:,} | {versions:,} | {cap:,} | {visits:,} | {fresh / life:.3f} | {cap2:,} | "
+              f"{visits2:,} | {fresh2 / life:.3f} |")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--urls", type=int, default=2000)
@@ -66,6 +83,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ample", type=float, default=120.0, help="visits per URL per 30 days")
     parser.add_argument("--freshness-weight", type=float, default=None,
                         help="the adaptive policy's freshness_weight (default: RevisitSettings' default)")
+    parser.add_argument("--by-class", action="store_true", help="per class of page at the starved budget")
+    parser.add_argument("--oracle", action="store_true", help="also the adaptive policy with the true rates")
     parser.add_argument("--tiny", action="store_true", help="200 URLs x 4 days, one seed, one mix")
     args = parser.parse_args(argv)
     if args.tiny:
@@ -85,13 +104,17 @@ def main(argv: list[str] | None = None) -> int:
             print(f"\n### mix {mix}, seed {seed}: {len(pages):,} pages\n")
             print(HEADER)
             results: dict[tuple[str, str], Score] = {}
+            policies = (*POLICIES, "oracle") if args.oracle else POLICIES
             for budget_name, budget in budgets.items():
-                for policy in POLICIES:
+                for policy in policies:
                     started = time.perf_counter()
-                    settings = settings_for(policy, args.urls, budget, args.freshness_weight)
-                    s = simulate(pages, settings, budget, args.days)
+                    make = oracle_policy(pages, args.days) if policy == "oracle" else None
+                    settings = settings_for("adaptive" if make else policy, args.urls, budget, args.freshness_weight)
+                    s = simulate(pages, settings, budget, args.days, **({"make_policy": make} if make else {}))
                     results[policy, budget_name] = s
                     print(row(policy, budget_name, s, budget, args.days, time.perf_counter() - started))
+            if args.by_class:
+                print_by_class(results["heritrix", "starved"], results["adaptive", "starved"])
             ar, ours = results["heritrix", "starved"], results["adaptive", "starved"]
             fixed_ample, ours_ample = results["fixed", "ample"], results["adaptive", "ample"]
             ratio = ours.captured / max(1, ar.captured)

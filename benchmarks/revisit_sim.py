@@ -326,10 +326,23 @@ class Score:
     politeness_violations: int = 0
     budget_violations: int = 0
     header_misses: int = 0
+    #: per class of page (:func:`page_class`): [pages, versions >= 1 h, captured, visits, fresh s, life s]
+    by_class: dict[str, list[float]] = field(default_factory=dict)
 
     @property
     def capture_share(self) -> float:
         return self.captured / self.versions if self.versions else 0.0
+
+
+def page_class(page: Page) -> str:
+    """The class a page is reported under: its change process, ``image/pdf`` for non-text pages,
+    ``+noise`` when it prints a clock the strip regex removes, ``+liar`` on a host whose validators lie."""
+    name = page.kind if page.content_type.startswith("text/") else f"{page.kind} image/pdf"
+    if page.noise:
+        name += " +noise"
+    if page.host.validators == "liar":
+        name += " +liar"
+    return name
 
 
 def score(pages: list[Page], log: list[Fetch], days: float, budget_per_s: float,
@@ -355,6 +368,8 @@ def score(pages: list[Page], log: list[Fetch], days: float, budget_per_s: float,
     for page in pages:
         bounds = [page.born, *page.changes, end]
         life_time += end - page.born
+        fresh_before, versions_before, captured_before, visits_before = fresh_time, out.versions, out.captured, \
+            out.visits
         first_capture: dict[int, float] = {}
         header_checked: set[int] = set()
         seen_version: int | None = None
@@ -388,11 +403,44 @@ def score(pages: list[Page], log: list[Fetch], days: float, budget_per_s: float,
                     out.captured += 1
                 elif version in header_checked:
                     out.header_misses += 1
+        cls = out.by_class.setdefault(page_class(page), [0, 0, 0, 0, 0.0, 0.0])
+        for i, value in enumerate((1, out.versions - versions_before, out.captured - captured_before,
+                                   out.visits - visits_before, fresh_time - fresh_before, end - page.born)):
+            cls[i] += value
     out.freshness = fresh_time / life_time if life_time else 0.0
     return out
 
 
-def simulate(pages: list[Page], settings: RevisitSettings, budget_per_s: float, days: float) -> Score:
+def simulate(pages: list[Page], settings: RevisitSettings, budget_per_s: float, days: float,
+             make_policy: Callable[[RevisitSettings, float], RevisitPolicy] = RevisitPolicy) -> Score:
     """Run one policy over one web and score it."""
-    sim = Simulation(pages, settings, budget_per_s, days)
+    sim = Simulation(pages, settings, budget_per_s, days, make_policy=make_policy)
     return score(pages, sim.run(), days, budget_per_s, sim.politeness)
+
+
+def oracle_policy(pages: list[Page], days: float) -> Callable[[RevisitSettings, float], RevisitPolicy]:
+    """A diagnostic, not a policy a crawler could run: the adaptive policy told each page's true mean
+    change rate (its changes over its life in this web; static pages 1 / 120 days) instead of estimating
+    it from its visits. Everything else (allocation, periodic fits, validator trust) is the adaptive
+    policy's own. If the oracle does no better than the estimate, the estimator is not what limits
+    the policy on this web: the allocation's trade-off between captures and freshness is."""
+    from harvester.revisit.adaptive import AdaptiveStrategy
+
+    end = days * DAY
+    true = {p.uri: (1 / (120 * DAY) if p.kind == "static" else max(len(p.changes), 0.2) / (end - p.born))
+            for p in pages}
+
+    class Oracle(AdaptiveStrategy):
+        def rate(self, state: object) -> float:
+            if id(state) not in self.uri_of:
+                self.uri_of = {id(s): u for u, s in self.policy.uris.items()}
+            return true[self.uri_of[id(state)]]
+
+    def make(settings: RevisitSettings, budget_per_s: float) -> RevisitPolicy:
+        policy = RevisitPolicy(settings, budget_per_s)
+        strategy = Oracle(policy)
+        strategy.uri_of = {}
+        policy._strategy = strategy  # a diagnostic swaps the estimator, nothing else
+        return policy
+
+    return make

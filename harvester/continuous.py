@@ -24,8 +24,9 @@ robots, DNS, politeness, retries, link extraction, checkpoints: all reused) with
   ``<job>/files-closed.jsonl``, which the job's task relays to the orchestrator
   (``orchestrator.record_files``) while the crawl goes on, so the indexer chain has it within minutes.
 
-Seeds added or removed while it runs (Control ``seeds``) join or leave the frontier at once, and are
-journalled, so a restart keeps them.
+Seeds added or removed while it runs (Control ``seeds``) join or leave the frontier and the scope at
+once (a removed seed's pages that no other seed's scope holds leave too), and are journalled, so a
+restart keeps them.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ from harvester.frontier import Entry, Frontier, Politeness
 from harvester.revisit import PROFILE_IDENTICAL, PROFILE_NOT_MODIFIED, Referent
 from harvester.revisit.change import stripped_digest
 from harvester.revisit.policy import RevisitPolicy, RevisitSettings, Visit
-from harvester.scope import registrable_domain
+from harvester.scope import DomainScope, registrable_domain, trailing_transclusions
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -122,10 +123,9 @@ class ContinuousCrawlJob(CrawlJob):
         if self.frontier.resumed:
             self.counts.update(kv.get("continuous_counts") or {})
             self.frontier.done = int(kv.get("ar_done", self.frontier.done))
-            for url, domain in kv.get("seeds_added") or []:
-                self._scope_seed(url, domain)
             self.seeds_added = [list(x) for x in kv.get("seeds_added") or []]
             self.seeds_removed = list(kv.get("seeds_removed") or [])
+            self._rescope(sweep=False)
         super()._restore()
         if self.frontier.resumed:
             # The JobSpec's seeds (a later job of the definition may have more) that the carried-over
@@ -300,12 +300,13 @@ class ContinuousCrawlJob(CrawlJob):
     # -- control -------------------------------------------------------------------------------
     def change_seeds(self, add: tuple[str, ...] | list[str], remove: tuple[str, ...] | list[str]) -> None:
         """Control ``seeds``: new seeds join the frontier (due now) and the scope; removed ones leave
-        the frontier and are never revisited."""
+        the frontier and the scope, with the pages only they held in scope, and are never revisited."""
         for url in remove:
-            self.ar.remove(url)
-            self.policy.remove(url)
+            self._drop(url)
             self.seeds_removed.append(url)
             self.seeds_added = [s for s in self.seeds_added if s[0] != url]
+        if remove:
+            self._rescope(sweep=True)
         for url in add:
             domain = self._domain_for(url)
             self._scope_seed(url, domain)
@@ -320,6 +321,30 @@ class ContinuousCrawlJob(CrawlJob):
             if self.archive is not None:
                 self.archive.stats.add_seed(url)
         self.checkpoint()
+
+    def _drop(self, url: str) -> None:
+        self.ar.remove(url)
+        self.policy.remove(url)
+
+    def _rescope(self, sweep: bool) -> None:
+        """Rebuild each domain's scope from its seeds now (the JobSpec's, plus those added, minus those
+        removed); with ``sweep``, the pages no seed's scope holds any more leave the frontier (their
+        embeds stay while a page still in scope may use them)."""
+        added: dict[str, list[str]] = {}
+        for url, domain in self.seeds_added:
+            added.setdefault(domain, []).append(url)
+        removed = set(self.seeds_removed)
+        rule = self.spec.settings.scope
+        self.scope.domains = [DomainScope(d.name, [s for s in d.seeds if s not in removed] + added.get(d.name, []),
+                                          rule) for d in self.spec.domains]
+        if not sweep:
+            return
+        for entry in list(self.ar.entries.values()):
+            path = str(entry.nh.get("path", ""))
+            if self._prerequisite(entry) or trailing_transclusions(path):
+                continue
+            if self.scope.domain_of(entry.url) is None:
+                self._drop(entry.url)
 
     def _domain_for(self, url: str) -> str:
         """The JobSpec domain a new seed belongs to: the one whose scope holds it, or whose registrable

@@ -156,7 +156,7 @@ class Decision:
     domain: str = ""  # the budget key (JobSpec domain name) charged for the URI
 
 
-class _DomainScope:
+class DomainScope:
     """One JobSpec domain's scope, built from its seeds under the template's rule."""
 
     def __init__(self, name: str, seeds: Iterable[str], rule: str) -> None:
@@ -202,7 +202,7 @@ class Scope:
         s = spec.settings
         self.max_hops = s.max_hops
         self.max_embed_hops = s.max_embed_hops
-        self.domains = [_DomainScope(d.name, d.seeds, s.scope) for d in spec.domains]
+        self.domains = [DomainScope(d.name, d.seeds, s.scope) for d in spec.domains]
         # A JobSpec's traps were checked when it was parsed (JobSpec.from_dict): not compiled twice.
         self.global_traps = TrapSet(spec.global_traps, checked=True)
         #: Traps added while the job runs (not in the JobSpec), in the order they came.

@@ -348,15 +348,15 @@ class UriState:
     checks: int = 0  # header predictions made for this URI (verification sampling)
     probes: int = 0  # timing probes since the last periodicity fit (adaptive)
     history: list[float] = field(default_factory=list)  # recent observations: [start, end, changed, ...]
-    periodic: list[float] | None = None  # [period, phase bitmask] of a page recognised as periodic
+    periodic: list[Any] | None = None  # [period s, phase bitmask int] of a page recognised as periodic
     validator_misses: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         out = {f.name: getattr(self, f.name) for f in fields(self)}
         out["history"] = list(self.history)
         out["after_change"] = list(self.after_change)
-        if self.periodic is not None:
-            out["periodic"] = list(self.periodic)
+        if self.periodic is not None:  # the phase bitmask as hex: 120 bits do not fit a JSON double
+            out["periodic"] = [self.periodic[0], format(int(self.periodic[1]), "x")]
         return out
 
     @classmethod
@@ -366,7 +366,8 @@ class UriState:
         values["history"] = list(values.get("history", ()))
         values["after_change"] = list(values.get("after_change", (0.0, 0.0, 0.0)))
         if values.get("periodic") is not None:
-            values["periodic"] = list(values["periodic"])
+            period, phases = values["periodic"]
+            values["periodic"] = [float(period), int(phases, 16) if isinstance(phases, str) else int(phases)]
         return cls(**values)
 
 

@@ -1,4 +1,5 @@
-"""The newcomer's demo: a selective harvest of the bundled test site that runs as soon as the stack is up.
+"""The newcomer's demo: a selective harvest of the bundled test site that runs as soon as the stack is up
+(and an inactive continuous one of the same site, to activate).
 
 ``netharvest up --demo`` (the default on the embedded stack) serves ``harvester.testsite`` on
 127.0.0.1 and makes sure a harvest definition of it exists, due now. Beat's scheduler then turns it
@@ -25,6 +26,7 @@ from orchestrator.harvest.models import (
 DEMO_DOMAIN = "127.0.0.1"
 DEMO_NAME = "demo-testsite"
 DEMO_DEFINITION = "Demo: the bundled test site"
+DEMO_CONTINUOUS = "Demo: the bundled test site, continuously"
 DEMO_MAX_OBJECTS = 150  # bounds the site's endless calendar trap, so the demo finishes in a minute or two
 
 
@@ -53,6 +55,7 @@ def ensure_demo_definition(port: int, peer_port: int | None = None) -> tuple[Har
         # Started again on other ports: the next run must crawl where the site now is.
         SeedList.objects.filter(domain__name=DEMO_DOMAIN, name=DEMO_NAME).update(
             seeds="\n".join(demo_seeds(port, peer_port)))
+        ensure_demo_continuous()
         return existing, False
     create_domains([DEMO_DOMAIN])
     with transaction.atomic():
@@ -80,4 +83,27 @@ def ensure_demo_definition(port: int, peer_port: int | None = None) -> tuple[Har
             next_date=timezone.now(), channel=_selective_channel(),
             comments="Made by `netharvest up --demo`: a harvest of the bundled test site on 127.0.0.1.")
         definition.configurations.set([config])
+    ensure_demo_continuous()
     return definition, True
+
+
+def ensure_demo_continuous() -> HarvestDefinition | None:
+    """An inactive continuous definition of the same site, in accelerated time (waits of minutes, a WARC
+    closed every two minutes, 2 fetches/s), for a newcomer to activate and watch revisits happen. Its
+    traps keep the site's endless calendar and hostile corner out: a continuous job has no object budget."""
+    config = DomainConfiguration.objects.filter(domain__name=DEMO_DOMAIN, name=DEMO_NAME).first()
+    channel = HarvestChannel.objects.filter(default_for=HarvestDefinition.CONTINUOUS).first()
+    if config is None or channel is None:
+        return None
+    definition, created = HarvestDefinition.objects.get_or_create(
+        name=DEMO_CONTINUOUS, defaults={
+            "kind": HarvestDefinition.CONTINUOUS, "channel": channel, "active": False,
+            "revisit_settings": {"initial_wait_s": {"text": 60, "image": 300, "audio_video": 600, "other": 300},
+                                 "min_wait_s": 30, "max_wait_s": 3600, "replan_interval_s": 60},
+            "fetch_budget_per_s": 2.0, "warc_rotate_s": 120,
+            "crawler_traps": ".*/calendar\\?.*\n.*/hostile/.*",
+            "comments": "Made by `netharvest up --demo`: activate it to watch the bundled test site revisited "
+                        "continuously (accelerated time)."})
+    if created:
+        definition.configurations.set([config])
+    return definition

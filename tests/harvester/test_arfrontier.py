@@ -138,3 +138,28 @@ def test_take_over_leaves_the_files_a_job_already_handed_over(tmp_path: Path) ->
     assert sorted(p.name for p in (new / "warcs").iterdir()) == ["1-7-b-00001-h.warc.gz"]
     assert (old / "warcs" / "1-7-a-00000-h.warc.gz").exists()
     assert frontier(new / "state" / "frontier.sqlite", now=20.0).entry_of("http://h/a") is not None
+
+
+def test_seeds_added_and_removed_change_frontier_and_scope_and_survive_a_reopen(tmp_path: Path) -> None:
+    """A running continuous job's ``seeds`` control, in-process (no fetch): an added seed on another host
+    joins the frontier and the scope (its links are taken); removing it takes out it and the pages only it
+    held in scope; a reopened job (as after kill -9) keeps both changes."""
+    from harvester.continuous import ContinuousCrawlJob
+
+    spec = JobSpec.from_dict({**continuous_spec(), "settings": {**make_spec([])["settings"], "scope": "host"}})
+    job = ContinuousCrawlJob(spec, tmp_path)
+    job.change_seeds(["http://b.example/"], [])
+    assert job.ar.entry_of("http://b.example/") is not None
+    job.discover("http://b.example/page", "L", {"path": "", "domain": "site-a"}, "http://b.example/")
+    job.discover("http://a.example/page", "L", {"path": "", "domain": "site-a"}, "http://a.example/")
+    assert job.ar.entry_of("http://b.example/page") is not None
+    job.change_seeds([], ["http://b.example/"])
+    assert job.ar.entry_of("http://b.example/") is None and job.ar.entry_of("http://b.example/page") is None
+    assert job.ar.entry_of("http://a.example/page") is not None
+    job.checkpoint()
+    job.frontier.close()
+    again = ContinuousCrawlJob(spec, tmp_path)
+    assert again.resumed and again.scope.domain_of("http://b.example/x") is None
+    assert again.ar.entry_of("http://b.example/page") is None and again.ar.entry_of("http://a.example/page")
+    again.change_seeds(["http://b.example/"], [])  # added back: in again, due now
+    assert again.ar.entry_of("http://b.example/") is not None and again.scope.domain_of("http://b.example/x")

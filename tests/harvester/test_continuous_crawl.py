@@ -166,7 +166,8 @@ def test_a_continuous_crawl_end_to_end(tmp_path: Path, site_pair: Any) -> None:
     assert st[0][0] == "response" and all(r[:2] == ("revisit", PROFILE_NOT_MODIFIED) for r in st[1:])
     assert all("midFetchAbort" in notes and "unchanged" in notes for *_, notes in static[1:])
     fast_responses = [r for r in records[f"{a.url}fast"] if r[0] == "response"]
-    assert len({r[2] for r in fast_responses}) == len(fast_responses) >= 3
+    # Each version stored once (a visit redone after the kill may store its version again: one at most).
+    assert len(fast_responses) - 1 <= len({r[2] for r in fast_responses}) >= 3
     liar = visits[f"{a.url}liar"]  # its ETag lies: the filter believes it, as Heritrix's does
     assert any("midFetchAbort" in notes for *_, notes in liar)
 

@@ -279,6 +279,10 @@ def test_adaptive_recognises_a_periodic_page_and_visits_after_its_changes():
     nxt = policy.visited(URI, page(f"sha1:{int((t - phase) // period)}"), t)
     state = policy.state_of(URI)
     assert state["periodic"] is not None and state["periodic"][0] == period
+    assert isinstance(state["periodic"][1], str)  # the 120-bit phase mask travels as hex, not a JSON number
+    restored = RevisitPolicy(RevisitSettings(), 50 / D)
+    restored.load(json.loads(json.dumps(policy.dump())))
+    assert restored.state_of(URI) == state
     # the next visit falls just after a change time (phase + k period), within a few percent of the period
     since_change = (nxt - phase) % period
     assert since_change < 0.1 * period, (t_last, nxt, since_change)
@@ -300,7 +304,7 @@ def test_state_round_trips_and_the_schedule_continues():
             policy.visited(uri, page(f"sha1:{k // 7}", etag='"e"'), t)
         if policy.next_replan_at <= t:
             policy.replan(t)
-    saved = json.loads(json.dumps(policy.dump()))  # what a crawler writes to disk
+    saved = json.loads(json.dumps(policy.dump(), allow_nan=False))  # what a crawler writes to disk
     per_uri = {uri: json.loads(json.dumps(policy.state_of(uri))) for uri in uris}
     hosts = {h: policy.host_state_of(h) for h in ("h0.example", "h1.example", "h2.example")}
 

@@ -54,3 +54,25 @@ def test_up_refuses_a_busy_demo_port_before_starting_anything(tmp_path: Path):
     assert out.returncode != 0
     assert f"the demo site needs ports {port} and {port + 1}" in out.stderr
     assert "--no-demo" in out.stderr
+
+
+@pytest.mark.django_db
+def test_the_demo_has_an_inactive_continuous_definition_ready_to_activate(purge_queues):
+    from orchestrator.celery import app
+    from orchestrator.harvest.demo import DEMO_CONTINUOUS
+    from orchestrator.harvest.models import HarvestDefinition
+
+    ensure_demo_definition(8701, 8702)
+    ensure_demo_definition(8701, 8702)  # started again: still one
+    (definition,) = HarvestDefinition.objects.filter(name=DEMO_CONTINUOUS)
+    assert definition.kind == "continuous" and not definition.active and definition.channel.name == "continuous"
+    assert scheduler.schedule_due_harvests() != []  # the selective demo only
+    assert not Job.objects.filter(harvest=definition).exists()
+    scheduler.activate(definition)
+    (job,) = Job.objects.filter(harvest=definition)
+    spec = JobSpec.from_dict(job.spec)
+    assert spec.continuous.budget_per_s == 2.0 and spec.continuous.warc_rotate_s == 120
+    assert any("calendar" in t for t in spec.global_traps)
+    assert spec.domains[0].max_objects == -1
+    with app.connection_for_write() as conn:
+        conn.default_channel.queue_purge("harvest.continuous")
