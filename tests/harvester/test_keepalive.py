@@ -178,3 +178,12 @@ def test_a_connection_the_server_closed_while_idle_is_replaced(site: CountingSer
     assert result["statuses"] == {site.base + p: 200 for p in PAGES}
     assert site.connections == len(PAGES)
     assert len(site.requests) in range(len(PAGES), 2 * len(PAGES))  # a race may resend, never fail
+
+
+@pytest.mark.parametrize("site", ["length"], indirect=True)
+def test_our_idle_connections_are_closed_after_the_keepalive_time(site: CountingServer, tmp_path: Path) -> None:
+    # NH_KEEPALIVE_IDLE_S=0.2 and 0.6 s between fetches: the pool closes each connection before reuse.
+    result = _sequential(tmp_path, site, DOWNLOAD_DELAY=0.6, RANDOMIZE_DOWNLOAD_DELAY=False,
+                         NH_KEEPALIVE_IDLE_S=0.2)
+    assert result["statuses"] == {site.base + p: 200 for p in PAGES}
+    assert (site.connections, len(site.requests)) == (len(PAGES), len(PAGES))
