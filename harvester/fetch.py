@@ -22,7 +22,8 @@ Scrapy's ``HttpCompressionMiddleware`` decodes it as usual; this handler never d
 Failures before a usable response raise Scrapy's download errors (so ``RetryMiddleware`` works)
 and set ``request.meta["nh_failure"]`` to the Heritrix status code: -1 DNS lookup failed, -2
 connect failed (refused, unreachable, connect timeout), -3 connection broken before a complete
-response head, -4 timeout waiting for the response head.
+response head, -4 timeout waiting for the response head, -404 the server closed the connection
+cleanly without sending a byte (the glossary's "Empty HTTP response interpreted as a 404"; retried as -3 is).
 
 Settings: ``NH_MAX_DOCUMENT_BYTES`` (-1: no limit), ``DOWNLOAD_TIMEOUT`` (whole fetch, also per
 request via ``meta["download_timeout"]``), ``NH_CONNECT_TIMEOUT`` (seconds, default 20),
@@ -90,6 +91,7 @@ S_DNS_FAILED = -1
 S_CONNECT_FAILED = -2
 S_CONNECT_LOST = -3
 S_TIMEOUT = -4
+S_EMPTY_RESPONSE = -404
 
 MAX_HEAD_BYTES = 1024 * 1024
 _NO_BODY_STATUSES = frozenset({204, 304})
@@ -440,8 +442,11 @@ class _Fetch:
             self._retry_fresh()
             return
         if self.state == _RawHTTPClient.HEAD:
-            what = "before any response" if not self.received_any else "inside the response head"
-            self._fail(DownloadFailedError(f"connection lost {what}: {reason.getErrorMessage()}"),
+            if not self.received_any and reason.check(txerror.ConnectionDone):  # a clean close; a reset is -3
+                self._fail(DownloadFailedError(f"empty response (connection closed before any byte): "
+                                               f"{reason.getErrorMessage()}"), S_EMPTY_RESPONSE)
+                return
+            self._fail(DownloadFailedError(f"connection lost inside the response head: {reason.getErrorMessage()}"),
                        S_CONNECT_LOST)
             return
         if self.framing == "close" or self.capture.malformed:
