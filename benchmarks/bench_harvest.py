@@ -290,8 +290,9 @@ def main() -> int:
 
 
 def median_run(rs: list[dict[str, Any]]) -> dict[str, Any]:
-    """Each figure's median over the rounds (pages, wall, CPU and RSS separately)."""
-    return {k: (statistics.median(r[k] for r in rs) if isinstance(rs[0][k], int | float) else rs[0][k])
+    """Each figure's median over the rounds (pages, wall, CPU and RSS separately; the lower middle one
+    of an even number of rounds, so each figure is one that was measured)."""
+    return {k: (statistics.median_low(r[k] for r in rs) if isinstance(rs[0][k], int | float) else rs[0][k])
             for k in rs[0]}
 
 
