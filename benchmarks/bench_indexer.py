@@ -8,12 +8,14 @@
    pairs, some revisits; HTML from a word pool, images as random bytes), at least 300 MB
    compressed. In the same run: ``zcat FILES > /dev/null`` (the floor: inflating alone),
    our ``write_cdx`` per file (ISA-L inflate, then with plain zlib), and ``cdxj-indexer -11``.
-2. **Merge** of 10,000,000 CDX lines in 64 sorted files: our ``merge_sorted`` against
-   ``LC_ALL=C sort -m`` on the same files, wall time and peak RSS of each process; outputs compared.
+2. **Merge** of 10,000,000 CDX lines in 64 sorted files (``--merge-files 8 64``: each count in
+   turn): our ``merge_sorted`` against ``LC_ALL=C sort -m`` and ``sort -m -u`` on the same files,
+   wall time and peak RSS of each process; outputs compared.
 3. **Dedup index**: size per million captures, and lookups/s (digest hits, digest misses, URL hits).
 
-Each contender runs as its own process (peak RSS from ``wait4``); the best of ``--repeat`` runs is
-kept, because the machine is shared. Generated inputs are cached under ``--out`` (``bench-out/``).
+Each contender runs as its own process (peak RSS from GNU time); the contenders of a benchmark are
+run in turn, round after round (``--repeat`` rounds), and the median of each is reported, because
+the machine is shared and its load drifts. Generated inputs are cached under ``--out`` (``bench-out/``).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import hashlib
 import os
 import random
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -58,9 +61,16 @@ def run_measured(cmd: list[str], stdout_path: str | None = None,
     return max(float(user) + float(system), 0.01), wall, int(rss) // 1024
 
 
-def best(cmd: list[str], repeat: int, **kw: object) -> tuple[float, float, int]:
-    runs = [run_measured(cmd, **kw) for _ in range(repeat)]  # type: ignore[arg-type]
-    return min(runs)
+def interleaved(rows: list[tuple[str, list[str], dict[str, object]]],
+                repeat: int) -> dict[str, tuple[float, float, int]]:
+    """Run the contenders in turn, ``repeat`` rounds (a load change hits all of them alike);
+    each one's median CPU, wall and RSS."""
+    runs: dict[str, list[tuple[float, float, int]]] = {label: [] for label, _, _ in rows}
+    for _ in range(repeat):
+        for label, cmd, kw in rows:
+            runs[label].append(run_measured(cmd, **kw))  # type: ignore[arg-type]
+    return {label: (statistics.median(r[0] for r in rs), statistics.median(r[1] for r in rs),
+                    int(statistics.median(r[2] for r in rs))) for label, rs in runs.items()}
 
 
 def load() -> str:
@@ -165,15 +175,15 @@ def bench_cdx(out: Path, total_mb: int, repeat: int) -> None:
     records = int(lines_file.read_text())
     print(f"\nCDX: {len(warcs)} files, {size / 2**20:.0f} MiB compressed, {records} CDX lines; {load()}")
     print("| run | CPU time | wall time | MB/s (CPU) | records/s (CPU) | peak RSS |")
-    rows = [
-        ("zcat FILES > /dev/null", ["zcat", *names]),
-        ("netharvest write_cdx (isal)", [PY, "-c", ours, "isal", str(cdx_dir), *names]),
-        ("netharvest write_cdx (zlib)", [PY, "-c", ours, "zlib", str(cdx_dir), *names]),
-        ("cdxj-indexer -11", [str(Path(PY).with_name("cdxj-indexer")), "-11", "-o", str(out / "ref.cdx"), *names]),
+    rows: list[tuple[str, list[str], dict[str, object]]] = [
+        ("zcat FILES > /dev/null", ["zcat", *names], {}),
+        ("netharvest write_cdx (isal)", [PY, "-c", ours, "isal", str(cdx_dir), *names], {}),
+        ("netharvest write_cdx (zlib)", [PY, "-c", ours, "zlib", str(cdx_dir), *names], {}),
+        ("cdxj-indexer -11", [str(Path(PY).with_name("cdxj-indexer")), "-11", "-o", str(out / "ref.cdx"), *names],
+         {}),
     ]
     results = {}
-    for label, cmd in rows:
-        cpu, wall, rss = best(cmd, repeat)
+    for label, (cpu, wall, rss) in interleaved(rows, repeat).items():
         results[label] = cpu
         print(f"| {label} | {cpu:.1f} s | {wall:.1f} s | {size / 2**20 / cpu:.0f} MB/s "
               f"| {records / cpu:,.0f} records/s | {rss} MiB |", flush=True)
@@ -209,7 +219,7 @@ def make_sorted_files(directory: Path, lines: int, files: int, seed: int = 11) -
 
 
 def bench_merge(out: Path, lines: int, files: int, repeat: int) -> None:
-    inputs = make_sorted_files(out / "merge-in", lines, files)
+    inputs = make_sorted_files(out / f"merge-in-{files}", lines, files)
     size = sum(p.stat().st_size for p in inputs)
     names = [str(p) for p in inputs]
     ours_out, sort_out = out / "merged-ours.cdx", out / "merged-sort.cdx"
@@ -218,13 +228,12 @@ def bench_merge(out: Path, lines: int, files: int, repeat: int) -> None:
     print(f"\nMerge: {lines:,} lines in {files} sorted files, {size / 2**20:.0f} MiB; {load()}")
     env = {"LC_ALL": "C"}
     print("| run | CPU time | wall time | lines/s (CPU) | peak RSS |")
-    t_sort, w_sort, rss_sort = best(["sort", "-m", "-o", str(sort_out), *names], repeat, env=env)
-    print(f"| LC_ALL=C sort -m | {t_sort:.1f} s | {w_sort:.1f} s | {lines / t_sort:,.0f} | {rss_sort} MiB |",
-          flush=True)
-    t_sortu, w_sortu, rss_sortu = best(["sort", "-m", "-u", "-o", str(sort_out) + ".u", *names], repeat, env=env)
-    print(f"| LC_ALL=C sort -m -u | {t_sortu:.1f} s | {w_sortu:.1f} s | {lines / t_sortu:,.0f} | {rss_sortu} MiB |",
-          flush=True)
-    t_ours, w_ours, rss_ours = best([PY, "-c", ours, str(ours_out), *names], repeat)
+    med = interleaved([("sort -m", ["sort", "-m", "-o", str(sort_out), *names], {"env": env}),
+                       ("sort -m -u", ["sort", "-m", "-u", "-o", str(sort_out) + ".u", *names], {"env": env}),
+                       ("ours", [PY, "-c", ours, str(ours_out), *names], {})], repeat)
+    (t_sort, w_sort, rss_sort), (t_sortu, w_sortu, rss_sortu), (t_ours, w_ours, rss_ours) = med.values()
+    print(f"| LC_ALL=C sort -m | {t_sort:.1f} s | {w_sort:.1f} s | {lines / t_sort:,.0f} | {rss_sort} MiB |")
+    print(f"| LC_ALL=C sort -m -u | {t_sortu:.1f} s | {w_sortu:.1f} s | {lines / t_sortu:,.0f} | {rss_sortu} MiB |")
     print(f"| merge_sorted | {t_ours:.1f} s | {w_ours:.1f} s | {lines / t_ours:,.0f} | {rss_ours} MiB |", flush=True)
     # merge_sorted collapses identical lines, as `sort -m -u` does: that is the peer its output must equal.
     same = subprocess.run(["cmp", "-s", str(ours_out), str(sort_out) + ".u"]).returncode == 0
@@ -286,7 +295,7 @@ def main() -> None:
     ap.add_argument("--only", choices=["cdx", "merge", "dedup"])
     ap.add_argument("--cdx-mb", type=int, default=300)
     ap.add_argument("--merge-lines", type=int, default=10_000_000)
-    ap.add_argument("--merge-files", type=int, default=64)
+    ap.add_argument("--merge-files", type=int, nargs="+", default=[8, 64])
     ap.add_argument("--dedup-captures", type=int, default=1_000_000)
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--out", type=Path, default=ROOT / "bench-out" / "indexer")
@@ -296,7 +305,8 @@ def main() -> None:
     if args.only in (None, "cdx"):
         bench_cdx(args.out, args.cdx_mb, args.repeat)
     if args.only in (None, "merge"):
-        bench_merge(args.out, args.merge_lines, args.merge_files, args.repeat)
+        for files in args.merge_files:
+            bench_merge(args.out, args.merge_lines, files, args.repeat)
     if args.only in (None, "dedup"):
         bench_dedup(args.out, args.dedup_captures)
 

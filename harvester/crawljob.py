@@ -43,6 +43,7 @@ from harvester.dns import (
     is_dns,
     lookup_host,
 )
+from harvester.fetch import S_EMPTY_RESPONSE
 from harvester.frontier import Entry, Frontier, Politeness
 from harvester.patterns import PatternError
 from harvester.politeness import retry_after_seconds
@@ -473,7 +474,8 @@ class CrawlJob:
             self.frontier.schedule(entry, now + self.retry_delay_s)
             return
         self.failed += 1
-        self._robots_failed(entry, unavailable=True)
+        # An empty answer (-404) is an answer: the host has no robots.txt, as Heritrix reads it.
+        self._robots_failed(entry, unavailable=request.meta.get("nh_failure") != S_EMPTY_RESPONSE)
         self.frontier.finished(entry, now, self._duration(request))
 
     def _robots_failed(self, entry: Entry, unavailable: bool = False) -> None:

@@ -22,7 +22,8 @@ Scrapy's ``HttpCompressionMiddleware`` decodes it as usual; this handler never d
 Failures before a usable response raise Scrapy's download errors (so ``RetryMiddleware`` works)
 and set ``request.meta["nh_failure"]`` to the Heritrix status code: -1 DNS lookup failed, -2
 connect failed (refused, unreachable, connect timeout), -3 connection broken before a complete
-response head, -4 timeout waiting for the response head.
+response head, -4 timeout waiting for the response head, -404 the server closed the connection
+cleanly without sending a byte (the glossary's "Empty HTTP response interpreted as a 404"; retried as -3 is).
 
 A continuous job may put a callable in ``meta["nh_midfetch"]``: given the capture once its head is
 parsed (a 2xx), True stops the download there (``RawCapture.mid_fetch_abort``; the connection is
@@ -32,11 +33,26 @@ Settings: ``NH_MAX_DOCUMENT_BYTES`` (-1: no limit), ``DOWNLOAD_TIMEOUT`` (whole 
 request via ``meta["download_timeout"]``), ``NH_CONNECT_TIMEOUT`` (seconds, default 20),
 ``NH_SPOOL_MEMORY_BYTES`` (body bytes kept in memory before spooling to disk, default 1 MiB).
 TLS uses Scrapy's context factory (``DOWNLOADER_CLIENTCONTEXTFACTORY``), which does not verify
-certificates, as crawlers do. Connections are not reused (``Connection: close``).
+certificates, as crawlers do.
+
+Connections are persistent (HTTP/1.1 keep-alive, RFC 9112 section 9): a :class:`ConnectionPool` keeps
+each finished connection idle per (scheme, host, port) for ``NH_KEEPALIVE_IDLE_S`` seconds (default 4;
+0 turns keep-alive off and every request says ``Connection: close``), so a host's queue reuses as
+many connections as its valence lets it have in flight, never more. A connection goes back to the pool
+only after a message whose end its framing says (``Content-Length``, chunked, or a response that has no
+body), with nothing after it, not truncated, and the server did not refuse (HTTP/1.1 without
+``Connection: close``; HTTP/1.0 only with ``Connection: keep-alive``); anything else is closed as before.
+The record is the same either way: each fetch's capture holds only its own request and response bytes.
+A server that closes an idle connection just as a request is written on it (the keep-alive race)
+gets the request again once on a fresh connection, without a failed attempt; a connection lost after
+any response byte is a failure (-3) as on a fresh one. No pipelining: one request in flight per
+connection. ``NH_KEEPALIVE_MAX_IDLE`` (default 256) bounds the idle connections of a whole crawl
+(the least recently used is closed first), so a broad crawl does not hoard sockets.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import heapq
 import ipaddress
@@ -79,6 +95,7 @@ S_DNS_FAILED = -1
 S_CONNECT_FAILED = -2
 S_CONNECT_LOST = -3
 S_TIMEOUT = -4
+S_EMPTY_RESPONSE = -404
 
 MAX_HEAD_BYTES = 1024 * 1024
 _NO_BODY_STATUSES = frozenset({204, 304})
@@ -129,8 +146,9 @@ class RawCapture:
             self.body = None
 
 
-def build_request_bytes(request: Request) -> bytes:
-    """The request as it goes on the wire: request line, Host, Scrapy's headers in order."""
+def build_request_bytes(request: Request, keep_alive: bool = False) -> bytes:
+    """The request as it goes on the wire: request line, Host, Scrapy's headers in order, then
+    ``Connection: keep-alive`` (which HTTP/1.0 servers need to keep one open) or ``close``."""
     parsed = urlparse_cached(request)
     target = parsed.path or "/"
     if parsed.params:
@@ -153,8 +171,18 @@ def build_request_bytes(request: Request) -> bytes:
             lines.append(name + b": " + value)
     if request.body or request.method in ("POST", "PUT", "PATCH"):
         lines.append(b"Content-Length: " + str(len(request.body)).encode())
-    lines.append(b"Connection: close")
+    lines.append(b"Connection: keep-alive" if keep_alive else b"Connection: close")
     return b"\r\n".join(lines) + b"\r\n\r\n" + (request.body or b"")
+
+
+@functools.lru_cache(maxsize=4096)
+def _ip_address(peer: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    """The peer as Scrapy's ``Response.ip_address`` wants it (parsed once per address: 5 % of
+    ``_complete``)."""
+    try:
+        return ipaddress.ip_address(peer)
+    except ValueError:
+        return None
 
 
 class _Dechunker:
@@ -218,21 +246,124 @@ class _Dechunker:
 
 
 class _RawHTTPClient(Protocol):
-    """Sends one request, records the response bytes, fires ``finished`` once."""
+    """One TCP (or TLS) connection: carries one fetch at a time (no pipelining) and waits idle in
+    the :class:`ConnectionPool` between fetches."""
 
     HEAD, BODY, DONE = range(3)
 
-    def __init__(self, fetch: _Fetch) -> None:
-        self.fetch = fetch
+    def __init__(self, fetch: _Fetch, pool: ConnectionPool | None, key: tuple[str, str, int]) -> None:
+        self.fetch: _Fetch | None = fetch
+        self.pool = pool
+        self.key = key
+        self.lost = False
+        self.idle_since = 0.0
 
     def connectionMade(self) -> None:
-        self.fetch.connection_made(self.transport)
+        if self.fetch is not None:
+            self.fetch.attach(self)
 
     def dataReceived(self, data: bytes) -> None:
+        if self.fetch is None:  # bytes nobody asked for on an idle connection: never reuse it
+            if self.pool is not None:
+                self.pool.discard(self)
+            self.transport.abortConnection()  # type: ignore[union-attr]
+            return
         self.fetch.data_received(data)
 
     def connectionLost(self, reason: Failure = txerror.ConnectionDone) -> None:  # type: ignore[assignment]
-        self.fetch.connection_lost(reason)
+        self.lost = True
+        if self.pool is not None:
+            self.pool.discard(self)
+        fetch, self.fetch = self.fetch, None
+        if fetch is not None:
+            fetch.connection_lost(reason)
+
+
+class ConnectionPool:
+    """Idle persistent connections of one crawl, per (scheme, host, port), least recently used first.
+
+    A connection is here only between two fetches; how many a host has is bounded by how many of its
+    fetches were in flight at once, i.e. by its queue's valence (harvester/frontier.py).
+    """
+
+    def __init__(self, idle_s: float, max_idle: int) -> None:
+        self.idle_s = idle_s
+        self.max_idle = max(1, max_idle)
+        self._idle: dict[tuple[str, str, int], list[_RawHTTPClient]] = {}
+        self._order: dict[_RawHTTPClient, None] = {}  # insertion order = least recently used first
+        self._sweeper: Any = None  # one LoopingCall while anything is idle (a timer per release cost 1 %)
+
+    @staticmethod
+    def of(crawler: Crawler) -> ConnectionPool | None:
+        """The crawl's pool (shared by its http and https handlers); None when keep-alive is off."""
+        if not hasattr(crawler, "nh_connection_pool"):
+            idle_s = crawler.settings.getfloat("NH_KEEPALIVE_IDLE_S", 4.0)
+            crawler.nh_connection_pool = (  # type: ignore[attr-defined]
+                ConnectionPool(idle_s, crawler.settings.getint("NH_KEEPALIVE_MAX_IDLE", 256))
+                if idle_s > 0 else None)
+        return crawler.nh_connection_pool  # type: ignore[attr-defined]
+
+    def take(self, key: tuple[str, str, int]) -> _RawHTTPClient | None:
+        """The most recently used idle connection to ``key`` (the least likely to be closed by now)."""
+        conns = self._idle.get(key)
+        if not conns:
+            return None
+        conn = conns.pop()
+        if not conns:
+            del self._idle[key]
+        del self._order[conn]
+        return conn
+
+    def release(self, conn: _RawHTTPClient) -> None:
+        if conn.lost:
+            return
+        conn.idle_since = time.monotonic()
+        self._idle.setdefault(conn.key, []).append(conn)
+        self._order[conn] = None
+        while len(self._order) > self.max_idle:
+            self.expire(next(iter(self._order)))
+        if self._sweeper is None:
+            from twisted.internet.task import LoopingCall
+
+            self._sweeper = LoopingCall(self.sweep)
+            self._sweeper.start(max(0.05, self.idle_s / 4), now=False)
+
+    def sweep(self) -> None:
+        """Close the connections idle for ``idle_s`` or more (within a quarter of it)."""
+        oldest = time.monotonic() - self.idle_s
+        for conn in list(self._order):
+            if conn.idle_since > oldest:
+                break
+            self.expire(conn)
+        if not self._order and self._sweeper is not None:
+            if self._sweeper.running:
+                self._sweeper.stop()
+            self._sweeper = None
+
+    def discard(self, conn: _RawHTTPClient) -> None:
+        """Forget ``conn`` if it is idle here (it was lost or is being closed)."""
+        if conn not in self._order:
+            return
+        del self._order[conn]
+        conns = self._idle[conn.key]
+        conns.remove(conn)
+        if not conns:
+            del self._idle[conn.key]
+
+    def expire(self, conn: _RawHTTPClient) -> None:
+        self.discard(conn)
+        if conn.transport is not None:
+            conn.transport.loseConnection()
+
+    def close_all(self) -> None:
+        for conn in list(self._order):
+            self.expire(conn)
+        if self._sweeper is not None and self._sweeper.running:
+            self._sweeper.stop()
+        self._sweeper = None
+
+    def __len__(self) -> int:
+        return len(self._order)
 
 
 class _Fetch:
@@ -247,6 +378,13 @@ class _Fetch:
         self.reactor = reactor
         self.finished: defer.Deferred[Response] = defer.Deferred()
         self.transport: Any = None
+        self.conn: _RawHTTPClient | None = None
+        self.pool: ConnectionPool | None = None
+        self.reused = False  # on a connection that carried an earlier fetch
+        self.retried = False  # already sent again on a fresh connection after a keep-alive race
+        self.reconnect: Any = None  # () -> None: connect afresh (set by the handler)
+        self.connecting: defer.Deferred | None = None
+        self.leftover = False  # bytes after the end of the message: the connection is not reusable
         self.state = _RawHTTPClient.HEAD
         self.head = bytearray()
         self.decoded = bytearray()
@@ -260,6 +398,12 @@ class _Fetch:
         self.head_time: float | None = None
 
     # -- connection events ---------------------------------------------------------------------
+    def attach(self, conn: _RawHTTPClient) -> None:
+        """Send this fetch's request on ``conn`` (new, or idle from the pool)."""
+        conn.fetch = self
+        self.conn = conn
+        self.connection_made(conn.transport)
+
     def connection_made(self, transport: Any) -> None:
         self.transport = transport
         try:
@@ -283,6 +427,7 @@ class _Fetch:
             rest = bytes(self.head[end + sep :])
             head = bytes(self.head[: end + sep])
             del self.head[:]
+            self.leftover = bool(rest)  # what a body-less response (HEAD, 204, 304) leaves unread
             if not self._parse_head(head):
                 return
             if self.state == _RawHTTPClient.HEAD:  # an interim 1xx head: wait for the real one
@@ -299,15 +444,34 @@ class _Fetch:
     def connection_lost(self, reason: Failure) -> None:
         if self.state == _RawHTTPClient.DONE:
             return
+        if (self.state == _RawHTTPClient.HEAD and self.reused and not self.received_any and not self.retried
+                and self.reconnect is not None):
+            self._retry_fresh()
+            return
         if self.state == _RawHTTPClient.HEAD:
-            what = "before any response" if not self.received_any else "inside the response head"
-            self._fail(DownloadFailedError(f"connection lost {what}: {reason.getErrorMessage()}"),
+            if not self.received_any and reason.check(txerror.ConnectionDone):  # a clean close; a reset is -3
+                self._fail(DownloadFailedError(f"empty response (connection closed before any byte): "
+                                               f"{reason.getErrorMessage()}"), S_EMPTY_RESPONSE)
+                return
+            self._fail(DownloadFailedError(f"connection lost inside the response head: {reason.getErrorMessage()}"),
                        S_CONNECT_LOST)
             return
         if self.framing == "close" or self.capture.malformed:
             self._complete()
         else:
             self._complete(truncated="disconnect")
+
+    def _retry_fresh(self) -> None:
+        """The server closed a kept-alive connection as our request went out (it had timed the
+        connection out): send the request once more on a new connection. Not a failed attempt —
+        nothing of a response was received, nothing is archived for the lost try."""
+        self.retried = True
+        self.reused = False
+        self.conn = None
+        self.transport = None
+        self.t0 = time.monotonic()
+        self.capture.started = datetime.now(UTC)
+        self.reconnect()
 
     def timed_out(self) -> None:
         """DOWNLOAD_TIMEOUT elapsed: keep what we have of a body, else fail with -4 (-2 connecting)."""
@@ -361,6 +525,7 @@ class _Fetch:
         cap.body = SpooledTemporaryFile(max_size=self.spool_memory)
         self.state = _RawHTTPClient.BODY
         if self.request.method == "HEAD" or status in _NO_BODY_STATUSES:
+            self.framing = "none"
             self._complete()
             return True
         decide = self.request.meta.get("nh_midfetch")
@@ -393,8 +558,10 @@ class _Fetch:
             if self.dechunker.broken:
                 cap.malformed = "chunked"
                 self.framing = "close"  # keep what arrives, as it arrives, until the server closes
+            self.leftover = used < len(data)
             data = data[:used]
         elif self.framing == "length":
+            self.leftover = len(data) > self.remaining
             data = data[: self.remaining]
             self.remaining -= len(data)
         done_by_framing = (self.framing == "length" and self.remaining == 0) or (
@@ -425,11 +592,30 @@ class _Fetch:
         cap.payload_sha1 = self.payload_hash.digest()
         cap.block_sha1 = self.block_hash.digest()
         cap.duration_ms = int((time.monotonic() - self.t0) * 1000)
-        if self.transport is not None:
+        conn, self.conn = self.conn, None
+        if conn is not None:
+            conn.fetch = None
             if truncated or cap.mid_fetch_abort:
-                self.transport.abortConnection()
+                conn.transport.abortConnection()
+            elif self.pool is not None and not conn.lost and self._reusable():
+                self.pool.release(conn)
             else:
-                self.transport.loseConnection()
+                conn.transport.loseConnection()
+
+    def _reusable(self) -> bool:
+        """May the connection carry another request (RFC 9112 section 9.3)? Only after a message
+        whose end its framing told, with nothing after it, from a server that did not refuse."""
+        cap = self.capture
+        if self.leftover or cap.malformed or cap.status == 101 or self.framing not in ("length", "chunked",
+                                                                                       "none"):
+            return False
+        tokens: set[bytes] = set()
+        for name, value in cap.headers:
+            if name.lower() == b"connection":
+                tokens.update(t.strip().lower() for t in value.split(b","))
+        if cap.http_version == "HTTP/1.1":
+            return b"close" not in tokens
+        return cap.http_version == "HTTP/1.0" and b"keep-alive" in tokens and b"close" not in tokens
 
     def _complete(self, truncated: str | None = None) -> None:
         self._finish_capture(truncated)
@@ -440,10 +626,7 @@ class _Fetch:
         body = bytes(self.decoded)
         self.decoded = bytearray()
         respcls = responsetypes.from_args(headers=headers, url=self.request.url, body=body)
-        try:
-            ip = ipaddress.ip_address(cap.peer_ip) if cap.peer_ip else None
-        except ValueError:
-            ip = None
+        ip = _ip_address(cap.peer_ip) if cap.peer_ip else None
         flags = ["truncated"] if truncated else None
         response = respcls(url=self.request.url, status=cap.status, headers=headers, body=body,
                            flags=flags, ip_address=ip, protocol=cap.http_version)
@@ -454,8 +637,10 @@ class _Fetch:
         self.capture.duration_ms = int((time.monotonic() - self.t0) * 1000)
         self.capture.close()
         self.request.meta["nh_failure"] = code
-        if self.transport is not None:
-            self.transport.abortConnection()
+        conn, self.conn = self.conn, None
+        if conn is not None:
+            conn.fetch = None
+            conn.transport.abortConnection()
         if not self.finished.called:
             self.finished.errback(Failure(exc))
 
@@ -486,13 +671,17 @@ class FetchSlots:
 
 
 class _OneShotFactory(Factory):
+    """Builds the connection for one fetch (which may later carry others, from the pool)."""
+
     noisy = False  # no "Starting/Stopping factory" log lines per connection (4 % of the CPU)
 
-    def __init__(self, fetch: _Fetch) -> None:
+    def __init__(self, fetch: _Fetch, pool: ConnectionPool | None, key: tuple[str, str, int]) -> None:
         self.fetch = fetch
+        self.pool = pool
+        self.key = key
 
     def buildProtocol(self, addr: Any) -> Protocol:
-        return _RawHTTPClient(self.fetch)
+        return _RawHTTPClient(self.fetch, self.pool, self.key)
 
 
 class RawHTTPDownloadHandler:
@@ -515,6 +704,7 @@ class RawHTTPDownloadHandler:
         self.spool_memory = settings.getint("NH_SPOOL_MEMORY_BYTES", 1024 * 1024)
         self._context_factory: Any = None
         self.slots = FetchSlots.of(crawler)
+        self.pool = ConnectionPool.of(crawler)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RawHTTPDownloadHandler:
@@ -537,39 +727,49 @@ class RawHTTPDownloadHandler:
 
         thread = self.slots.take()
         request.meta["nh_thread"] = thread
-        capture = RawCapture(url=request.url, request_bytes=build_request_bytes(request),
+        pool = self.pool
+        capture = RawCapture(url=request.url, request_bytes=build_request_bytes(request, pool is not None),
                              started=datetime.now(UTC), thread=thread)
         request.meta["nh_capture"] = capture
         fetch = _Fetch(request, capture, self.max_bytes, self.spool_memory, reactor)
+        fetch.pool = pool
         timeout = float(request.meta.get("download_timeout") or self.default_timeout)
         timer = reactor.callLater(timeout, fetch.timed_out)
-        connecting = self._connect(request, fetch, min(timeout, self.connect_timeout), reactor)
-        fetch.connecting = connecting  # type: ignore[attr-defined]
+        parsed = urlparse_cached(request)
+        key = (parsed.scheme, parsed.hostname or "", parsed.port or (443 if parsed.scheme == "https" else 80))
+        connect_timeout = min(timeout, self.connect_timeout)
+        conn = pool.take(key) if pool is not None else None
+        if conn is not None:
+            fetch.reused = True
+            fetch.reconnect = lambda: self._connect(key, fetch, connect_timeout, reactor)
+            fetch.attach(conn)
+        else:
+            self._connect(key, fetch, connect_timeout, reactor)
         try:
             return await maybe_deferred_to_future(fetch.finished)
         finally:
             if timer.active():
                 timer.cancel()
-            if not connecting.called:
+            connecting = fetch.connecting
+            if connecting is not None and not connecting.called:
                 connecting.cancel()
             self.slots.give_back(thread)
 
-    def _connect(self, request: Request, fetch: _Fetch, timeout: float, reactor: Any) -> defer.Deferred:
+    def _connect(self, key: tuple[str, str, int], fetch: _Fetch, timeout: float, reactor: Any) -> None:
+        """Open a new connection for ``fetch`` (``fetch.connecting`` is its Deferred)."""
         from twisted.internet.endpoints import TCP4ClientEndpoint, TCP6ClientEndpoint, wrapClientTLS
 
-        parsed = urlparse_cached(request)
-        host = parsed.hostname or ""
-        port = parsed.port or (443 if parsed.scheme == "https" else 80)
+        scheme, host, port = key
         try:
             is_v6 = ipaddress.ip_address(host).version == 6
         except ValueError:
             is_v6 = False
         endpoint: Any = (TCP6ClientEndpoint if is_v6 else TCP4ClientEndpoint)(
             reactor, host, port, timeout=max(1, int(round(timeout))))
-        if parsed.scheme == "https":
+        if scheme == "https":
             creator = self._tls_policy().creatorForNetloc(host.encode("idna"), port)
             endpoint = wrapClientTLS(creator, endpoint)
-        d = endpoint.connect(_OneShotFactory(fetch))
+        d = endpoint.connect(_OneShotFactory(fetch, self.pool, key))
 
         def failed(failure: Failure) -> None:
             if fetch.state == _RawHTTPClient.DONE or failure.check(defer.CancelledError):
@@ -586,7 +786,8 @@ class RawHTTPDownloadHandler:
             return None
 
         d.addErrback(failed)
-        return d
+        fetch.connecting = d
 
     async def close(self) -> None:
-        return None
+        if self.pool is not None:
+            self.pool.close_all()

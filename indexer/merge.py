@@ -29,8 +29,8 @@ import os
 import tempfile
 from bisect import bisect_right
 from collections.abc import Iterable, Iterator
-from itertools import groupby
-from operator import itemgetter
+from itertools import groupby, islice
+from operator import eq, itemgetter
 from pathlib import Path
 from typing import BinaryIO
 
@@ -115,7 +115,8 @@ def _merged_batches(files: list[BinaryIO], names: list[str], head: bytes | None)
                 batch += r.lines[r.pos:j]
                 r.pos = j
             batch.sort()
-        batch = list(map(itemgetter(0), groupby(batch)))
+        if any(map(eq, batch, islice(batch, 1, None))):  # rare (a file indexed twice): only then group
+            batch = list(map(itemgetter(0), groupby(batch)))
         if previous is not None and batch[0] == previous:
             del batch[0]
         if batch:

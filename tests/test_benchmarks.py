@@ -74,7 +74,9 @@ TINY: dict[str, Tiny] = {
         [rf"^{mode} +pages= +{NUMBER} +wall= +[0-9.]+s +pages/s= +{NUMBER} +cpu= +[0-9.]+s +cpu/page= *{NUMBER}ms"
          for mode in ("netharvest", "engine-no-warc", "scrapy", "scrapy-items1", "netharvest-x2")
          + (("wget",) if shutil.which("wget") else ())]
-        + [rf"^netharvest +{NUMBER} x plain Scrapy"]),
+        + [rf"^netharvest +{NUMBER} x plain Scrapy"]
+        + ([rf"^netharvest +{NUMBER} x wget's pages/s, +{NUMBER} x wget's CPU per page"] if shutil.which("wget")
+           else [])),
     "bench_import_domains.py": Tiny(
         lambda tmp: ["--domains", "2000", "--parallel", "1"],
         [rf"2,000 lines imported in {NUMBER} s: {NUMBER} domains created",

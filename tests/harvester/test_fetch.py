@@ -549,7 +549,7 @@ def test_odd_responses(server, tmp_path):
     assert b"Content-Length: 7\r\n" in post
     log = crawl_log(tmp_path)
     assert log[base + "/garbage"]["status"] == "   -3"
-    assert log[base + "/empty"]["status"] == "   -3"
+    assert log[base + "/empty"]["status"] == " -404"  # glossary: "Empty HTTP response interpreted as a 404"
     assert log[base + "/noreason"]["mime"] == "no-type"
     assert result["bodies"][base + "/lf"] == hashlib.sha1(b"ok").hexdigest()
 
