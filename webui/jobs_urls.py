@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from webui.views import jobs
+from webui.views import jobs, pageqa
 
 app_name = "jobs"
 urlpatterns = [
@@ -18,4 +18,9 @@ urlpatterns = [
     path("<int:job_id>/reject/", jobs.job_reject, name="reject"),
     path("<int:job_id>/reports/<str:name>", jobs.job_report, name="report"),
     path("<int:job_id>/crawl.log", jobs.crawl_log, name="crawl-log"),
+    path("<int:job_id>/qa/", pageqa.job_qa, name="qa"),
+    path("<int:job_id>/qa/run/", pageqa.qa_run, name="qa-run"),
+    path("<int:job_id>/qa/patch/", pageqa.qa_patch, name="qa-patch"),
+    path("<int:job_id>/qa/mark/", pageqa.qa_mark, name="qa-mark"),
+    path("<int:job_id>/qa/thumb/<int:page_id>/<str:which>.png", pageqa.qa_thumb, name="qa-thumb"),
 ]

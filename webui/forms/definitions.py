@@ -22,16 +22,17 @@ class DefinitionForm(ExtendedFieldsMixin, forms.ModelForm):
 
     class Meta:
         model = HarvestDefinition
-        fields = [*COMMON, "schedule", "max_objects", "max_bytes", "max_job_running_time_s",
+        fields = [*COMMON, "schedule", "page_qa", "max_objects", "max_bytes", "max_job_running_time_s",
                   "previous"]
         widgets = {"comments": forms.Textarea(attrs={"rows": 2}),
                    "crawler_traps": forms.Textarea(attrs={"rows": 4, "spellcheck": "false"})}
         labels = {"max_objects": "Max objects per domain",
                   "max_bytes": "Max bytes per domain", "max_job_running_time_s": "Max job running time (seconds)",
-                  "previous": "Continue snapshot", "crawler_traps": "Crawler traps"}
+                  "previous": "Continue snapshot", "crawler_traps": "Crawler traps",
+                  "page_qa": "Page QA after each job"}
 
     KIND_FIELDS = {
-        HarvestDefinition.SELECTIVE: {"schedule", "next_date"},
+        HarvestDefinition.SELECTIVE: {"schedule", "next_date", "page_qa"},
         HarvestDefinition.SNAPSHOT: {"max_objects", "max_bytes", "max_job_running_time_s", "previous"},
     }
 
