@@ -62,7 +62,9 @@ def workers(transactional_db: None) -> Iterator[Path]:
         pytest.skip("a worker process needs the test database on PostgreSQL and a Redis broker")
     db = connection.settings_dict
     env = {**os.environ, "NETHARVEST_DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
-           "NETHARVEST_DATA_DIR": str(settings.DATA_DIR), "DJANGO_SETTINGS_MODULE": "orchestrator.settings"}
+           "NETHARVEST_DATA_DIR": str(settings.DATA_DIR), "DJANGO_SETTINGS_MODULE": "orchestrator.settings",
+           # No demo site: its fixed ports may be taken (another stack on this machine), and it is not the test's.
+           "NETHARVEST_DEMO": "0"}
     # Jobs that other tests dispatched and no worker took are still queued: not this test's to crawl.
     subprocess.run([str(Path(sys.executable).parent / "celery"), "-A", "harvester.worker", "purge", "-f", "-Q",
                     "harvest.focused,events"], env=env, check=True, capture_output=True)

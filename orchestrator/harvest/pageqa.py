@@ -58,6 +58,8 @@ QUEUE = "qa"
 #: States in which a file's captures are replayable (chain.STORED_STATES; the chain imports this module).
 _STORED = (IndexState.BACKED_UP, IndexState.CLEANED)
 _HTML = ("text/html", "application/xhtml+xml")
+#: pywb's replay prefixes a replayed page's title with this; the QA page shows the page's own.
+PYWB_TITLE_PREFIX = "Archived Page: "
 _PAGE_SUFFIXES = ("/", ".html", ".htm", ".php", ".asp", ".aspx", ".jsp", ".shtml")
 
 
@@ -303,8 +305,9 @@ def _run(run: QARun) -> None:
 
 def _record(run: QARun, target: Target, replayed: PageLoad, seen: PageLoad | None) -> QAPage:
     missing = missing_of(replayed, target.url)
+    title = replayed.title.removeprefix(PYWB_TITLE_PREFIX)
     page = QAPage.objects.create(
-        run=run, url=target.url, timestamp=target.timestamp, is_seed=target.is_seed, title=replayed.title,
+        run=run, url=target.url, timestamp=target.timestamp, is_seed=target.is_seed, title=title,
         replay_status=replayed.status, replay_error="\n".join(_replay_errors(replayed, target.url)),
         timed_out=replayed.timed_out, load_ms=replayed.load_ms, requests=replayed.requests,
         missing_count=len({m.url for m in missing}), text=replayed.text,

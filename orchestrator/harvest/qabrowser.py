@@ -18,6 +18,7 @@ import logging
 import re
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -78,15 +79,34 @@ class PageLoad:
 
 
 class PageLoader:
-    """One Chromium for a series of pages; use as a context manager."""
+    """One Chromium for a series of pages; use as a context manager.
+
+    Playwright's sync API runs an asyncio loop in the thread that uses it, and Django refuses database calls
+    from a thread with a running loop; so the browser lives in a thread of its own and :meth:`load` hands pages
+    to it, leaving the caller's thread free to record results."""
 
     def __init__(self, timeout_s: float = 30.0, executable: str | Path = CHROMIUM) -> None:
         self.timeout_s = timeout_s
         self.executable = str(executable)
         self._pw: Any = None
         self._browser: Any = None
+        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="qa-browser")
 
     def __enter__(self) -> PageLoader:
+        try:
+            self._thread.submit(self._start).result()
+        except BaseException:
+            self._thread.shutdown(wait=True)
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            self._thread.submit(self._stop).result()
+        finally:
+            self._thread.shutdown(wait=True)
+
+    def _start(self) -> None:
         from playwright.sync_api import sync_playwright
 
         self._pw = sync_playwright().start()
@@ -96,9 +116,8 @@ class PageLoader:
         except Exception:
             self._pw.stop()
             raise
-        return self
 
-    def __exit__(self, *exc: object) -> None:
+    def _stop(self) -> None:
         try:
             self._browser.close()
         finally:
@@ -106,6 +125,9 @@ class PageLoader:
 
     def load(self, url: str, allowed: Callable[[str], bool] | None = None) -> PageLoad:
         """Load ``url``; requests for which ``allowed`` is false are blocked and listed in ``blocked``."""
+        return self._thread.submit(self._load, url, allowed).result()
+
+    def _load(self, url: str, allowed: Callable[[str], bool] | None) -> PageLoad:
         result = PageLoad(url)
         with self._context() as page:
             if allowed is not None:
