@@ -36,7 +36,7 @@ SETTLE_S = 3.0
 #: Screenshot and text of a page that did not load are taken within this (its renderer may be stuck).
 AFTERMATH_S = 5.0
 TEXT_LIMIT = 100_000
-_REPLAYED = re.compile(rf"^{re.escape(URL_PREFIX)}/[^/]+/(?:\d{{1,14}})?(?:[a-z]{{2}}_)?/(.+)$")
+_REPLAYED = re.compile(rf"^{re.escape(URL_PREFIX)}/[^/]+/(?:\d{{0,14}}(?:[a-z]{{2}}_)?/)?(.+)$")
 
 
 def archived_url(replay_address: str) -> str | None:
