@@ -57,6 +57,7 @@ RUN_TASK = "orchestrator.qa.run"
 QUEUE = "qa"
 #: States in which a file's captures are replayable (chain.STORED_STATES; the chain imports this module).
 _STORED = (IndexState.BACKED_UP, IndexState.CLEANED)
+_LOCAL = ("data:", "about:", "blob:")
 _HTML = ("text/html", "application/xhtml+xml")
 #: pywb's replay prefixes a replayed page's title with this; the QA page shows the page's own.
 PYWB_TITLE_PREFIX = "Archived Page: "
@@ -293,8 +294,11 @@ def _run(run: QARun) -> None:
     in_replay = base + "/"
     with PageLoader(settings.NETHARVEST_QA_PAGE_TIMEOUT_S, settings.NETHARVEST_QA_CHROMIUM) as browser:
         for done, target in enumerate(todo, 1):
-            address = base + replay.replay_url(target.url, target.timestamp, collection, mode="mp_")
-            replayed = browser.load(address, allowed=lambda u: u.startswith(in_replay) or u.startswith("data:"))
+            # pywb's framed view, as a curator sees it (an ``mp_`` page loaded on its own is sent there by pywb's
+            # client side); the archived page is judged in its frame.
+            address = base + replay.replay_url(target.url, target.timestamp, collection)
+            replayed = browser.load(address, allowed=lambda u: u.startswith(in_replay) or u.startswith(_LOCAL),
+                                    inner=lambda u: "mp_/" in u)
             seen = browser.load(target.url) if live else None
             _record(run, target, replayed, seen)
             QARun.objects.filter(pk=run.pk).update(pages_done=done)

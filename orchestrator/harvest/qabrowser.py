@@ -123,12 +123,17 @@ class PageLoader:
         finally:
             self._pw.stop()
 
-    def load(self, url: str, allowed: Callable[[str], bool] | None = None) -> PageLoad:
-        """Load ``url``; requests for which ``allowed`` is false are blocked and listed in ``blocked``."""
-        return self._thread.submit(self._load, url, allowed).result()
+    def load(self, url: str, allowed: Callable[[str], bool] | None = None,
+             inner: Callable[[str], bool] | None = None) -> PageLoad:
+        """Load ``url``; requests for which ``allowed`` is false are blocked and listed in ``blocked``. With
+        ``inner``, the page judged is the frame whose address ``inner`` accepts (replay's framed view: pywb's
+        banner in the top frame, the archived page in an iframe): its status, screenshot, title and text."""
+        return self._thread.submit(self._load, url, allowed, inner).result()
 
-    def _load(self, url: str, allowed: Callable[[str], bool] | None) -> PageLoad:
+    def _load(self, url: str, allowed: Callable[[str], bool] | None,
+              inner: Callable[[str], bool] | None = None) -> PageLoad:
         result = PageLoad(url)
+        statuses: dict[Any, int] = {}  # frame → the status of its first document
         with self._context() as page:
             if allowed is not None:
                 def route(r: Any) -> None:
@@ -139,13 +144,13 @@ class PageLoader:
                         r.abort("blockedbyclient")
                 page.route("**/*", route)
             page.on("request", lambda r: setattr(result, "requests", result.requests + 1))
-            page.on("response", lambda r: self._response(r, result))
+            page.on("response", lambda r: self._response(r, result, statuses))
             page.on("requestfailed", lambda r: self._request_failed(r, result))
             page.on("pageerror", lambda e: result.errors.append(f"script error: {e}"[:500]))
             started = time.monotonic()
             try:
                 response = page.goto(url, wait_until="load", timeout=self.timeout_s * 1000)
-                if response is not None:
+                if response is not None and inner is None:
                     result.status = response.status
             except Exception as exc:  # Playwright's TimeoutError and navigation errors
                 name = type(exc).__name__
@@ -160,7 +165,14 @@ class PageLoader:
                 except Exception:
                     pass
             result.load_ms = int((time.monotonic() - started) * 1000)
-            self._aftermath(page, result)
+            target = page
+            if inner is not None:
+                target = next((f for f in page.frames if f.parent_frame is not None and inner(f.url)), None)
+                result.status = statuses.get(target) if target is not None else None
+                if target is None and not result.timed_out:
+                    result.errors.append("the replayed page's frame never appeared")
+            if target is not None:
+                self._aftermath(page, target, result)
         return result
 
     @contextmanager
@@ -178,10 +190,12 @@ class PageLoader:
                 log.warning("QA: a browser context did not close: %s", exc)
 
     @staticmethod
-    def _response(response: Any, result: PageLoad) -> None:
+    def _response(response: Any, result: PageLoad, statuses: dict[Any, int]) -> None:
         request = response.request
-        if result.status is None and request.is_navigation_request() and request.frame.parent_frame is None:
-            result.status = response.status  # the page's own answer, also when goto raises (an empty 404)
+        if request.is_navigation_request():
+            statuses.setdefault(request.frame, response.status)
+            if result.status is None and request.frame.parent_frame is None:
+                result.status = response.status  # the page's own answer, also when goto raises (an empty 404)
         if response.status < 400:
             return
         try:
@@ -198,17 +212,19 @@ class PageLoader:
         result.failed.append(Failed(request.url, request.resource_type, None, False))
 
     @staticmethod
-    def _aftermath(page: Any, result: PageLoad) -> None:
-        """Screenshot, title and text, each bounded: a stuck renderer costs seconds, not the pass."""
+    def _aftermath(page: Any, frame: Any, result: PageLoad) -> None:
+        """Screenshot, title and text of ``frame`` (the page itself, or replay's inner frame), each bounded: a
+        stuck renderer costs seconds, not the pass."""
+        shooter = page if frame is page else frame.frame_element()
         try:
-            result.screenshot = page.screenshot(type="png", timeout=AFTERMATH_S * 1000, animations="disabled")
+            result.screenshot = shooter.screenshot(type="png", timeout=AFTERMATH_S * 1000, animations="disabled")
         except Exception as exc:
             result.errors.append(f"no screenshot: {str(exc).splitlines()[0][:200]}")
             if result.timed_out:
                 return  # its renderer is stuck (a script that never yields): asking for the text would wait too
         try:  # the text first: it has a time limit, and only a responsive renderer is asked anything more
-            result.text = page.inner_text("body", timeout=AFTERMATH_S * 1000)[:TEXT_LIMIT]
-            if page.locator("title").count():  # a locator, unlike page.title(), waits with a time limit
-                result.title = (page.locator("title").first.text_content(timeout=AFTERMATH_S * 1000) or "")[:500]
+            result.text = frame.inner_text("body", timeout=AFTERMATH_S * 1000)[:TEXT_LIMIT]
+            if frame.locator("title").count():  # a locator, unlike page.title(), waits with a time limit
+                result.title = (frame.locator("title").first.text_content(timeout=AFTERMATH_S * 1000) or "")[:500]
         except Exception as exc:
             result.errors.append(f"no text: {str(exc).splitlines()[0][:200]}")

@@ -40,9 +40,27 @@ def _grey(png: bytes, size: tuple[int, int] | None = None) -> Image.Image:
     return image.resize(size, Image.Resampling.BILINEAR)
 
 
+def _common(a: bytes, b: bytes) -> tuple[Image.Image, Image.Image]:
+    """Both pictures cut to the top-left region they share (replay's frame is a viewport less pywb's banner:
+    the same page region is compared, not one picture stretched onto the other)."""
+    first, second = Image.open(io.BytesIO(a)), Image.open(io.BytesIO(b))
+    width, height = min(first.width, second.width), min(first.height, second.height)
+    return first.crop((0, 0, width, height)), second.crop((0, 0, width, height))
+
+
+def _png(image: Image.Image) -> bytes:
+    out = io.BytesIO()
+    image.save(out, "PNG")
+    return out.getvalue()
+
+
 def screenshot_similarity(a: bytes, b: bytes) -> float:
     """Mean SSIM of two screenshots (PNG/JPEG bytes), 1.0 for identical pictures, near 0 for unrelated ones.
-    ``b`` is scaled to ``a``'s shape, so two viewports of one size compare pixel for pixel."""
+    Pictures of one shape compare pixel for pixel; otherwise ``b`` is scaled to ``a``'s proportions when they
+    differ by more than 10 % (the same page at another size), else both are cut to their common region."""
+    ia, ib = Image.open(io.BytesIO(a)), Image.open(io.BytesIO(b))
+    if ia.size != ib.size and max(ia.width / ib.width, ib.width / ia.width) <= 1.1:
+        a, b = (_png(image) for image in _common(a, b))
     first = _grey(a)
     second = _grey(b, first.size)
     width, height = first.size
