@@ -66,6 +66,11 @@ def page(monkeypatch):
         connections.close_all()
 
 
+def images_loaded(page) -> None:
+    """The QA page's thumbnails drawn before its screenshot is taken."""
+    page.wait_for_function("Array.from(document.images).every(i => i.complete)")
+
+
 def wait(predicate, seconds: float, what: str, logs: list[Path]) -> None:
     deadline = time.monotonic() + seconds
     while not predicate():
@@ -106,6 +111,7 @@ def test_curator_finds_the_js_banner_missing_patches_it_and_replay_shows_it(live
     assert banner in page.inner_text("#missing-groups")
     home = page.locator(f".qa-page[data-url='{site.url}']")
     assert int(home.locator(".missing-count").inner_text()) >= 1
+    images_loaded(page)
     shot(page, "qa-2-missing-banner")
 
     # 3. The home page in replay, one click from the QA page: the banner is not there.
@@ -132,6 +138,7 @@ def test_curator_finds_the_js_banner_missing_patches_it_and_replay_shows_it(live
     assert after.status == "DONE" and after.missing_urls < first.missing_urls
     page.goto(f"{live_server.url}/jobs/{job.pk}/qa/")
     assert banner not in page.inner_text("body").split("Pages, worst first")[0]
+    images_loaded(page)
     shot(page, "qa-5-after-patch")
 
     # 5. Replay now shows the banner.
