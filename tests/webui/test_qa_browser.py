@@ -111,6 +111,11 @@ def test_curator_finds_the_js_banner_missing_patches_it_and_replay_shows_it(live
     assert banner in page.inner_text("#missing-groups")
     home = page.locator(f".qa-page[data-url='{site.url}']")
     assert int(home.locator(".missing-count").inner_text()) >= 1
+    home.locator("textarea[name=note]").fill("JS banner missing: patch crawl asked")
+    home.locator("button[value=bad]").click()
+    page.wait_for_selector("text=marked bad")
+    home = page.locator(f".qa-page[data-url='{site.url}']")
+    assert "JS banner missing" in home.inner_text()
     images_loaded(page)
     shot(page, "qa-2-missing-banner")
 
@@ -140,6 +145,8 @@ def test_curator_finds_the_js_banner_missing_patches_it_and_replay_shows_it(live
     assert banner not in page.inner_text("body").split("Pages, worst first")[0]
     images_loaded(page)
     shot(page, "qa-5-after-patch")
+    page.goto(f"{live_server.url}/domains/127.0.0.1/")  # the mark is in the domain's history
+    assert "JS banner missing: patch crawl asked" in page.inner_text("#qa-marks")
 
     # 5. Replay now shows the banner.
     page.goto(live_server.url + page.locator(f".qa-page[data-url='{site.url}'] h3 a").get_attribute("href"))
