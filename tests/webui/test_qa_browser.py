@@ -145,11 +145,12 @@ def test_curator_finds_the_js_banner_missing_patches_it_and_replay_shows_it(live
     assert banner not in page.inner_text("body").split("Pages, worst first")[0]
     images_loaded(page)
     shot(page, "qa-5-after-patch")
+    replay_link = page.locator(f".qa-page[data-url='{site.url}'] h3 a").get_attribute("href")
     page.goto(f"{live_server.url}/domains/127.0.0.1/")  # the mark is in the domain's history
     assert "JS banner missing: patch crawl asked" in page.inner_text("#qa-marks")
 
     # 5. Replay now shows the banner.
-    page.goto(live_server.url + page.locator(f".qa-page[data-url='{site.url}'] h3 a").get_attribute("href"))
+    page.goto(live_server.url + replay_link)
     frame = next(f for f in page.frames if "mp_/" in f.url)
     frame.wait_for_function("document.getElementById('js-banner') && "
                             "document.getElementById('js-banner').naturalWidth > 0")
