@@ -216,3 +216,16 @@ def test_patch_job_fetches_exactly_the_missing_urls(purge_queues, capsys):
     again = pageqa.after_stored(new.pk)
     assert again.job_id == job.pk and again.trigger == QARun.AFTER_PATCH and again.patch_job_id == new.pk
     assert pageqa.after_stored(new.pk) is None
+
+
+@pytest.mark.django_db
+def test_the_sweep_starts_passes_the_hook_missed_and_the_cli_queues_one(capsys):
+    job = stored_job()
+    ArchiveFile.objects.filter(job=job).update(index_state=IndexState.CLEANED)
+    Job.objects.filter(pk=job.pk).update(ended_at=job.created)
+    assert pageqa.sweep() == 1  # the chain's hook never ran (a crash between its step and the scheduling)
+    assert QARun.objects.filter(job=job, trigger=QARun.AUTO).count() == 1
+    assert pageqa.sweep() == 0
+    call_command("jobs", "qa", str(job.pk))
+    assert "queued for the qa worker" in capsys.readouterr().out
+    assert QARun.objects.filter(job=job, trigger=QARun.REQUESTED).count() == 1
