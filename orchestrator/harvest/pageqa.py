@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -66,6 +67,19 @@ _PAGE_SUFFIXES = ("/", ".html", ".htm", ".php", ".asp", ".aspx", ".jsp", ".shtml
 
 class QAError(Exception):
     """A pass that cannot be run; the message says why."""
+
+
+class Interrupted(Exception):
+    """The worker is shutting down: the pass stops between pages and goes back to the queue."""
+
+
+#: Set when the qa worker is asked to stop (orchestrator/harvest/qatasks.py): a pass of many slow pages must not
+#: hold Ctrl-C or a deployment for minutes; it is queued again and starts over on the next worker.
+_stopping = threading.Event()
+
+
+def request_stop() -> None:
+    _stopping.set()
 
 
 # --- which pages -------------------------------------------------------------------------------------
@@ -276,6 +290,11 @@ def run_pass(run_id: int) -> QARun | None:
     QAPage.objects.filter(run=run).delete()  # a run taken over from a dead worker starts over
     try:
         _run(run)
+    except Interrupted:
+        log.info("QA run %s of job %s interrupted by the worker's shutdown: queued again", run.pk, run.job_id)
+        QAPage.objects.filter(run=run).delete()
+        QARun.objects.filter(pk=run.pk).update(status=QARunStatus.QUEUED, started_at=None, pages_done=0)
+        enqueue_on_commit(run.pk)
     except Exception as exc:  # recorded on the run; the curator may run it again
         log.exception("QA run %s of job %s failed", run.pk, run.job_id)
         QARun.objects.filter(pk=run.pk).update(status=QARunStatus.FAILED, ended_at=timezone.now(),
@@ -294,6 +313,8 @@ def _run(run: QARun) -> None:
     in_replay = base + "/"
     with PageLoader(settings.NETHARVEST_QA_PAGE_TIMEOUT_S, settings.NETHARVEST_QA_CHROMIUM) as browser:
         for done, target in enumerate(todo, 1):
+            if _stopping.is_set():
+                raise Interrupted
             # pywb's framed view, as a curator sees it (an ``mp_`` page loaded on its own is sent there by pywb's
             # client side); the archived page is judged in its frame.
             address = base + replay.replay_url(target.url, target.timestamp, collection)

@@ -1,13 +1,22 @@
 """Page QA's Celery tasks, on their own queue ``qa`` (orchestrator/celery.py routes ``orchestrator.qa.*`` there):
-a worker of its own with a bounded number of browsers (``--concurrency``, ``NETHARVEST_QA_BROWSERS``), niced, so
-loading pages in Chromium never takes a harvester's or the indexer's turn. The work is in
-orchestrator.harvest.pageqa, where the claim makes a run happen once."""
+a worker of its own with a bounded number of browsers (``--pool threads --concurrency``,
+``NETHARVEST_QA_BROWSERS``), niced, so loading pages in Chromium never takes a harvester's or the indexer's turn.
+The work is in orchestrator.harvest.pageqa, where the claim makes a run happen once."""
 
 from __future__ import annotations
 
 from celery import shared_task
+from celery.signals import worker_shutting_down
 
 from orchestrator.harvest import pageqa
+
+
+@worker_shutting_down.connect
+def _stop_passes(**_: object) -> None:
+    """Ctrl-C or a deployment: running passes stop after their current page and go back to the queue. The qa
+    worker runs its tasks in threads (``--pool threads``), so this flag, set in the worker's main process,
+    reaches them."""
+    pageqa.request_stop()
 
 
 @shared_task(name=pageqa.RUN_TASK, ignore_result=True)

@@ -229,3 +229,23 @@ def test_the_sweep_starts_passes_the_hook_missed_and_the_cli_queues_one(capsys):
     call_command("jobs", "qa", str(job.pk))
     assert "queued for the qa worker" in capsys.readouterr().out
     assert QARun.objects.filter(job=job, trigger=QARun.REQUESTED).count() == 1
+
+
+@pytest.mark.django_db
+@pytest.mark.skipif(bool(MISSING) and not REQUIRED, reason=MISSING)
+def test_a_pass_stops_between_pages_when_the_worker_shuts_down_and_is_queued_again(settings, tmp_path):
+    settings.NETHARVEST_QA_CHROMIUM = CHROMIUM
+    job = stored_job()
+    cdx = tmp_path / "a.cdx"
+    cdx.write_text(" CDX N b a m s k r M S V g\n127,0,0,1:8001)/ 20261124000000 http://127.0.0.1:8001/ text/html 200 "
+                   "AAAA - - 100 0 w.warc.gz\n")
+    ArchiveFile.objects.filter(job=job).update(index_state=IndexState.CLEANED, cdx_path=str(cdx))
+    assert [t.url for t in pageqa.targets(job)] == ["http://127.0.0.1:8001/"]
+    run = pageqa.request(job, "claire")
+    pageqa.request_stop()  # what the qa worker's shutdown signal does
+    try:
+        stopped = pageqa.run_pass(run.pk)
+    finally:
+        pageqa._stopping.clear()
+    assert stopped.status == "QUEUED" and stopped.started_at is None and not stopped.pages.exists()
+    assert pageqa.claim(run.pk)  # the next worker takes it
