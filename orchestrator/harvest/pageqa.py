@@ -70,7 +70,7 @@ class QAError(Exception):
 
 
 class Interrupted(Exception):
-    """The worker is shutting down: the pass stops between pages and goes back to the queue."""
+    """The worker is shutting down: the pass stops between pages and is left QUEUED for the next worker."""
 
 
 #: Set when the qa worker is asked to stop (orchestrator/harvest/qatasks.py): a pass of many slow pages must not
@@ -283,8 +283,8 @@ def _replay_errors(load: PageLoad, page_url: str) -> list[str]:
 
 
 def run_pass(run_id: int) -> QARun | None:
-    """Claim and run QA run ``run_id``; None if another worker has it or it is finished."""
-    if not claim(run_id):
+    """Claim and run QA run ``run_id``; None if another worker has it, it is finished, or this worker stops."""
+    if _stopping.is_set() or not claim(run_id):
         return None
     run = QARun.objects.select_related("job").get(pk=run_id)
     QAPage.objects.filter(run=run).delete()  # a run taken over from a dead worker starts over
@@ -293,8 +293,9 @@ def run_pass(run_id: int) -> QARun | None:
     except Interrupted:
         log.info("QA run %s of job %s interrupted by the worker's shutdown: queued again", run.pk, run.job_id)
         QAPage.objects.filter(run=run).delete()
+        # Not sent again from here: this worker may still take messages while it stops. The QA sweep re-sends
+        # runs left QUEUED.
         QARun.objects.filter(pk=run.pk).update(status=QARunStatus.QUEUED, started_at=None, pages_done=0)
-        enqueue_on_commit(run.pk)
     except Exception as exc:  # recorded on the run; the curator may run it again
         log.exception("QA run %s of job %s failed", run.pk, run.job_id)
         QARun.objects.filter(pk=run.pk).update(status=QARunStatus.FAILED, ended_at=timezone.now(),

@@ -12,6 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from django.core.management import call_command
+from django.db import connections
 from PIL import Image, ImageDraw
 
 from orchestrator.harvest import pageqa, patch, qascore
@@ -231,21 +232,56 @@ def test_the_sweep_starts_passes_the_hook_missed_and_the_cli_queues_one(capsys):
     assert QARun.objects.filter(job=job, trigger=QARun.REQUESTED).count() == 1
 
 
-@pytest.mark.django_db
+class _SlowReplay(BaseHTTPRequestHandler):
+    """A replay service that takes a second per answer, and has nothing."""
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        time.sleep(1)
+        self.send_response(404)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+
+@pytest.mark.django_db(transaction=True)
 @pytest.mark.skipif(bool(MISSING) and not REQUIRED, reason=MISSING)
-def test_a_pass_stops_between_pages_when_the_worker_shuts_down_and_is_queued_again(settings, tmp_path):
+def test_a_pass_stops_between_pages_when_the_worker_shuts_down_and_is_left_queued(settings, tmp_path):
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _SlowReplay)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    settings.NETHARVEST_REPLAY_URL = f"http://127.0.0.1:{server.server_address[1]}"
+    settings.NETHARVEST_QA_LIVE = False
     settings.NETHARVEST_QA_CHROMIUM = CHROMIUM
     job = stored_job()
     cdx = tmp_path / "a.cdx"
-    cdx.write_text(" CDX N b a m s k r M S V g\n127,0,0,1:8001)/ 20261124000000 http://127.0.0.1:8001/ text/html 200 "
-                   "AAAA - - 100 0 w.warc.gz\n")
+    cdx.write_text(" CDX N b a m s k r M S V g\n" + "".join(
+        f"127,0,0,1:8001)/p{n}.html 20261124000000 http://127.0.0.1:8001/p{n}.html text/html 200 AAAA - - 100 0 "
+        "w.warc.gz\n" for n in range(5)))
     ArchiveFile.objects.filter(job=job).update(index_state=IndexState.CLEANED, cdx_path=str(cdx))
-    assert [t.url for t in pageqa.targets(job)] == ["http://127.0.0.1:8001/"]
+    assert len(pageqa.targets(job)) == 5
     run = pageqa.request(job, "claire")
-    pageqa.request_stop()  # what the qa worker's shutdown signal does
+    done: list[QARun | None] = []
+
+    def work() -> None:
+        try:
+            done.append(pageqa.run_pass(run.pk))
+        finally:
+            connections.close_all()  # this thread's own database connection
+
+    worker = threading.Thread(target=work)
     try:
-        stopped = pageqa.run_pass(run.pk)
+        worker.start()
+        deadline = time.monotonic() + 60
+        while QARun.objects.get(pk=run.pk).status != "RUNNING" and time.monotonic() < deadline:
+            time.sleep(0.1)
+        pageqa.request_stop()  # what the qa worker's shutdown signal does
+        worker.join(120)
+        assert pageqa.run_pass(run.pk) is None  # a stopping worker takes no run
     finally:
         pageqa._stopping.clear()
+        server.shutdown()
+    stopped = done[0]
     assert stopped.status == "QUEUED" and stopped.started_at is None and not stopped.pages.exists()
     assert pageqa.claim(run.pk)  # the next worker takes it
