@@ -259,12 +259,13 @@ def replay_base() -> str:
 
 
 def missing_of(load: PageLoad, page_url: str) -> list[qascore.Missing]:
-    """The archived resources a replayed page asked for and pywb did not have: answered with an error that
-    is not an archived answer (no Memento-Datetime). The page itself is not one of its resources."""
+    """The archived resources a replayed page asked for and pywb did not have: answered with a 4xx that is not
+    an archived answer (no Memento-Datetime; pywb says 404, not in the archive). The page itself is not one of
+    its resources."""
     out: dict[tuple[str, str], qascore.Missing] = {}
     for failed in load.failed:
-        if failed.archived or failed.status is None:
-            continue
+        if failed.archived or failed.status is None or failed.status >= 500:
+            continue  # an archived error is faithful; a 5xx is replay failing (listed with the errors), not a gap
         url = archived_url(failed.url)
         if url is None or url == page_url:
             continue
@@ -279,6 +280,8 @@ def _replay_errors(load: PageLoad, page_url: str) -> list[str]:
         errors.insert(0, f"replay answered {load.status}: the page itself is not (fully) in the archive")
     errors += [f"live-web request blocked (escaped replay): {u}" for u in dict.fromkeys(load.blocked)][:20]
     errors += [f"no answer for {f.url}" for f in load.failed if f.status is None][:20]
+    errors += [f"replay failed ({f.status}) for {f.url}" for f in load.failed
+               if f.status is not None and f.status >= 500 and not f.archived][:20]
     return errors
 
 

@@ -245,7 +245,7 @@ class _SlowReplay(BaseHTTPRequestHandler):
         self.end_headers()
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
 @pytest.mark.skipif(bool(MISSING) and not REQUIRED, reason=MISSING)
 def test_a_pass_stops_between_pages_when_the_worker_shuts_down_and_is_left_queued(settings, tmp_path):
     server = ThreadingHTTPServer(("127.0.0.1", 0), _SlowReplay)

@@ -40,6 +40,18 @@ def demo_site():
 
 
 @pytest.fixture
+def own_index(tmp_path, settings, monkeypatch):
+    """This test's own index directory and dedup index, for this process and (through the environment) the
+    workers: the session's shared ones hold earlier tests' captures, whose rows are gone, and the test site's
+    unchanged files would be stored as revisits of WARCs replay can no longer find."""
+    index = tmp_path / "index"
+    for name, value in (("NETHARVEST_INDEX_DIR", index), ("NETHARVEST_DEDUP_INDEX", index / "dedup.sqlite3")):
+        monkeypatch.setenv(name, str(value))
+        setattr(settings, name, value)
+    return index
+
+
+@pytest.fixture
 def qa_worker(workers, replay_service):
     """The ``qa`` queue's worker as deploy/Procfile runs it, on this test's database, broker and replay service."""
     from orchestrator.celery import app
@@ -79,8 +91,8 @@ def wait(predicate, seconds: float, what: str, logs: list[Path]) -> None:
         time.sleep(1)
 
 
-def test_curator_finds_the_js_banner_missing_patches_it_and_replay_shows_it(live_server, demo_site, workers,
-                                                                             qa_worker, page):
+def test_curator_finds_the_js_banner_missing_patches_it_and_replay_shows_it(live_server, demo_site, own_index,
+                                                                             workers, qa_worker, page):
     site, peer = demo_site
     logs = [workers, qa_worker]
     definition, _ = ensure_demo_definition(site.port, peer.port)
