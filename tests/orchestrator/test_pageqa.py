@@ -285,3 +285,22 @@ def test_a_pass_stops_between_pages_when_the_worker_shuts_down_and_is_left_queue
     stopped = done[0]
     assert stopped.status == "QUEUED" and stopped.started_at is None and not stopped.pages.exists()
     assert pageqa.claim(run.pk)  # the next worker takes it
+
+
+def test_only_a_not_archived_4xx_is_a_gap_in_the_archive():
+    from orchestrator.harvest.qabrowser import Failed, PageLoad
+
+    base = "http://127.0.0.1:8090/replay/harvest-1/20261124000000"
+    load = PageLoad(f"{base}/http://a.fr/", status=200, failed=[
+        Failed(f"{base}im_/http://a.fr/gone.png", "image", 404, archived=False),  # pywb: not in the archive
+        Failed(f"{base}im_/http://a.fr/gone.png", "image", 404, archived=False),  # asked twice: once
+        Failed(f"{base}im_/http://a.fr/was-404.png", "image", 404, archived=True),  # the site's own 404, captured
+        Failed(f"{base}cs_/http://a.fr/s.css", "stylesheet", 503, archived=False),  # replay failing
+        Failed(f"{base}js_/http://a.fr/x.js", "script", None, archived=False),  # no answer
+        Failed(f"{base}mp_/http://a.fr/", "document", 404, archived=False),  # the page itself
+    ])
+    assert pageqa.missing_of(load, "http://a.fr/") == [
+        qascore.Missing("http://a.fr/gone.png", "a.fr", "image", "http://a.fr/")]
+    errors = pageqa._replay_errors(load, "http://a.fr/")
+    assert any("replay failed (503)" in e and "s.css" in e for e in errors)
+    assert any(e.startswith("no answer for") and "x.js" in e for e in errors)
