@@ -28,7 +28,7 @@ app.conf.update(broker_connection_timeout=BROKER_CONNECT_TIMEOUT_S, task_publish
 app.conf.update(
     beat_scheduler="django_celery_beat.schedulers:DatabaseScheduler",
     task_default_queue=EVENTS_QUEUE,
-    task_routes={"orchestrator.index.*": {"queue": "indexer"}},
+    task_routes={"orchestrator.index.*": {"queue": "indexer"}, "orchestrator.qa.*": {"queue": "qa"}},
     beat_schedule={
         # NETHARVEST_REAPER_INTERVAL_S (orchestrator.settings), read here before Django is set up
         "reap-jobs": {"task": "orchestrator.reap_jobs",
@@ -43,6 +43,8 @@ app.conf.update(
         # Every minute: a dead worker's claim (lease NETHARVEST_INDEX_LEASE_S, 2 min) is taken over within 3 min.
         "index-sweep": {"task": "orchestrator.index.sweep", "schedule": 60.0},
         "index-merge": {"task": "orchestrator.index.merge", "schedule": crontab(hour=1, minute=0)},
+        # Page QA passes the chain's hook missed, and QA runs whose message was lost (orchestrator/harvest/pageqa.py).
+        "qa-sweep": {"task": "orchestrator.qa.sweep", "schedule": 300.0},
     },
 )
 app.autodiscover_tasks(["orchestrator.harvest"], related_name="tasks")

@@ -208,6 +208,19 @@ NETHARVEST_INDEX_AUTO_RETRIES = int(os.environ.get("NETHARVEST_INDEX_AUTO_RETRIE
 NETHARVEST_REPLAY_URL = os.environ.get("NETHARVEST_REPLAY_URL", "http://127.0.0.1:8090").strip()
 #: Seconds the web UI waits for a block of the replay service's answer.
 NETHARVEST_REPLAY_TIMEOUT_S = float(os.environ.get("NETHARVEST_REPLAY_TIMEOUT_S", 60))
+# --- page QA (orchestrator/harvest/pageqa.py): replayed pages checked in headless Chromium -------------
+#: Pages a QA pass loads per job besides its seeds (the seeds always are).
+NETHARVEST_QA_MAX_PAGES = int(os.environ.get("NETHARVEST_QA_MAX_PAGES", 20))
+#: Seconds a page may take to load (replay or live) before it is cut and reported as hanging.
+NETHARVEST_QA_PAGE_TIMEOUT_S = float(os.environ.get("NETHARVEST_QA_PAGE_TIMEOUT_S", 30))
+#: Also load each page from the live web and score the replay against it (0: replay only, e.g. no internet).
+NETHARVEST_QA_LIVE = os.environ.get("NETHARVEST_QA_LIVE", "1").strip() not in ("0", "false", "no", "")
+#: Where the QA screenshots' thumbnails are kept (shared by the QA worker and the web UI).
+NETHARVEST_QA_DIR = Path(os.environ.get("NETHARVEST_QA_DIR", DATA_DIR / "qa"))
+#: The browser the QA pass drives (Debian's chromium; Playwright downloads none).
+NETHARVEST_QA_CHROMIUM = os.environ.get("NETHARVEST_QA_CHROMIUM", "/usr/bin/chromium")
+#: A pass still RUNNING after this long lost its worker: it may be claimed and run again.
+NETHARVEST_QA_STALE_S = int(os.environ.get("NETHARVEST_QA_STALE_S", 3 * 3600))
 # --- selection tool (orchestrator/selection) ---------------------------------------------------
 #: Nameservers (IP[:PORT], comma-separated) for the online check of a new record's URL; empty = the
 #: system's. Seconds each step of that check may take.

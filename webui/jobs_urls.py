@@ -3,7 +3,7 @@ jobs (namespace "jobs")."""
 
 from django.urls import path
 
-from webui.views import continuous, jobs, pages
+from webui.views import continuous, jobs, pageqa, pages
 
 app_name = "jobs"
 urlpatterns = [
@@ -26,4 +26,9 @@ urlpatterns = [
     path("<int:job_id>/report/<str:name>/", jobs.report_page, name="report-page"),
     path("<int:job_id>/crawl-log/", jobs.crawl_log_page, name="crawl-log-page"),
     path("<int:job_id>/pages/", pages.job_pages_view, name="pages"),
+    path("<int:job_id>/qa/", pageqa.job_qa, name="qa"),
+    path("<int:job_id>/qa/run/", pageqa.qa_run, name="qa-run"),
+    path("<int:job_id>/qa/patch/", pageqa.qa_patch, name="qa-patch"),
+    path("<int:job_id>/qa/mark/", pageqa.qa_mark, name="qa-mark"),
+    path("<int:job_id>/qa/thumb/<int:page_id>/<str:which>.png", pageqa.qa_thumb, name="qa-thumb"),
 ]

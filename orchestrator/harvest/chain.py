@@ -38,7 +38,7 @@ from indexer.dedup import Capture, DedupIndex
 from indexer.indexpass import index_warc
 from indexer.pathindex import path_line, write_path_file
 from indexer.storage import Location, choose_location, copy_verified, sha256_file
-from orchestrator.harvest import replay, storage
+from orchestrator.harvest import pageqa, replay, storage
 from orchestrator.harvest.leases import ClaimLost, LeaseKeeper, still_mine
 from orchestrator.harvest.locks import file_lock
 from orchestrator.harvest.models import ArchiveFile, ArchiveFileCopy, Job, JobStatus
@@ -218,6 +218,7 @@ def advance(file_id: int, take_over: bool = False) -> str:
         log.info("%s: %s done", f.name, step.name)
         if step.next == IndexState.BACKED_UP:  # stored as configured: replayable now, before any merge
             replay.refresh_quietly(f"{f.name} was stored")
+            pageqa.after_stored_quietly(f.job_id)  # the job's last file stored: its page QA pass starts
 
 
 def retry_failed(names: Iterable[str] | None = None, auto: bool = False) -> int:

@@ -48,6 +48,11 @@ STOPPED_RUN_FACTOR = 2
 CONTINUED_REASONS = ("OBJECT_LIMIT", "SIZE_LIMIT", "TIME_LIMIT")
 
 
+#: HarvestInfo rows of patch crawls (orchestrator/harvest/patch.py) say nothing of a site's size or whether a
+#: snapshot finished it: the estimator and continuation leave them out.
+NOT_PATCH = "job_id NOT IN (SELECT id FROM harvest_job WHERE patches_id IS NOT NULL)"
+
+
 class GenerationError(Exception):
     """A definition that cannot be turned into jobs; the message says why."""
 
@@ -117,7 +122,8 @@ def candidates_sql(definition: HarvestDefinition, now: datetime) -> tuple[str, l
         sql += (
             "JOIN (SELECT domain_id, job_id, configuration_id, stop_reason, "
             "ROW_NUMBER() OVER (PARTITION BY domain_id ORDER BY \"date\" DESC, id DESC) AS rn "
-            "FROM harvest_harvestinfo WHERE harvest_id = %s) p ON p.domain_id = c.domain_id AND p.rn = 1 "
+            f"FROM harvest_harvestinfo WHERE harvest_id = %s AND {NOT_PATCH}) p ON p.domain_id = c.domain_id "
+            "AND p.rn = 1 "
             "LEFT JOIN harvest_jobdomain jd ON jd.job_id = p.job_id AND jd.configuration_id = p.configuration_id "
         )
         params.append(definition.previous_id)
@@ -143,7 +149,7 @@ def estimate_sql(cand: str) -> str:
         "MAX(CASE WHEN rn = 1 THEN stop_reason END) AS last_reason "
         "FROM (SELECT configuration_id, objects, bytes, stop_reason, ROW_NUMBER() OVER "
         "(PARTITION BY configuration_id ORDER BY \"date\" DESC, id DESC) AS rn FROM harvest_harvestinfo "
-        f"WHERE configuration_id IN (SELECT config_id FROM {cand})) hi GROUP BY configuration_id"
+        f"WHERE configuration_id IN (SELECT config_id FROM {cand}) AND {NOT_PATCH}) hi GROUP BY configuration_id"
     )
     bpo = (f"(CASE WHEN h.sum_objects > 0 AND h.sum_bytes > 0 THEN h.sum_bytes / h.sum_objects "
            f"ELSE {DEFAULT_BYTES_PER_OBJECT} END)")

@@ -71,4 +71,4 @@ def schedule_due_harvests() -> None:
             log.warning("%d new job(s) stay NEW until the broker answers (submit_new_jobs): %s", len(job_ids), exc)
 
 
-from orchestrator.harvest import indextasks  # noqa: E402, F401  (the indexer chain's tasks, registered here)
+from orchestrator.harvest import indextasks, qatasks  # noqa: E402, F401  (the chain's and page QA's tasks)

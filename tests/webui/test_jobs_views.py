@@ -63,6 +63,9 @@ ACCESS = {
     "control": (ENGINEERS, True), "trap": (ENGINEERS, True), "resubmit": (ENGINEERS, True),
     "reject": (ENGINEERS, True),
 }
+#: Page QA's URLs: everyone reads, curators act (tests/webui/test_pageqa_views.py; tests/webui/test_access.py
+#: refuses anonymous and role-less users on every URL).
+PAGE_QA = {"qa", "qa-run", "qa-patch", "qa-mark", "qa-thumb"}
 
 
 def _url(name: str, job: Job) -> str:
@@ -77,7 +80,7 @@ def _url(name: str, job: Job) -> str:
 
 
 def test_every_url_is_in_the_access_table() -> None:
-    assert {p.name for p in jobs_urls.urlpatterns} == set(ACCESS)
+    assert {p.name for p in jobs_urls.urlpatterns} == set(ACCESS) | PAGE_QA
     for pattern in jobs_urls.urlpatterns:
         assert getattr(pattern.callback, "required_permission", None), pattern.name
 

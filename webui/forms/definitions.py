@@ -26,17 +26,18 @@ class DefinitionForm(ExtendedFieldsMixin, forms.ModelForm):
 
     class Meta:
         model = HarvestDefinition
-        fields = [*COMMON, "schedule", "max_objects", "max_bytes", "max_job_running_time_s",
+        fields = [*COMMON, "schedule", "page_qa", "max_objects", "max_bytes", "max_job_running_time_s",
                   "previous", "fetch_budget_per_s", "warc_rotate_s"]
         widgets = {"comments": forms.Textarea(attrs={"rows": 2}),
                    "crawler_traps": forms.Textarea(attrs={"rows": 4, "spellcheck": "false"})}
         labels = {"max_objects": "Max objects per domain",
                   "max_bytes": "Max bytes per domain", "max_job_running_time_s": "Max job running time (seconds)",
                   "previous": "Continue snapshot", "crawler_traps": "Crawler traps",
-                  "fetch_budget_per_s": "Fetch budget (fetches per second, for the whole job)"}
+                  "fetch_budget_per_s": "Fetch budget (fetches per second, for the whole job)",
+                  "page_qa": "Page QA after each job"}
 
     KIND_FIELDS = {
-        HarvestDefinition.SELECTIVE: {"schedule", "next_date"},
+        HarvestDefinition.SELECTIVE: {"schedule", "next_date", "page_qa"},
         HarvestDefinition.SNAPSHOT: {"max_objects", "max_bytes", "max_job_running_time_s", "previous"},
         HarvestDefinition.CONTINUOUS: {"fetch_budget_per_s", "warc_rotate_s"},
     }

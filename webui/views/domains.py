@@ -83,6 +83,7 @@ def domain_detail(request: HttpRequest, name: str) -> HttpResponse:
         "aliases": list(domain.aliases.all()[:100]),
         "extended": extended,
         "runs": runs, "chart": chart,
+        "qa_marks": list(domain.qa_marks.select_related("job__harvest")[:100]),
         "definitions": HarvestDefinition.objects.filter(configurations__domain=domain).distinct(),
     })
 

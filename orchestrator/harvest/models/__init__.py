@@ -22,6 +22,7 @@ from orchestrator.harvest.models.jobs import (
     StopReason,
 )
 from orchestrator.harvest.models.jobstats import JobStats
+from orchestrator.harvest.models.pageqa import MissingResource, QAMark, QAPage, QARun, QARunStatus
 from orchestrator.harvest.models.progress import ProgressSample
 from orchestrator.harvest.models.schedules import Schedule
 from orchestrator.harvest.models.templates import CrawlTemplate
@@ -30,5 +31,6 @@ __all__ = [
     "ArchiveFile", "ArchiveFileCopy", "ConfigurationSeedList", "CrawlTemplate", "Domain", "DomainConfiguration",
     "ExtendedField",
     "GlobalCrawlerTrapList", "HarvestChannel", "HarvestDefinition", "HarvestInfo", "Job", "JobControl",
-    "JobDomain", "JobStats", "JobStatus", "ProgressSample", "ReaperSight", "Schedule", "SeedList", "StopReason",
+    "JobDomain", "JobStats", "JobStatus", "MissingResource", "ProgressSample", "QAMark", "QAPage", "QARun",
+    "QARunStatus", "ReaperSight", "Schedule", "SeedList", "StopReason",
 ]

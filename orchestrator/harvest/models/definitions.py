@@ -74,6 +74,8 @@ class HarvestDefinition(models.Model):
                                                  help_text="Schedule events that passed while the system "
                                                            "was down and were not run.")
     crawler_traps = models.TextField(blank=True, help_text="This definition's own traps, one regex per line.")
+    page_qa = models.BooleanField(default=True, help_text="After each job is indexed, load its pages through "
+                                                          "replay in a browser and report what is missing (QA).")
 
     # snapshot
     max_objects = models.BigIntegerField(default=-1, help_text=f"Per domain. {BUDGET_HELP}")

@@ -50,6 +50,9 @@ class Job(models.Model):
     expected_bytes = models.BigIntegerField(default=0)
     continues = models.ForeignKey("self", null=True, blank=True, on_delete=models.PROTECT,
                                   related_name="continued_by", help_text="The failed job this one resubmits.")
+    patches = models.ForeignKey("self", null=True, blank=True, on_delete=models.PROTECT, related_name="patched_by",
+                                help_text="A patch crawl: the job whose missing resources (found by page QA) "
+                                          "this job fetches.")
     created = models.DateTimeField(default=timezone.now, db_index=True)
     submitted_at = models.DateTimeField(null=True, blank=True)
     started_at = models.DateTimeField(null=True, blank=True)

@@ -1,5 +1,6 @@
-"""``netharvest jobs list|show|resubmit|reject|stop|pause|resume|add-trap``: the crawl engineer's view of jobs
-and control over them."""
+"""``netharvest jobs list|show|resubmit|reject|stop|pause|resume|add-trap|qa|patch``: the crawl engineer's view
+of jobs and control over them, and the curator's page QA (a pass through replay) and patch crawl of what it found
+missing."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from datetime import datetime
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils.dateparse import parse_datetime
 
-from orchestrator.harvest import dispatch
+from orchestrator.harvest import dispatch, pageqa, patch
 from orchestrator.harvest.models import Job, JobStatus
 from orchestrator.harvest.tables import filesize, render
 
@@ -38,12 +39,20 @@ class Command(BaseCommand):
         trap = sub.add_parser("add-trap", help="add a crawler-trap regex to a running job")
         trap.add_argument("job", type=int)
         trap.add_argument("regex")
+        qa = sub.add_parser("qa", help="page QA: load the job's seeds and pages through replay in headless Chromium "
+                                       "and record what is missing (queued for the qa worker)")
+        qa.add_argument("job", type=int)
+        qa.add_argument("--here", action="store_true",
+                        help="run the pass in this process and print its findings, instead of queueing it")
+        patcher = sub.add_parser("patch", help="a follow-up job fetching exactly the URLs the latest QA pass of the "
+                                               "job found missing (0 hops), submitted at once")
+        patcher.add_argument("job", type=int)
 
     def handle(self, *args: object, action: str, **options: object) -> None:
         handler = getattr(self, f"do_{action.replace('-', '_')}")
         try:
             handler(**options)
-        except dispatch.DispatchError as exc:
+        except (dispatch.DispatchError, pageqa.QAError, patch.PatchError) as exc:
             raise CommandError(str(exc)) from None
 
     def _job(self, job_id: int) -> Job:
@@ -77,6 +86,8 @@ class Command(BaseCommand):
         ]
         if j.continues_id:
             lines.append(f"  continues job {j.continues_id}")
+        if j.patches_id:
+            lines.append(f"  patch crawl of job {j.patches_id} (its missing resources)")
         if p:
             lines.append(f"  progress: {p.get('uris_done', 0)} URIs done, {p.get('uris_queued', 0)} queued, "
                          f"{p.get('uris_failed', 0)} failed, {filesize(p.get('bytes', 0))}, "
@@ -143,6 +154,34 @@ class Command(BaseCommand):
         except PatternError as exc:
             raise CommandError(str(exc)) from None
         self._control(job, "add_trap", regex)
+
+    def do_qa(self, job: int, here: bool, **_: object) -> None:
+        run = pageqa.request(self._job(job), requested_by=_who())
+        if not here:
+            self.stdout.write(f"QA run {run.pk} of job {job} queued for the qa worker (see /jobs/{job}/qa/)")
+            return
+        done = pageqa.run_pass(run.pk)
+        if done is None:
+            raise CommandError(f"QA run {run.pk} was taken by a qa worker meanwhile: see /jobs/{job}/qa/")
+        if done.status != "DONE":
+            raise CommandError(f"QA run {done.pk} failed: {done.error}")
+        pages = done.pages.order_by("-missing_count", "url")
+        self.stdout.write(f"QA run {done.pk} of job {job}: {done.pages_done} page(s), {done.missing_urls} missing "
+                          "URL(s)\n" + render(["page", "missing", "replay", "screenshot sim.", "text sim."], [
+                              (p.url, p.missing_count, "timed out" if p.timed_out else p.replay_status,
+                               _score(p.screenshot_similarity), _score(p.text_similarity)) for p in pages]))
+        missing = done.missing.order_by("host", "resource_type", "url").values_list("host", "resource_type", "url")
+        if missing:
+            self.stdout.write("\n" + render(["host", "type", "missing URL"], list(dict.fromkeys(missing))))
+
+    def do_patch(self, job: int, **_: object) -> None:
+        new = patch.create_patch_job(self._job(job), requested_by=_who())
+        seeds = sum(len(d["seeds"]) for d in new.spec["domains"])
+        self.stdout.write(f"patch job {new.pk} of job {job}: {seeds} URL(s), 0 hops ({new.status})")
+
+
+def _score(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
 
 
 def _t(value: datetime | None) -> str:

@@ -1,7 +1,8 @@
 """``netharvest up``: the whole stack on this machine, from deploy/Procfile, until Ctrl-C.
 
-Web, beat, a high- and a low-priority harvester worker, a worker for continuous harvests, the indexer and
-replay (pywb, loopback only, behind the web UI's /replay/), as real processes on real
+Web, beat, a high- and a low-priority harvester worker, a worker for continuous harvests, the indexer,
+replay (pywb, loopback only, behind the web UI's /replay/) and the page QA worker (headless Chromium, niced,
+queue qa), as real processes on real
 queues: on the embedded default (SQLite + the filesystem broker in the data directory) or on
 PostgreSQL + Redis when NETHARVEST_DATABASE_URL / NETHARVEST_BROKER_URL are set. Ctrl-C (or SIGTERM)
 stops every process group and waits for them; nothing is left running.
@@ -59,7 +60,7 @@ ADMIN_PASSWORD_FILE = "admin-password"
 
 class Command(BaseCommand):
     help = ("Start the whole netharvest stack on this machine (web, beat, high- and low-priority harvester "
-            "workers, indexer, replay) and stop it all on Ctrl-C.")
+            "workers, indexer, replay, page QA) and stop it all on Ctrl-C.")
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--bind", default=os.environ.get("NETHARVEST_BIND", "127.0.0.1:8000"),
