@@ -113,7 +113,8 @@ def test_a_real_indexer_worker_runs_the_chain_and_recovers_a_killed_transfer(war
 
         # 3. Merges through the worker's task: no duplicate line although both jobs hold the same records.
         app.send_task("orchestrator.index.merge", queue="indexer")
-        wait_for(storage.master_cdx().is_file, 60, "the merge task")
+        # (the replay layout keeps an empty master from the start: wait for the merge itself)
+        wait_for(lambda: storage.master_cdx().is_file() and data_lines(storage.master_cdx()), 60, "the merge task")
         master = data_lines(storage.master_cdx())
         assert len(master) == len(set(master)) == sum(
             len(data_lines(Path(f.cdx_path))) for f in ArchiveFile.objects.all())
