@@ -24,7 +24,8 @@ from tests.settings import _reachable
 
 pytestmark = pytest.mark.smoke
 
-EXPECTED_QUEUES = {"high": ["harvest.focused"], "low": ["harvest.snapshot"], "indexer": ["events", "indexer"]}
+EXPECTED_QUEUES = {"high": ["harvest.focused"], "low": ["harvest.snapshot"], "continuous": ["harvest.continuous"],
+                   "indexer": ["events", "indexer"]}
 
 
 def _descendants(pid: int) -> set[int]:
