@@ -25,8 +25,8 @@ from tests.settings import _reachable
 
 pytestmark = pytest.mark.smoke
 
-EXPECTED_QUEUES = {"high": ["harvest.focused"], "low": ["harvest.snapshot"], "indexer": ["events", "indexer"],
-                   "qa": ["qa"]}
+EXPECTED_QUEUES = {"high": ["harvest.focused"], "low": ["harvest.snapshot"], "continuous": ["harvest.continuous"],
+                   "indexer": ["events", "indexer"], "qa": ["qa"]}
 
 
 def _descendants(pid: int) -> set[int]:
