@@ -89,7 +89,11 @@ def test_job_pages_replay_framed_and_archived_scripts_reach_nothing(replay_crawl
     frame.wait_for_load_state("load")
     assert frame.evaluate("document.title") == "netharvest test site"
     images = frame.evaluate("Array.from(document.images).map(i => [i.currentSrc, i.complete && i.naturalWidth > 0])")
-    assert images and all(ok for _, ok in images), images
+    # The test site's JavaScript builds /hidden/banner.png where no link extractor sees it: never crawled, so
+    # replay cannot show it (page QA's missing resource); every other image replays.
+    archived = [(src, ok) for src, ok in images if "/hidden/" not in src]
+    assert archived and all(ok for _, ok in archived), images
+    assert not any(ok for src, ok in images if "/hidden/" in src), images
     assert all("/replay/all/" in src for src, _ in images)  # from the archive, not the live site
     shot(page, "replay-job-pages")
 
