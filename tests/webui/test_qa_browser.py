@@ -18,13 +18,12 @@ from pathlib import Path
 import pytest
 from django.conf import settings as django_settings
 from django.contrib.auth.models import Group, User
-from django.db import connections
 
 from harvester.testsite import serve_in_thread
 from orchestrator.harvest.demo import DEMO_DEFINITION, ensure_demo_definition
 from orchestrator.harvest.models import Job, QARun
 from tests.orchestrator.realstack import start_worker, stop_worker, worker_env
-from tests.webui.browserhelp import CHROMIUM, MARKS, launch, shot, sync_api
+from tests.webui.browserhelp import CHROMIUM, MARKS, page, shot  # noqa: F401 (page: the shared fixture)
 
 pytestmark = MARKS
 
@@ -66,21 +65,9 @@ def qa_worker(workers, replay_service):
     stop_worker(worker)
 
 
-@pytest.fixture
-def page(monkeypatch):
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # Playwright's loop runs in this thread
-    with sync_api.sync_playwright() as pw:
-        browser = launch(pw)
-        page = browser.new_page(viewport={"width": 1280, "height": 900})
-        page.on("dialog", lambda dialog: dialog.accept())
-        yield page
-        browser.close()
-        connections.close_all()
-
-
-def images_loaded(page) -> None:
+def images_loaded(tab) -> None:
     """The QA page's thumbnails drawn before its screenshot is taken."""
-    page.wait_for_function("Array.from(document.images).every(i => i.complete)")
+    tab.wait_for_function("Array.from(document.images).every(i => i.complete)")
 
 
 def wait(predicate, seconds: float, what: str, logs: list[Path]) -> None:
@@ -92,7 +79,7 @@ def wait(predicate, seconds: float, what: str, logs: list[Path]) -> None:
 
 
 def test_curator_finds_the_js_banner_missing_patches_it_and_replay_shows_it(live_server, demo_site, own_index,
-                                                                             workers, qa_worker, page):
+                                                                             workers, qa_worker, page):  # noqa: F811
     site, peer = demo_site
     logs = [workers, qa_worker]
     definition, _ = ensure_demo_definition(site.port, peer.port)
