@@ -5,6 +5,7 @@ from __future__ import annotations
 from django import forms
 from django.contrib import messages
 from django.db import models, transaction
+from django.db.models.expressions import RawSQL
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
@@ -62,8 +63,14 @@ def domain_create(request: HttpRequest) -> HttpResponse:
 
 
 def history(domain: Domain, limit: int = 200) -> list[HarvestInfo]:
+    """The domain's runs, newest first, each with ``run_seeds``: the seeds the job's frozen JobSpec gave the
+    domain, so the history's replay links open what the run captured instead of a guessed ``http://<domain>/``.
+    The seeds are picked out in the database: a snapshot job's spec lists thousands of domains, and a row
+    needs a few strings of it, not the whole document."""
+    seeds = RawSQL("jsonb_path_query_array(harvest_job.spec, '$.domains[*] ? (@.name == $n).seeds[*]', "
+                   "jsonb_build_object('n', %s::text))", (domain.name,), output_field=models.JSONField())
     return list(HarvestInfo.objects.filter(domain=domain).select_related("harvest", "configuration", "job")
-                .order_by("-date")[:limit])
+                .defer("job__spec", "job__progress").annotate(run_seeds=seeds).order_by("-date")[:limit])
 
 
 @require(READ)
