@@ -169,6 +169,11 @@ def test_docker_compose_keeps_pywb_internal():
     assert services["web"]["environment"]["NETHARVEST_REPLAY_URL"] == "http://replay:8090"
     # the only published port is the web UI's
     assert [name for name, s in services.items() if s.get("ports")] == ["web"]
+    # An empty volume: replay waits for migrate (whose image makes /data the netharvest user's), and its own image
+    # gives /data the same owner, so pywb never starts on a root-owned /data it cannot write (a crash loop).
+    assert services["replay"]["depends_on"] == {"migrate": {"condition": "service_completed_successfully"}}
+    replay_image = (REPO / "deploy" / "Dockerfile.replay").read_text()
+    assert "mkdir -p /data && chown netharvest /data" in replay_image and "USER netharvest" in replay_image
 
 
 def test_replay_down_is_a_clear_page(settings, viewer):
