@@ -16,7 +16,8 @@ usage: netharvest COMMAND [options]      (netharvest COMMAND --help for a comman
 netharvest: web-archiving crawl orchestration (domains, harvest definitions, jobs, WARC, CDX).
 
 Running the stack
-  up                  start web, beat, harvester workers, the indexer and replay on this machine (Ctrl-C stops all)
+  up                  start web, beat, the harvester workers (high, low, continuous), the indexer, replay and
+                      page QA (needs Chromium) on this machine (Ctrl-C stops all)
   migrate             create or upgrade the database tables
   createsuperuser     add an administrator account
 
@@ -29,7 +30,8 @@ Domains and harvests
   harvests            list, show, run-now, activate, deactivate harvest definitions; set-next moves a run;
                       create NAME --seeds FILE --template NAME [--schedule NAME] [--max-objects N] [--activate];
                       add-seeds NAME --seeds FILE
-  jobs                list, show, resubmit, reject, stop, pause, resume jobs; add a crawler trap to a running job
+  jobs                list, show, resubmit, reject, stop, pause, resume jobs; add-trap to a running job;
+                      qa JOB (page QA through replay), patch JOB (fetch what the latest QA pass found missing)
   job-stats [JOB…]    compute the QA statistics of ended jobs that lack them (--retry-reports: retry those
                       whose reports could not be read)
 

@@ -10,4 +10,10 @@ class HarvestConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        from django.db.models.signals import post_save
+
         from orchestrator import security  # noqa: F401 - registers netharvest's deployment checks
+        from orchestrator.harvest.models import HarvestDefinition
+        from orchestrator.harvest.replay import on_definition_saved
+
+        post_save.connect(on_definition_saved, sender=HarvestDefinition, dispatch_uid="replay-collection")

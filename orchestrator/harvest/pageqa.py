@@ -50,7 +50,7 @@ from orchestrator.harvest.models import (
     QARunStatus,
 )
 from orchestrator.harvest.models.archive import IndexState
-from orchestrator.harvest.qabrowser import PageLoad, PageLoader, archived_url
+from orchestrator.harvest.qabrowser import BrowserUnavailable, PageLoad, PageLoader, archived_url
 
 log = logging.getLogger(__name__)
 
@@ -299,6 +299,10 @@ def run_pass(run_id: int) -> QARun | None:
         # Not sent again from here: this worker may still take messages while it stops. The QA sweep re-sends
         # runs left QUEUED.
         QARun.objects.filter(pk=run.pk).update(status=QARunStatus.QUEUED, started_at=None, pages_done=0)
+    except BrowserUnavailable as exc:  # one clear line, not a traceback: the fix is on the machine, not the run
+        log.error("QA run %s of job %s: %s", run.pk, run.job_id, exc)
+        QARun.objects.filter(pk=run.pk).update(status=QARunStatus.FAILED, ended_at=timezone.now(),
+                                               error=str(exc)[:5000])
     except Exception as exc:  # recorded on the run; the curator may run it again
         log.exception("QA run %s of job %s failed", run.pk, run.job_id)
         QARun.objects.filter(pk=run.pk).update(status=QARunStatus.FAILED, ended_at=timezone.now(),

@@ -15,6 +15,7 @@ pywb's client-side rewriting missed) are blocked and reported: QA must judge the
 from __future__ import annotations
 
 import logging
+import os
 import re
 import time
 from collections.abc import Callable, Iterator
@@ -49,6 +50,23 @@ def archived_url(replay_address: str) -> str | None:
     if url.startswith("//"):
         url = "http:" + url
     return url + (f"?{parts.query}" if parts.query else "")
+
+
+class BrowserUnavailable(RuntimeError):
+    """Chromium cannot be started (missing, not executable, or failing to launch): one clear line for the QA run,
+    instead of a Playwright traceback the curator cannot act on."""
+
+
+def chromium_problem(executable: str | Path) -> str | None:
+    """Why ``executable`` cannot serve as page QA's browser, or None if it looks usable. ``netharvest up`` asks
+    before starting the qa worker, and :class:`PageLoader` before launching it."""
+    path = Path(executable)
+    if not path.is_file():
+        return (f"Chromium not found at {path} (NETHARVEST_QA_CHROMIUM): install it (apt-get install chromium) "
+                "or point NETHARVEST_QA_CHROMIUM at a Chromium binary")
+    if not os.access(path, os.X_OK):
+        return f"Chromium at {path} (NETHARVEST_QA_CHROMIUM) is not executable"
+    return None
 
 
 @dataclass
@@ -109,13 +127,17 @@ class PageLoader:
     def _start(self) -> None:
         from playwright.sync_api import sync_playwright
 
+        problem = chromium_problem(self.executable)
+        if problem:
+            raise BrowserUnavailable(problem)
         self._pw = sync_playwright().start()
         try:
             self._browser = self._pw.chromium.launch(executable_path=self.executable, headless=True,
                                                      args=["--no-sandbox", "--disable-gpu"])
-        except Exception:
+        except Exception as exc:
             self._pw.stop()
-            raise
+            first = next((line.strip() for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
+            raise BrowserUnavailable(f"Chromium at {self.executable} failed to start: {first[:300]}") from exc
 
     def _stop(self) -> None:
         try:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
+from django.db import transaction
 from django.db.models import Q
 
 from indexer.replaylayout import ALL, URL_PREFIX, ReplayLayout, harvest_collection, touch_dir
@@ -120,6 +121,28 @@ def refresh() -> RefreshResult:
         result.changed += sync_links(lay.warcs, warcs)
         result.collections, result.recent = len(wanted), len(recent)
         return result
+
+
+def add_collection(harvest_id: int) -> None:
+    """Give a new harvest definition its (empty) collection at once, so the link on its page opens pywb's
+    search page instead of a 404 until the next :func:`refresh`; the captures' links come with its first WARC.
+    Quiet as :func:`refresh_quietly`: the sweep's refresh makes it too."""
+    lay = layout()
+    directory = lay.indexes(harvest_collection(harvest_id))
+    try:
+        before = lay.collections.stat().st_mtime if lay.collections.is_dir() else 0.0
+        directory.mkdir(parents=True, exist_ok=True)
+        touch_dir(lay.collections, before)
+    except OSError as exc:
+        log.warning("replay collection of harvest definition %s not made (the sweep will retry): %s",
+                    harvest_id, exc)
+
+
+def on_definition_saved(sender: object, instance: HarvestDefinition, created: bool, **kwargs: object) -> None:
+    """post_save of HarvestDefinition (connected in apps.py): however a definition is made (web UI, CLI, API,
+    admin, selection transfer), its collection exists once the transaction commits."""
+    if created and not kwargs.get("raw"):
+        transaction.on_commit(lambda: add_collection(instance.pk))
 
 
 def refresh_quietly(why: str) -> None:

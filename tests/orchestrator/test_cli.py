@@ -40,3 +40,25 @@ def test_a_reader_that_goes_away_ends_the_command_quietly():
     finally:
         os.close(write)
     assert (result.returncode, result.stderr) == (141, "")
+
+
+def test_overview_names_every_jobs_action_and_every_process_up_starts():
+    """The overview went stale when `jobs qa` / `jobs patch` and the qa and continuous workers came: it is checked
+    against the jobs command's own parser and the Procfile `up` runs."""
+    import argparse
+
+    from orchestrator.cli import OVERVIEW
+    from orchestrator.harvest.management.commands.jobs import Command as Jobs
+    from orchestrator.harvest.management.commands.up import PROCFILE
+
+    parser = Jobs().create_parser("netharvest", "jobs")
+    actions = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
+    entry = OVERVIEW.split("\n  jobs ")[1].split("\n  job-stats")[0]
+    assert set(actions) >= {"qa", "patch", "reject"}
+    assert [a for a in actions if a not in entry] == []
+    up = OVERVIEW.split("\n  up ")[1].split("\n  migrate")[0]
+    words = {"web": "web", "beat": "beat", "worker-high": "high", "worker-low": "low",
+             "worker-continuous": "continuous", "indexer": "indexer", "replay": "replay", "qa": "page QA"}
+    processes = [line.split(":")[0] for line in PROCFILE.read_text().splitlines() if line and line[0].isalpha()]
+    assert set(processes) == set(words)  # a new process: say how the overview names it
+    assert [p for p in processes if words[p] not in up] == []

@@ -304,3 +304,27 @@ def test_only_a_not_archived_4xx_is_a_gap_in_the_archive():
     errors = pageqa._replay_errors(load, "http://a.fr/")
     assert any("replay failed (503)" in e and "s.css" in e for e in errors)
     assert any(e.startswith("no answer for") and "x.js" in e for e in errors)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("browser", ["missing", "/bin/false"])
+def test_a_pass_without_a_browser_fails_with_one_clear_line(settings, tmp_path, caplog, browser):
+    """No Chromium (or one that does not start): the run fails with one line saying what and how to fix it,
+    before any page is tried, and the log holds that line, not a traceback."""
+    settings.NETHARVEST_QA_CHROMIUM = str(tmp_path / "no-chromium") if browser == "missing" else browser
+    settings.NETHARVEST_QA_LIVE = False
+    job = stored_job()
+    cdx = tmp_path / "a.cdx"
+    cdx.write_text(" CDX N b a m s k r M S V g\n127,0,0,1:8001)/ 20261124000000 http://127.0.0.1:8001/ text/html "
+                   "200 AAAA - - 100 0 w.warc.gz\n")
+    ArchiveFile.objects.filter(job=job).update(index_state=IndexState.CLEANED, cdx_path=str(cdx))
+    run = pageqa.run_pass(pageqa.request(job, "claire").pk)
+    assert run.status == "FAILED" and not run.pages.exists() and run.ended_at is not None
+    assert "\n" not in run.error
+    if browser == "missing":
+        assert run.error.startswith(f"Chromium not found at {settings.NETHARVEST_QA_CHROMIUM}")
+        assert "apt-get install chromium" in run.error
+    else:
+        assert run.error.startswith("Chromium at /bin/false failed to start: ")
+    failures = [r for r in caplog.records if f"QA run {run.pk}" in r.getMessage()]
+    assert len(failures) == 1 and failures[0].exc_info is None

@@ -1,6 +1,7 @@
 """`netharvest up`'s replay process: started on loopback when pywb is installed, left out (saying so, so the rest
 of the stack still runs) when it is not, refused on a busy port or a malformed address. The whole stack with
-replay is tests/test_smoke.py."""
+replay is tests/test_smoke.py. Likewise its page QA worker: started when Chromium (NETHARVEST_QA_CHROMIUM) is
+there, left out with one line saying how to install it when not."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from orchestrator.harvest.management.commands.up import PROCFILE, Command
 from tests.conftest import free_port
 from tests.orchestrator.conftest import storage_env  # noqa: F401 - a fixture
 from tests.replayhelp import pywb_python
+from tests.webui.browserhelp import CHROMIUM, MISSING, REQUIRED
 
 pytestmark = pytest.mark.django_db
 PROCESSES = {"web": "…", "replay": "…"}
@@ -45,3 +47,24 @@ def test_busy_port_and_bad_address_are_refused(monkeypatch):
             Command()._replay(PROCESSES, [], f"127.0.0.1:{busy.getsockname()[1]}", "x")
     with pytest.raises(CommandError, match="expected HOST:PORT"):
         Command()._replay(PROCESSES, [], "8090", "x")
+
+
+QA_PROCESSES = {"web": "…", "qa": "…"}
+
+
+@pytest.mark.skipif(bool(MISSING) and not REQUIRED, reason=MISSING)
+def test_page_qa_worker_starts_when_chromium_is_there_and_says_so(settings):
+    settings.NETHARVEST_QA_CHROMIUM = CHROMIUM
+    line, start = Command()._qa(QA_PROCESSES, [], "127.0.0.1:8000")
+    assert start and line == (f"  page QA         http://127.0.0.1:8000/jobs/<id>/qa/   (worker on queue qa, "
+                              f"Chromium {CHROMIUM})\n")
+    assert Command()._qa(QA_PROCESSES, ["web"], "x") == ("", False)  # --only without qa
+    assert "qa:" in PROCFILE.read_text()
+
+
+def test_without_chromium_the_stack_runs_without_page_qa_and_says_how_to_install_it(settings, tmp_path):
+    settings.NETHARVEST_QA_CHROMIUM = str(tmp_path / "chromium")
+    line, start = Command()._qa(QA_PROCESSES, [], "127.0.0.1:8000")
+    assert not start and line.count("\n") == 1
+    assert line.startswith(f"  page QA         not started: Chromium not found at {tmp_path / 'chromium'}")
+    assert "apt-get install chromium" in line

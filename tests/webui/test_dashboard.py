@@ -66,3 +66,23 @@ def test_overdue_run_shows_once_now():
 def test_empty_dashboard(viewer):
     page = text(viewer.get(reverse("webui:home")))
     assert "No job is running" in page and "No active scheduled harvest" in page and "No job failed" in page
+
+
+def test_finished_tile_counts_every_job_of_the_week_and_both_pages_search_captures(viewer):
+    """The tile said "10 (latest 10)" for any week with ten or more finished jobs: it shows the true count."""
+    from webui.views.dashboard import FINISHED_SHOWN
+
+    now = timezone.now()
+    for n in range(FINISHED_SHOWN + 3):
+        factories.job(status="DONE", ended_at=now - timedelta(hours=n))
+    factories.job(status="DONE", ended_at=now - timedelta(days=8))  # not this week
+    page = text(viewer.get(reverse("webui:home")))
+    tile = page.split('<div class="tiles">')[1].split("</div>\n</div>")[0]
+    assert (f'<span class="value">{FINISHED_SHOWN + 3}</span><span class="label">finished, last 7 days '
+            f'(latest {FINISHED_SHOWN} listed)</span>') in tile
+    assert page.split('<table id="finished">')[1].split("</table>")[0].count("<tr>") == FINISHED_SHOWN + 1
+    # An address → its captures calendar, from the dashboard and from the Jobs list.
+    for where in (reverse("webui:home"), reverse("jobs:list")):
+        form = text(viewer.get(where)).split('class="captures-search"')[0].rsplit("<form", 1)[1]
+        assert f'action="{reverse("jobs:captures")}"' in form and 'method="get"' in form
+    assert viewer.get(reverse("jobs:captures"), {"url": "http://example.fr/"}).status_code == 200

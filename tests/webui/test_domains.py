@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.urls import reverse
 
+from orchestrator.harvest import replay
 from orchestrator.harvest.models import Domain, DomainConfiguration, ExtendedField, HarvestInfo, SeedList
 from tests.orchestrator import factories
 
@@ -50,6 +53,15 @@ def test_domain_page_shows_configurations_aliases_traps_extended_and_history(vie
     for expected in ("defaultconfig", "defaultseeds", "https://www.example.fr/", "example-alias.fr", ".*/agenda/.*",
                      "Le Monde", "1\u202f234", "5.0 MB", "max_bytes", "<svg", "news"):
         assert expected in page, expected
+    # The run's replay link opens the seed its frozen JobSpec gave the domain, at the run's time (not a guess
+    # such as http://example.fr/); the seed list edited since changes nothing.
+    seeds = job.spec["domains"][0]["seeds"]
+    assert seeds
+    SeedList.objects.filter(domain=domain).update(seeds="http://elsewhere.example.fr/")
+    page = text(viewer.get(reverse("webui:domain", args=["example.fr"])))
+    history = page.split("<h2>Harvest history</h2>")[1]
+    when = HarvestInfo.objects.get(job=job).date.strftime("%Y%m%d%H%M%S")
+    assert re.findall(r'<a href="([^"]+)" class="replay-link">', history) == [replay.replay_url(s, when) for s in seeds]
     assert "Edit domain" not in page  # a viewer sees no edit links
     assert viewer.get(reverse("webui:domain", args=["missing.fr"])).status_code == 404
 

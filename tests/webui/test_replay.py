@@ -169,6 +169,11 @@ def test_docker_compose_keeps_pywb_internal():
     assert services["web"]["environment"]["NETHARVEST_REPLAY_URL"] == "http://replay:8090"
     # the only published port is the web UI's
     assert [name for name, s in services.items() if s.get("ports")] == ["web"]
+    # An empty volume: replay waits for migrate (whose image makes /data the netharvest user's), and its own image
+    # gives /data the same owner, so pywb never starts on a root-owned /data it cannot write (a crash loop).
+    assert services["replay"]["depends_on"] == {"migrate": {"condition": "service_completed_successfully"}}
+    replay_image = (REPO / "deploy" / "Dockerfile.replay").read_text()
+    assert "mkdir -p /data && chown netharvest /data" in replay_image and "USER netharvest" in replay_image
 
 
 def test_replay_down_is_a_clear_page(settings, viewer):
@@ -178,3 +183,28 @@ def test_replay_down_is_a_clear_page(settings, viewer):
     response = viewer.get("/replay/all/http://example.com/")
     assert response.status_code == 502
     assert "The replay service does not answer" in response.content.decode()
+
+
+def test_a_new_definition_s_collection_opens_at_once(storage_env, replay_service, clients,  # noqa: F811
+                                                     django_capture_on_commit_callbacks):
+    """The "this harvest's collection" link of a definition made a moment ago, before any refresh or WARC, opens
+    pywb's page of that (empty) collection, not a 404; and an address in it is "not found", not "no such
+    collection"."""
+    from django.urls import reverse
+
+    from orchestrator.harvest.models import HarvestChannel, HarvestDefinition
+
+    replay.refresh()  # the layout as the stack starts it, before the definition exists
+    curator, viewer = clients["curator"], clients["viewer"]
+    with django_capture_on_commit_callbacks(execute=True):
+        created = curator.post(reverse("webui:definition-create", args=["selective"]),
+                               {"name": "elections", "channel": HarvestChannel.objects.get(name="focused").pk})
+    assert created.status_code == 302
+    hd = HarvestDefinition.objects.get(name="elections")
+    page = viewer.get(f"/definitions/{hd.pk}/").content.decode()
+    link = re.search(r'<a href="([^"]+)" id="replay-collection">', page).group(1)
+    assert link == f"/replay/harvest-{hd.pk}/"
+    response = viewer.get(link)
+    assert response.status_code == 200, body(response)[:300]
+    assert viewer.get(replay.replay_url("http://never-crawled.example/", collection=link.split("/")[2]),
+                      ).status_code == 404

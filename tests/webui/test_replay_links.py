@@ -12,6 +12,7 @@ import pytest
 from django.test import Client
 
 from orchestrator.harvest import chain
+from orchestrator.harvest.captures import captures_of
 from orchestrator.harvest.models import Domain, SeedList
 from tests.indexer.conftest import TwoJobs
 from tests.orchestrator import factories
@@ -27,9 +28,12 @@ def links(page: str) -> list[str]:
 
 def test_crawl_log_lines_seeds_and_history_open_in_replay(replay_crawls: TwoJobs, storage_env,  # noqa: F811
                                                           replay_service, viewer: Client):
+    home = replay_crawls.site_urls[0]
+    # The job's frozen JobSpec seeds example.fr with the test site's home (the capture is at 127.0.0.1, not at
+    # http://example.fr/: a domain's history must link what the run crawled, not guess an address).
+    SeedList.objects.filter(domain=factories.domain("example.fr")).update(seeds=home)
     job = harvest(replay_crawls.job1, storage_env / "spool", factories.selective_definition("news"))
     assert not chain.run_pending().failed
-    home = replay_crawls.site_urls[0]
 
     page = viewer.get(f"/jobs/{job.pk}/").content.decode()
     assert f'href="/jobs/{job.pk}/pages/"' in page
@@ -53,4 +57,12 @@ def test_crawl_log_lines_seeds_and_history_open_in_replay(replay_crawls: TwoJobs
     assert viewer.get(seed_links[0]).status_code in (200, 302)
     assert [unquote(u) for u in re.findall(r'href="/jobs/captures/\?url=([^"]+)"', page)] == [home]
     history = links(page.split("<h2>Harvest history</h2>")[1])
-    assert len(history) == 1 and re.fullmatch(r"/replay/all/\d{14}/http://example\.fr/", history[0])
+    assert len(history) == 1
+    _, target = re.fullmatch(r"/replay/all/(\d{14})/(.+)", history[0]).groups()
+    assert target == home  # the run's seed, from its JobSpec, even though the seed list has changed since
+    found = captures_of(target)
+    assert job.pk in {c.job_id for c in found}  # the link's target is a capture of that very run
+    response = viewer.get(history[0])
+    assert response.status_code == 200
+    assert b"".join(response.streaming_content)
+

@@ -28,6 +28,7 @@ from honcho.environ import parse_procfile
 
 from harvester.runtime import broker_url
 from orchestrator.harvest.demo import ensure_demo_definition
+from orchestrator.harvest.qabrowser import chromium_problem
 from orchestrator.harvest.replay import refresh
 
 
@@ -59,8 +60,8 @@ ADMIN_PASSWORD_FILE = "admin-password"
 
 
 class Command(BaseCommand):
-    help = ("Start the whole netharvest stack on this machine (web, beat, high- and low-priority harvester "
-            "workers, indexer, replay, page QA) and stop it all on Ctrl-C.")
+    help = ("Start the whole netharvest stack on this machine (web, beat, high- and low-priority and continuous "
+            "harvester workers, indexer, replay, page QA) and stop it all on Ctrl-C.")
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--bind", default=os.environ.get("NETHARVEST_BIND", "127.0.0.1:8000"),
@@ -107,6 +108,7 @@ class Command(BaseCommand):
 
         replay_line, replay_bind, replay = self._replay(processes, only, str(options["replay_bind"]),
                                                         str(options["bind"]))
+        qa_line, qa = self._qa(processes, only, str(options["bind"]))
 
         env = dict(os.environ)
         # The venv's scripts (celery, gunicorn) must be found even when the venv is not activated.
@@ -127,6 +129,7 @@ class Command(BaseCommand):
             f"  broker          {broker_url()}\n"
             f"  web UI          http://{options['bind']}/   {login}\n"
             f"{replay_line}"
+            f"{qa_line}"
             f"{demo_line}"
             f"  Ctrl-C stops everything.\n"
         )
@@ -137,7 +140,7 @@ class Command(BaseCommand):
         manager._procmgr = _PoliteProcessManager()
         cwd = str(Path(__file__).resolve().parents[4])
         for name, command in processes.items():
-            if (not only or name in only) and (name != "replay" or replay):
+            if (not only or name in only) and (name != "replay" or replay) and (name != "qa" or qa):
                 manager.add_process(name, command, env=env, cwd=cwd)
         if options["demo"]:
             for name, site, peer in (("demo-site", port, port + 1), ("demo-peer", port + 1, port)):
@@ -172,6 +175,18 @@ class Command(BaseCommand):
         warning = "" if host in ("127.0.0.1", "localhost", "::1") else "  (NOT loopback: firewall it!)"
         return (f"  replay          http://{web}/replay/all/<url>   (through the web UI, after login; pywb itself "
                 f"on {bind}{warning})\n"), bind, True
+
+    def _qa(self, processes: dict[str, object], only: list[str], web: str) -> tuple[str, bool]:
+        """The page QA line to print and whether to start the qa worker. It drives Chromium
+        (NETHARVEST_QA_CHROMIUM); without it the stack runs without page QA and says how to install it, instead
+        of a worker whose every pass fails."""
+        if "qa" not in processes or (only and "qa" not in only):
+            return "", False
+        problem = chromium_problem(settings.NETHARVEST_QA_CHROMIUM)
+        if problem:
+            return f"  page QA         not started: {problem}\n", False
+        return (f"  page QA         http://{web}/jobs/<id>/qa/   (worker on queue qa, Chromium "
+                f"{settings.NETHARVEST_QA_CHROMIUM})\n"), True
 
     def _ensure_admin(self) -> str:
         """The first start creates an administrator and keeps its password in the data directory."""
