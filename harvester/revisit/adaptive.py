@@ -76,6 +76,11 @@ PROBES = 12
 PROBE_DIVISOR = 4.0
 #: A page's probe allowance is renewed every this many visits.
 PROBE_ROUND = 32
+#: A job's fetch budget is planned this much over: the frontier enforces the budget (fetch starts at most
+#: ``budget_per_s`` apart), so a plan of exactly the budget leaves slots idle whenever due times bunch up
+#: (the benchmark's adaptive runs used 0.96-0.98 of it); 5 % more keeps a short backlog, served most
+#: overdue first, and every slot used (+0.01 to +0.03 captured / AR on the benchmark, freshness equal).
+OVERBOOK = 1.05
 
 
 def _g(x: float) -> float:
@@ -151,7 +156,7 @@ class AdaptiveStrategy(_Strategy):
 
     def budget(self) -> float:
         if self.policy.budget_per_s is not None:
-            return self.policy.budget_per_s
+            return self.policy.budget_per_s * OVERBOOK
         # No budget: as many visits as Heritrix's initial waits would make.
         return sum(1.0 / self.settings.initial_wait(st.content_class) for st in self.policy.uris.values())
 

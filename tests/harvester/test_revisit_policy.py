@@ -15,6 +15,7 @@ import math
 import pytest
 
 from harvester.contracts import ContractError
+from harvester.revisit.adaptive import OVERBOOK
 from harvester.revisit.change import stripped_digest
 from harvester.revisit.policy import RevisitPolicy, RevisitSettings, Visit, format_ms
 
@@ -201,7 +202,8 @@ def test_adaptive_plan_spends_the_budget():
             policy.visited(uri, page(f"sha1:{int(t // ((i + 1) * H))}"), t)
     moved = policy.replan(4 * D)
     assert moved  # the plan moved pages off their initial schedule
-    assert budget * 0.97 <= policy.planned_rate <= budget
+    # planned a little over the budget (OVERBOOK): the frontier caps the rate, no slot is left idle
+    assert budget * OVERBOOK * 0.97 <= policy.planned_rate <= budget * OVERBOOK
     # the plan as the frontier sees it: visits due in the next two days, each page at its planned pace
     due = 0
     for state in policy.uris.values():
@@ -209,7 +211,7 @@ def test_adaptive_plan_spends_the_budget():
         if state.periodic is not None:  # every m-th period, just after the change
             interval = state.periodic[0] * policy._strategy.periods_between_visits(state.periodic[0])
         due += sum(1 for k in range(1000) if state.next_at + k * interval < 4 * D + 2 * D)
-    assert due == pytest.approx(budget * 2 * D, rel=0.1)
+    assert due == pytest.approx(budget * OVERBOOK * 2 * D, rel=0.1)
     # the fast pages get the visits: page 0 (hourly) is planned more often than page 99 (every 100 h)
     assert policy.state_of("http://h0.example/p0")["wait_ms"] < policy.state_of("http://h4.example/p99")["wait_ms"]
     assert policy.next_replan_at == 4 * D + RevisitSettings().replan_interval_s
