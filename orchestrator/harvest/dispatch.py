@@ -126,9 +126,40 @@ def send_control(job: Job, action: str, argument: str = "", requested_by: str = 
         except PatternError as exc:
             raise DispatchError(str(exc)) from None
     control = JobControl.objects.create(job=job, action=action, argument=argument, requested_by=requested_by)
-    _publish_control(Control(job_id=job.pk, action=action, argument=argument, id=control.pk))
-    JobControl.objects.filter(pk=control.pk, sent_at__isnull=True).update(sent_at=timezone.now())
+    if not _send_recorded(control):
+        raise BrokerUnavailable(f"{action} for job {job.pk} is recorded and sent when the broker is back")
     return control
+
+
+def _send_recorded(control: JobControl) -> bool:
+    """Publish one recorded control and mark it sent; False (logged, the row stays unsent) if the broker is
+    away, so :func:`resend_controls` sends it later."""
+    try:
+        _publish_control(Control(job_id=control.job_id, action=control.action, argument=control.argument,
+                                 id=control.pk))
+    except _broker_errors() as exc:
+        log.warning("job %s: %s (control %s) not sent, the broker is down: %s", control.job_id, control.action,
+                    control.pk, broker_reason(exc))
+        return False
+    JobControl.objects.filter(pk=control.pk, sent_at__isnull=True).update(sent_at=timezone.now())
+    return True
+
+
+def resend_controls(limit: int = 1000) -> int:
+    """Beat's sweep: publish the controls recorded while the broker was down (``sent_at`` empty) to jobs that
+    still run, oldest first so a job gets them in the order they were asked; stops at the first refusal
+    (the broker is still away: the next round retries). Returns how many were sent.
+
+    A control for a job that ended meanwhile is left unsent: there is no harvester to read it."""
+    sent = 0
+    pending = (JobControl.objects.filter(sent_at__isnull=True, job__status__in=(JobStatus.SUBMITTED,
+                                                                                   JobStatus.STARTED))
+               .exclude(action="cancel").order_by("pk")[:limit])
+    for control in pending:
+        if not _send_recorded(control):
+            break
+        sent += 1
+    return sent
 
 
 def _publish_control(message: Control) -> None:

@@ -20,7 +20,7 @@ from django.views.decorators.http import require_POST
 
 from harvester.contracts import ContractError
 from harvester.revisit.policy import CLASSES, RevisitSettings
-from orchestrator.harvest import continuous, scheduler, schedules, seeding
+from orchestrator.harvest import continuous, dispatch, scheduler, schedules, seeding
 from orchestrator.harvest.models import HarvestDefinition, HarvestInfo, Job, JobControl
 from orchestrator.harvest.scheduler import SchedulerError
 from webui.access import CURATE, READ, require
@@ -128,6 +128,9 @@ def _tell_running_job(request: HttpRequest, definition: HarvestDefinition, add: 
         return ""
     try:
         control = continuous.change_seeds(definition, add, remove, requested_by=request.user.get_username())
+    except dispatch.BrokerUnavailable as exc:  # recorded: beat's sweep sends it when the broker is back
+        messages.warning(request, str(exc))
+        return ""
     except Exception as exc:  # the broker, or a seed the crawl refuses; the definition itself is saved
         return _told(request, definition, None, " ".join(str(exc).split())[:300])
     return _told(request, definition, control, "")
@@ -222,6 +225,8 @@ def deactivate(request: HttpRequest, pk: int) -> HttpResponse:
         scheduler.deactivate(definition)
     except SchedulerError as exc:
         messages.error(request, str(exc))
+    except dispatch.BrokerUnavailable as exc:  # deactivated; its job's stop is sent when the broker is back
+        messages.warning(request, str(exc))
     else:
         messages.success(request, f"{definition.name} is inactive: " + (
             "its continuous job is told to stop (it closes its files and ends)." if definition.kind ==
