@@ -47,6 +47,7 @@ class BrokerUnavailable(DispatchError):
         super().__init__(f"the broker does not answer: {reason}")
         self.reason = reason
         self.submitted = submitted
+        self.control: JobControl | None = None  # send_control: the control recorded but not sent
 
 
 def broker_reason(exc: BaseException) -> str:
@@ -127,7 +128,9 @@ def send_control(job: Job, action: str, argument: str = "", requested_by: str = 
             raise DispatchError(str(exc)) from None
     control = JobControl.objects.create(job=job, action=action, argument=argument, requested_by=requested_by)
     if not _send_recorded(control):
-        raise BrokerUnavailable(f"{action} for job {job.pk} is recorded and sent when the broker is back")
+        refused = BrokerUnavailable(f"{action} for job {job.pk} is recorded and sent when the broker is back")
+        refused.control = control  # the recorded, unsent row (resend_controls sends it)
+        raise refused
     return control
 
 

@@ -129,8 +129,7 @@ def _tell_running_job(request: HttpRequest, definition: HarvestDefinition, add: 
     try:
         control = continuous.change_seeds(definition, add, remove, requested_by=request.user.get_username())
     except dispatch.BrokerUnavailable as exc:  # recorded: beat's sweep sends it when the broker is back
-        messages.warning(request, str(exc))
-        return ""
+        return _told(request, definition, exc.control, str(exc))
     except Exception as exc:  # the broker, or a seed the crawl refuses; the definition itself is saved
         return _told(request, definition, None, " ".join(str(exc).split())[:300])
     return _told(request, definition, control, "")
@@ -139,6 +138,9 @@ def _tell_running_job(request: HttpRequest, definition: HarvestDefinition, add: 
 def _told(request: HttpRequest, definition: HarvestDefinition, control: JobControl | None, error: str) -> str:
     """The end of a seed change's message: whether (and which) running job of a continuous definition got it."""
     if definition.kind != HarvestDefinition.CONTINUOUS:
+        return ""
+    if error and control is not None:  # recorded, not sent: the broker is down
+        messages.warning(request, f"The running job {control.job_id} of {definition.name} is not told yet ({error}).")
         return ""
     if error:
         messages.warning(request, f"The running job of {definition.name} was not told ({error}): it gets the "
