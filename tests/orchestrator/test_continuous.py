@@ -235,3 +235,42 @@ def test_a_new_job_stopped_by_deactivation_lets_the_next_activation_start_afresh
     scheduler.activate(d)
     second = Job.objects.filter(harvest=d).order_by("-pk").first()
     assert second.pk != first.pk and second.status == JobStatus.SUBMITTED
+
+
+def test_a_continuous_definition_and_the_continuous_channel_stay_apart():
+    """Review of issue 12: a continuous job never ends, so it must not hold a selective/snapshot channel's
+    harvester, and no selective or snapshot harvest may queue behind continuous jobs."""
+    from django.core.exceptions import ValidationError
+
+    from tests.orchestrator import factories
+
+    d = definition()
+    d.full_clean()  # on the continuous channel: fine
+    d.channel = HarvestChannel.objects.exclude(default_for="continuous").first()
+    with pytest.raises(ValidationError, match="not the continuous channel"):
+        d.full_clean()
+    selective = factories.selective_definition("news")
+    selective.channel = HarvestChannel.objects.get(default_for="continuous")
+    with pytest.raises(ValidationError, match="only continuous harvests run there"):
+        selective.full_clean()
+
+
+def test_migration_0011_reuses_a_continuous_channel_that_exists_and_moves_continuous_definitions():
+    """The migration's channel step, on the real tables: a channel already marked default_for="continuous"
+    (under another name) is reused, not doubled (which the one-default-per-kind constraint refuses), and
+    continuous definitions on other channels move to it."""
+    import importlib
+
+    from django.apps import apps
+
+    step = importlib.import_module("orchestrator.harvest.migrations.0011_continuous_run").continuous_channel
+    d = definition()
+    focused = HarvestChannel.objects.exclude(default_for="continuous").first()
+    HarvestDefinition.objects.filter(pk=d.pk).update(channel=focused)
+    HarvestChannel.objects.filter(name="continuous").update(default_for="", name="spare")
+    live = HarvestChannel.objects.create(name="live", priority="high", default_for="continuous")
+    step(apps, None)
+    assert list(HarvestChannel.objects.filter(default_for="continuous")) == [live]
+    assert HarvestDefinition.objects.get(pk=d.pk).channel == live
+    step(apps, None)  # run again: nothing changes
+    assert HarvestChannel.objects.filter(default_for="continuous").count() == 1

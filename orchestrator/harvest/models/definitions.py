@@ -124,6 +124,16 @@ class HarvestDefinition(models.Model):
             errors["schedule"] = "an active selective harvest needs a schedule"
         if self.kind != self.SELECTIVE and self.schedule_id:
             errors["schedule"] = "only selective harvests run on a schedule"
+        if self.channel_id:
+            # A continuous job never ends: on a channel shared with selective/snapshot harvests it would hold one
+            # of their harvesters for good (issue 12), so the continuous channel and the others stay apart.
+            on_continuous = self.channel.default_for == self.CONTINUOUS
+            if self.kind == self.CONTINUOUS and not on_continuous:
+                errors["channel"] = (f"{self.channel.name} is not the continuous channel: a continuous harvest runs "
+                                     "on a channel of its own, whose workers never hold a selective or snapshot job")
+            elif self.kind != self.CONTINUOUS and on_continuous:
+                errors["channel"] = (f"{self.channel.name} is the continuous channel: only continuous harvests run "
+                                     "there")
         if self.kind != self.SNAPSHOT and self.previous_id:
             errors["previous"] = "only a snapshot harvest can continue a previous snapshot"
         if self.previous_id and (self.previous_id == self.pk or self.previous.kind != self.SNAPSHOT):
