@@ -27,7 +27,7 @@ from kombu import Connection
 from kombu.exceptions import OperationalError
 from kombu.simple import SimpleQueue
 
-from harvester.contracts import RUN_JOB_TASK, Control, control_queue
+from harvester.contracts import RUN_JOB_TASK, ContractError, Control, control_queue, seed_changes
 from harvester.patterns import PatternError, check
 from orchestrator.celery import app
 from orchestrator.harvest.models import Job, JobControl, JobDomain, JobStatus
@@ -125,6 +125,14 @@ def send_control(job: Job, action: str, argument: str = "", requested_by: str = 
         try:
             check(argument, "add_trap")
         except PatternError as exc:
+            raise DispatchError(str(exc)) from None
+    if action == "seeds":  # the same gate for the seed changes of a running continuous job
+        if job.spec.get("kind") != "continuous":
+            raise DispatchError(f"job {job.pk} is a {job.spec.get('kind', 'non-continuous')} job: seeds reach a "
+                                "running crawl only for continuous harvests")
+        try:
+            seed_changes(argument)
+        except ContractError as exc:
             raise DispatchError(str(exc)) from None
     control = JobControl.objects.create(job=job, action=action, argument=argument, requested_by=requested_by)
     if not _send_recorded(control):
