@@ -194,3 +194,17 @@ def test_deactivating_while_the_broker_is_down_says_so_in_one_line(curator, brok
             in text(response))
     hd.refresh_from_db()
     assert not hd.active and JobControl.objects.get(job=job, action="stop").sent_at is None
+
+
+def test_saving_a_running_definition_says_its_settings_apply_from_the_next_job(curator):
+    hd = make_definition(curator, "https://www.example.fr/")
+    page = text(curator.post(reverse("webui:definition-edit", args=[hd.pk]), form_data(), follow=True))
+    assert "saved (inactive" in page and "next job" not in page
+    curator.post(reverse("webui:definition-activate", args=[hd.pk]))
+    job = Job.objects.get(harvest=hd)
+    page = text(curator.post(reverse("webui:definition-edit", args=[hd.pk]), form_data(fetch_budget_per_s="1"),
+                             follow=True))
+    assert (f"Its running job {job.pk} keeps its revisit settings, fetch budget and WARC rule: the changes apply "
+            "from the next job (deactivate and activate the harvest to apply them now).") in page
+    budget = Job.objects.get(pk=job.pk).spec["continuous"]["budget_per_s"]
+    assert budget == 2.5  # the running job's spec is as it was

@@ -100,8 +100,14 @@ def definition_edit(request: HttpRequest, pk: int | None = None, kind: str | Non
             definition = form.save()
             if form.cleaned_data.get("next_date") and form.cleaned_data["next_date"] != form.initial.get("next_date"):
                 scheduler.set_next(definition, form.cleaned_data["next_date"])
-        messages.success(request, f"Harvest definition {definition.name} saved"
-                                  + ("." if definition.active else " (inactive: activate it to schedule runs)."))
+        line = f"Harvest definition {definition.name} saved" + (
+            "." if definition.active else " (inactive: activate it to schedule runs).")
+        job = continuous.live_job(definition) if definition.kind == HarvestDefinition.CONTINUOUS else None
+        if job is not None:
+            # A running job's JobSpec is frozen: these settings reach the crawl with the next job.
+            line += (f" Its running job {job.pk} keeps its revisit settings, fetch budget and WARC rule: the changes "
+                     "apply from the next job (deactivate and activate the harvest to apply them now).")
+        messages.success(request, line)
         return redirect("webui:definition", pk=definition.pk)
     title = f"Edit {instance.name}" if instance else f"New {dict(HarvestDefinition.KINDS)[kind]} harvest"
     return render(request, "webui/form.html", {"form": form, "title": title, "submit": "Save",
