@@ -84,16 +84,6 @@ class HarvestDefinition(models.Model):
     previous = models.ForeignKey("self", null=True, blank=True, on_delete=models.PROTECT, related_name="continued_by",
                                  help_text="Continue this earlier snapshot: only domains it did not finish.")
 
-    # continuous (adaptive revisiting, seeds 000/002): modelled now, run by a later harvester mode
-    revisit_initial_wait_s = models.PositiveIntegerField(default=24 * 3600)
-    revisit_min_wait_s = models.PositiveIntegerField(default=3600)
-    revisit_max_wait_s = models.PositiveIntegerField(default=28 * 24 * 3600)
-    revisit_changed_factor = models.FloatField(default=1.5, validators=[MinValueValidator(1.0)],
-                                               help_text="Wait divided by this when a page changed.")
-    revisit_unchanged_factor = models.FloatField(default=1.5, validators=[MinValueValidator(1.0)],
-                                                 help_text="Wait multiplied by this when it did not.")
-    revisit_strip_regexes = models.TextField(blank=True, help_text="Content matching these regexes is ignored "
-                                                                   "when deciding whether a page changed.")
     # continuous, as the crawl runs it (issue 12): the policy's settings (a RevisitSettings dict,
     # harvester/revisit/policy.py; {} = the policy's defaults), the job's global fetch budget and the
     # WARC time rule. Every time constant is a setting, so a crawl can run against a test web in
@@ -115,7 +105,7 @@ class HarvestDefinition(models.Model):
 
     def clean(self) -> None:
         errors: dict[str, object] = {}
-        for field, used_for in (("crawler_traps", patterns.TRAPS), ("revisit_strip_regexes", patterns.STRIP)):
+        for field, used_for in (("crawler_traps", patterns.TRAPS),):
             try:
                 setattr(self, field, validators.validate_regex_lines(getattr(self, field), used_for))
             except ValidationError as exc:
@@ -148,8 +138,6 @@ class HarvestDefinition(models.Model):
                 self.revisit_settings = RevisitSettings.from_dict(self.revisit_settings or {}).to_dict()
             except ContractError as exc:
                 errors["revisit_settings"] = str(exc)
-        if self.revisit_min_wait_s > self.revisit_max_wait_s:
-            errors["revisit_min_wait_s"] = "must not exceed the maximum wait"
         try:
             self.extended = ExtendedField.validate_values("harvest", self.extended or {})
         except ValidationError as exc:
