@@ -388,3 +388,12 @@ class ContinuousCrawlJob(CrawlJob):
 
     def progress(self) -> Progress:
         return dataclasses.replace(super().progress(), continuous=self.continuous_progress())
+
+    def continuous_tallies(self) -> dict[str, int]:
+        """The job's revisit figures (visits and what they found), cumulative: written into its crawl-report
+        so they stay in the archive with the job's metadata, not only in its last progress message."""
+        return {**{k: int(v) for k, v in self.counts.items()},
+                "validator_misses": int(self.policy.counters.get("validator_misses", 0))}
+
+    def frontier_summary(self) -> dict[str, Any]:
+        return {**super().frontier_summary(), "continuous": self.continuous_tallies()}

@@ -258,3 +258,10 @@ def test_the_next_job_after_a_done_one_keeps_the_uri_states_not_the_tallies(tmp_
     assert both
     for uri in both:
         assert after[uri][0][2] > before[uri][-1][2], uri
+    # The revisit figures are in each job's crawl-report (archived with its metadata), job 2's its own only.
+    for job_dir, visits in ((one, before), (two, after)):
+        report = (job_dir / "reports" / "crawl-report.txt").read_text()
+        figures = dict(line.rsplit(": ", 1) for line in report.splitlines() if ": " in line)
+        assert int(figures["revisit visits"]) == sum(len(v) for v in visits.values()), report
+        assert 0 < int(figures["visits finding a change"]) <= int(figures["revisit visits"]), report
+        assert "validator misses" in figures and "failed visits" in figures
