@@ -105,6 +105,8 @@ def g_inverse(c: float) -> float:
 class AdaptiveStrategy(_Strategy):
     """See the module docstring."""
 
+    verifies_validators = True  # _verify_validators, against the validators of the last full download
+
     def __init__(self, policy: Any) -> None:
         super().__init__(policy)
         self.hosts: dict[str, dict[str, int]] = {}

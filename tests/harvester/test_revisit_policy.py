@@ -443,3 +443,17 @@ def test_adaptive_learns_the_class_prior_from_the_crawl():
     restored = RevisitPolicy(RevisitSettings(), 50 / D)
     restored.load(json.loads(json.dumps(learned.dump())))
     assert restored._strategy.class_prior == pytest.approx(prior)
+
+
+@pytest.mark.parametrize("policy_name", ["heritrix", "fixed"])
+def test_validator_misses_are_counted_by_every_policy(policy_name: str) -> None:
+    """Review of issue 12: only the adaptive policy counted them. A full download that finds a change while the
+    validators still equal the previous visit's is one miss; a change with new validators is not."""
+    policy = RevisitPolicy(RevisitSettings.from_dict({"policy": policy_name}))
+    uri = "http://liar.example/page"
+    same = {"etag": '"v1"', "last_modified": "Mon, 23 Nov 2026 10:00:00 GMT"}
+    policy.visited(uri, page("sha1:1", **same), 1.0)
+    policy.visited(uri, page("sha1:1", **same), 2.0)  # unchanged, same validators: no miss
+    policy.visited(uri, page("sha1:2", **same), 3.0)  # changed, same validators: a miss
+    policy.visited(uri, page("sha1:3", etag='"v3"'), 4.0)  # changed, new validators: honest
+    assert policy.counters["validator_misses"] == 1 and policy.uris[uri].validator_misses == 1
