@@ -67,6 +67,10 @@ def start(definition: HarvestDefinition, requested_by: str = "system") -> tuple[
             if not ids:
                 raise ContinuousError(f"{current.name} has no domain configuration with a seed to harvest")
             job = Job.objects.get(pk=ids[0])
+            # It carries on from the last job that was sent to a harvester (one stopped while still NEW has no
+            # spool: the URI states are in the job before it).
+            sent = Job.objects.filter(harvest=current, submitted_at__isnull=False).exclude(pk=job.pk).order_by("-pk")
+            previous = sent.first()
             if previous is not None:
                 job.spec = {**job.spec, "continues_job": previous.pk}
                 job.save(update_fields=["spec"])

@@ -222,7 +222,10 @@ def test_deactivation_while_the_broker_is_down_records_the_stop_and_the_sweep_se
 
 def test_a_new_job_stopped_by_deactivation_lets_the_next_activation_start_afresh(purge_continuous, broker_down):
     """Review of issue 12: a job still NEW (broker down at activation) that deactivation stopped was left
-    FAILED and not rejected, so the next activation refused ("resubmit or reject it")."""
+    FAILED and not rejected, so the next activation refused ("resubmit or reject it"); and the next job
+    carries on from the last job that reached a harvester, not from one that never ran."""
+    from tests.conftest import closed_broker_url
+
     d = definition()
     scheduler.activate(d)  # the broker is down: the job stays NEW
     first = Job.objects.get(harvest=d)
@@ -235,6 +238,20 @@ def test_a_new_job_stopped_by_deactivation_lets_the_next_activation_start_afresh
     scheduler.activate(d)
     second = Job.objects.filter(harvest=d).order_by("-pk").first()
     assert second.pk != first.pk and second.status == JobStatus.SUBMITTED
+    assert second.spec.get("continues_job") is None  # the stopped job never ran: nothing to carry on from
+    Job.transition(second.pk, JobStatus.SUBMITTED, JobStatus.STARTED)
+    Job.transition(second.pk, JobStatus.STARTED, JobStatus.DONE)
+    _point_broker_at(closed_broker_url())  # the third job stays NEW, and is stopped so
+    try:
+        third, _ = continuous.start(d, "test")
+        scheduler.deactivate(d)
+    finally:
+        broker_down()  # the real broker again
+    assert third.spec["continues_job"] == second.pk
+    HarvestDefinition.objects.filter(pk=d.pk).update(active=False)
+    scheduler.activate(d)
+    fourth = Job.objects.filter(harvest=d).order_by("-pk").first()
+    assert fourth.spec["continues_job"] == second.pk  # not the third, which never reached a harvester
 
 
 def test_a_continuous_definition_and_the_continuous_channel_stay_apart():
