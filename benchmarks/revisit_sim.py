@@ -37,7 +37,10 @@ page's current version), wasted fetches (visits that found the version already c
 bytes downloaded and stored (a capture equal to the previous one is a revisit record, ~300 bytes),
 politeness violations and budget violations (both recomputed from the log; must be 0), versions lost
 to header checks (the headers said "unchanged", the body was not downloaded, and that version was
-never captured).
+never captured); ``Score.by_class`` splits the same counts by class of page (:func:`page_class`).
+
+**The oracle** (:func:`oracle_policy`): a diagnostic that tells the adaptive policy each page's true
+rate, to measure how much a better estimator could gain.
 """
 
 from __future__ import annotations

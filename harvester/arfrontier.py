@@ -358,6 +358,11 @@ class ARFrontier(Frontier):
             self._forget(entry)
         return True
 
+    def removed(self, entry: Entry) -> bool:
+        """Whether ``entry`` left the frontier (a removed seed), or leaves it when its fetch in flight comes
+        back: its visit must not be recorded (it would bring the URI back into the policy)."""
+        return entry.id not in self.entries or entry.id in self._drop
+
     def reschedule(self, url: str, at: float) -> None:
         """The policy moved a URI's time of next processing (a replan)."""
         id_ = self.by_url.get(url)

@@ -215,8 +215,8 @@ class ContinuousCrawlJob(CrawlJob):
         """Record the visit with the policy; return the revisit to write (None: a full response) and
         the crawl.log annotations."""
         entry: Entry | None = request.meta.get("nh_entry")
-        if entry is None or self._prerequisite(entry) or entry.id not in self.ar.entries:
-            return None, []
+        if entry is None or self._prerequisite(entry) or self.ar.removed(entry):
+            return None, []  # a removed seed fetched at that moment: its visit is not the policy's any more
         now = time.time()
         downloaded = not capture.mid_fetch_abort
         digest = None
@@ -290,7 +290,9 @@ class ContinuousCrawlJob(CrawlJob):
 
     def _unjudged(self, entry: Entry, status: int) -> None:
         """A visit the archive side did not judge (a fetch failure): the policy keeps its wait (a failed
-        visit says nothing about change); counted as an error."""
+        visit says nothing about change); counted as an error. Not for a URI removed meanwhile."""
+        if self.ar.removed(entry):
+            return
         at = self.policy.visited(entry.url, Visit(status=min(status, 0) if status <= 0 else -5, content_type=None,
                                                   size=0, duration_s=0.0, etag=None, last_modified=None,
                                                   digest=None, downloaded=False), time.time())
@@ -386,3 +388,12 @@ class ContinuousCrawlJob(CrawlJob):
 
     def progress(self) -> Progress:
         return dataclasses.replace(super().progress(), continuous=self.continuous_progress())
+
+    def continuous_tallies(self) -> dict[str, int]:
+        """The job's revisit figures (visits and what they found), cumulative: written into its crawl-report
+        so they stay in the archive with the job's metadata, not only in its last progress message."""
+        return {**{k: int(v) for k, v in self.counts.items()},
+                "validator_misses": int(self.policy.counters.get("validator_misses", 0))}
+
+    def frontier_summary(self) -> dict[str, Any]:
+        return {**super().frontier_summary(), "continuous": self.continuous_tallies()}

@@ -158,6 +158,7 @@ class CrawlJob:
             self.paused = bool(kv.get("paused", False))
             self._prior_crawl_s = float(kv.get("crawl_s", 0.0))
             self.started_iso = str(kv.get("started", self.started_iso))
+            self.frontier.set_state("started", self.started_iso)  # none after a DONE job's takeover: now
             self.failed = int(kv.get("failed", 0))
             logger.info("resumed job %s: %d queued, %d done", self.spec.job_id, self.frontier.queued,
                         self.frontier.done)

@@ -234,8 +234,17 @@ def parse_duration(text: str) -> int | None:
 
 
 # -- the reports -------------------------------------------------------------------------------
-def crawl_report(stats: CrawlStats, *, crawl_name: str, crawl_status: str) -> str:
-    """crawl-report.txt (Heritrix ``CrawlSummaryReport``)."""
+#: crawl-report.txt's lines for a continuous job's revisit figures (issue 12): key → label.
+CONTINUOUS_LINES = (("visits", "revisit visits"), ("changed", "visits finding a change"),
+                    ("unchanged", "visits finding no change"), ("not_modified", "not-modified (304) visits"),
+                    ("header_skipped", "downloads skipped by the validators (mid-fetch filter)"),
+                    ("validator_misses", "validator misses"), ("errors", "failed visits"))
+
+
+def crawl_report(stats: CrawlStats, *, crawl_name: str, crawl_status: str,
+                 continuous: Mapping[str, int] | None = None) -> str:
+    """crawl-report.txt (Heritrix ``CrawlSummaryReport``); a continuous job's revisit figures (``continuous``,
+    keys as :data:`CONTINUOUS_LINES`) follow as a block of their own."""
     t = stats.total
     ended = stats.ended or datetime.now(UTC)
     elapsed_ms = int((ended - stats.started).total_seconds() * 1000)
@@ -273,6 +282,9 @@ def crawl_report(stats: CrawlStats, *, crawl_name: str, crawl_status: str) -> st
                      f"({format_bytes(t.not_modified_bytes)}) ")
     lines += ["", f"URIs/sec: {t.urls / secs:,.2f}".rstrip("0").rstrip(".") if t.urls else "URIs/sec: 0",
               f"KB/sec: {int(total_bytes / 1024 / secs)}"]
+    if continuous is not None:
+        lines.append("")
+        lines += [f"{label}: {int(continuous.get(key, 0))}" for key, label in CONTINUOUS_LINES]
     return "\n".join(lines) + "\n"
 
 
@@ -445,7 +457,9 @@ def write_reports(directory: str | Path, stats: CrawlStats, *, crawl_name: str,
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     contents = {
-        "crawl-report.txt": crawl_report(stats, crawl_name=crawl_name, crawl_status=crawl_status),
+        "crawl-report.txt": crawl_report(stats, crawl_name=crawl_name, crawl_status=crawl_status,
+                                         continuous=frontier_summary.get("continuous")
+                                         if isinstance(frontier_summary, Mapping) else None),
         "seeds-report.txt": seeds_report(stats),
         "hosts-report.txt": hosts_report(stats, remaining),
         "mimetype-report.txt": mimetype_report(stats),

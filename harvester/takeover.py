@@ -44,6 +44,21 @@ def handed_over(job_dir: Path) -> set[str]:
     return names
 
 
+#: The frontier's kv entries that are the old job's own tallies, not the state of the URIs: a continuous
+#: definition's next job after a DONE one starts them afresh (its statistics are its own), see
+#: :func:`take_over`.
+TALLIES = ("archive_stats", "crawl_s", "started", "failed", "budgets", "continuous_counts", "ar_done")
+
+
+def ended_done(job_dir: Path) -> bool:
+    """Whether the job in ``job_dir`` ended DONE (its ``jobresult.json`` says so): it delivered its files
+    and its statistics itself."""
+    try:
+        return json.loads((job_dir / "jobresult.json").read_text(encoding="utf-8")).get("status") == "DONE"
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
 def take_over(old_dir: Path, job_dir: Path, spec: JobSpec) -> bool:
     """Make ``job_dir`` carry on where the job in ``old_dir`` stopped (a resubmission of a failed job, or
     a continuous definition's next job).
@@ -56,7 +71,14 @@ def take_over(old_dir: Path, job_dir: Path, spec: JobSpec) -> bool:
     journal is copied last, under a temporary name: until it is in place this job has not taken
     over, and a re-run takes over again (moved files stay moved).
     Returns False when ``old_dir`` has no state (the job ran on another machine: start over).
+
+    When the old job ended DONE (a continuous definition deactivated, then activated again) it delivered
+    its files, crawl.log and statistics itself: the new job takes over only the state of the URIs (the
+    frontier's tables: each URI's waits, visits, versions, digests, validators; hosts; the policy's
+    learnt state) and starts its own tallies, crawl.log and start time (:data:`TALLIES` are dropped), so
+    its reports do not count the old job's captures again.
     """
+    finished = ended_done(old_dir)
     previous = old_dir / "state" / "frontier.sqlite"
     if not previous.exists():
         logger.info("job %s continues job %s, whose state is not on this machine: starting over",
@@ -73,7 +95,7 @@ def take_over(old_dir: Path, job_dir: Path, spec: JobSpec) -> bool:
             if not path.name.endswith(METADATA_SUFFIX) and path.name not in handed:
                 os.replace(path, warcs / path.name)
     old_log = old_dir / "logs" / "crawl.log"
-    if old_log.exists():
+    if old_log.exists() and not finished:
         (job_dir / "logs").mkdir(parents=True, exist_ok=True)
         shutil.copyfile(old_log, job_dir / "logs" / "crawl.log")
     state = job_dir / "state" / "frontier.sqlite"
@@ -86,11 +108,14 @@ def take_over(old_dir: Path, job_dir: Path, spec: JobSpec) -> bool:
             src.backup(dst)  # consistent even with the old job's WAL file beside it
             # A new job has its own control history: it never starts paused because the old one was.
             dst.execute("UPDATE kv SET v='false' WHERE k='paused'")
+            if finished:
+                dst.execute(f"DELETE FROM kv WHERE k IN ({','.join('?' * len(TALLIES))})", TALLIES)
             dst.commit()
         finally:
             dst.close()
     finally:
         src.close()
     os.replace(tmp, state)
-    logger.info("job %s takes over job %s's frontier and files", spec.job_id, old_dir.name)
+    logger.info("job %s takes over job %s's %s", spec.job_id, old_dir.name,
+                "URI states (it ended DONE: fresh tallies)" if finished else "frontier and files")
     return True

@@ -120,11 +120,13 @@ TINY: dict[str, Tiny] = {
          rf"^redirect sample: 50 domains, {NUMBER} live probed with {NUMBER} requests"],
         database=True, databases=("", "_redirects")),
     "bench_revisit.py": Tiny(
-        lambda tmp: ["--tiny"],
+        lambda tmp: ["--tiny", "--by-class", "--oracle"],
         # versions, captured, share, freshness, visits are figures; politeness and budget violations must be 0
         [rf"^\| {policy} \| {budget} \| {NUMBER} \| {NUMBER} \| {NUMBER} \| {NUMBER} \| {NUMBER} \|"
          r"(?: [^|]+ \|){5} 0 \| 0 \|"
-         for policy in ("fixed", "heritrix", "adaptive") for budget in ("starved", "ample")]
+         for policy in ("fixed", "heritrix", "adaptive", "oracle") for budget in ("starved", "ample")]
+        # per class of page: pages, versions, AR captured/visits/freshness, adaptive captured/visits/freshness
+        + [rf"^\| {cls} \|(?: {NUMBER} \|){{8}}$" for cls in ("static", "poisson", "periodic")]
         + [rf"^\| mixed \| 1 \| {NUMBER} \| {NUMBER} \| {NUMBER} \| {NUMBER} \|"]),
     "bench_traps.py": Tiny(
         lambda tmp: ["--traps", "300", "--uris", "200", "--lines", "300", "--jobs", "2"],

@@ -447,6 +447,12 @@ class RevisitPolicy:
             self.counters["changed" if changed else "unchanged"] += 1
         if changed is not None:
             observe(state, changed, now, self.settings.history_half_life_visits)
+        if (changed and visit.downloaded and not self._strategy.verifies_validators
+                and headers_predict_unchanged(state.etag, state.last_modified, visit.etag, visit.last_modified)):
+            # The previous visit's validators said "unchanged" but the content had changed: a mid-fetch filter
+            # would have missed this version (counted for every policy; 002 §6.3.1's filter trusts them).
+            state.validator_misses += 1
+            self.counters["validator_misses"] += 1
         wait_ms = self._strategy.wait_after(uri, state, visit, changed, now)
         if visit.etag:
             state.etag = visit.etag
@@ -532,6 +538,9 @@ class _Strategy:
     """The part that differs between policies."""
 
     next_replan_at = math.inf
+    #: The strategy checks the validators against full downloads itself (the adaptive one, which also learns
+    #: which hosts to trust from it); for the others :meth:`RevisitPolicy.visited` counts the misses.
+    verifies_validators = False
 
     def __init__(self, policy: RevisitPolicy) -> None:
         self.policy = policy

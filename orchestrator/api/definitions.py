@@ -14,7 +14,7 @@ from ninja.pagination import paginate
 from orchestrator.api import forms, newharvest
 from orchestrator.api.errors import Invalid
 from orchestrator.api.security import role, who
-from orchestrator.harvest import scheduler, seeding
+from orchestrator.harvest import continuous, dispatch, scheduler, seeding
 from orchestrator.harvest.models import CrawlTemplate, HarvestDefinition, Job
 from webui.access import CURATE, READ
 from webui.forms.definitions import DefinitionForm, RemoveForm
@@ -41,6 +41,9 @@ class DefinitionOut(Schema):
     max_job_running_time_s: int
     previous: str | None = Field(None, description="The snapshot this one continues.")
     extended: dict
+    revisit_settings: dict = Field(description="Continuous: the revisit policy's settings (RevisitSettings).")
+    fetch_budget_per_s: float | None = Field(None, description="Continuous: fetches per second at most.")
+    warc_rotate_s: int = Field(description="Continuous: a WARC is closed and handed over at least this often.")
     created: datetime
     edited: datetime
 
@@ -80,11 +83,15 @@ class DefinitionIn(Schema):
     max_job_running_time_s: int | None = None
     previous: int | str | None = None
     extended: dict | None = None
+    revisit_settings: dict | None = Field(None, description="Continuous: the whole RevisitSettings (what it "
+                                                            "leaves out takes the policy's defaults).")
+    fetch_budget_per_s: float | None = Field(None, description="Continuous: fetches per second at most.")
+    warc_rotate_s: int | None = Field(None, description="Continuous: close and hand over a WARC this often (s).")
 
 
 class DefinitionCreate(DefinitionIn):
     name: str
-    kind: str = Field(description="selective or snapshot")
+    kind: str = Field(description="selective, snapshot or continuous")
     seeds: str | None = Field(None, description="Selective: seed URLs, one per line (a bare host means http://).")
     template: int | str | None = Field(None, description="Selective: the crawl template for the seeds' "
                                                          "configurations (default: the default template).")
@@ -202,13 +209,13 @@ def change_definition(request, definition_id: int, payload: DefinitionIn):
              summary="Add seeds to a selective definition (all or nothing)")
 def add_seeds(request, definition_id: int, payload: SeedsIn):
     definition = _definition(definition_id)
-    if definition.kind != HarvestDefinition.SELECTIVE:
+    if definition.kind not in (HarvestDefinition.SELECTIVE, HarvestDefinition.CONTINUOUS):
         raise Invalid([(["path", "definition_id"], f"{definition.name} is a {definition.kind} harvest: seeds are "
-                                                   "added to selective ones")])
+                                                   "added to selective and continuous ones")])
     template = None
     if payload.template is not None:
         template = CrawlTemplate.objects.get(pk=forms.reference(CrawlTemplate, payload.template, "template"))
-    result = seeding.add_seeds(definition, payload.seeds, template)
+    result = seeding.add_seeds(definition, payload.seeds, template, requested_by=who(request))
     if not result.ok:
         raise newharvest.SeedLinesInvalid(result.errors)
     return Status(201, {"seeds": sum(len(s) for s in result.seeds.values()), "domains": len(result.seeds),
@@ -227,10 +234,17 @@ def selected(request, definition_id: int):
              summary="Take domain configurations out of a selective definition")
 def remove(request, definition_id: int, payload: RemoveIn):
     definition = _definition(definition_id)
-    if definition.kind != HarvestDefinition.SELECTIVE:
-        raise Invalid([(["path", "definition_id"], "only selective harvests have a selection of domains")])
+    if definition.kind not in (HarvestDefinition.SELECTIVE, HarvestDefinition.CONTINUOUS):
+        raise Invalid([(["path", "definition_id"], "only selective and continuous harvests have a selection of "
+                                                   "domains")])
     form = forms.bound(RemoveForm, {"configurations": payload.configurations}, definition=definition)
-    definition.configurations.remove(*form.cleaned_data["configurations"])
+    removed = form.cleaned_data["configurations"]
+    definition.configurations.remove(*removed)
+    if definition.kind == HarvestDefinition.CONTINUOUS:  # its running job drops their seeds
+        try:
+            continuous.change_seeds(definition, [], seeding.seeds_of(removed), requested_by=who(request))
+        except dispatch.BrokerUnavailable:
+            pass  # recorded: beat's submit_new_jobs sweep sends it when the broker is back
     return list(definition.configurations.select_related("domain", "template").order_by("domain__name", "name"))
 
 

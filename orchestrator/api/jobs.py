@@ -15,6 +15,7 @@ from django.shortcuts import get_object_or_404
 from ninja import Field, Router, Schema, Status
 from ninja.pagination import paginate
 
+from harvester.contracts import ContractError, seed_changes
 from harvester.patterns import PatternError
 from harvester.reports import REPORT_NAMES
 from orchestrator.api import forms
@@ -145,6 +146,11 @@ def control(request, job_id: int, payload: ControlIn):
         try:
             argument = clean_trap(argument).pattern
         except PatternError as exc:
+            raise Invalid([(["body", "argument"], str(exc))]) from None
+    elif payload.action == "seeds" and job.spec.get("kind") == "continuous":  # else dispatch refuses (409)
+        try:
+            seed_changes(argument)
+        except ContractError as exc:
             raise Invalid([(["body", "argument"], str(exc))]) from None
     elif payload.action in NO_ARGUMENT and argument:
         raise Invalid([(["body", "argument"], f"{payload.action} takes no argument")])

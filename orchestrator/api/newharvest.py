@@ -14,6 +14,7 @@ from typing import Any
 
 from django.db import transaction
 
+from harvester.contracts import ContractError
 from orchestrator.api import forms as api_forms
 from orchestrator.api.errors import Invalid
 from orchestrator.harvest import scheduler, seeding
@@ -24,6 +25,7 @@ from orchestrator.harvest.models import (
     HarvestDefinition,
     Schedule,
 )
+from webui.forms.continuous import revisit_form_data
 from webui.forms.definitions import DefinitionForm
 
 #: The kinds a definition can be created as here (as in the web UI; continuous definitions are made by
@@ -55,6 +57,13 @@ def with_references(fields: Mapping[str, Any]) -> dict[str, Any]:
                                  ("previous", HarvestDefinition, {"kind": HarvestDefinition.SNAPSHOT})):
         if name in data:
             data[name] = api_forms.reference(model, data[name], name, **filters)
+    if "revisit_settings" in data:  # continuous: the form's revisit fields (a whole RevisitSettings dict)
+        try:
+            data.update(revisit_form_data(data.pop("revisit_settings")))
+        except ContractError as exc:
+            where, _, message = str(exc).partition(": ")
+            raise Invalid([(["body", *where.replace("[", ".").replace("]", "").split(".")], message or str(exc))]
+                          ) from None
     return data
 
 
@@ -95,7 +104,14 @@ def create(kind: str, fields: Mapping[str, Any], seeds: str | None = None, templ
             out.domains, out.created_domains = len(result.seeds), result.created_domains
             if budget:
                 DomainConfiguration.objects.filter(pk__in=[c.pk for c in result.configurations]).update(**budget)
-        if activate:
+        if activate and kind != HarvestDefinition.CONTINUOUS:
+            scheduler.activate(definition)  # refused: nothing was made
+    if activate and kind == HarvestDefinition.CONTINUOUS:
+        # After the commit: activating a continuous definition publishes its job, whose message must not reach
+        # a harvester before the rows it names are committed.
+        try:
             scheduler.activate(definition)
-        definition.refresh_from_db()
+        except scheduler.SchedulerError as exc:
+            raise scheduler.SchedulerError(f"{definition.name} was created, but not activated: {exc}") from None
+    definition.refresh_from_db()
     return out

@@ -24,6 +24,7 @@ import logging
 from collections.abc import Iterable
 
 from django.db import transaction
+from django.utils import timezone
 
 from harvester.contracts import validate_seed
 from orchestrator.harvest import dispatch, jobgen
@@ -66,6 +67,10 @@ def start(definition: HarvestDefinition, requested_by: str = "system") -> tuple[
             if not ids:
                 raise ContinuousError(f"{current.name} has no domain configuration with a seed to harvest")
             job = Job.objects.get(pk=ids[0])
+            # It carries on from the last job that was sent to a harvester (one stopped while still NEW has no
+            # spool: the URI states are in the job before it).
+            sent = Job.objects.filter(harvest=current, submitted_at__isnull=False).exclude(pk=job.pk).order_by("-pk")
+            previous = sent.first()
             if previous is not None:
                 job.spec = {**job.spec, "continues_job": previous.pk}
                 job.save(update_fields=["spec"])
@@ -79,15 +84,24 @@ def start(definition: HarvestDefinition, requested_by: str = "system") -> tuple[
 
 
 def stop(definition: HarvestDefinition, requested_by: str = "system") -> JobControl | None:
-    """Tell the definition's live job to stop (None if there is none). A job still NEW never reaches a
-    harvester: it is failed here instead, so nothing is left in limbo."""
+    """Tell the definition's live job to stop (None if there is none).
+
+    A job still NEW (the broker was down at activation) never reached a harvester: it ends here as FAILED
+    *and rejected* (it crawled nothing, there is nothing to resubmit), so nothing is left in limbo and a
+    later activation starts a fresh job instead of asking to resubmit or reject this one. Raises
+    :class:`dispatch.BrokerUnavailable` when the stop is recorded but the broker is down (it is sent later).
+    """
     job = live_job(definition)
     if job is None:
         return None
     if job.status == JobStatus.NEW:
-        Job.transition(job.pk, JobStatus.NEW, JobStatus.FAILED, error_category="stopped",
-                       error_detail=f"stopped by {requested_by} before it was dispatched")
-        return None
+        if Job.transition(job.pk, JobStatus.NEW, JobStatus.FAILED, error_category="stopped",
+                          error_detail=f"stopped by {requested_by} before it was dispatched",
+                          rejected_at=timezone.now(), rejected_by=requested_by):
+            return None
+        job.refresh_from_db()  # a dispatcher submitted it meanwhile: it is stopped like any running job
+        if job.status not in LIVE:
+            return None
     return dispatch.send_control(job, "stop", requested_by=requested_by)
 
 

@@ -27,7 +27,7 @@ from kombu import Connection
 from kombu.exceptions import OperationalError
 from kombu.simple import SimpleQueue
 
-from harvester.contracts import RUN_JOB_TASK, Control, control_queue
+from harvester.contracts import RUN_JOB_TASK, ContractError, Control, control_queue, seed_changes
 from harvester.patterns import PatternError, check
 from orchestrator.celery import app
 from orchestrator.harvest.models import Job, JobControl, JobDomain, JobStatus
@@ -47,6 +47,7 @@ class BrokerUnavailable(DispatchError):
         super().__init__(f"the broker does not answer: {reason}")
         self.reason = reason
         self.submitted = submitted
+        self.control: JobControl | None = None  # send_control: the control recorded but not sent
 
 
 def broker_reason(exc: BaseException) -> str:
@@ -125,10 +126,51 @@ def send_control(job: Job, action: str, argument: str = "", requested_by: str = 
             check(argument, "add_trap")
         except PatternError as exc:
             raise DispatchError(str(exc)) from None
+    if action == "seeds":  # the same gate for the seed changes of a running continuous job
+        if job.spec.get("kind") != "continuous":
+            raise DispatchError(f"job {job.pk} is a {job.spec.get('kind', 'non-continuous')} job: seeds reach a "
+                                "running crawl only for continuous harvests")
+        try:
+            seed_changes(argument)
+        except ContractError as exc:
+            raise DispatchError(str(exc)) from None
     control = JobControl.objects.create(job=job, action=action, argument=argument, requested_by=requested_by)
-    _publish_control(Control(job_id=job.pk, action=action, argument=argument, id=control.pk))
-    JobControl.objects.filter(pk=control.pk, sent_at__isnull=True).update(sent_at=timezone.now())
+    if not _send_recorded(control):
+        refused = BrokerUnavailable(f"{action} for job {job.pk} is recorded and sent when the broker is back")
+        refused.control = control  # the recorded, unsent row (resend_controls sends it)
+        raise refused
     return control
+
+
+def _send_recorded(control: JobControl) -> bool:
+    """Publish one recorded control and mark it sent; False (logged, the row stays unsent) if the broker is
+    away, so :func:`resend_controls` sends it later."""
+    try:
+        _publish_control(Control(job_id=control.job_id, action=control.action, argument=control.argument,
+                                 id=control.pk))
+    except _broker_errors() as exc:
+        log.warning("job %s: %s (control %s) not sent, the broker is down: %s", control.job_id, control.action,
+                    control.pk, broker_reason(exc))
+        return False
+    JobControl.objects.filter(pk=control.pk, sent_at__isnull=True).update(sent_at=timezone.now())
+    return True
+
+
+def resend_controls(limit: int = 1000) -> int:
+    """Beat's sweep: publish the controls recorded while the broker was down (``sent_at`` empty) to jobs that
+    still run, oldest first so a job gets them in the order they were asked; stops at the first refusal
+    (the broker is still away: the next round retries). Returns how many were sent.
+
+    A control for a job that ended meanwhile is left unsent: there is no harvester to read it."""
+    sent = 0
+    pending = (JobControl.objects.filter(sent_at__isnull=True, job__status__in=(JobStatus.SUBMITTED,
+                                                                                   JobStatus.STARTED))
+               .exclude(action="cancel").order_by("pk")[:limit])
+    for control in pending:
+        if not _send_recorded(control):
+            break
+        sent += 1
+    return sent
 
 
 def _publish_control(message: Control) -> None:

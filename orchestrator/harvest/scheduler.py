@@ -248,5 +248,10 @@ def deactivate(definition: HarvestDefinition) -> HarvestDefinition:
         raise SchedulerError(f"{definition.name} is already inactive")
     definition.refresh_from_db()
     if definition.kind == HarvestDefinition.CONTINUOUS:
-        continuous.stop(definition, "deactivation")  # its long-lived job closes its files and ends
+        try:
+            continuous.stop(definition, "deactivation")  # its long-lived job closes its files and ends
+        except dispatch.BrokerUnavailable as exc:
+            # Deactivated all the same: the stop is recorded, and beat's submit_new_jobs sweep sends it
+            # (dispatch.resend_controls) once the broker answers. The caller shows this one line.
+            raise dispatch.BrokerUnavailable(f"{definition.name} is inactive; {exc.reason}") from None
     return definition

@@ -141,12 +141,14 @@ def add_seeds(definition: HarvestDefinition, text: str, template: CrawlTemplate 
             result.configurations.append(configuration)
         definition.configurations.add(*result.configurations)
     if definition.kind == HarvestDefinition.CONTINUOUS:
-        from orchestrator.harvest import continuous
+        from orchestrator.harvest import continuous, dispatch
 
         try:
             result.told = continuous.change_seeds(definition, add=[s for seeds in result.seeds.values()
                                                                    for s in seeds], requested_by=requested_by)
-        except Exception as exc:  # the broker, or the job's state: the seeds are stored and committed anyway
+        except dispatch.BrokerUnavailable as exc:  # recorded: beat's sweep sends it when the broker is back
+            result.told, result.tell_error = exc.control, str(exc)
+        except Exception as exc:  # the job's state: the seeds are stored and committed anyway
             result.tell_error = " ".join(str(exc).split())[:300] or type(exc).__name__
     return result
 

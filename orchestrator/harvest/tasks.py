@@ -49,7 +49,8 @@ def reap_jobs() -> None:
 
 @shared_task(name="orchestrator.submit_new_jobs", ignore_result=True)
 def submit_new_jobs() -> None:
-    """Beat's sweep (every minute): send the jobs left NEW, e.g. by a run made while the broker was down."""
+    """Beat's sweep (every minute): send the jobs left NEW, e.g. by a run made while the broker was down, and
+    the controls recorded but not sent then (a deactivation's ``stop``, a seed change)."""
     try:
         sent = dispatch.submit_new_jobs()
     except dispatch.BrokerUnavailable as exc:
@@ -57,6 +58,9 @@ def submit_new_jobs() -> None:
         return
     if sent:
         log.info("%d job(s) left NEW submitted", sent)
+    controls = dispatch.resend_controls()
+    if controls:
+        log.info("%d control(s) left unsent sent", controls)
 
 
 @shared_task(name="orchestrator.schedule_due_harvests", ignore_result=True)

@@ -116,3 +116,44 @@ def test_list_and_remove_the_selected_configurations(curator, viewer, sample):
         "body", "configurations"]
     assert DomainConfiguration.objects.filter(domain__name="b.dk", name="news").exists()  # the domain's stays
     assert viewer.post(f"/definitions/{pk}/remove", {"configurations": []}).status_code == 403
+
+
+def test_a_continuous_harvest_through_the_api(curator, viewer, broker_queues):
+    """Review of issue 12: the API had no revisit settings, budget or WARC rule, refused seed changes of a
+    continuous definition, and activated it (publishing its job) inside the creating transaction."""
+    import json
+
+    from orchestrator.harvest.models import JobControl
+
+    bad = curator.post("/definitions", {"kind": "continuous", "name": "live", "seeds": "https://www.example.fr/",
+                                        "revisit_settings": {"policy": "heritrix", "min_wait_s": -5}})
+    assert errors(bad)[0][0][:2] == ["body", "revisit_settings"], errors(bad)
+    assert not HarvestDefinition.objects.filter(name="live").exists()
+    response = curator.post("/definitions", {
+        "kind": "continuous", "name": "live", "seeds": "https://www.example.fr/\nhttps://news.example.org/",
+        "revisit_settings": {"policy": "heritrix", "min_wait_s": 600, "strip": ["<span>[0-9:]+</span>"]},
+        "fetch_budget_per_s": 2.5, "warc_rotate_s": 300, "activate": True})
+    assert response.status_code == 201, response.content
+    d = response.json()["definition"]
+    assert d["active"] and d["channel"] == "continuous" and d["fetch_budget_per_s"] == 2.5
+    assert d["warc_rotate_s"] == 300 and d["revisit_settings"]["min_wait_s"] == 600
+    assert d["revisit_settings"]["strip"] == ["<span>[0-9:]+</span>"]
+    job = Job.objects.get(harvest_id=d["id"])
+    assert job.status == "SUBMITTED" and job.spec["continuous"]["budget_per_s"] == 2.5
+    assert job.spec["continuous"]["revisit"]["min_wait_s"] == 600
+    changed = curator.patch(f"/definitions/{d['id']}", {"warc_rotate_s": 600,
+                                                        "revisit_settings": {"policy": "fixed",
+                                                                             "fixed_interval_s": 3600}})
+    assert changed.status_code == 200, changed.content
+    assert changed.json()["warc_rotate_s"] == 600 and changed.json()["revisit_settings"]["policy"] == "fixed"
+
+    # Seeds added to and domains taken out of a running continuous definition reach its job.
+    added = curator.post(f"/definitions/{d['id']}/seeds", {"seeds": "https://www.example.fr/live/"})
+    assert added.status_code == 201, added.content
+    control = JobControl.objects.get(job=job, action="seeds")
+    assert json.loads(control.argument) == {"add": ["https://www.example.fr/live/"], "remove": []}
+    org = DomainConfiguration.objects.get(harvest_definitions__id=d["id"], domain__name="example.org")
+    left = curator.post(f"/definitions/{d['id']}/remove", {"configurations": [org.pk]})
+    assert left.status_code == 200 and [c["domain"] for c in left.json()] == ["example.fr"]
+    removal = JobControl.objects.filter(job=job, action="seeds").latest("pk")
+    assert json.loads(removal.argument) == {"add": [], "remove": ["https://news.example.org/"]}

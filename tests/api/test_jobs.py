@@ -169,3 +169,25 @@ def test_a_stored_file_is_served_from_its_verified_copy_once_the_spool_is_gone(v
     assert response["X-Netharvest-Sha256"] == hashlib.sha256(data).hexdigest()
     listed = next(x for x in viewer.get(f"/jobs/{job.pk}/files").json() if x["name"] == f.name)
     assert {c["location"] for c in listed["copies"]} == {"node1", "backup"} and listed["index_state"] == "CLEANED"
+
+
+def test_a_seeds_control_is_validated_and_only_for_a_continuous_job(engineer, broker_queues):
+    """Review of issue 12: `seeds` went unchecked to any job. dispatch.send_control (every caller's gate)
+    refuses it for a job that is not continuous and checks its JSON; the API says which field is wrong."""
+    from orchestrator.harvest import dispatch
+
+    job = _running()
+    change = json.dumps({"add": ["https://www.example.fr/new"], "remove": []})
+    refused = engineer.post(f"/jobs/{job.pk}/control", {"action": "seeds", "argument": change})
+    assert refused.status_code == 409 and "only for continuous harvests" in refused.json()["detail"]
+    with pytest.raises(dispatch.DispatchError, match="only for continuous"):
+        dispatch.send_control(job, "seeds", change)
+    Job.objects.filter(pk=job.pk).update(spec={**job.spec, "kind": "continuous"})
+    job.refresh_from_db()
+    bad = errors(engineer.post(f"/jobs/{job.pk}/control", {"action": "seeds", "argument": '{"add": ["nope"]}'}))
+    assert bad[0][0] == ["body", "argument"] and "add[0]" in bad[0][1]
+    with pytest.raises(dispatch.DispatchError, match="unknown key"):
+        dispatch.send_control(job, "seeds", '{"added": []}')
+    assert not JobControl.objects.filter(job=job).exists()  # nothing recorded for the refusals
+    sent = engineer.post(f"/jobs/{job.pk}/control", {"action": "seeds", "argument": change})
+    assert sent.status_code == 202 and JobControl.objects.get(job=job).action == "seeds"

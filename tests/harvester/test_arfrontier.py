@@ -163,3 +163,31 @@ def test_seeds_added_and_removed_change_frontier_and_scope_and_survive_a_reopen(
     assert again.ar.entry_of("http://b.example/page") is None and again.ar.entry_of("http://a.example/page")
     again.change_seeds(["http://b.example/"], [])  # added back: in again, due now
     assert again.ar.entry_of("http://b.example/") is not None and again.scope.domain_of("http://b.example/x")
+
+
+def test_a_removed_seed_fetched_at_that_moment_does_not_come_back(tmp_path: Path) -> None:
+    """Review of issue 12: a seed removed while its fetch was in flight came back into the policy when the
+    fetch was judged (or failed). Its visit is ignored: the URI is gone from frontier and policy."""
+    from datetime import UTC, datetime
+
+    from scrapy.http import HtmlResponse, Request
+
+    from harvester.continuous import ContinuousCrawlJob
+    from harvester.fetch import RawCapture
+
+    spec = JobSpec.from_dict({**continuous_spec(), "settings": {**make_spec([])["settings"], "scope": "host"}})
+    job = ContinuousCrawlJob(spec, tmp_path)
+    for url in ("http://b.example/", "http://c.example/"):
+        job.change_seeds([url], [])
+    b, c = job.ar.entry_of("http://b.example/"), job.ar.entry_of("http://c.example/")
+    job.ar.out.update((b.id, c.id))  # both being fetched now
+    job.change_seeds([], ["http://b.example/", "http://c.example/"])
+    assert job.ar.entry_of(b.url) is b  # in flight: it leaves when its fetch comes back
+    request = Request(b.url, meta={"nh_entry": b})
+    response = HtmlResponse(b.url, status=200, body=b"<html>b</html>", request=request)
+    capture = RawCapture(url=b.url, request_bytes=b"", started=datetime.now(UTC), status=200,
+                         body_length=14)
+    assert job.judge(request, response, capture) == (None, [])
+    job._unjudged(c, -2)  # a failed fetch of the other one
+    assert "http://b.example/" not in job.policy.uris and "http://c.example/" not in job.policy.uris
+    assert job.counts["visits"] == 0 and job.counts["errors"] == 0

@@ -213,3 +213,55 @@ def test_a_continuous_crawl_end_to_end(tmp_path: Path, site_pair: Any) -> None:
     assert cont["warcs_closed"] >= 4 and set(cont["queues"]) == {"ready", "snoozed", "busy", "empty"}
     assert {h["host"] for h in cont["hosts"]} == {f"127.0.0.1:{a.port}", f"127.0.0.1:{b.port}"}
     assert cont["due_next"] and {"uri", "at", "wait_s", "visits", "versions"} == set(cont["due_next"][0])
+
+
+def test_the_next_job_after_a_done_one_keeps_the_uri_states_not_the_tallies(tmp_path: Path, site_pair: Any) -> None:
+    """Review of issue 12: a continuous definition deactivated (its job DONE) and activated again made a job
+    whose statistics counted the first job's captures again (its crawl.log and tallies were taken over).
+    After a DONE job only the URI states carry on: the visits of each URI continue, the rest is fresh."""
+    from harvester.contracts import JobSpec
+    from harvester.tasks import prepare_job_dir
+
+    a, b = site_pair
+    spec = make_spec([a.url, b.url], job_id=JOB, settings={"min_delay_ms": 100, "max_delay_ms": 100})
+    spec["kind"] = "continuous"
+    spec["continuous"] = {"revisit": REVISIT, "budget_per_s": BUDGET, "warc_rotate_s": 3, "pinned": {}}
+    results = []
+    for job_id in (JOB, JOB + 1):
+        this = {**spec, "job_id": job_id, **({"continues_job": JOB} if job_id != JOB else {})}
+        job_dir = prepare_job_dir(JobSpec.from_dict(this), root=tmp_path)
+        proc = subprocess.Popen([sys.executable, "-m", "harvester.process", str(job_dir), "--control-stdin"],
+                                cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            time.sleep(7)
+            assert proc.stdin is not None
+            proc.stdin.write((json.dumps({"job_id": job_id, "action": "stop", "argument": "", "id": 0}) + "\n")
+                             .encode())
+            proc.stdin.flush()
+            assert proc.wait(60) == 0
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        results.append(json.loads((job_dir / "jobresult.json").read_text()))
+    first, second = results
+    assert first["status"] == second["status"] == "DONE"
+    one, two = tmp_path / str(JOB), tmp_path / str(JOB + 1)
+    first_end = max(began(f[8]) for f in crawl_log(one))
+    lines = crawl_log(two)
+    assert lines and all(began(f[8]) > first_end for f in lines), "job 1's crawl.log lines were carried over"
+    objects = sum(d["objects"] for d in second["domains"])
+    assert 0 < objects <= len(lines), (objects, len(lines))  # job 2 counts its own captures only
+    assert second["started"] >= first["ended"]  # its own start time (to the second), not job 1's
+    # Each URI's schedule carries on: its first visit in job 2 is numbered after its last one in job 1.
+    before, after = _visits(one), _visits(two)
+    both = set(before) & set(after)
+    assert both
+    for uri in both:
+        assert after[uri][0][2] > before[uri][-1][2], uri
+    # The revisit figures are in each job's crawl-report (archived with its metadata), job 2's its own only.
+    for job_dir, visits in ((one, before), (two, after)):
+        report = (job_dir / "reports" / "crawl-report.txt").read_text()
+        figures = dict(line.rsplit(": ", 1) for line in report.splitlines() if ": " in line)
+        assert int(figures["revisit visits"]) == sum(len(v) for v in visits.values()), report
+        assert 0 < int(figures["visits finding a change"]) <= int(figures["revisit visits"]), report
+        assert "validator misses" in figures and "failed visits" in figures

@@ -15,6 +15,7 @@ import math
 import pytest
 
 from harvester.contracts import ContractError
+from harvester.revisit.adaptive import OVERBOOK
 from harvester.revisit.change import stripped_digest
 from harvester.revisit.policy import RevisitPolicy, RevisitSettings, Visit, format_ms
 
@@ -201,7 +202,8 @@ def test_adaptive_plan_spends_the_budget():
             policy.visited(uri, page(f"sha1:{int(t // ((i + 1) * H))}"), t)
     moved = policy.replan(4 * D)
     assert moved  # the plan moved pages off their initial schedule
-    assert budget * 0.97 <= policy.planned_rate <= budget
+    # planned a little over the budget (OVERBOOK): the frontier caps the rate, no slot is left idle
+    assert budget * OVERBOOK * 0.97 <= policy.planned_rate <= budget * OVERBOOK
     # the plan as the frontier sees it: visits due in the next two days, each page at its planned pace
     due = 0
     for state in policy.uris.values():
@@ -209,7 +211,7 @@ def test_adaptive_plan_spends_the_budget():
         if state.periodic is not None:  # every m-th period, just after the change
             interval = state.periodic[0] * policy._strategy.periods_between_visits(state.periodic[0])
         due += sum(1 for k in range(1000) if state.next_at + k * interval < 4 * D + 2 * D)
-    assert due == pytest.approx(budget * 2 * D, rel=0.1)
+    assert due == pytest.approx(budget * OVERBOOK * 2 * D, rel=0.1)
     # the fast pages get the visits: page 0 (hourly) is planned more often than page 99 (every 100 h)
     assert policy.state_of("http://h0.example/p0")["wait_ms"] < policy.state_of("http://h4.example/p99")["wait_ms"]
     assert policy.next_replan_at == 4 * D + RevisitSettings().replan_interval_s
@@ -407,3 +409,51 @@ def test_stripped_digest():
     assert stripped_digest(b"x\xff<b>1</b>y", ["<b>[^<]*</b>"]) == \
         "sha1:" + base64.b32encode(hashlib.sha1(b"x\xff y").digest()).decode()
     assert stripped_digest(b"<b>1</b>", ["<b>[^<]*</b>"]) != stripped_digest(b"<b>1</b>", [])
+
+
+def test_adaptive_learns_the_class_prior_from_the_crawl():
+    """Images that never changed teach the policy that images rarely change: a new image is then
+    planned at a slower pace than Heritrix's 2-day prior, while text keeps its own prior."""
+    def crawl(static_images: int) -> RevisitPolicy:
+        policy = RevisitPolicy(RevisitSettings(), 50 / D)
+        for i in range(static_images):  # each visited 6 times over 10 days, never changed
+            uri = f"http://img.example/{i}.jpg"
+            policy.add(uri, 0)
+            for k in range(6):
+                policy.visited(uri, page("sha1:same", "image/jpeg"), k * 2 * D)
+        for i in range(20):  # text pages changing every visit, so the plan has something to spend on
+            uri = f"http://news.example/{i}"
+            policy.add(uri, 0)
+            for k in range(6):
+                policy.visited(uri, page(f"sha1:{k}"), k * 2 * D + i)
+        policy.replan(10 * D)
+        new = "http://img.example/new.jpg"
+        policy.add(new, 10 * D)
+        policy.visited(new, page("sha1:new", "image/jpeg"), 10 * D)
+        return policy
+
+    learned, unlearned = crawl(100), crawl(0)
+    prior = learned._strategy.class_prior
+    assert prior["image"] < 1 / (20 * D)  # 1 + 0 changes in 2 days + 100 x 10 days
+    assert prior["text"] > 1 / (2 * D)  # text changed at every visit
+    assert "image" not in unlearned._strategy.class_prior
+    wait = learned.state_of("http://img.example/new.jpg")["wait_ms"]
+    assert wait > unlearned.state_of("http://img.example/new.jpg")["wait_ms"]
+    # the learned prior survives dump/load (a restart plans with it before the next replan)
+    restored = RevisitPolicy(RevisitSettings(), 50 / D)
+    restored.load(json.loads(json.dumps(learned.dump())))
+    assert restored._strategy.class_prior == pytest.approx(prior)
+
+
+@pytest.mark.parametrize("policy_name", ["heritrix", "fixed"])
+def test_validator_misses_are_counted_by_every_policy(policy_name: str) -> None:
+    """Review of issue 12: only the adaptive policy counted them. A full download that finds a change while the
+    validators still equal the previous visit's is one miss; a change with new validators is not."""
+    policy = RevisitPolicy(RevisitSettings.from_dict({"policy": policy_name}))
+    uri = "http://liar.example/page"
+    same = {"etag": '"v1"', "last_modified": "Mon, 23 Nov 2026 10:00:00 GMT"}
+    policy.visited(uri, page("sha1:1", **same), 1.0)
+    policy.visited(uri, page("sha1:1", **same), 2.0)  # unchanged, same validators: no miss
+    policy.visited(uri, page("sha1:2", **same), 3.0)  # changed, same validators: a miss
+    policy.visited(uri, page("sha1:3", etag='"v3"'), 4.0)  # changed, new validators: honest
+    assert policy.counters["validator_misses"] == 1 and policy.uris[uri].validator_misses == 1

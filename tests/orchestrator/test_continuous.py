@@ -179,3 +179,115 @@ def test_the_command_line_shows_a_continuous_job_and_sends_seeds(purge_continuou
     with pytest.raises(CommandError, match="add\\[0\\]: not an http"):
         call_command("harvests", "seeds", d.name, "--add", "a.dk/live")
     assert [c["action"] for c in controls(job.pk)] == ["seeds"]
+
+
+def _point_broker_at(url: str) -> None:
+    """As tests.conftest.broker_down does: the next publish connects to ``url``."""
+    app.conf.broker_url, app._pool, app.amqp._producer_pool = url, None, None
+
+
+def test_deactivation_while_the_broker_is_down_records_the_stop_and_the_sweep_sends_it(purge_continuous):
+    """Review of issue 12: deactivating with the broker away gave a 500 and left the job running. Now the
+    definition is inactive, the stop is recorded (unsent), the caller gets one line, and beat's
+    submit_new_jobs sweep sends it once the broker is back."""
+    from orchestrator.harvest import tasks
+    from orchestrator.harvest.models import JobControl
+    from tests.conftest import closed_broker_url
+
+    d = definition()
+    scheduler.activate(d)
+    job = Job.objects.get(harvest=d)
+    Job.transition(job.pk, JobStatus.SUBMITTED, JobStatus.STARTED)
+    real = app.conf.broker_url
+    _point_broker_at(closed_broker_url())
+    try:
+        with pytest.raises(dispatch.BrokerUnavailable) as down:
+            scheduler.deactivate(d)
+        assert "\n" not in str(down.value) and "news-live is inactive" in str(down.value)
+        assert "sent when the broker is back" in str(down.value)
+        d.refresh_from_db()
+        assert not d.active
+        stop = JobControl.objects.get(job=job, action="stop")
+        assert stop.sent_at is None
+        tasks.submit_new_jobs()  # the broker still down: a logged line, nothing sent
+        assert JobControl.objects.get(pk=stop.pk).sent_at is None
+    finally:
+        _point_broker_at(real)
+    tasks.submit_new_jobs()  # the broker is back: the sweep sends the recorded stop
+    assert JobControl.objects.get(pk=stop.pk).sent_at is not None
+    assert [(c["action"], c["id"]) for c in controls(job.pk)] == [("stop", stop.pk)]
+    tasks.submit_new_jobs()  # sent once, not again (controls() took the first one off the queue)
+    assert controls(job.pk) == []
+
+
+def test_a_new_job_stopped_by_deactivation_lets_the_next_activation_start_afresh(purge_continuous, broker_down):
+    """Review of issue 12: a job still NEW (broker down at activation) that deactivation stopped was left
+    FAILED and not rejected, so the next activation refused ("resubmit or reject it"); and the next job
+    carries on from the last job that reached a harvester, not from one that never ran."""
+    from tests.conftest import closed_broker_url
+
+    d = definition()
+    scheduler.activate(d)  # the broker is down: the job stays NEW
+    first = Job.objects.get(harvest=d)
+    assert first.status == JobStatus.NEW
+    scheduler.deactivate(d)
+    first.refresh_from_db()
+    assert first.status == JobStatus.FAILED and first.rejected_at is not None
+    assert first.rejected_by == "deactivation" and first.error_category == "stopped"
+    broker_down()  # the real broker again
+    scheduler.activate(d)
+    second = Job.objects.filter(harvest=d).order_by("-pk").first()
+    assert second.pk != first.pk and second.status == JobStatus.SUBMITTED
+    assert second.spec.get("continues_job") is None  # the stopped job never ran: nothing to carry on from
+    Job.transition(second.pk, JobStatus.SUBMITTED, JobStatus.STARTED)
+    Job.transition(second.pk, JobStatus.STARTED, JobStatus.DONE)
+    _point_broker_at(closed_broker_url())  # the third job stays NEW, and is stopped so
+    try:
+        third, _ = continuous.start(d, "test")
+        scheduler.deactivate(d)
+    finally:
+        broker_down()  # the real broker again
+    assert third.spec["continues_job"] == second.pk
+    HarvestDefinition.objects.filter(pk=d.pk).update(active=False)
+    scheduler.activate(d)
+    fourth = Job.objects.filter(harvest=d).order_by("-pk").first()
+    assert fourth.spec["continues_job"] == second.pk  # not the third, which never reached a harvester
+
+
+def test_a_continuous_definition_and_the_continuous_channel_stay_apart():
+    """Review of issue 12: a continuous job never ends, so it must not hold a selective/snapshot channel's
+    harvester, and no selective or snapshot harvest may queue behind continuous jobs."""
+    from django.core.exceptions import ValidationError
+
+    from tests.orchestrator import factories
+
+    d = definition()
+    d.full_clean()  # on the continuous channel: fine
+    d.channel = HarvestChannel.objects.exclude(default_for="continuous").first()
+    with pytest.raises(ValidationError, match="not the continuous channel"):
+        d.full_clean()
+    selective = factories.selective_definition("news")
+    selective.channel = HarvestChannel.objects.get(default_for="continuous")
+    with pytest.raises(ValidationError, match="only continuous harvests run there"):
+        selective.full_clean()
+
+
+def test_migration_0011_reuses_a_continuous_channel_that_exists_and_moves_continuous_definitions():
+    """The migration's channel step, on the real tables: a channel already marked default_for="continuous"
+    (under another name) is reused, not doubled (which the one-default-per-kind constraint refuses), and
+    continuous definitions on other channels move to it."""
+    import importlib
+
+    from django.apps import apps
+
+    step = importlib.import_module("orchestrator.harvest.migrations.0011_continuous_run").continuous_channel
+    d = definition()
+    focused = HarvestChannel.objects.exclude(default_for="continuous").first()
+    HarvestDefinition.objects.filter(pk=d.pk).update(channel=focused)
+    HarvestChannel.objects.filter(name="continuous").update(default_for="", name="spare")
+    live = HarvestChannel.objects.create(name="live", priority="high", default_for="continuous")
+    step(apps, None)
+    assert list(HarvestChannel.objects.filter(default_for="continuous")) == [live]
+    assert HarvestDefinition.objects.get(pk=d.pk).channel == live
+    step(apps, None)  # run again: nothing changes
+    assert HarvestChannel.objects.filter(default_for="continuous").count() == 1

@@ -49,12 +49,13 @@ def test_domain_and_definition_traps() -> None:
     assert _errors(exc, "crawler_traps") == [f"line 2: {LOOKAHEAD}"]
     definition = factories.selective_definition()
     definition.crawler_traps = ".*/(\\w+)/\\1/.*"
-    definition.revisit_strip_regexes = "(?<=x)y"
+    definition.revisit_settings = {"strip": ["<span>[0-9]+</span>", "(?<=x)y"]}  # the strip list's own check
     with pytest.raises(ValidationError) as exc:
         definition.full_clean()
     assert _errors(exc, "crawler_traps") == [f"line 1: {BACKREF}"]
-    assert _errors(exc, "revisit_strip_regexes") == [
-        "line 1: lookbehind (?<=…) is not supported: revisit strip regexes use RE2, linear-time regular expressions"]
+    assert _errors(exc, "revisit_settings") == [
+        "revisit.strip[1]: lookbehind (?<=…) is not supported: revisit strip regexes use RE2, linear-time regular "
+        "expressions"]
 
 
 def test_global_trap_lists_typed_and_uploaded() -> None:

@@ -176,6 +176,35 @@ def test_seeds_pasted_while_the_broker_is_down_are_kept_and_the_curator_is_told(
     page = text(curator.post(reverse("webui:definition-seeds", args=[hd.pk]),
                              {"seeds": "https://www.example.fr/later/"}, follow=True))
     assert "1 seed on 1 domain added" in page
-    assert f"The running job of {hd.name} was not told (" in page and "next started" in page
+    assert (f"The running job {job.pk} of {hd.name} is not told yet (the broker does not answer: seeds for job "
+            f"{job.pk} is recorded and sent when the broker is back)") in page
     assert "https://www.example.fr/later/" in hd.configurations.get().seedlists.get().seeds  # stored all the same
     assert JobControl.objects.get(job=job, action="seeds").sent_at is None  # recorded, not sent
+
+
+def test_deactivating_while_the_broker_is_down_says_so_in_one_line(curator, broker_down):
+    """Review of issue 12: this was a 500 with the job left running."""
+    hd = make_definition(curator, "https://www.example.fr/")
+    curator.post(reverse("webui:definition-activate", args=[hd.pk]))
+    job = Job.objects.get(harvest=hd)
+    assert Job.transition(job.pk, "NEW", "SUBMITTED")  # as if it had been sent before the broker went away
+    response = curator.post(reverse("webui:definition-deactivate", args=[hd.pk]), follow=True)
+    assert response.status_code == 200
+    assert (f"news, continuously is inactive; stop for job {job.pk} is recorded and sent when the broker is back"
+            in text(response))
+    hd.refresh_from_db()
+    assert not hd.active and JobControl.objects.get(job=job, action="stop").sent_at is None
+
+
+def test_saving_a_running_definition_says_its_settings_apply_from_the_next_job(curator):
+    hd = make_definition(curator, "https://www.example.fr/")
+    page = text(curator.post(reverse("webui:definition-edit", args=[hd.pk]), form_data(), follow=True))
+    assert "saved (inactive" in page and "next job" not in page
+    curator.post(reverse("webui:definition-activate", args=[hd.pk]))
+    job = Job.objects.get(harvest=hd)
+    page = text(curator.post(reverse("webui:definition-edit", args=[hd.pk]), form_data(fetch_budget_per_s="1"),
+                             follow=True))
+    assert (f"Its running job {job.pk} keeps its revisit settings, fetch budget and WARC rule: the changes apply "
+            "from the next job (deactivate and activate the harvest to apply them now).") in page
+    budget = Job.objects.get(pk=job.pk).spec["continuous"]["budget_per_s"]
+    assert budget == 2.5  # the running job's spec is as it was

@@ -49,7 +49,10 @@ class DefinitionForm(ExtendedFieldsMixin, forms.ModelForm):
         self.instance.kind = kind
         for name in set().union(*self.KIND_FIELDS.values()) - self.KIND_FIELDS[kind]:
             del self.fields[name]
-        self.fields["channel"].queryset = HarvestChannel.objects.all()
+        # The continuous channel and the others stay apart (HarvestDefinition.clean says why).
+        channels = HarvestChannel.objects.all()
+        self.fields["channel"].queryset = (channels.filter(default_for=kind) if kind == HarvestDefinition.CONTINUOUS
+                                           else channels.exclude(default_for=HarvestDefinition.CONTINUOUS))
         if not self.instance.pk:
             default = HarvestChannel.objects.filter(default_for=kind).first()
             if default:

@@ -20,7 +20,7 @@ from django.views.decorators.http import require_POST
 
 from harvester.contracts import ContractError
 from harvester.revisit.policy import CLASSES, RevisitSettings
-from orchestrator.harvest import continuous, scheduler, schedules, seeding
+from orchestrator.harvest import continuous, dispatch, scheduler, schedules, seeding
 from orchestrator.harvest.models import HarvestDefinition, HarvestInfo, Job, JobControl
 from orchestrator.harvest.scheduler import SchedulerError
 from webui.access import CURATE, READ, require
@@ -100,8 +100,14 @@ def definition_edit(request: HttpRequest, pk: int | None = None, kind: str | Non
             definition = form.save()
             if form.cleaned_data.get("next_date") and form.cleaned_data["next_date"] != form.initial.get("next_date"):
                 scheduler.set_next(definition, form.cleaned_data["next_date"])
-        messages.success(request, f"Harvest definition {definition.name} saved"
-                                  + ("." if definition.active else " (inactive: activate it to schedule runs)."))
+        line = f"Harvest definition {definition.name} saved" + (
+            "." if definition.active else " (inactive: activate it to schedule runs).")
+        job = continuous.live_job(definition) if definition.kind == HarvestDefinition.CONTINUOUS else None
+        if job is not None:
+            # A running job's JobSpec is frozen: these settings reach the crawl with the next job.
+            line += (f" Its running job {job.pk} keeps its revisit settings, fetch budget and WARC rule: the changes "
+                     "apply from the next job (deactivate and activate the harvest to apply them now).")
+        messages.success(request, line)
         return redirect("webui:definition", pk=definition.pk)
     title = f"Edit {instance.name}" if instance else f"New {dict(HarvestDefinition.KINDS)[kind]} harvest"
     return render(request, "webui/form.html", {"form": form, "title": title, "submit": "Save",
@@ -128,6 +134,8 @@ def _tell_running_job(request: HttpRequest, definition: HarvestDefinition, add: 
         return ""
     try:
         control = continuous.change_seeds(definition, add, remove, requested_by=request.user.get_username())
+    except dispatch.BrokerUnavailable as exc:  # recorded: beat's sweep sends it when the broker is back
+        return _told(request, definition, exc.control, str(exc))
     except Exception as exc:  # the broker, or a seed the crawl refuses; the definition itself is saved
         return _told(request, definition, None, " ".join(str(exc).split())[:300])
     return _told(request, definition, control, "")
@@ -136,6 +144,9 @@ def _tell_running_job(request: HttpRequest, definition: HarvestDefinition, add: 
 def _told(request: HttpRequest, definition: HarvestDefinition, control: JobControl | None, error: str) -> str:
     """The end of a seed change's message: whether (and which) running job of a continuous definition got it."""
     if definition.kind != HarvestDefinition.CONTINUOUS:
+        return ""
+    if error and control is not None:  # recorded, not sent: the broker is down
+        messages.warning(request, f"The running job {control.job_id} of {definition.name} is not told yet ({error}).")
         return ""
     if error:
         messages.warning(request, f"The running job of {definition.name} was not told ({error}): it gets the "
@@ -222,6 +233,8 @@ def deactivate(request: HttpRequest, pk: int) -> HttpResponse:
         scheduler.deactivate(definition)
     except SchedulerError as exc:
         messages.error(request, str(exc))
+    except dispatch.BrokerUnavailable as exc:  # deactivated; its job's stop is sent when the broker is back
+        messages.warning(request, str(exc))
     else:
         messages.success(request, f"{definition.name} is inactive: " + (
             "its continuous job is told to stop (it closes its files and ends)." if definition.kind ==

@@ -35,7 +35,7 @@ from harvester import patterns
 from harvester.patterns import PatternError
 from harvester.reports import REPORT_NAMES
 from orchestrator.harvest import jobfiles, progresslog
-from orchestrator.harvest.dispatch import DispatchError, reject, resubmit, send_control
+from orchestrator.harvest.dispatch import BrokerUnavailable, DispatchError, reject, resubmit, send_control
 from orchestrator.harvest.models import (
     ArchiveFile,
     HarvestChannel,
@@ -311,6 +311,8 @@ def job_trap(request: HttpRequest, job_id: int) -> HttpResponse:
 def _send(request: HttpRequest, job: Job, action: str, argument: str) -> HttpResponse:
     try:
         send_control(job, action, argument, requested_by=_who(request))
+    except BrokerUnavailable as exc:  # recorded; beat's submit_new_jobs sweep sends it when the broker is back
+        messages.warning(request, str(exc))
     except DispatchError as exc:
         messages.error(request, f"Not sent: {exc}")
     except Exception as exc:  # the broker; the request is recorded and shows as not sent

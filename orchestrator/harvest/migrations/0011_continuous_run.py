@@ -7,12 +7,27 @@ from django.db import migrations, models
 
 
 def continuous_channel(apps, schema_editor):
+    """The channel continuous definitions run on: the one already marked ``default_for="continuous"`` if there
+    is one (the constraint ``channel_one_default_per_kind`` allows no second), else ``continuous`` (made if
+    missing). Existing continuous definitions move to it: they must not share a channel with selective or
+    snapshot harvests (HarvestDefinition.clean)."""
     HarvestChannel = apps.get_model("harvest", "HarvestChannel")
-    HarvestChannel.objects.get_or_create(
-        name="continuous", defaults={
-            "priority": "high", "default_for": "continuous",
-            "comments": "Continuous (adaptive-revisit) harvests: one long-lived job per definition; served by "
-                        "workers of their own, so they never hold a selective or snapshot harvester."})
+    HarvestDefinition = apps.get_model("harvest", "HarvestDefinition")
+    channel = HarvestChannel.objects.filter(default_for="continuous").first()
+    if channel is None:
+        channel, _ = HarvestChannel.objects.get_or_create(
+            name="continuous", defaults={
+                "priority": "high", "default_for": "continuous",
+                "comments": "Continuous (adaptive-revisit) harvests: one long-lived job per definition; served by "
+                            "workers of their own, so they never hold a selective or snapshot harvester."})
+        if channel.default_for != "continuous":
+            # A channel named "continuous" made by hand for another kind stays that kind's default.
+            if channel.default_for:
+                channel, _ = HarvestChannel.objects.get_or_create(
+                    name="continuous-harvests", defaults={"priority": "high", "default_for": "continuous"})
+            else:
+                HarvestChannel.objects.filter(pk=channel.pk).update(default_for="continuous")
+    HarvestDefinition.objects.filter(kind="continuous").exclude(channel=channel).update(channel=channel)
 
 
 class Migration(migrations.Migration):

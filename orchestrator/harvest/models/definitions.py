@@ -84,16 +84,6 @@ class HarvestDefinition(models.Model):
     previous = models.ForeignKey("self", null=True, blank=True, on_delete=models.PROTECT, related_name="continued_by",
                                  help_text="Continue this earlier snapshot: only domains it did not finish.")
 
-    # continuous (adaptive revisiting, seeds 000/002): modelled now, run by a later harvester mode
-    revisit_initial_wait_s = models.PositiveIntegerField(default=24 * 3600)
-    revisit_min_wait_s = models.PositiveIntegerField(default=3600)
-    revisit_max_wait_s = models.PositiveIntegerField(default=28 * 24 * 3600)
-    revisit_changed_factor = models.FloatField(default=1.5, validators=[MinValueValidator(1.0)],
-                                               help_text="Wait divided by this when a page changed.")
-    revisit_unchanged_factor = models.FloatField(default=1.5, validators=[MinValueValidator(1.0)],
-                                                 help_text="Wait multiplied by this when it did not.")
-    revisit_strip_regexes = models.TextField(blank=True, help_text="Content matching these regexes is ignored "
-                                                                   "when deciding whether a page changed.")
     # continuous, as the crawl runs it (issue 12): the policy's settings (a RevisitSettings dict,
     # harvester/revisit/policy.py; {} = the policy's defaults), the job's global fetch budget and the
     # WARC time rule. Every time constant is a setting, so a crawl can run against a test web in
@@ -115,7 +105,7 @@ class HarvestDefinition(models.Model):
 
     def clean(self) -> None:
         errors: dict[str, object] = {}
-        for field, used_for in (("crawler_traps", patterns.TRAPS), ("revisit_strip_regexes", patterns.STRIP)):
+        for field, used_for in (("crawler_traps", patterns.TRAPS),):
             try:
                 setattr(self, field, validators.validate_regex_lines(getattr(self, field), used_for))
             except ValidationError as exc:
@@ -124,6 +114,16 @@ class HarvestDefinition(models.Model):
             errors["schedule"] = "an active selective harvest needs a schedule"
         if self.kind != self.SELECTIVE and self.schedule_id:
             errors["schedule"] = "only selective harvests run on a schedule"
+        if self.channel_id:
+            # A continuous job never ends: on a channel shared with selective/snapshot harvests it would hold one
+            # of their harvesters for good (issue 12), so the continuous channel and the others stay apart.
+            on_continuous = self.channel.default_for == self.CONTINUOUS
+            if self.kind == self.CONTINUOUS and not on_continuous:
+                errors["channel"] = (f"{self.channel.name} is not the continuous channel: a continuous harvest runs "
+                                     "on a channel of its own, whose workers never hold a selective or snapshot job")
+            elif self.kind != self.CONTINUOUS and on_continuous:
+                errors["channel"] = (f"{self.channel.name} is the continuous channel: only continuous harvests run "
+                                     "there")
         if self.kind != self.SNAPSHOT and self.previous_id:
             errors["previous"] = "only a snapshot harvest can continue a previous snapshot"
         if self.previous_id and (self.previous_id == self.pk or self.previous.kind != self.SNAPSHOT):
@@ -138,8 +138,6 @@ class HarvestDefinition(models.Model):
                 self.revisit_settings = RevisitSettings.from_dict(self.revisit_settings or {}).to_dict()
             except ContractError as exc:
                 errors["revisit_settings"] = str(exc)
-        if self.revisit_min_wait_s > self.revisit_max_wait_s:
-            errors["revisit_min_wait_s"] = "must not exceed the maximum wait"
         try:
             self.extended = ExtendedField.validate_values("harvest", self.extended or {})
         except ValidationError as exc:

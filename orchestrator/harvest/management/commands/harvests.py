@@ -25,7 +25,7 @@ from django.utils import timezone
 
 from orchestrator.api import newharvest
 from orchestrator.api.errors import Invalid
-from orchestrator.harvest import continuous, jobgen, scheduler, seeding
+from orchestrator.harvest import continuous, dispatch, jobgen, scheduler, seeding
 from orchestrator.harvest.management.commands.jobs import _parse_time as parse_time
 from orchestrator.harvest.management.commands.jobs import _who
 from orchestrator.harvest.models import CrawlTemplate, HarvestDefinition, Job
@@ -228,7 +228,11 @@ class Command(BaseCommand):
                           + (" UTC" if d.next_date else ""))
 
     def do_deactivate(self, harvest: str, **_: object) -> None:
-        d = scheduler.deactivate(self._definition(harvest))
+        try:
+            d = scheduler.deactivate(self._definition(harvest))
+        except dispatch.BrokerUnavailable as exc:  # deactivated; its job's stop waits for the broker
+            self.stdout.write(str(exc))
+            return
         self.stdout.write(f"{d.name} deactivated")
 
     def do_seeds(self, harvest: str, add: list[str], remove: list[str], **_: object) -> None:
@@ -241,6 +245,9 @@ class Command(BaseCommand):
             control = continuous.change_seeds(d, add, remove, requested_by=_who())
         except ContractError as exc:
             raise CommandError(str(exc)) from None
+        except dispatch.BrokerUnavailable as exc:  # recorded: beat's sweep sends it when the broker is back
+            self.stdout.write(str(exc))
+            return
         if control is None:
             self.stdout.write(f"{d.name}: no running job; its next job starts from its seed lists")
         else:
