@@ -249,6 +249,11 @@ class JobSpec:
     #: A resubmission: the FAILED job this one carries on (optional, so v1 specs without it stay
     #: valid). A harvester holding that job's spool takes it over (:mod:`harvester.takeover`).
     continues_job: int | None = None
+    #: The orchestrator recorded ``continues_job`` DONE (a continuous definition's next job): its files and
+    #: statistics are archived, so only its URI states carry over. False (a FAILED job, or a job whose
+    #: harvester wrote DONE but was killed before delivering it): everything carries over. Only the
+    #: orchestrator's records can tell these apart, never the old spool.
+    continues_done: bool = False
     #: The continuous section (:class:`ContinuousSpec`): required for kind "continuous", refused otherwise.
     continuous: ContinuousSpec | None = None
     version: int = JOBSPEC_VERSION
@@ -287,6 +292,7 @@ class JobSpec:
             dedup_index=_get(data, "dedup_index", (str, type(None)), "", None),
             time_limit_s=_get(data, "time_limit_s", int, "", 0),
             continues_job=_get(data, "continues_job", (int, type(None)), "", None),
+            continues_done=_get(data, "continues_done", bool, "", False),
             continuous=None if continuous is None else ContinuousSpec.from_dict(continuous, "continuous"),
             version=version,
         )

@@ -23,9 +23,10 @@ logger = logging.getLogger(__name__)
 METADATA_SUFFIX = "-metadata-1.warc.gz"
 
 
-def handed_over(job_dir: Path) -> set[str]:
+def handed_over(job_dir: Path, done: bool) -> set[str]:
     """Names of the files a job already handed to the orchestrator: listed in ``files-closed.jsonl``
-    (a continuous job, while it ran) or in a DONE ``jobresult.json``."""
+    (a continuous job, while it ran) or, when the orchestrator recorded it ``done``, in its ``jobresult.json``
+    (a result written but never delivered, the harvester killed first, hands nothing over)."""
     names: set[str] = set()
     try:
         for line in (job_dir / "files-closed.jsonl").read_text(encoding="utf-8").splitlines():
@@ -35,12 +36,12 @@ def handed_over(job_dir: Path) -> set[str]:
                 continue
     except OSError:
         pass
-    try:
-        result = json.loads((job_dir / "jobresult.json").read_text(encoding="utf-8"))
-        if result.get("status") == "DONE":
+    if done:
+        try:
+            result = json.loads((job_dir / "jobresult.json").read_text(encoding="utf-8"))
             names.update(str(f.get("name")) for f in result.get("files", []))
-    except (OSError, ValueError, AttributeError):
-        pass
+        except (OSError, ValueError, AttributeError):
+            pass
     return names
 
 
@@ -48,15 +49,6 @@ def handed_over(job_dir: Path) -> set[str]:
 #: definition's next job after a DONE one starts them afresh (its statistics are its own), see
 #: :func:`take_over`.
 TALLIES = ("archive_stats", "crawl_s", "started", "failed", "budgets", "continuous_counts", "ar_done")
-
-
-def ended_done(job_dir: Path) -> bool:
-    """Whether the job in ``job_dir`` ended DONE (its ``jobresult.json`` says so): it delivered its files
-    and its statistics itself."""
-    try:
-        return json.loads((job_dir / "jobresult.json").read_text(encoding="utf-8")).get("status") == "DONE"
-    except (OSError, ValueError, AttributeError):
-        return False
 
 
 def take_over(old_dir: Path, job_dir: Path, spec: JobSpec) -> bool:
@@ -72,13 +64,14 @@ def take_over(old_dir: Path, job_dir: Path, spec: JobSpec) -> bool:
     over, and a re-run takes over again (moved files stay moved).
     Returns False when ``old_dir`` has no state (the job ran on another machine: start over).
 
-    When the old job ended DONE (a continuous definition deactivated, then activated again) it delivered
+    When the orchestrator recorded the old job DONE (``spec.continues_done``: a continuous definition
+    deactivated, then activated again) it delivered
     its files, crawl.log and statistics itself: the new job takes over only the state of the URIs (the
     frontier's tables: each URI's waits, visits, versions, digests, validators; hosts; the policy's
     learnt state) and starts its own tallies, crawl.log and start time (:data:`TALLIES` are dropped), so
     its reports do not count the old job's captures again.
     """
-    finished = ended_done(old_dir)
+    finished = spec.continues_done
     previous = old_dir / "state" / "frontier.sqlite"
     if not previous.exists():
         logger.info("job %s continues job %s, whose state is not on this machine: starting over",
@@ -88,7 +81,7 @@ def take_over(old_dir: Path, job_dir: Path, spec: JobSpec) -> bool:
     warcs.mkdir(parents=True, exist_ok=True)
     if old_warcs.is_dir():
         recover_open_files(old_warcs)
-        handed = handed_over(old_dir)
+        handed = handed_over(old_dir, finished)
         for path in sorted(old_warcs.glob("*.warc.gz")):
             # The old job's own metadata is superseded; files it already handed to the orchestrator (a
             # continuous job's WARCs closed while it ran, a DONE job's result) stay where the archive has them.

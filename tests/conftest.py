@@ -146,3 +146,15 @@ def replay_service(settings, tmp_path: Path) -> Iterator[object]:
     settings.NETHARVEST_REPLAY_URL = service.url
     yield service
     service.stop()
+
+
+@pytest.fixture
+def own_index(tmp_path, settings, monkeypatch):
+    """This test's own index directory and dedup index, for this process and (through the environment) the
+    workers: the session's shared ones hold earlier tests' captures, whose rows are gone, and the test site's
+    unchanged files would be stored as revisits of WARCs replay can no longer find."""
+    index = tmp_path / "index"
+    for name, value in (("NETHARVEST_INDEX_DIR", index), ("NETHARVEST_DEDUP_INDEX", index / "dedup.sqlite3")):
+        monkeypatch.setenv(name, str(value))
+        setattr(settings, name, value)
+    return index

@@ -72,7 +72,8 @@ def start(definition: HarvestDefinition, requested_by: str = "system") -> tuple[
             sent = Job.objects.filter(harvest=current, submitted_at__isnull=False).exclude(pk=job.pk).order_by("-pk")
             previous = sent.first()
             if previous is not None:
-                job.spec = {**job.spec, "continues_job": previous.pk}
+                job.spec = {**job.spec, "continues_job": previous.pk,
+                            "continues_done": previous.status == JobStatus.DONE}
                 job.save(update_fields=["spec"])
             log.info("continuous harvest %s: job %s made by %s (run %d)", current.name, job.pk, requested_by, run)
     try:

@@ -140,6 +140,39 @@ def test_take_over_leaves_the_files_a_job_already_handed_over(tmp_path: Path) ->
     assert frontier(new / "state" / "frontier.sqlite", now=20.0).entry_of("http://h/a") is not None
 
 
+def test_a_result_written_but_never_delivered_hands_nothing_over(tmp_path: Path) -> None:
+    """The harvester wrote DONE in jobresult.json, then was killed before delivering it: the orchestrator
+    reaped the job FAILED and its resubmission must take over every WARC and the crawl.log (found by an
+    operator's kill -9 run: a spool that says DONE had made the new job drop the old one's captures). Only
+    the orchestrator's ``continues_done`` says the old job's files are archived."""
+    from harvester.takeover import take_over
+
+    def old_job(root: Path) -> Path:
+        old = root / "1"
+        f = frontier(old / "state" / "frontier.sqlite", now=10.0)
+        f.add("http://h/a", "http://h/a", {"path": "", "domain": "d"})
+        f.checkpoint()
+        f.db.close()
+        (old / "warcs").mkdir()
+        (old / "logs").mkdir()
+        (old / "logs" / "crawl.log").write_text("a line\n")
+        (old / "warcs" / "1-7-a-00000-h.warc.gz").write_bytes(b"x")
+        result = {"status": "DONE", "files": [{"name": "1-7-a-00000-h.warc.gz"}]}
+        (old / "jobresult.json").write_text(json.dumps(result))
+        return old
+
+    reaped = old_job(tmp_path / "reaped")
+    assert take_over(reaped, tmp_path / "reaped" / "2", JobSpec.from_dict({**continuous_spec(), "continues_job": 1}))
+    assert [p.name for p in (tmp_path / "reaped" / "2" / "warcs").iterdir()] == ["1-7-a-00000-h.warc.gz"]
+    assert (tmp_path / "reaped" / "2" / "logs" / "crawl.log").read_text() == "a line\n"
+
+    done = old_job(tmp_path / "done")
+    spec = JobSpec.from_dict({**continuous_spec(), "continues_job": 1, "continues_done": True})
+    assert take_over(done, tmp_path / "done" / "2", spec)
+    assert not list((tmp_path / "done" / "2" / "warcs").iterdir())  # archived where the old job delivered it
+    assert not (tmp_path / "done" / "2" / "logs" / "crawl.log").exists()
+
+
 def test_seeds_added_and_removed_change_frontier_and_scope_and_survive_a_reopen(tmp_path: Path) -> None:
     """A running continuous job's ``seeds`` control, in-process (no fetch): an added seed on another host
     joins the frontier and the scope (its links are taken); removing it takes out it and the pages only it

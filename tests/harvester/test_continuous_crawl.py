@@ -228,7 +228,7 @@ def test_the_next_job_after_a_done_one_keeps_the_uri_states_not_the_tallies(tmp_
     spec["continuous"] = {"revisit": REVISIT, "budget_per_s": BUDGET, "warc_rotate_s": 3, "pinned": {}}
     results = []
     for job_id in (JOB, JOB + 1):
-        this = {**spec, "job_id": job_id, **({"continues_job": JOB} if job_id != JOB else {})}
+        this = {**spec, "job_id": job_id, **({"continues_job": JOB, "continues_done": True} if job_id != JOB else {})}
         job_dir = prepare_job_dir(JobSpec.from_dict(this), root=tmp_path)
         proc = subprocess.Popen([sys.executable, "-m", "harvester.process", str(job_dir), "--control-stdin"],
                                 cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -11,11 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.harvest import scheduler, seeding
+from orchestrator.harvest import scheduler
 from orchestrator.harvest.captures import captures_of
-from orchestrator.harvest.models import ArchiveFile, CrawlTemplate, HarvestChannel, HarvestDefinition, Job
-from tests.changingsite import CLOCK_STRIP, ChangingSite
+from orchestrator.harvest.models import ArchiveFile, Job
+from tests.changingsite import ChangingSite
 from tests.conftest import wait_for
+from tests.orchestrator.test_continuous_stack import activate_live_definition
 from tests.webui.conftest import login
 
 pytestmark = [pytest.mark.django_db(transaction=True, serialized_rollback=True)]
@@ -27,16 +28,7 @@ def test_a_running_continuous_crawl_s_captures_replay_through_the_web_ui(continu
     site = ChangingSite().start()
     static = f"{site.url}static"  # the page that never changes: its archived bytes are known
     try:
-        template = CrawlTemplate.objects.create(name="live site", min_delay_ms=100, max_delay_ms=100,
-                                                delay_factor=0, retry_delay_s=1, max_retries=1)
-        definition = HarvestDefinition.objects.create(
-            name="live news", kind="continuous", channel=HarvestChannel.objects.get(name="continuous"),
-            revisit_settings={"policy": "heritrix", "initial_wait_s": {"text": 2, "other": 2}, "min_wait_s": 1,
-                              "max_wait_s": 10, "strip": [CLOCK_STRIP]},
-            fetch_budget_per_s=5, warc_rotate_s=3)
-        assert seeding.add_seeds(definition, site.url, template).ok
-        scheduler.activate(definition)
-        (job,) = Job.objects.filter(harvest=definition)
+        definition, job = activate_live_definition(site)
 
         def captured_while_running() -> bool:
             stored = ArchiveFile.objects.filter(job=job, kind="warc", index_state="CLEANED").exists()

@@ -21,19 +21,26 @@ from tests.conftest import wait_for
 pytestmark = [pytest.mark.django_db(transaction=True, serialized_rollback=True)]
 
 
+def activate_live_definition(site: ChangingSite) -> tuple[HarvestDefinition, Job]:
+    """A continuous definition of ``site`` in accelerated time (waits of seconds, WARCs closed every 3 s),
+    activated: its one job is on its way to the continuous worker."""
+    template = CrawlTemplate.objects.create(name="live site", min_delay_ms=100, max_delay_ms=100,
+                                            delay_factor=0, retry_delay_s=1, max_retries=1)
+    definition = HarvestDefinition.objects.create(
+        name="live news", kind="continuous", channel=HarvestChannel.objects.get(name="continuous"),
+        revisit_settings={"policy": "heritrix", "initial_wait_s": {"text": 2, "other": 2}, "min_wait_s": 1,
+                          "max_wait_s": 10, "strip": [CLOCK_STRIP]},
+        fetch_budget_per_s=5, warc_rotate_s=3)
+    assert seeding.add_seeds(definition, site.url, template).ok
+    scheduler.activate(definition)
+    (job,) = Job.objects.filter(harvest=definition)
+    return definition, job
+
+
 def test_a_continuous_harvest_runs_hands_over_and_indexes_while_running(continuous_workers: Path) -> None:
     site = ChangingSite().start()
     try:
-        template = CrawlTemplate.objects.create(name="live site", min_delay_ms=100, max_delay_ms=100,
-                                                delay_factor=0, retry_delay_s=1, max_retries=1)
-        definition = HarvestDefinition.objects.create(
-            name="live news", kind="continuous", channel=HarvestChannel.objects.get(name="continuous"),
-            revisit_settings={"policy": "heritrix", "initial_wait_s": {"text": 2, "other": 2}, "min_wait_s": 1,
-                              "max_wait_s": 10, "strip": [CLOCK_STRIP]},
-            fetch_budget_per_s=5, warc_rotate_s=3)
-        assert seeding.add_seeds(definition, site.url, template).ok
-        scheduler.activate(definition)
-        (job,) = Job.objects.filter(harvest=definition)
+        definition, job = activate_live_definition(site)
         assert job.channel.name == "continuous"
 
         def indexed_while_running() -> bool:
@@ -51,6 +58,7 @@ def test_a_continuous_harvest_runs_hands_over_and_indexes_while_running(continuo
         cont = job.progress["continuous"]
         assert cont["visits"] > 0 and cont["budget_per_s"] == 5 and cont["warcs_closed"] >= 1  # a heartbeat lags
 
+        template = CrawlTemplate.objects.get(name="live site")
         assert seeding.add_seeds(definition, f"{site.url}new-1", template).ok  # reaches the running crawl
         wait_for(lambda: site.hits("/new-1"), 60, "the added seed to be fetched")
         assert Job.objects.get(pk=job.pk).status == "STARTED"

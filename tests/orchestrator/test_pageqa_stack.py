@@ -46,18 +46,6 @@ def run_of(job: Job, trigger: str) -> QARun:
     return run
 
 
-@pytest.fixture
-def own_index(tmp_path, settings, monkeypatch):
-    """This test's own index directory and dedup index, for this process and (through the environment) the
-    workers: the session's shared ones hold earlier tests' captures, whose rows are gone, and the test site's
-    unchanged files would be stored as revisits of WARCs replay can no longer find."""
-    index = tmp_path / "index"
-    for name, value in (("NETHARVEST_INDEX_DIR", index), ("NETHARVEST_DEDUP_INDEX", index / "dedup.sqlite3")):
-        monkeypatch.setenv(name, str(value))
-        setattr(settings, name, value)
-    return index
-
-
 def test_qa_finds_the_js_image_and_the_patch_crawl_brings_it_into_replay(own_index, workers: Path, replay_service,
                                                                            settings):
     settings.NETHARVEST_QA_MAX_PAGES = 2

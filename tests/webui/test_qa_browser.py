@@ -39,18 +39,6 @@ def demo_site():
 
 
 @pytest.fixture
-def own_index(tmp_path, settings, monkeypatch):
-    """This test's own index directory and dedup index, for this process and (through the environment) the
-    workers: the session's shared ones hold earlier tests' captures, whose rows are gone, and the test site's
-    unchanged files would be stored as revisits of WARCs replay can no longer find."""
-    index = tmp_path / "index"
-    for name, value in (("NETHARVEST_INDEX_DIR", index), ("NETHARVEST_DEDUP_INDEX", index / "dedup.sqlite3")):
-        monkeypatch.setenv(name, str(value))
-        setattr(settings, name, value)
-    return index
-
-
-@pytest.fixture
 def qa_worker(workers, replay_service):
     """The ``qa`` queue's worker as deploy/Procfile runs it, on this test's database, broker and replay service."""
     from orchestrator.celery import app
