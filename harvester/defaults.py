@@ -55,6 +55,13 @@ DEFAULT_BYTES_PER_OBJECT = 38000
 #: How often a running job reports progress, in seconds.
 PROGRESS_INTERVAL_S = 5.0
 
+#: A crawl child whose ``alive`` file has not been touched for this many seconds is stalled (its reactor
+#: stuck: a timer in it touches the file every second, through checkpoints, pauses and idle waits alike).
+#: The worker kills it and starts it again from its checkpoint, once; a second stall fails the job
+#: (``crawl-process-stalled``), so a hostile page or a bug never holds a worker and a job in limbo.
+#: ``NETHARVEST_CHILD_STALL_S`` overrides it on a worker.
+CHILD_STALL_S = 600.0
+
 #: How many URIs one crawl process fetches at once, across all its queues (Heritrix's toe threads;
 #: a queue never gets more than its host valence). Not a template setting: it is the machine's.
 CRAWL_CONCURRENCY = 32

@@ -55,6 +55,9 @@ EXIT_INTERRUPTED = 75  # EX_TEMPFAIL: try again later (resume)
 
 JOBSPEC_FILE = "jobspec.json"
 PROGRESS_FILE = "progress.json"
+#: Touched every ALIVE_INTERVAL_S by a timer in the crawl child's reactor: it still turns.
+ALIVE_FILE = "alive"
+ALIVE_INTERVAL_S = 1.0
 RESULT_FILE = "jobresult.json"
 APPLIED_FILE = "controls-applied.jsonl"
 ENGINE_LOG = "logs/harvester.log"
@@ -101,6 +104,8 @@ class _Controller:
         self._progress.start(PROGRESS_INTERVAL_S, now=True)
         self._checkpoint = task.LoopingCall(self.job.checkpoint)
         self._checkpoint.start(1.0, now=False)
+        self._alive = task.LoopingCall(self.touch_alive)
+        self._alive.start(ALIVE_INTERVAL_S, now=True)
         if self.time_limit_s:
             left = max(self.time_limit_s - self.job.crawl_seconds(), 0.0)
             reactor.callLater(left, self.stop, "time_limit")  # type: ignore[attr-defined]
@@ -109,9 +114,17 @@ class _Controller:
         self.early.clear()
 
     def stop_timers(self) -> None:
-        for loop in (getattr(self, "_progress", None), getattr(self, "_checkpoint", None)):
+        for loop in (getattr(self, "_progress", None), getattr(self, "_checkpoint", None),
+                     getattr(self, "_alive", None)):
             if loop is not None and loop.running:
                 loop.stop()
+
+    def touch_alive(self) -> None:
+        """The reactor still turns: the parent's StallWatch (harvester.tasks) reads this file's mtime."""
+        try:
+            (self.job_dir / ALIVE_FILE).touch()
+        except OSError:
+            logger.exception("could not touch %s", ALIVE_FILE)
 
     def write_progress(self) -> None:
         try:

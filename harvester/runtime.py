@@ -6,6 +6,7 @@ harvester worker, which has no Django, reads it for the broker and its spool.
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 
@@ -22,6 +23,26 @@ def data_dir() -> Path:
 
 def spool_dir() -> Path:
     return Path(os.environ.get("NETHARVEST_SPOOL_DIR", data_dir() / "spool")).resolve()
+
+
+def child_stall_s() -> float:
+    """``NETHARVEST_CHILD_STALL_S``: how long a crawl child may show no progress before the worker ends it
+    (harvester.tasks.StallWatch); harvester.defaults.CHILD_STALL_S when unset."""
+    from harvester.defaults import CHILD_STALL_S
+
+    text = os.environ.get("NETHARVEST_CHILD_STALL_S", "").strip()
+    if not text:
+        return CHILD_STALL_S
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if value <= 0:
+        # A worker must not refuse its jobs over it: say so once per job and keep the default.
+        logging.getLogger(__name__).error("NETHARVEST_CHILD_STALL_S=%r: expected a number of seconds greater "
+                                          "than 0; using %.0f", text, CHILD_STALL_S)
+        return CHILD_STALL_S
+    return value
 
 
 def broker_url() -> str:

@@ -46,7 +46,8 @@ import signal
 import socket
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from queue import Empty
 from typing import Any
@@ -70,6 +71,7 @@ from harvester.defaults import BROKER_RETRY_MAX_S, PROGRESS_INTERVAL_S
 from harvester.joblock import running_alone
 from harvester.outbox import Outbox
 from harvester.process import (
+    ALIVE_FILE,
     APPLIED_FILE,
     ENGINE_LOG,
     EXIT_INTERRUPTED,
@@ -81,7 +83,7 @@ from harvester.process import (
     start_child,
     write_json_atomic,
 )
-from harvester.runtime import spool_dir
+from harvester.runtime import child_stall_s, spool_dir
 from harvester.takeover import take_over
 from harvester.worker import app
 
@@ -89,6 +91,15 @@ logger = logging.getLogger(__name__)
 
 #: How often the parent looks at the child, the control queue and the progress file.
 POLL_INTERVAL_S = 0.5
+#: How long a crawl child asked to stop (SIGTERM) has to checkpoint and exit before it is killed.
+CHILD_TERM_GRACE_S = 30
+#: A crawl child has at least this long to start (imports, opening its frontier) before StallWatch counts.
+CHILD_STARTUP_S = 120
+#: A stalled crawl child (StallWatch) is started again from its checkpoint this many times; the next stall
+#: fails the job (``crawl-process-stalled``): the URI it was stuck on would most likely stick it again.
+STALL_RESTARTS = 1
+#: How long a resubmitted job waits for the job it continues to stop being crawled on this machine.
+TAKEOVER_WAIT_S = 300.0
 
 
 def _hostname(task: Any) -> str:
@@ -235,13 +246,45 @@ def _how_it_ended(returncode: int) -> str:
     return f"the crawl process exited with status {returncode} without a result"
 
 
+class TakeoverBusy(Exception):
+    """The job to be taken over is still being crawled on this machine."""
+
+
+@contextmanager
+def _old_job_stopped(old_dir: Path, spec: JobSpec) -> Iterator[None]:
+    """Hold the old job's spool lock (harvester.joblock) for the take-over, waiting up to
+    ``TAKEOVER_WAIT_S`` for it: a job the orchestrator reaped may still be crawled here by a worker that was
+    only cut off from the broker, and its files must not move under it. Its ``cancel`` fence makes it
+    checkpoint and stop as soon as it hears the broker again."""
+    deadline = time.monotonic() + TAKEOVER_WAIT_S
+    said = False
+    while True:
+        with running_alone(old_dir) as alone:
+            if alone:
+                yield
+                return
+        if time.monotonic() >= deadline:
+            raise TakeoverBusy(f"job {old_dir.name}, which job {spec.job_id} continues, is still being crawled "
+                               f"on this machine after {TAKEOVER_WAIT_S:.0f} s: stop it (its worker), then resubmit")
+        if not said:
+            logger.warning("job %s: job %s is still being crawled here; waiting for it to stop before taking it over",
+                           spec.job_id, old_dir.name)
+            said = True
+        time.sleep(1.0)
+
+
 def prepare_job_dir(spec: JobSpec, root: Path | None = None) -> Path:
     """``<spool>/<job_id>`` with the JobSpec in it; seeded from ``continues_job``'s spool if any."""
     root = root or spool_dir()
     job_dir = root / str(spec.job_id)
     state = job_dir / "state" / "frontier.sqlite"
     if spec.continues_job is not None and not state.exists():
-        take_over(root / str(spec.continues_job), job_dir, spec)
+        old_dir = root / str(spec.continues_job)
+        if not old_dir.is_dir():
+            take_over(old_dir, job_dir, spec)  # not on this machine: it says so and starts over
+        else:
+            with _old_job_stopped(old_dir, spec):
+                take_over(old_dir, job_dir, spec)
     write_json_atomic(job_dir / JOBSPEC_FILE, spec.to_dict())
     return job_dir
 
@@ -351,6 +394,58 @@ def _forward(message: Any, child: subprocess.Popen[bytes], job_id: int, link: Br
     return False
 
 
+class StallWatch:
+    """Says when a crawl child has stopped showing signs of life: its ``alive`` file (touched by a timer in
+    its reactor every ``ALIVE_INTERVAL_S``, through checkpoints, pauses and idle waits alike) untouched
+    for ``limit_s``. Counted from the child's start, so one stuck before its first touch is seen too.
+
+    The heartbeat relay (``_ProgressRelay``) keeps telling the orchestrator that this *worker* lives; this
+    is what tells the worker that its *child* does not, so a stuck reactor (a bug, a hostile page, a hung
+    file system) never holds a job in STARTED for ever."""
+
+    def __init__(self, job_dir: Path, limit_s: float) -> None:
+        self.path = job_dir / ALIVE_FILE
+        self.limit_s = limit_s
+        self.restart()
+
+    def restart(self) -> None:
+        self.since = time.time()
+
+    def quiet_for(self) -> float | None:
+        """Seconds without a sign of life when that is more than the limit, else None. Until the child's
+        first write (it imports Scrapy, opens its frontier) the limit is at least ``CHILD_STARTUP_S``."""
+        try:
+            written = self.path.stat().st_mtime
+        except OSError:
+            written = 0.0
+        started = written > self.since
+        quiet = time.time() - (written if started else self.since)
+        return quiet if quiet > (self.limit_s if started else max(self.limit_s, CHILD_STARTUP_S)) else None
+
+
+def _end_child(child: subprocess.Popen[bytes], why: str) -> None:
+    """SIGTERM (the child checkpoints and exits, resumable), SIGCONT in case it was stopped, SIGKILL after
+    ``CHILD_TERM_GRACE_S`` if its reactor is too stuck to take the signal."""
+    if child.poll() is not None:
+        return
+    logger.info("ending crawl process %s: %s", child.pid, why)
+    child.terminate()
+    try:
+        child.send_signal(signal.SIGCONT)
+        child.wait(CHILD_TERM_GRACE_S)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        child.wait()
+
+
+def _close_stdin(child: subprocess.Popen[bytes]) -> None:
+    if child.stdin is not None:
+        try:
+            child.stdin.close()
+        except OSError:
+            pass
+
+
 def supervise(spec: JobSpec, job_dir: Path, link: BrokerLink, outbox: Outbox,
               waiting: list[Any] | None = None) -> JobResult | None:
     """Run the child to its end, relaying progress and controls; the JobResult to send, or None when the
@@ -359,8 +454,11 @@ def supervise(spec: JobSpec, job_dir: Path, link: BrokerLink, outbox: Outbox,
     relay = _ProgressRelay(job_dir, outbox)
     applied = _AppliedRelay(job_dir, spec.job_id, outbox)
     closed = _FilesRelay(job_dir, spec.job_id, outbox)
+    watch = StallWatch(job_dir, child_stall_s())
     started = now_iso()
     cancelled = False
+    stalls = 0
+    stalled: JobResult | None = None
     try:
         messages = list(waiting or ())
         while child.poll() is None:
@@ -371,6 +469,23 @@ def supervise(spec: JobSpec, job_dir: Path, link: BrokerLink, outbox: Outbox,
             applied.poll()
             closed.poll()
             link.attempt(lambda: outbox.flush(publish))
+            quiet = watch.quiet_for()
+            if quiet is not None:
+                stalls += 1
+                _end_child(child, why=f"no progress for {quiet:.0f} s")
+                _close_stdin(child)
+                if stalls > STALL_RESTARTS:
+                    stalled = failed_result(spec.job_id, "crawl-process-stalled",
+                                            f"the crawl process made no progress for {quiet:.0f} s, again after "
+                                            f"a restart from its checkpoint; killed\n{_log_tail(job_dir)}".strip(),
+                                            started)
+                    break
+                logger.warning("job %s: the crawl process made no progress for %.0f s: killed, starting it again "
+                               "from its checkpoint", spec.job_id, quiet)
+                child = start_child(job_dir)
+                watch.restart()
+                messages = []
+                continue
             time.sleep(POLL_INTERVAL_S)
             messages = [] if cancelled else (link.receive() or [])
         if cancelled:
@@ -380,22 +495,15 @@ def supervise(spec: JobSpec, job_dir: Path, link: BrokerLink, outbox: Outbox,
                 child.kill()
     except BaseException:
         # The worker itself is going away (warm shutdown, an error here): let the child checkpoint.
-        if child.poll() is None:
-            child.terminate()
-            try:
-                child.wait(30)
-            except subprocess.TimeoutExpired:
-                child.kill()
+        _end_child(child, why="the worker is stopping")
         raise
     finally:
-        if child.stdin is not None:
-            try:
-                child.stdin.close()
-            except OSError:
-                pass
+        _close_stdin(child)
     relay.poll(force=True)
     applied.poll()
     closed.poll()
+    if stalled is not None:
+        return stalled
     result_file = job_dir / RESULT_FILE
     if cancelled and not (child.returncode == 0 and result_file.exists()):
         return None
@@ -467,7 +575,15 @@ def _run(spec: JobSpec, hostname: str, link: BrokerLink, waiting: list[Any]) -> 
         except (ValueError, ContractError):
             pass
         result_file.unlink(missing_ok=True)
-    job_dir = prepare_job_dir(spec)
+    try:
+        job_dir = prepare_job_dir(spec)
+    except TakeoverBusy as exc:
+        logger.error("job %s: %s", spec.job_id, exc)
+        busy = failed_result(spec.job_id, "takeover-busy", str(exc))
+        outbox = Outbox(job_dir)
+        outbox.put(RESULT_TASK, [busy.to_dict()])
+        _deliver(link, outbox)
+        return busy.to_dict()
     outbox = Outbox(job_dir)
     outbox.put(STARTED_TASK, [spec.job_id, hostname])
     logger.info("job %s: crawling in %s", spec.job_id, job_dir)

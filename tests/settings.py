@@ -21,6 +21,23 @@ def _reachable(host: str, port: int) -> bool:
         return False
 
 
+def worker_index() -> int:
+    """This pytest-xdist worker's number (``gw1`` → 1), 0 without xdist."""
+    return int(os.environ.get("PYTEST_XDIST_WORKER", "gw0")[2:] or 0)
+
+
+def _own_broker_db_per_worker() -> None:
+    """Each xdist worker on a Redis database of its own (the session's number minus the worker's), as each
+    gets a test database of its own from pytest-django: a stack test's harvester worker must never take a job
+    that a test in the other pytest worker queued. Without xdist nothing changes."""
+    url = os.environ.get("NETHARVEST_BROKER_URL", "")
+    index = worker_index()
+    if not url.startswith("redis") or not index:
+        return
+    base, _, db = url.rpartition("/")
+    os.environ["NETHARVEST_BROKER_URL"] = f"{base}/{(int(db or 0) - index) % 16}"
+
+
 def _choose_backends() -> dict[str, str]:
     chosen: dict[str, str] = {}
     embedded_only = os.environ.get("NETHARVEST_TEST_BACKENDS") == "embedded"
@@ -35,6 +52,7 @@ def _choose_backends() -> dict[str, str]:
             os.environ["NETHARVEST_BROKER_URL"] = "redis://127.0.0.1:6379/15"
         elif required:
             raise RuntimeError("NETHARVEST_REQUIRE_SERVICES=1 but Redis does not answer on 127.0.0.1:6379")
+    _own_broker_db_per_worker()
     chosen["database"] = os.environ.get("NETHARVEST_DATABASE_URL") or "embedded SQLite"
     chosen["broker"] = os.environ.get("NETHARVEST_BROKER_URL") or "embedded filesystem transport"
     return chosen

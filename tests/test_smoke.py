@@ -16,6 +16,7 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 from warcio.archiveiterator import ArchiveIterator
@@ -232,7 +233,12 @@ def test_stack_on_postgresql_and_redis(tmp_path):
     admin.close()
     import redis
 
-    redis.Redis(host="127.0.0.1", port=6379, db=14).flushdb()  # this test's own Redis database, fresh too
+    # This test's own Redis database, fresh too: eight away from the session's (xdist workers take the ones
+    # just below it, tests/settings.py), on the session's Redis server.
+    broker = urlsplit(os.environ.get("NETHARVEST_BROKER_URL", "") or "redis://127.0.0.1:6379/15")
+    db = (int(broker.path.strip("/") or 0) + 8) % 16
+    redis.Redis(host=broker.hostname or "127.0.0.1", port=broker.port or 6379, db=db).flushdb()
     _run_stack(tmp_path, {"NETHARVEST_DATABASE_URL": f"postgres://postgres@127.0.0.1:5432/{name}",
-                          "NETHARVEST_BROKER_URL": "redis://127.0.0.1:6379/14"}, demo=False)
+                          "NETHARVEST_BROKER_URL": f"redis://{broker.hostname}:{broker.port or 6379}/{db}"},
+               demo=False)
     assert not (tmp_path / "var" / "netharvest.sqlite3").exists()

@@ -8,8 +8,10 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
+import pytest
 from crawlhelp import REPO, make_spec
 
 from harvester.joblock import running_alone
@@ -55,3 +57,31 @@ def test_a_killed_holder_leaves_no_lock(tmp_path):
     holder.wait()
     with running_alone(job_dir) as alone:
         assert alone
+
+
+def test_a_takeover_waits_for_the_old_jobs_crawl_to_stop_and_gives_up_in_one_line(tmp_path, monkeypatch):
+    """A reaped job may still be crawled here by a worker that was only cut off from the broker: its
+    resubmission must not move the spool from under it (harvester.tasks._old_job_stopped)."""
+    import harvester.tasks as tasks
+    from harvester.contracts import JobSpec
+
+    old_dir = tmp_path / "43"
+    (old_dir / "state").mkdir(parents=True)
+    (old_dir / "state" / "frontier.sqlite").write_bytes(b"")
+    spec = JobSpec.from_dict({**make_spec(["http://127.0.0.1:9/"], job_id=44), "continues_job": 43})
+    moved: list[str] = []
+    monkeypatch.setattr(tasks, "take_over", lambda old, new, spec: moved.append(old.name))
+    monkeypatch.setattr(tasks, "TAKEOVER_WAIT_S", 1.5)
+
+    holder = _hold(old_dir)
+    try:
+        with pytest.raises(tasks.TakeoverBusy, match=r"^job 43, which job 44 continues, is still being crawled"):
+            tasks.prepare_job_dir(spec, root=tmp_path)
+        assert moved == []
+        monkeypatch.setattr(tasks, "TAKEOVER_WAIT_S", 30.0)
+        threading.Timer(1.0, holder.kill).start()  # the old crawl stops while the new job waits
+        tasks.prepare_job_dir(spec, root=tmp_path)
+        assert moved == ["43"] and holder.poll() is not None
+    finally:
+        holder.kill()
+        holder.wait()

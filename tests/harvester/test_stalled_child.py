@@ -1,0 +1,88 @@
+"""A crawl child that stops making progress (its reactor stuck: here frozen with SIGSTOP, as a hung file
+system or a runaway callback would leave it) is noticed by its worker, which keeps heartbeating for itself:
+the child is ended and started again from its checkpoint, once; a second stall fails the job in one line
+(``crawl-process-stalled``), so a job is never left STARTED with nobody crawling it."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from crawlhelp import crawl_log, make_spec
+
+from harvester.tasks import run_job
+
+
+def _children(job_dir: Path) -> set[int]:
+    """PIDs of the crawl processes running on ``job_dir``."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            args = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"harvester.process" in args and str(job_dir).encode() in args:
+            found.add(int(entry.name))
+    return found
+
+
+def _freeze(job_dir: Path, times: int, after_lines: int, frozen: list[int]) -> None:
+    """Stop (SIGSTOP) the first ``times`` crawl children on ``job_dir``, each once it has logged
+    ``after_lines`` more lines than its predecessor; PIDs go to ``frozen``."""
+    deadline = time.monotonic() + 60
+    while len(frozen) < times and time.monotonic() < deadline:
+        log = job_dir / "logs" / "crawl.log"
+        lines = len(crawl_log(job_dir)) if log.exists() else 0
+        for pid in _children(job_dir) - set(frozen):
+            if lines >= after_lines * (len(frozen) + 1):
+                os.kill(pid, signal.SIGSTOP)
+                frozen.append(pid)
+        time.sleep(0.05)
+
+
+def _run(tmp_path: Path, monkeypatch: Any, sites: Any, job_id: int, freezes: int) -> tuple[dict[str, Any], Path]:
+    monkeypatch.setenv("NETHARVEST_SPOOL_DIR", str(tmp_path))
+    monkeypatch.setenv("NETHARVEST_CHILD_STALL_S", "3")
+    a, _ = sites
+    job_dir = tmp_path / str(job_id)
+    frozen: list[int] = []
+    freezer = threading.Thread(target=_freeze, args=(job_dir, freezes, 5, frozen), daemon=True)
+    freezer.start()
+    spec = make_spec([a.url], job_id=job_id, settings={"min_delay_ms": 40, "max_delay_ms": 40})
+    try:
+        result = run_job.apply(args=[spec]).get(timeout=180)
+    finally:
+        for pid in frozen:  # never leave a stopped process behind, whatever happened
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+    freezer.join(5)
+    assert len(frozen) == freezes, f"froze {len(frozen)} crawl processes, wanted {freezes}"
+    assert not _children(job_dir), "a crawl process outlived its job"
+    return result, job_dir
+
+
+def test_a_stalled_crawl_process_is_restarted_from_its_checkpoint_and_the_job_completes(tmp_path, monkeypatch,
+                                                                                        sites):
+    result, job_dir = _run(tmp_path, monkeypatch, sites, job_id=611, freezes=1)
+    assert result["status"] == "DONE", result.get("error_detail")
+    assert result["domains"][0]["stop_reason"] == "DOWNLOAD_COMPLETE"
+    uris = {f[3] for f in crawl_log(job_dir)}
+    a, _ = sites
+    assert f"{a.url}news/article6.html" in uris and f"{a.url}orphan.html" in uris
+    log = (job_dir / "logs" / "harvester.log").read_text(errors="replace")
+    assert "resumed job 611" in log, "the second crawl process did not resume the first one's checkpoint"
+
+
+def test_a_crawl_process_that_stalls_again_fails_the_job_in_one_line(tmp_path, monkeypatch, sites):
+    result, _ = _run(tmp_path, monkeypatch, sites, job_id=612, freezes=2)
+    assert result["status"] == "FAILED"
+    assert result["error_category"] == "crawl-process-stalled"
+    assert result["error_detail"].splitlines()[0].startswith("the crawl process made no progress for ")
