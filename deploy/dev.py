@@ -7,6 +7,10 @@
 Each makes (or refreshes) the project's virtual environment in .venv first, then runs
 ``netharvest up`` or ``pytest`` inside it; any further arguments are passed on.
 (``python3 deploy/dev.py install`` only makes the environment.)
+
+``test`` runs the suite in two pytest-xdist processes (``-n 2``): most of its time is the full-stack tests
+waiting on real workers, which overlap well; each process gets a database and a Redis database of its own
+(tests/settings.py). Pass ``-n`` yourself to choose, ``-n 0`` for one process.
 """
 
 from __future__ import annotations
@@ -69,7 +73,8 @@ def main(argv: list[str]) -> int:
     if command == "up":
         args = [str(BIN / "netharvest"), "up", *rest]
     else:
-        args = [str(BIN / "python"), "-m", "pytest", *rest]
+        workers = [] if any(a == "-n" or a.startswith(("-n", "--numprocesses")) for a in rest) else ["-n", "2"]
+        args = [str(BIN / "python"), "-m", "pytest", *workers, *rest]
     os.execv(args[0], args)
     return 0  # not reached
 

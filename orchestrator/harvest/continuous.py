@@ -15,6 +15,8 @@ hold a selective or snapshot harvester), and never ends by itself. So:
   and reports DONE.
 - :func:`change_seeds` sends the seeds added to or removed from the definition to the live job
   (a Control ``seeds``, ``{"add": [...], "remove": [...]}``), so they reach the crawl without a restart.
+  An edit of a domain's seed list (web UI, API, admin: any save of the row) reaches the live job of every
+  active continuous definition that harvests it the same way (:func:`seed_list_saved`).
 """
 
 from __future__ import annotations
@@ -26,9 +28,9 @@ from collections.abc import Iterable
 from django.db import transaction
 from django.utils import timezone
 
-from harvester.contracts import validate_seed
+from harvester.contracts import ContractError, validate_seed
 from orchestrator.harvest import dispatch, jobgen
-from orchestrator.harvest.models import HarvestDefinition, Job, JobControl, JobStatus
+from orchestrator.harvest.models import HarvestDefinition, Job, JobControl, JobStatus, SeedList
 
 log = logging.getLogger(__name__)
 
@@ -118,6 +120,43 @@ def change_seeds(definition: HarvestDefinition, add: Iterable[str] = (), remove:
     if job is None or job.status == JobStatus.NEW:
         return None  # a NEW job's spec is frozen already; it gets this change at its next start
     return dispatch.send_control(job, "seeds", json.dumps({"add": add, "remove": remove}), requested_by)
+
+
+def seed_list_before_save(sender: type, instance: SeedList, **kwargs: object) -> None:
+    """pre_save: remember the list's active seeds as stored, for :func:`seed_list_saved`."""
+    stored = SeedList.objects.filter(pk=instance.pk).values_list("seeds", flat=True).first() if instance.pk else None
+    instance._seeds_before = SeedList(seeds=stored).active_seeds if stored is not None else None
+
+
+def seed_list_saved(sender: type, instance: SeedList, created: bool = False, **kwargs: object) -> None:
+    """post_save: once committed, send the seeds the edit added and removed to the live job of each
+    continuous definition whose configurations use this list. A seed removed here but still in another list
+    of that definition stays. A broker outage leaves the control recorded (the minute sweep sends it); any
+    other failure is logged: the edit itself is saved either way."""
+    before = getattr(instance, "_seeds_before", None)
+    if created or before is None:
+        return
+    after = instance.active_seeds
+    added = [s for s in after if s not in set(before)]
+    removed = [s for s in before if s not in set(after)]
+    if added or removed:
+        transaction.on_commit(lambda: _tell_live_jobs(instance, added, removed))
+
+
+def _tell_live_jobs(seed_list: SeedList, added: list[str], removed: list[str]) -> None:
+    from orchestrator.harvest.seeding import seeds_of
+
+    definitions = HarvestDefinition.objects.filter(kind=HarvestDefinition.CONTINUOUS,
+                                                   configurations__seedlists=seed_list).distinct()
+    for definition in definitions:
+        still = set(seeds_of(definition.configurations.all()))
+        try:
+            change_seeds(definition, added, [s for s in removed if s not in still],
+                         requested_by=f"seed list {seed_list}")
+        except dispatch.BrokerUnavailable as exc:
+            log.warning("definition %s: %s", definition.pk, exc)
+        except (dispatch.DispatchError, ContractError) as exc:
+            log.error("definition %s: the seed list edit did not reach its running job: %s", definition.pk, exc)
 
 
 def due_definitions() -> Iterable[HarvestDefinition]:

@@ -44,7 +44,7 @@ def test_a_broker_outage_mid_crawl_loses_nothing(tmp_path):
                                        tmp_path / "harvester.log")
     job_dir = tmp_path / "harvester" / "spool"
     try:
-        job = realstack.site_job(site, delay_ms=400)  # ~40 URIs: a crawl of 15-20 s
+        job = realstack.site_job(site, delay_ms=600)  # ~40 URIs: a crawl of 25-30 s, so the outage is mid-crawl
         job_dir = job_dir / str(job.pk)
         assert dispatch.submit_jobs([job.pk]) == 1
         wait_for(lambda: Job.objects.get(pk=job.pk).status == "STARTED", 60, "the job to start")

@@ -291,3 +291,34 @@ def test_migration_0011_reuses_a_continuous_channel_that_exists_and_moves_contin
     assert HarvestDefinition.objects.get(pk=d.pk).channel == live
     step(apps, None)  # run again: nothing changes
     assert HarvestChannel.objects.filter(default_for="continuous").count() == 1
+
+
+def test_a_domain_seed_list_edit_reaches_the_running_continuous_job(purge_continuous,
+                                                                     django_capture_on_commit_callbacks):
+    """Issue 12's gap: a seed list edited on the domain's page (any save of the row: web UI, API, admin)
+    while a continuous harvest of it runs is sent to that job; a seed still in another list of the
+    definition is not removed; nothing is sent before the edit is committed."""
+    from orchestrator.harvest.models import SeedList
+
+    d = definition()
+    job, _ = continuous.start(d)
+    Job.objects.filter(pk=job.pk).update(status=JobStatus.STARTED)
+    edited = SeedList.objects.get(domain__name="a.dk", configurations__is_default=True)
+    before = edited.active_seeds
+    other = SeedList.objects.create(domain=edited.domain, name="kept", seeds=before[-1])
+    DomainConfiguration.objects.get(domain__name="a.dk", is_default=True).seedlists.add(other)
+
+    edited.seeds = "http://a.dk/live/new\n" + "\n".join(f"# {s}" for s in before)
+    edited.full_clean()
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        edited.save()
+    assert controls(job.pk) == []  # not before the commit
+    for callback in callbacks:
+        callback()
+    (sent,) = controls(job.pk)
+    assert sent["action"] == "seeds"
+    assert json.loads(sent["argument"]) == {"add": ["http://a.dk/live/new"], "remove": before[:-1]}
+    edited.comments = "no seed changed"
+    with django_capture_on_commit_callbacks(execute=True):
+        edited.save()
+    assert controls(job.pk) == []
