@@ -64,6 +64,7 @@ from harvester.contracts import FileResult
 from harvester.defaults import CRAWL_DEFAULTS
 from harvester.dns import DNS_HOST, DNS_MIME, DnsCapture, is_dns
 from harvester.fetch import S_CONNECT_FAILED, S_CONNECT_LOST, S_DNS_FAILED, S_TIMEOUT, RawCapture
+from harvester.hosts import registrable_domain
 from harvester.reports import DUPLICATE, NOT_MODIFIED, NOVEL, CrawlStats, write_reports
 from harvester.revisit import LINKS_UNSEEN, PROFILE_NOT_MODIFIED, Deduplicator, Referent, hides_links
 from harvester.signals import uri_archived, uri_rejected
@@ -142,7 +143,6 @@ class ArchiveMiddleware:
         self._files: list[FileResult] | None = None
         self.frontier_summary_provider: Callable[[], Any] | None = None
         self.stop_reasons_provider: Callable[[], Mapping[str, str]] | None = None
-        self._tld: Any = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ArchiveMiddleware:
@@ -214,12 +214,7 @@ class ArchiveMiddleware:
         nh = request.meta.get("nh")
         if nh and nh.get("domain"):
             return str(nh["domain"])
-        if self._tld is None:
-            import tldextract
-
-            self._tld = tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None)
-        ext = self._tld(host)
-        return ext.registered_domain or host
+        return registrable_domain(host)
 
     @staticmethod
     def _path_via(request: Request) -> tuple[str, str | None, bool]:

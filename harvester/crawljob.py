@@ -45,6 +45,7 @@ from harvester.dns import (
 )
 from harvester.fetch import S_EMPTY_RESPONSE
 from harvester.frontier import Entry, Frontier, Politeness
+from harvester.hosts import host_key, registrable_domain
 from harvester.patterns import PatternError
 from harvester.politeness import retry_after_seconds
 from harvester.revisit import hides_links
@@ -59,9 +60,7 @@ from harvester.scope import (
     S_UNFETCHABLE_URI,
     Scope,
     canon_scheme,
-    host_key,
     link_hops,
-    registrable_domain,
     unfetchable,
 )
 from harvester.signals import uri_rejected

@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 
 from django.db import transaction
 
+from harvester.hosts import registrable_part
 from orchestrator.harvest import validators
 from orchestrator.harvest.domains import create_domains, default_template
 from orchestrator.harvest.models import (
@@ -85,7 +86,7 @@ def parse(text: str) -> SeedingResult:
             result.errors.append(LineError(number, line, str(exc)))
             continue
         host = urlsplit(seed).hostname or ""
-        domain = validators.registrable_domain(host)
+        domain = registrable_part(host)
         if domain is None:
             result.errors.append(LineError(number, line, f"{host} is not under a known public suffix, "
                                                          "so it has no domain to harvest it under"))
