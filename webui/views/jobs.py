@@ -290,18 +290,12 @@ def job_control(request: HttpRequest, job_id: int) -> HttpResponse:
     return _send(request, job, action, "")
 
 
-def clean_trap(pattern: str) -> re2._Regexp:
-    """A crawler-trap regex as the harvester will apply it: the one validator
-    (:func:`harvester.patterns.compile_pattern`), RE2, full match of the URI."""
-    return patterns.compile_pattern(pattern.strip(), "regex")
-
-
 @require(CONTROL)
 @require_POST
 def job_trap(request: HttpRequest, job_id: int) -> HttpResponse:
     job = get_object_or_404(Job, pk=job_id)
     try:
-        pattern = clean_trap(request.POST.get("regex", "")).pattern
+        pattern = patterns.trap(request.POST.get("regex", ""), "regex").pattern
     except PatternError as exc:
         messages.error(request, f"Crawler trap not added: {exc}")
         return _back(request, job)
@@ -335,7 +329,7 @@ def trap_preview(request: HttpRequest, job_id: int) -> JsonResponse:
     """
     job = get_object_or_404(Job, pk=job_id)
     try:
-        pattern = clean_trap(request.GET.get("regex", ""))
+        pattern = patterns.trap(request.GET.get("regex", ""), "regex")
     except PatternError as exc:
         return JsonResponse({"valid": False, "error": str(exc)}, status=400)
     queued = int((job.progress or {}).get("uris_queued", 0))
