@@ -55,7 +55,6 @@ from urllib.parse import urljoin
 from scrapy import signals as scrapy_signals
 from scrapy.exceptions import IgnoreRequest
 from scrapy.utils.httpobj import urlparse_cached
-from scrapy.utils.misc import load_object
 from twisted.internet import error as txerror
 
 import harvester
@@ -66,6 +65,7 @@ from harvester.dns import DNS_HOST, DNS_MIME, DnsCapture, is_dns
 from harvester.fetch import S_CONNECT_FAILED, S_CONNECT_LOST, S_DNS_FAILED, S_TIMEOUT, RawCapture
 from harvester.hosts import registrable_domain
 from harvester.reports import DUPLICATE, NOT_MODIFIED, NOVEL, CrawlStats, write_reports
+from harvester.retries import RetryPolicy
 from harvester.revisit import LINKS_UNSEEN, PROFILE_NOT_MODIFIED, Deduplicator, Referent, hides_links
 from harvester.signals import uri_archived, uri_rejected
 from harvester.warcwriter import (
@@ -139,7 +139,7 @@ class ArchiveMiddleware:
         #: the document changed (full response) or not (a revisit referring to its last capture), and
         #: adds the adaptive-revisit annotations. None for other jobs.
         self.continuous: Any = None
-        self._load_retry_policy(settings)
+        self.retry = RetryPolicy.from_settings(settings)  # the one retry policy (harvester.retries)
         self._files: list[FileResult] | None = None
         self.frontier_summary_provider: Callable[[], Any] | None = None
         self.stop_reasons_provider: Callable[[], Mapping[str, str]] | None = None
@@ -186,28 +186,9 @@ class ArchiveMiddleware:
             ("template", str(j.get("template", ""))),
         ]
 
-    def _load_retry_policy(self, settings: Any) -> None:
-        self.retry_enabled = settings.getbool("RETRY_ENABLED", True)
-        self.retry_times = settings.getint("RETRY_TIMES", 2)
-        self.retry_http_codes = {int(c) for c in settings.getlist("RETRY_HTTP_CODES")}
-        exceptions: list[type] = []
-        for path in settings.getlist("RETRY_EXCEPTIONS"):
-            try:
-                exceptions.append(load_object(path) if isinstance(path, str) else path)
-            except Exception:
-                continue
-        self.retry_exceptions: tuple[type, ...] = tuple(exceptions)
-
     def _will_retry(self, request: Request, *, status: int | None = None,
                     exc: BaseException | None = None) -> bool:
-        if not self.retry_enabled or request.meta.get("dont_retry"):
-            return False
-        if status is not None and status not in self.retry_http_codes:
-            return False
-        if exc is not None and not isinstance(exc, self.retry_exceptions):
-            return False
-        limit = request.meta.get("max_retry_times", self.retry_times)
-        return request.meta.get("retry_times", 0) + 1 <= limit
+        return self.retry.will_retry(request.meta, status=status, exc=exc)
 
     # -- keys ----------------------------------------------------------------------------------
     def _domain_of(self, request: Request, host: str) -> str:
