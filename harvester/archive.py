@@ -60,7 +60,7 @@ from twisted.internet import error as txerror
 import harvester
 from harvester import crawllog
 from harvester.contracts import FileResult
-from harvester.defaults import CRAWL_DEFAULTS
+from harvester.defaults import CRAWL_DEFAULTS, nh_setting
 from harvester.dns import DNS_HOST, DNS_MIME, DnsCapture, is_dns
 from harvester.fetch import S_CONNECT_FAILED, S_CONNECT_LOST, S_DNS_FAILED, S_TIMEOUT, RawCapture
 from harvester.hosts import registrable_domain
@@ -114,8 +114,8 @@ class ArchiveMiddleware:
         self.crawler = crawler
         self.job: dict[str, Any] = dict(settings.getdict("NH_JOB") or {})
         self.out_dir = Path(settings.get("NH_OUT_DIR") or ".").resolve()
-        self.warc_max_bytes = settings.getint("NH_WARC_MAX_BYTES", 1024**3)
-        self.compresslevel = settings.getint("NH_WARC_COMPRESSLEVEL", 6)
+        self.warc_max_bytes = nh_setting(settings, "NH_WARC_MAX_BYTES")
+        self.compresslevel = nh_setting(settings, "NH_WARC_COMPRESSLEVEL")
         self.job_id = str(self.job.get("job_id", 0))
         self.harvest_id = str(self.job.get("harvest_id", 0))
         self.prefix = f"{self.job_id}-{self.harvest_id}"
@@ -134,7 +134,7 @@ class ArchiveMiddleware:
         self.writer = RotatingWarcWriter(self.warc_dir, self.prefix, max_bytes=self.warc_max_bytes,
                                          warcinfo=self._warcinfo_fields(),
                                          compresslevel=self.compresslevel,
-                                         max_age_s=settings.getint("NH_WARC_ROTATE_S", 0))
+                                         max_age_s=nh_setting(settings, "NH_WARC_ROTATE_S"))
         #: A continuous job's judge (harvester.continuous.ContinuousCrawlJob): decides per fetch whether
         #: the document changed (full response) or not (a revisit referring to its last capture), and
         #: adds the adaptive-revisit annotations. None for other jobs.

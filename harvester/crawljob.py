@@ -28,7 +28,7 @@ from scrapy.exceptions import IgnoreRequest
 from harvester import links as linkx
 from harvester.budget import WAIT, Budgets
 from harvester.contracts import JobSpec, Progress
-from harvester.defaults import DNS_TTL_S, decoded_limit
+from harvester.defaults import DNS_TTL_S, decoded_limit, nh_setting
 from harvester.dns import (
     FAILED,
     PENDING,
@@ -211,7 +211,7 @@ class CrawlJob:
             dedup = self.archive.dedup
             dedup.journal = lambda digest, capture: self.frontier.journal_add("digest", digest, capture)
             dedup.journal_get = lambda digest: self.frontier.journal_get("digest", digest)
-        self.dns_ttl_s = float(crawler.settings.getint("NH_DNS_TTL_S", DNS_TTL_S))
+        self.dns_ttl_s = float(nh_setting(crawler.settings, "NH_DNS_TTL_S"))
         self._retry_exceptions = load_exceptions(crawler.settings.getlist("RETRY_EXCEPTIONS"))
 
     def reject(self, url: str, nh: dict[str, Any], status: int, annotation: str = "") -> None:
