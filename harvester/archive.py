@@ -318,8 +318,7 @@ class ArchiveMiddleware:
             length=len(capture.request_bytes),
             content_type="application/http; msgtype=request",
         )
-        locations = self.writer.write([response_record, request_record])
-        request.meta["nh_warc"] = locations[0]
+        self.writer.write([response_record, request_record])
         if referent is None and capture.body_length > 0 and not capture.truncated:
             self.dedup.remember(digest, url, date, response_record.record_id)
         if self.continuous is not None and not retry:
@@ -383,7 +382,7 @@ class ArchiveMiddleware:
         headers += [("WARC-Payload-Digest", digest), ("WARC-Block-Digest", digest)]
         record = WarcRecord(type="response", headers=headers, parts=[capture.block],
                             length=capture.content_size, content_type=DNS_MIME)
-        request.meta["nh_warc"] = self.writer.write([record])[0]
+        self.writer.write([record])
         path, via, _ = self._path_via(request)
         self.crawllog.log(
             status=capture.status, size=capture.content_size, uri=request.url, path=path, via=via,
@@ -465,10 +464,6 @@ class ArchiveMiddleware:
         files.append(file_result(metadata, "metadata"))
         self._files = files
         return files
-
-    @property
-    def files(self) -> list[FileResult] | None:
-        return self._files
 
 
 def file_result(path: Path, kind: str) -> FileResult:

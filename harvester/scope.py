@@ -163,7 +163,6 @@ class Scope:
         #: Traps added while the job runs (not in the JobSpec), in the order they came.
         self.live_traps: list[str] = []
         self.domain_traps = {d.name: TrapSet(d.traps, checked=True) for d in spec.domains}
-        self._by_host: dict[str, str | None] = {}
 
     def add_trap(self, pattern: str) -> bool:
         """A live-added trap (Control ``add_trap``): applies to every domain from now on.
