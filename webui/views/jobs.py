@@ -47,7 +47,7 @@ from orchestrator.harvest.models import (
     JobStatus,
 )
 from webui import svg
-from webui.access import ENGINEER, READ, require
+from webui.access import ENGINEER, READ, can, require
 from webui.views import continuous
 
 VIEW = READ
@@ -124,7 +124,7 @@ def job_list(request: HttpRequest) -> HttpResponse:
     query = request.GET.copy()
     query.pop("page", None)
     return render(request, "jobs/list.html", {"form": form, "page": page, "query": query.urlencode(),
-                                              "can_control": request.user.has_perm(CONTROL)})
+                                              "can_control": can(request, CONTROL)})
 
 
 def _back(request: HttpRequest, job: Job) -> HttpResponse:
@@ -369,7 +369,7 @@ def job_detail(request: HttpRequest, job_id: int) -> HttpResponse:
         "files": ArchiveFile.objects.filter(job=job).prefetch_related("copies").order_by("kind", "name"),
         "controls": job.controls.order_by("-requested_at")[:50],
         "running": job.status in RUNNING, "progress": progress_of(job), "charts": progress_charts(job),
-        "can_control": request.user.has_perm(CONTROL), "report_names": REPORT_NAMES,
+        "can_control": can(request, CONTROL), "report_names": REPORT_NAMES,
         "search_max": SEARCH_MAX_MATCHES, "search_default": SEARCH_DEFAULT_MATCHES,
         "pattern_max": patterns.MAX_PATTERN_CHARS,
         "live": continuous.live_of(job, request.GET.get("window", "")) if continuous.is_continuous(job) else None,
