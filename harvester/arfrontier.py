@@ -111,7 +111,8 @@ class ARFrontier(Frontier):
         if counters:
             self.policy.counters.update(counters)
         rows = self.db.execute("SELECT u.id, u.queue, u.url, u.nh, u.retries, a.next_at, a.policy, a.capture "
-                               f"FROM uris u LEFT JOIN ar a ON a.id = u.id WHERE u.state={QUEUED} ORDER BY u.id")
+                               "FROM uris u LEFT JOIN ar a ON a.id = u.id "
+                               f"WHERE u.state={QUEUED} ORDER BY u.id")
         for id_, queue, url, nh, retries, next_at, policy_state, capture in rows:
             data = json.loads(nh)
             entry = Entry(id_, url, queue, data, retries)

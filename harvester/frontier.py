@@ -174,7 +174,8 @@ class Frontier(FrontierBase):
         self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.executescript(f"""
             CREATE TABLE IF NOT EXISTS uris (id INTEGER PRIMARY KEY, queue TEXT NOT NULL, url TEXT NOT NULL,
-                nh TEXT NOT NULL, retries INTEGER NOT NULL DEFAULT 0, state INTEGER NOT NULL DEFAULT {QUEUED});
+                nh TEXT NOT NULL, retries INTEGER NOT NULL DEFAULT 0,
+                state INTEGER NOT NULL DEFAULT {QUEUED});
             CREATE INDEX IF NOT EXISTS uris_state ON uris(state, id);
             CREATE INDEX IF NOT EXISTS uris_queue ON uris(queue, state, id);
             CREATE TABLE IF NOT EXISTS seen (fp INTEGER PRIMARY KEY) WITHOUT ROWID;
@@ -334,7 +335,8 @@ class Frontier(FrontierBase):
         assert self.db is not None
         want = min(self.head_max, q.spilled)
         rows = [r for r in self.db.execute(
-            f"SELECT id, url, nh, retries FROM uris WHERE queue=? AND state={QUEUED} AND id>? ORDER BY id LIMIT ?",
+            f"SELECT id, url, nh, retries FROM uris WHERE queue=? AND state={QUEUED} AND id>? "
+            "ORDER BY id LIMIT ?",
             (q.key, q.tail_id, want + len(q.off_sequence))) if r[0] not in q.off_sequence]
         if len(rows) < want:
             last = rows[-1][0] if rows else q.tail_id

@@ -73,7 +73,8 @@ def ensure_demo_definition(port: int, peer_port: int | None = None) -> tuple[Har
             comments="Made by `netharvest up --demo`: a harvest of the bundled test site on 127.0.0.1.")
         attach.attach(domain.pk, DEMO_NAME, demo_seeds(port, peer_port), definition_id=definition.pk,
                       template_id=template.pk, max_objects=DEMO_MAX_OBJECTS, max_bytes=-1,
-                      comments=f"The demo's configuration: the test site, at most {DEMO_MAX_OBJECTS} objects.",
+                      comments=("The demo's configuration: the test site, at most "
+                                f"{DEMO_MAX_OBJECTS} objects."),
                       seedlist_comments="The bundled test site served by `netharvest up --demo`.",
                       seeds_mode=attach.REPLACE, config_mode=attach.UPDATE)
     ensure_demo_continuous()

@@ -187,8 +187,8 @@ def test_no_page_of_the_site_is_reachable_without_login(name, url):
 
 
 def _site_patterns():
-    """(URL name, pattern) of every view of the site outside the Django admin, Django's auth pages, the REST API
-    and /metrics (tests/api/test_auth.py walks those), login and logout."""
+    """(URL name, pattern) of every view of the site outside the Django admin, Django's auth pages,
+    the REST API and /metrics (tests/api/test_auth.py walks those), login and logout."""
     from django.urls import URLPattern, URLResolver, get_resolver
 
     def walk(patterns, namespace):
@@ -204,8 +204,8 @@ def _site_patterns():
 
 @pytest.fixture
 def rows(sample: Sample, django_user_model):
-    """One real row behind every argument of every URL: a detail view that forgot its check would answer 200 here
-    (a dummy id answers 404 and hides it)."""
+    """One real row behind every argument of every URL: a detail view that forgot its check would
+    answer 200 here (a dummy id answers 404 and hides it)."""
     from django.utils import timezone
 
     from orchestrator.api.models import ApiToken
