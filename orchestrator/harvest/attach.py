@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 from django.db import connection
 
+from orchestrator.harvest.domains import _records
 from orchestrator.harvest.models import ConfigurationSeedList, DomainConfiguration, SeedList
 
 MERGE, REPLACE = "merge", "replace"
@@ -96,8 +97,6 @@ def replace_default_seeds(name: str, seeds: dict[str, list[str]]) -> int:
     """Replace each domain's seed list ``name`` with ``seeds[domain]`` and attach it to the domain's
     default configuration, set-based (one statement per step for the whole batch). Returns the
     number of seed lists written."""
-    from orchestrator.harvest.domains import _records
-
     if not seeds:
         return 0
     rows = json.dumps([{"name": domain, "seeds": "\n".join(urls)} for domain, urls in seeds.items()])
