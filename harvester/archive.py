@@ -55,16 +55,17 @@ from urllib.parse import urljoin
 from scrapy import signals as scrapy_signals
 from scrapy.exceptions import IgnoreRequest
 from scrapy.utils.httpobj import urlparse_cached
-from scrapy.utils.misc import load_object
 from twisted.internet import error as txerror
 
 import harvester
 from harvester import crawllog
 from harvester.contracts import FileResult
-from harvester.defaults import CRAWL_DEFAULTS
+from harvester.defaults import CRAWL_DEFAULTS, nh_setting
 from harvester.dns import DNS_HOST, DNS_MIME, DnsCapture, is_dns
 from harvester.fetch import S_CONNECT_FAILED, S_CONNECT_LOST, S_DNS_FAILED, S_TIMEOUT, RawCapture
+from harvester.hosts import registrable_domain
 from harvester.reports import DUPLICATE, NOT_MODIFIED, NOVEL, CrawlStats, write_reports
+from harvester.retries import RetryPolicy
 from harvester.revisit import LINKS_UNSEEN, PROFILE_NOT_MODIFIED, Deduplicator, Referent, hides_links
 from harvester.signals import uri_archived, uri_rejected
 from harvester.warcwriter import (
@@ -113,8 +114,8 @@ class ArchiveMiddleware:
         self.crawler = crawler
         self.job: dict[str, Any] = dict(settings.getdict("NH_JOB") or {})
         self.out_dir = Path(settings.get("NH_OUT_DIR") or ".").resolve()
-        self.warc_max_bytes = settings.getint("NH_WARC_MAX_BYTES", 1024**3)
-        self.compresslevel = settings.getint("NH_WARC_COMPRESSLEVEL", 6)
+        self.warc_max_bytes = nh_setting(settings, "NH_WARC_MAX_BYTES")
+        self.compresslevel = nh_setting(settings, "NH_WARC_COMPRESSLEVEL")
         self.job_id = str(self.job.get("job_id", 0))
         self.harvest_id = str(self.job.get("harvest_id", 0))
         self.prefix = f"{self.job_id}-{self.harvest_id}"
@@ -133,16 +134,15 @@ class ArchiveMiddleware:
         self.writer = RotatingWarcWriter(self.warc_dir, self.prefix, max_bytes=self.warc_max_bytes,
                                          warcinfo=self._warcinfo_fields(),
                                          compresslevel=self.compresslevel,
-                                         max_age_s=settings.getint("NH_WARC_ROTATE_S", 0))
+                                         max_age_s=nh_setting(settings, "NH_WARC_ROTATE_S"))
         #: A continuous job's judge (harvester.continuous.ContinuousCrawlJob): decides per fetch whether
         #: the document changed (full response) or not (a revisit referring to its last capture), and
         #: adds the adaptive-revisit annotations. None for other jobs.
         self.continuous: Any = None
-        self._load_retry_policy(settings)
+        self.retry = RetryPolicy.from_settings(settings)  # the one retry policy (harvester.retries)
         self._files: list[FileResult] | None = None
         self.frontier_summary_provider: Callable[[], Any] | None = None
         self.stop_reasons_provider: Callable[[], Mapping[str, str]] | None = None
-        self._tld: Any = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ArchiveMiddleware:
@@ -186,40 +186,16 @@ class ArchiveMiddleware:
             ("template", str(j.get("template", ""))),
         ]
 
-    def _load_retry_policy(self, settings: Any) -> None:
-        self.retry_enabled = settings.getbool("RETRY_ENABLED", True)
-        self.retry_times = settings.getint("RETRY_TIMES", 2)
-        self.retry_http_codes = {int(c) for c in settings.getlist("RETRY_HTTP_CODES")}
-        exceptions: list[type] = []
-        for path in settings.getlist("RETRY_EXCEPTIONS"):
-            try:
-                exceptions.append(load_object(path) if isinstance(path, str) else path)
-            except Exception:
-                continue
-        self.retry_exceptions: tuple[type, ...] = tuple(exceptions)
-
     def _will_retry(self, request: Request, *, status: int | None = None,
                     exc: BaseException | None = None) -> bool:
-        if not self.retry_enabled or request.meta.get("dont_retry"):
-            return False
-        if status is not None and status not in self.retry_http_codes:
-            return False
-        if exc is not None and not isinstance(exc, self.retry_exceptions):
-            return False
-        limit = request.meta.get("max_retry_times", self.retry_times)
-        return request.meta.get("retry_times", 0) + 1 <= limit
+        return self.retry.will_retry(request.meta, status=status, exc=exc)
 
     # -- keys ----------------------------------------------------------------------------------
     def _domain_of(self, request: Request, host: str) -> str:
         nh = request.meta.get("nh")
         if nh and nh.get("domain"):
             return str(nh["domain"])
-        if self._tld is None:
-            import tldextract
-
-            self._tld = tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None)
-        ext = self._tld(host)
-        return ext.registered_domain or host
+        return registrable_domain(host)
 
     @staticmethod
     def _path_via(request: Request) -> tuple[str, str | None, bool]:
@@ -342,8 +318,7 @@ class ArchiveMiddleware:
             length=len(capture.request_bytes),
             content_type="application/http; msgtype=request",
         )
-        locations = self.writer.write([response_record, request_record])
-        request.meta["nh_warc"] = locations[0]
+        self.writer.write([response_record, request_record])
         if referent is None and capture.body_length > 0 and not capture.truncated:
             self.dedup.remember(digest, url, date, response_record.record_id)
         if self.continuous is not None and not retry:
@@ -407,7 +382,7 @@ class ArchiveMiddleware:
         headers += [("WARC-Payload-Digest", digest), ("WARC-Block-Digest", digest)]
         record = WarcRecord(type="response", headers=headers, parts=[capture.block],
                             length=capture.content_size, content_type=DNS_MIME)
-        request.meta["nh_warc"] = self.writer.write([record])[0]
+        self.writer.write([record])
         path, via, _ = self._path_via(request)
         self.crawllog.log(
             status=capture.status, size=capture.content_size, uri=request.url, path=path, via=via,
@@ -489,10 +464,6 @@ class ArchiveMiddleware:
         files.append(file_result(metadata, "metadata"))
         self._files = files
         return files
-
-    @property
-    def files(self) -> list[FileResult] | None:
-        return self._files
 
 
 def file_result(path: Path, kind: str) -> FileResult:

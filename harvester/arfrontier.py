@@ -44,7 +44,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from harvester.frontier import Entry, Frontier, Politeness, fingerprint
+from harvester.frontier import QUEUED, Entry, Frontier, Politeness, fingerprint
 
 #: Hosts and due URIs listed in a heartbeat (Progress.continuous).
 MAX_HOSTS, MAX_DUE = 50, 20
@@ -111,7 +111,8 @@ class ARFrontier(Frontier):
         if counters:
             self.policy.counters.update(counters)
         rows = self.db.execute("SELECT u.id, u.queue, u.url, u.nh, u.retries, a.next_at, a.policy, a.capture "
-                               "FROM uris u LEFT JOIN ar a ON a.id = u.id WHERE u.state=0 ORDER BY u.id")
+                               "FROM uris u LEFT JOIN ar a ON a.id = u.id "
+                               f"WHERE u.state={QUEUED} ORDER BY u.id")
         for id_, queue, url, nh, retries, next_at, policy_state, capture in rows:
             data = json.loads(nh)
             entry = Entry(id_, url, queue, data, retries)

@@ -135,7 +135,7 @@ def build_spec(seeds: list[str], settings: dict[str, Any], template: str, max_ob
                time_limit: int, traps: list[str] | None = None) -> JobSpec:
     """A trial JobSpec (job 0 of harvest 0): one domain per registrable domain of the seeds; ``traps``
     are its global traps (as a harvest's global trap lists are a job's)."""
-    from harvester.scope import registrable_domain
+    from harvester.hosts import registrable_domain
 
     domains: dict[str, list[str]] = {}
     for seed in seeds:

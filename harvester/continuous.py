@@ -46,10 +46,11 @@ from harvester.contracts import JobSpec, Progress
 from harvester.crawljob import CrawlJob, _tagged
 from harvester.dns import is_dns
 from harvester.frontier import Entry, Frontier, Politeness
+from harvester.hosts import registrable_domain
 from harvester.revisit import PROFILE_IDENTICAL, PROFILE_NOT_MODIFIED, Referent
 from harvester.revisit.change import stripped_digest
 from harvester.revisit.policy import RevisitPolicy, RevisitSettings, Visit
-from harvester.scope import DomainScope, registrable_domain, trailing_transclusions
+from harvester.scope import DomainScope, trailing_transclusions
 
 if TYPE_CHECKING:
     from scrapy import Request

@@ -24,12 +24,11 @@ from urllib.parse import urljoin
 
 from scrapy import Request
 from scrapy.exceptions import IgnoreRequest
-from scrapy.utils.misc import load_object
 
 from harvester import links as linkx
 from harvester.budget import WAIT, Budgets
 from harvester.contracts import JobSpec, Progress
-from harvester.defaults import DNS_TTL_S, decoded_limit
+from harvester.defaults import DNS_TTL_S, decoded_limit, nh_setting
 from harvester.dns import (
     FAILED,
     PENDING,
@@ -45,8 +44,10 @@ from harvester.dns import (
 )
 from harvester.fetch import S_EMPTY_RESPONSE
 from harvester.frontier import Entry, Frontier, Politeness
+from harvester.hosts import host_key, registrable_domain
 from harvester.patterns import PatternError
 from harvester.politeness import retry_after_seconds
+from harvester.retries import RETRY_STATUSES, load_exceptions
 from harvester.revisit import hides_links
 from harvester.robots import RobotsCache, robots_url
 from harvester.scope import (
@@ -59,9 +60,7 @@ from harvester.scope import (
     S_UNFETCHABLE_URI,
     Scope,
     canon_scheme,
-    host_key,
     link_hops,
-    registrable_domain,
     unfetchable,
 )
 from harvester.signals import uri_rejected
@@ -74,7 +73,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 #: Statuses retried like network failures (the URI goes back to its queue), Retry-After honoured.
-RETRY_STATUSES = (429, 503)
 
 
 def _tagged(nh: dict[str, Any], source: str | None) -> dict[str, Any]:
@@ -213,14 +211,8 @@ class CrawlJob:
             dedup = self.archive.dedup
             dedup.journal = lambda digest, capture: self.frontier.journal_add("digest", digest, capture)
             dedup.journal_get = lambda digest: self.frontier.journal_get("digest", digest)
-        self.dns_ttl_s = float(crawler.settings.getint("NH_DNS_TTL_S", DNS_TTL_S))
-        exceptions = []
-        for path in crawler.settings.getlist("RETRY_EXCEPTIONS"):
-            try:
-                exceptions.append(load_object(path) if isinstance(path, str) else path)
-            except Exception:
-                continue
-        self._retry_exceptions = tuple(exceptions)
+        self.dns_ttl_s = float(nh_setting(crawler.settings, "NH_DNS_TTL_S"))
+        self._retry_exceptions = load_exceptions(crawler.settings.getlist("RETRY_EXCEPTIONS"))
 
     def reject(self, url: str, nh: dict[str, Any], status: int, annotation: str = "") -> None:
         """Tell the archive side to log a URI let go without a fetch."""

@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from harvester.contracts import JobSpec
-from harvester.crawljob import RETRY_STATUSES
 from harvester.defaults import CRAWL_CONCURRENCY, MAX_DECODED_BYTES, decoded_limit  # noqa: F401
+from harvester.retries import RETRY_STATUSES
 
 RAW_HANDLER = "harvester.fetch.RawHTTPDownloadHandler"
 #: ``dns:HOST`` prerequisites (harvester/dns.py), with or without the archive side.

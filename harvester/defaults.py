@@ -8,6 +8,8 @@ templates do.
 
 from __future__ import annotations
 
+from typing import Any
+
 #: Scope rules a template may choose. ``surt``: the SURT prefixes implied by the seeds (Heritrix
 #: glossary); ``host``: the seeds' hosts; ``domain``: the seeds' registrable domains and their
 #: subdomains; ``path``: the seeds' host and directory prefix.
@@ -45,13 +47,6 @@ CRAWL_DEFAULTS: dict[str, object] = {
     "operator_contact": "http://localhost/netharvest-crawler",
 }
 
-#: Budgets: -1 means unlimited, 0 means the domain is excluded from the harvest.
-UNLIMITED = -1
-
-#: NetarchiveSuite's estimator constants for a configuration with no harvest history.
-DEFAULT_EXPECTED_OBJECTS = 5000
-DEFAULT_BYTES_PER_OBJECT = 38000
-
 #: How often a running job reports progress, in seconds.
 PROGRESS_INTERVAL_S = 5.0
 
@@ -87,6 +82,31 @@ WARC_ROTATE_S = 900
 #: ``DOWNLOAD_MAXSIZE`` for ``Content-Encoding`` (harvester/crawlsettings.py), and the bound of a
 #: gzipped sitemap's decompression (harvester/links.py).
 MAX_DECODED_BYTES = 100 * 1024 * 1024
+
+
+#: netharvest's own Scrapy settings, each declared once with its default (as Scrapy's
+#: default_settings.py): harvester/crawlsettings.py writes them for a crawl from its JobSpec; a
+#: component read outside one (a plain Scrapy run, a test's settings) gets these through
+#: :func:`nh_setting`, never a fallback of its own (issue 16: fetch.py's -1 had drifted from 100 MiB).
+NH_SETTINGS: dict[str, bool | int | float] = {
+    "NH_MAX_DOCUMENT_BYTES": CRAWL_DEFAULTS["max_document_bytes"],  # type: ignore[dict-item]
+    "NH_CONNECT_TIMEOUT": CRAWL_DEFAULTS["connect_timeout_s"],  # type: ignore[dict-item]
+    "NH_WARC_MAX_BYTES": CRAWL_DEFAULTS["warc_max_bytes"],  # type: ignore[dict-item]
+    "NH_WARC_COMPRESSLEVEL": 6,  # gzip's default: a WARC's size for its CPU time
+    "NH_WARC_ROTATE_S": 0,  # 0: no time-based rotation (a continuous job's JobSpec sets it)
+    "NH_DNS_TTL_S": DNS_TTL_S,
+    "NH_KEEPALIVE_IDLE_S": 4.0,  # 0: keep-alive off; below common servers' 5 s idle timeout
+    "NH_KEEPALIVE_MAX_IDLE": 256,  # idle connections kept across all hosts
+    "NH_SPOOL_MEMORY_BYTES": 1024 * 1024,  # a body beyond this spools to disk while it arrives
+}
+
+
+def nh_setting(settings: Any, name: str) -> Any:
+    """The netharvest setting ``name`` from Scrapy ``settings``, typed and defaulted as declared in
+    :data:`NH_SETTINGS`."""
+    default = NH_SETTINGS[name]
+    getter = {bool: settings.getbool, int: settings.getint, float: settings.getfloat}[type(default)]
+    return getter(name, default)
 
 
 def decoded_limit(max_document_bytes: int) -> int:

@@ -37,7 +37,7 @@ from urllib.parse import urlsplit
 from scrapy import Request
 from scrapy.http import Response
 
-from harvester.defaults import DNS_TTL_S
+from harvester.defaults import DNS_TTL_S, nh_setting
 from harvester.fetch import S_DNS_FAILED, CannotResolveHostError, FetchSlots
 
 if TYPE_CHECKING:
@@ -202,7 +202,7 @@ class DNSDownloadHandler:
     lazy = False
 
     def __init__(self, crawler: Crawler) -> None:
-        self.ttl_s = crawler.settings.getint("NH_DNS_TTL_S", DNS_TTL_S)
+        self.ttl_s = nh_setting(crawler.settings, "NH_DNS_TTL_S")
         self.resolver_ip = system_resolver()
         self.slots = FetchSlots.of(crawler)
 

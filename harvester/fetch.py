@@ -72,6 +72,8 @@ from twisted.internet import error as txerror
 from twisted.internet.protocol import Factory, Protocol
 from twisted.python.failure import Failure
 
+from harvester.defaults import nh_setting
+
 try:  # Scrapy >= 2.14 names its download errors; older versions retry on Twisted's own.
     from scrapy.exceptions import (
         CannotResolveHostError,
@@ -297,9 +299,9 @@ class ConnectionPool:
     def of(crawler: Crawler) -> ConnectionPool | None:
         """The crawl's pool (shared by its http and https handlers); None when keep-alive is off."""
         if not hasattr(crawler, "nh_connection_pool"):
-            idle_s = crawler.settings.getfloat("NH_KEEPALIVE_IDLE_S", 4.0)
+            idle_s = nh_setting(crawler.settings, "NH_KEEPALIVE_IDLE_S")
             crawler.nh_connection_pool = (  # type: ignore[attr-defined]
-                ConnectionPool(idle_s, crawler.settings.getint("NH_KEEPALIVE_MAX_IDLE", 256))
+                ConnectionPool(idle_s, nh_setting(crawler.settings, "NH_KEEPALIVE_MAX_IDLE"))
                 if idle_s > 0 else None)
         return crawler.nh_connection_pool  # type: ignore[attr-defined]
 
@@ -698,10 +700,10 @@ class RawHTTPDownloadHandler:
         if not settings.getbool("TWISTED_REACTOR_ENABLED", True):
             raise NotConfigured("RawHTTPDownloadHandler needs the Twisted reactor")
         self.crawler = crawler
-        self.max_bytes = settings.getint("NH_MAX_DOCUMENT_BYTES", -1)
-        self.default_timeout = settings.getfloat("DOWNLOAD_TIMEOUT", 180)
-        self.connect_timeout = settings.getfloat("NH_CONNECT_TIMEOUT", 20)
-        self.spool_memory = settings.getint("NH_SPOOL_MEMORY_BYTES", 1024 * 1024)
+        self.max_bytes = nh_setting(settings, "NH_MAX_DOCUMENT_BYTES")
+        self.default_timeout = settings.getfloat("DOWNLOAD_TIMEOUT")
+        self.connect_timeout = float(nh_setting(settings, "NH_CONNECT_TIMEOUT"))
+        self.spool_memory = nh_setting(settings, "NH_SPOOL_MEMORY_BYTES")
         self._context_factory: Any = None
         self.slots = FetchSlots.of(crawler)
         self.pool = ConnectionPool.of(crawler)

@@ -45,6 +45,7 @@ from typing import Any
 
 from harvester.politeness import politeness_delay
 
+#: A journalled URI's ``state`` column: waiting in its queue, or fetched (or given up on) for good.
 QUEUED, DONE = 0, 1
 _MISSING = object()
 #: URIs a queue keeps in memory; the rest of its tail is read back from the journal as needed.
@@ -171,9 +172,10 @@ class Frontier(FrontierBase):
         self.db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")
-        self.db.executescript("""
+        self.db.executescript(f"""
             CREATE TABLE IF NOT EXISTS uris (id INTEGER PRIMARY KEY, queue TEXT NOT NULL, url TEXT NOT NULL,
-                nh TEXT NOT NULL, retries INTEGER NOT NULL DEFAULT 0, state INTEGER NOT NULL DEFAULT 0);
+                nh TEXT NOT NULL, retries INTEGER NOT NULL DEFAULT 0,
+                state INTEGER NOT NULL DEFAULT {QUEUED});
             CREATE INDEX IF NOT EXISTS uris_state ON uris(state, id);
             CREATE INDEX IF NOT EXISTS uris_queue ON uris(queue, state, id);
             CREATE TABLE IF NOT EXISTS seen (fp INTEGER PRIMARY KEY) WITHOUT ROWID;
@@ -186,7 +188,7 @@ class Frontier(FrontierBase):
         self.seen = {fp for (fp,) in self.db.execute("SELECT fp FROM seen")}
         row = self.db.execute("SELECT COALESCE(MAX(id), 0) FROM uris").fetchone()
         self._next_id = int(row[0]) + 1
-        self.done = int(self.db.execute("SELECT COUNT(*) FROM uris WHERE state=1").fetchone()[0])
+        self.done = int(self.db.execute(f"SELECT COUNT(*) FROM uris WHERE state={DONE}").fetchone()[0])
         self._load_queued()
         self.resumed = bool(self.seen)
 
@@ -194,7 +196,7 @@ class Frontier(FrontierBase):
         """Put the journal's queued URIs back in their queues (a resume); the AR frontier orders its own."""
         assert self.db is not None
         for id_, queue, url, nh, retries in self.db.execute(
-                "SELECT id, queue, url, nh, retries FROM uris WHERE state=0 ORDER BY id"):
+                f"SELECT id, queue, url, nh, retries FROM uris WHERE state={QUEUED} ORDER BY id"):
             data = json.loads(nh)
             self._count(data, 1)
             q = self._queue(queue)
@@ -224,7 +226,7 @@ class Frontier(FrontierBase):
                            self._pending_insert)
             db.executemany("INSERT OR IGNORE INTO seen (fp) VALUES (?)", ((f,) for f in self._pending_seen))
             db.executemany("UPDATE uris SET retries=? WHERE id=?", self._pending_retry)
-            db.executemany("UPDATE uris SET state=1 WHERE id=?", ((i,) for i in self._pending_done))
+            db.executemany(f"UPDATE uris SET state={DONE} WHERE id=?", ((i,) for i in self._pending_done))
             db.executemany("INSERT OR IGNORE INTO journal (kind, k, v) VALUES (?,?,?)", self._pending_journal)
             if self._dirty_kv:
                 db.executemany("INSERT OR REPLACE INTO kv (k, v) VALUES (?, ?)",
@@ -303,7 +305,7 @@ class Frontier(FrontierBase):
         self._pending_seen.append(fp)
         entry = Entry(self._next_id, url, self.queue_of(url), nh)
         self._next_id += 1
-        self._pending_insert.append((entry.id, entry.queue, url, json.dumps(nh), 0))
+        self._pending_insert.append((entry.id, entry.queue, url, json.dumps(nh), QUEUED))
         self._count(nh, 1)
         q = self._queue(entry.queue)
         q.enqueues += 1
@@ -333,7 +335,8 @@ class Frontier(FrontierBase):
         assert self.db is not None
         want = min(self.head_max, q.spilled)
         rows = [r for r in self.db.execute(
-            "SELECT id, url, nh, retries FROM uris WHERE queue=? AND state=0 AND id>? ORDER BY id LIMIT ?",
+            f"SELECT id, url, nh, retries FROM uris WHERE queue=? AND state={QUEUED} AND id>? "
+            "ORDER BY id LIMIT ?",
             (q.key, q.tail_id, want + len(q.off_sequence))) if r[0] not in q.off_sequence]
         if len(rows) < want:
             last = rows[-1][0] if rows else q.tail_id

@@ -9,8 +9,9 @@ construction; what RE2 cannot express (backreferences, lookaround, atomic groups
 repeats) is refused with a one-line message that says why and where.
 
 Every entry point calls :func:`check` (or :func:`compile_pattern`): the orchestrator's form and model
-validators, the ``jobs add-trap`` command, the JobSpec and Control contracts, the web UI's search and
-preview. Pure module: the harvester uses it and never imports Django.
+validators (lists: :func:`check_lines`), the JobSpec and Control contracts, the web UI's search and
+preview; one live trap typed by a person (web UI, API, ``jobs add-trap``, dispatch) goes through
+:func:`trap`. Pure module: the harvester uses it and never imports Django.
 
 Semantics of traps: Heritrix's ``matches()``, i.e. the whole URI must match (:class:`FullMatchSet`).
 
@@ -135,6 +136,14 @@ def compile_pattern(pattern: str, where: str, used_for: str = TRAPS) -> re2._Reg
             raise PatternError(f"{where}: the regular expression is too large for {ENGINE} (make its "
                                "repeats smaller)") from None
         raise PatternError(f"{where}: {_short(pattern)} is not a valid regular expression ({detail})") from None
+
+
+def trap(pattern: str, where: str) -> re2._Regexp:
+    """One crawler trap as a person types it (web UI, API, ``jobs add-trap``, dispatch of a live
+    ``add_trap``): the surrounding white space dropped (a pasted line's newline), then
+    :func:`compile_pattern`. The program's ``.pattern`` is what is stored and sent, so every entry
+    point stores the same text for the same input (issue 16)."""
+    return compile_pattern(pattern.strip(), where, TRAPS)
 
 
 def _short(pattern: str) -> str:

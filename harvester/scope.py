@@ -15,10 +15,9 @@ rejected with the Heritrix status code the crawl.log should show (glossary, "Sta
 
 Scope rules (``CrawlSettings.scope``), per JobSpec domain, from that domain's seeds:
 ``surt`` — the seeds' implied SURT prefixes (:mod:`harvester.surts`); ``host`` — the seeds' hosts
-(with port); ``domain`` — the seeds' registrable domains and every subdomain (tldextract with its
-*bundled* public-suffix snapshot, never a network fetch; an IP address stands for itself with its
-port, so several ports on 127.0.0.1 act as several sites); ``path`` — the seeds' host and
-directory prefix.
+(with port); ``domain`` — the seeds' registrable domains and every subdomain
+(:func:`harvester.hosts.registrable_domain`: an IP address stands for itself with its port, so several
+ports on 127.0.0.1 act as several sites); ``path`` — the seeds' host and directory prefix.
 
 Embeds (Heritrix's TransclusionDecideRule): an out-of-scope URI whose discovery path ends in a run
 of 1..``max_embed_hops`` non-navigational hops (``E``, ``X``, ``R``, ``P``, ``I``) is fetched anyway,
@@ -37,14 +36,13 @@ job resumed across an upgrade keeps judging with the keys its seen-set holds (``
 
 from __future__ import annotations
 
-import ipaddress
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from functools import lru_cache
 from urllib.parse import urlsplit
 
 from harvester.contracts import JobSpec
+from harvester.hosts import DEFAULT_PORTS, host_key, is_ip, registrable_domain
 from harvester.patterns import FullMatchSet
 from harvester.surts import SurtPrefixSet, implied_surt_prefix, surt_form
 
@@ -59,36 +57,6 @@ S_ROBOTS = -9998
 
 #: Letters that are not navigation: what an out-of-scope URI's path may end with to be fetched.
 TRANSCLUSION_LETTERS = frozenset("EXRPI")
-_DEFAULT_PORTS = {"http": 80, "https": 443}
-
-
-@lru_cache(maxsize=1)
-def _tld_extractor():  # type: ignore[no-untyped-def]
-    import tldextract
-
-    # suffix_list_urls=(): the snapshot bundled with tldextract, never a network fetch.
-    return tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None)
-
-
-def _is_ip(host: str) -> bool:
-    try:
-        ipaddress.ip_address(host.strip("[]"))
-    except ValueError:
-        return False
-    return True
-
-
-def host_key(url: str) -> str:
-    """``host`` or ``host:port`` (non-default port): the logical host of politeness and scope."""
-    parts = urlsplit(url)
-    host = (parts.hostname or "").rstrip(".")
-    try:
-        port = parts.port
-    except ValueError:
-        port = None
-    if port and port != _DEFAULT_PORTS.get(parts.scheme.lower()):
-        return f"{host}:{port}"
-    return host
 
 
 # A host name the resolver and the HTTP client can take: LDH labels (underscores tolerated, as
@@ -105,28 +73,15 @@ def unfetchable(url: str) -> bool:
     except ValueError:
         return True
     host = (parts.hostname or "").rstrip(".")
-    if parts.scheme.lower() not in _DEFAULT_PORTS or not host or port == 0:
+    if parts.scheme.lower() not in DEFAULT_PORTS or not host or port == 0:
         return True
-    if _is_ip(host):
+    if is_ip(host):
         return False
     try:
         host = host.encode("idna").decode("ascii")  # a Unicode name is fetched by its IDNA form
     except UnicodeError:
         return True
     return not _HOST_OK.match(host)
-
-
-def registrable_domain(url_or_host: str) -> str:
-    """The registrable domain (``www.bbc.co.uk`` → ``bbc.co.uk``); an IP with its port as is."""
-    key = host_key(url_or_host) if "://" in url_or_host else url_or_host.lower()
-    host = key.rsplit(":", 1)[0] if key.count(":") == 1 else key
-    if _is_ip(host) or "." not in host:
-        return key
-    ext = _tld_extractor()(host)
-    top = getattr(ext, "top_domain_under_public_suffix", None)
-    if top is None:  # tldextract < 5.3
-        top = ext.registered_domain
-    return top or host
 
 
 def link_hops(path: str) -> int:
@@ -208,7 +163,6 @@ class Scope:
         #: Traps added while the job runs (not in the JobSpec), in the order they came.
         self.live_traps: list[str] = []
         self.domain_traps = {d.name: TrapSet(d.traps, checked=True) for d in spec.domains}
-        self._by_host: dict[str, str | None] = {}
 
     def add_trap(self, pattern: str) -> bool:
         """A live-added trap (Control ``add_trap``): applies to every domain from now on.
@@ -311,7 +265,7 @@ def _without_fragment_and_default_port(url: str) -> str:
         port = parts.port
     except ValueError:
         return url
-    if port is not None and port == _DEFAULT_PORTS.get(parts.scheme.lower()):
+    if port is not None and port == DEFAULT_PORTS.get(parts.scheme.lower()):
         netloc = parts.netloc.rsplit(":", 1)[0]
         url = parts._replace(netloc=netloc).geturl()
     return url
@@ -360,7 +314,7 @@ def legacy_key(url: str) -> str:
         kept = [p for p in query.split("&") if not _LEGACY_SESSION_PARAMS.match(p.split("=", 1)[0])]
         canon = base + ("?" + "&".join(kept) if kept else "")
     parts = urlsplit(canon)
-    if parts.port and parts.port == _DEFAULT_PORTS.get(parts.scheme):
+    if parts.port and parts.port == DEFAULT_PORTS.get(parts.scheme):
         canon = canon.replace(f":{parts.port}", "", 1)
     return canon
 

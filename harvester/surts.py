@@ -14,18 +14,9 @@ Ports and user-info go inside the parentheses after the reversed host, as Heritr
 
 from __future__ import annotations
 
-import ipaddress
 from urllib.parse import urlsplit
 
-_DEFAULT_PORTS = {"http": 80, "https": 443}
-
-
-def _is_ip(host: str) -> bool:
-    try:
-        ipaddress.ip_address(host.strip("[]"))
-    except ValueError:
-        return False
-    return True
+from harvester.hosts import DEFAULT_PORTS, is_ip
 
 
 def surt_form(url: str) -> str:
@@ -46,11 +37,11 @@ def surt_form(url: str) -> str:
     elif ":" in netloc:
         host, port = netloc.rsplit(":", 1)
     host = host.rstrip(".")
-    if port and port.isdigit() and int(port) == _DEFAULT_PORTS.get(scheme, -1):
+    if port and port.isdigit() and int(port) == DEFAULT_PORTS.get(scheme, -1):
         port = ""
     if scheme == "https":
         scheme = "http"
-    if _is_ip(host):
+    if is_ip(host):
         authority = host
     else:
         authority = ",".join(reversed(host.split("."))) + ","
@@ -72,15 +63,6 @@ def implied_surt_prefix(url: str) -> str:
     if form.endswith(")"):
         form = form[:-1]
     return form
-
-
-def surt_prefix_of(text: str) -> str:
-    """A SURT prefix given by an operator: taken as is if already in SURT form (``scheme://(``),
-    else implied from the plain URI."""
-    stripped = text.strip()
-    if "://(" in stripped:
-        return stripped.lower().replace("https://", "http://", 1)
-    return implied_surt_prefix(stripped)
 
 
 class SurtPrefixSet:

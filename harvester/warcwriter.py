@@ -208,10 +208,6 @@ class RotatingWarcWriter:
         self._warcinfo_id: str | None = None
 
     # -- files -------------------------------------------------------------------------------
-    @property
-    def current_name(self) -> str | None:
-        return self._path.name[: -len(OPEN_SUFFIX)] if self._path else None
-
     def _open(self) -> None:
         stamp = datetime.now(UTC).strftime("%Y%m%d%H%M%S")
         name = f"{self.prefix}-{stamp}-{self.serial:05d}-{self.host}.warc.gz"

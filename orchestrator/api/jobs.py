@@ -16,7 +16,7 @@ from ninja import Field, Router, Schema, Status
 from ninja.pagination import paginate
 
 from harvester.contracts import ContractError, seed_changes
-from harvester.patterns import PatternError
+from harvester.patterns import PatternError, trap
 from harvester.reports import REPORT_NAMES
 from orchestrator.api import forms
 from orchestrator.api.errors import Invalid
@@ -24,7 +24,7 @@ from orchestrator.api.security import role, who
 from orchestrator.harvest import dispatch, jobfiles
 from orchestrator.harvest.models import ArchiveFile, HarvestChannel, HarvestDefinition, Job, JobControl
 from webui.access import ENGINEER, READ
-from webui.views.jobs import JobFilter, clean_trap, progress_of
+from webui.views.jobs import JobFilter, progress_of
 
 router = Router(tags=["jobs"])
 
@@ -144,7 +144,7 @@ def control(request, job_id: int, payload: ControlIn):
     argument = payload.argument
     if payload.action == "add_trap":
         try:
-            argument = clean_trap(argument).pattern
+            argument = trap(argument, "regex").pattern
         except PatternError as exc:
             raise Invalid([(["body", "argument"], str(exc))]) from None
     elif payload.action == "seeds" and job.spec.get("kind") == "continuous":  # else dispatch refuses (409)

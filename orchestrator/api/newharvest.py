@@ -20,7 +20,6 @@ from orchestrator.api.errors import Invalid
 from orchestrator.harvest import scheduler, seeding
 from orchestrator.harvest.models import (
     CrawlTemplate,
-    DomainConfiguration,
     HarvestChannel,
     HarvestDefinition,
     Schedule,
@@ -97,13 +96,12 @@ def create(kind: str, fields: Mapping[str, Any], seeds: str | None = None, templ
             scheduler.set_next(definition, form.cleaned_data["next_date"])
         out = Created(definition)
         if seeds is not None:
-            result = seeding.add_seeds(definition, seeds, chosen)
+            # The budget goes to the configurations made for the seeds.
+            result = seeding.add_seeds(definition, seeds, chosen, **budget)
             if not result.ok:
                 raise SeedLinesInvalid(result.errors)
             out.seeds = sum(len(s) for s in result.seeds.values())
             out.domains, out.created_domains = len(result.seeds), result.created_domains
-            if budget:
-                DomainConfiguration.objects.filter(pk__in=[c.pk for c in result.configurations]).update(**budget)
         if activate and kind != HarvestDefinition.CONTINUOUS:
             scheduler.activate(definition)  # refused: nothing was made
     if activate and kind == HarvestDefinition.CONTINUOUS:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from django.db import transaction
 from django.utils import timezone
 
+from orchestrator.harvest import attach
 from orchestrator.harvest.domains import create_domains
 from orchestrator.harvest.models import (
     CrawlTemplate,
@@ -20,7 +21,6 @@ from orchestrator.harvest.models import (
     HarvestChannel,
     HarvestDefinition,
     Schedule,
-    SeedList,
 )
 
 DEMO_DOMAIN = "127.0.0.1"
@@ -53,28 +53,17 @@ def ensure_demo_definition(port: int, peer_port: int | None = None) -> tuple[Har
     existing = HarvestDefinition.objects.filter(name=DEMO_DEFINITION).first()
     if existing is not None:
         # Started again on other ports: the next run must crawl where the site now is.
-        SeedList.objects.filter(domain__name=DEMO_DOMAIN, name=DEMO_NAME).update(
-            seeds="\n".join(demo_seeds(port, peer_port)))
+        attach.set_seeds(DEMO_DOMAIN, DEMO_NAME, demo_seeds(port, peer_port))
         ensure_demo_continuous()
         return existing, False
     create_domains([DEMO_DOMAIN])
     with transaction.atomic():
         domain = Domain.objects.get(name=DEMO_DOMAIN)
-        seedlist, _ = SeedList.objects.update_or_create(
-            domain=domain, name=DEMO_NAME,
-            defaults={"seeds": "\n".join(demo_seeds(port, peer_port)),
-                      "comments": "The bundled test site served by `netharvest up --demo`."})
         template, _ = CrawlTemplate.objects.get_or_create(
             name=DEMO_NAME, defaults={
                 "description": "The default profile with quick politeness (100 ms to 1 s between fetches), "
                                "for the bundled test site on this machine only.",
                 "delay_factor": 1.0, "min_delay_ms": 100, "max_delay_ms": 1000})
-        config, _ = DomainConfiguration.objects.update_or_create(
-            domain=domain, name=DEMO_NAME,
-            defaults={"template": template, "max_objects": DEMO_MAX_OBJECTS, "max_bytes": -1,
-                      "comments": "The demo's configuration: the test site, at most "
-                                  f"{DEMO_MAX_OBJECTS} objects."})
-        config.seedlists.set([seedlist])
         schedule, _ = Schedule.objects.get_or_create(
             name="Once", defaults={"every": 1, "unit": "day", "end": "runs", "max_runs": 1,
                                    "comments": "A single run, as soon as possible."})
@@ -82,7 +71,12 @@ def ensure_demo_definition(port: int, peer_port: int | None = None) -> tuple[Har
             name=DEMO_DEFINITION, kind=HarvestDefinition.SELECTIVE, active=True, schedule=schedule,
             next_date=timezone.now(), channel=_selective_channel(),
             comments="Made by `netharvest up --demo`: a harvest of the bundled test site on 127.0.0.1.")
-        definition.configurations.set([config])
+        attach.attach(domain.pk, DEMO_NAME, demo_seeds(port, peer_port), definition_id=definition.pk,
+                      template_id=template.pk, max_objects=DEMO_MAX_OBJECTS, max_bytes=-1,
+                      comments=("The demo's configuration: the test site, at most "
+                                f"{DEMO_MAX_OBJECTS} objects."),
+                      seedlist_comments="The bundled test site served by `netharvest up --demo`.",
+                      seeds_mode=attach.REPLACE, config_mode=attach.UPDATE)
     ensure_demo_continuous()
     return definition, True
 

@@ -28,7 +28,7 @@ from kombu.exceptions import OperationalError
 from kombu.simple import SimpleQueue
 
 from harvester.contracts import RUN_JOB_TASK, ContractError, Control, control_queue, seed_changes
-from harvester.patterns import PatternError, check
+from harvester.patterns import PatternError, trap
 from orchestrator.celery import app
 from orchestrator.harvest.models import Job, JobControl, JobDomain, JobStatus
 
@@ -123,7 +123,7 @@ def send_control(job: Job, action: str, argument: str = "", requested_by: str = 
         raise DispatchError("cancel is the orchestrator's own fence (send_cancel), not a control to send")
     if action == "add_trap":  # every caller (web UI, CLI, API) passes here: the one validator, before any row
         try:
-            check(argument, "add_trap")
+            argument = trap(argument, "add_trap").pattern
         except PatternError as exc:
             raise DispatchError(str(exc)) from None
     if action == "seeds":  # the same gate for the seed changes of a running continuous job

@@ -19,10 +19,10 @@ from urllib.parse import urlsplit
 
 from django.db import transaction
 
-from orchestrator.harvest import validators
+from harvester.hosts import registrable_part
+from orchestrator.harvest import attach, validators
 from orchestrator.harvest.domains import create_domains, default_template
 from orchestrator.harvest.models import (
-    ConfigurationSeedList,
     CrawlTemplate,
     Domain,
     DomainConfiguration,
@@ -85,7 +85,7 @@ def parse(text: str) -> SeedingResult:
             result.errors.append(LineError(number, line, str(exc)))
             continue
         host = urlsplit(seed).hostname or ""
-        domain = validators.registrable_domain(host)
+        domain = registrable_part(host)
         if domain is None:
             result.errors.append(LineError(number, line, f"{host} is not under a known public suffix, "
                                                          "so it has no domain to harvest it under"))
@@ -123,23 +123,13 @@ def add_seeds(definition: HarvestDefinition, text: str, template: CrawlTemplate 
         result.created_domains = create_domains(result.seeds).created
         domains = {d.name: d for d in Domain.objects.filter(name__in=list(result.seeds))}
         for domain_name, seeds in result.seeds.items():
-            domain = domains[domain_name]
-            seedlist, created = SeedList.objects.select_for_update().get_or_create(
-                domain=domain, name=name, defaults={"seeds": "\n".join(seeds),
-                                                    "comments": f"Seeds added to harvest {definition.name}."})
-            if not created:
-                lines = validators.regex_lines(seedlist.seeds)  # every non-blank line, # lines included
-                seedlist.seeds = "\n".join(lines + [s for s in seeds if s not in lines])
-                seedlist.save(update_fields=["seeds"])
-            configuration, made = DomainConfiguration.objects.get_or_create(
-                domain=domain, name=name, defaults={"template": template, "max_objects": max_objects,
-                                                    "max_bytes": max_bytes,
-                                                    "comments": f"Made for harvest {definition.name}."})
-            if not made:
-                result.kept.append(configuration)
-            ConfigurationSeedList.objects.get_or_create(configuration=configuration, seedlist=seedlist)
-            result.configurations.append(configuration)
-        definition.configurations.add(*result.configurations)
+            done = attach.attach(domains[domain_name].pk, name, seeds, definition_id=definition.pk,
+                                 template_id=template.pk, max_objects=max_objects, max_bytes=max_bytes,
+                                 comments=f"Made for harvest {definition.name}.",
+                                 seedlist_comments=f"Seeds added to harvest {definition.name}.")
+            if not done.created:
+                result.kept.append(done.configuration)
+            result.configurations.append(done.configuration)
     if definition.kind == HarvestDefinition.CONTINUOUS:
         from orchestrator.harvest import continuous, dispatch
 

@@ -11,14 +11,13 @@ from __future__ import annotations
 import ipaddress
 import re
 from collections.abc import Iterator
-from functools import lru_cache
 from urllib.parse import urlsplit, urlunsplit
 
 import idna
-import tldextract
 from django.core.exceptions import ValidationError
 
 from harvester import patterns
+from harvester.hosts import is_ip, registrable_part
 
 # The bounded reader of users' line files (Django-free, so the trial crawl shares it), re-exported here.
 from harvester.linereader import MAX_LINE_BYTES, Line, preview, read_lines  # noqa: F401
@@ -29,12 +28,6 @@ MAX_REPORTED_ERRORS = 50
 _LABEL_RE = re.compile(r"^(?!-)[a-z0-9-]{1,63}(?<!-)$")
 #: Already lower-case ASCII LDH with no punycode label: IDNA processing would return it unchanged.
 _PLAIN_ASCII_HOST_RE = re.compile(r"^(?:(?!-)(?!xn--)[a-z0-9-]{1,63}(?<!-)\.)*(?!-)(?!xn--)[a-z0-9-]{1,63}(?<!-)$")
-
-
-@lru_cache(maxsize=1)
-def _extractor() -> tldextract.TLDExtract:
-    # The public-suffix snapshot bundled with tldextract: never a network fetch at run time.
-    return tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None)
 
 
 def to_ascii_host(host: str) -> str:
@@ -50,16 +43,6 @@ def to_ascii_host(host: str) -> str:
         raise ValueError(f"not a valid internationalised host name ({exc})") from None
 
 
-def registrable_domain(host: str) -> str | None:
-    """The registrable domain (public suffix + 1) of an ASCII host, an IP as itself, or None."""
-    if _is_ip(host):
-        return host.strip("[]")
-    parts = _extractor()(host)
-    if not parts.suffix or not parts.domain:
-        return None
-    return f"{parts.domain}.{parts.suffix}"
-
-
 def normalize_domain_name(raw: str) -> str:
     """Validate a domain name as netharvest stores it: a registrable domain or an IP address.
 
@@ -69,9 +52,9 @@ def normalize_domain_name(raw: str) -> str:
     name = raw.strip()
     if not name:
         raise ValidationError("empty domain name")
-    if "/" in name or ":" in name and not _is_ip(name):
+    if "/" in name or ":" in name and not is_ip(name):
         raise ValidationError(f"{preview(raw)} is not a domain name (a URL? give only the domain, e.g. example.com)")
-    if _is_ip(name):
+    if is_ip(name):
         return str(ipaddress.ip_address(name))
     try:
         ascii_name = to_ascii_host(name)
@@ -79,23 +62,12 @@ def normalize_domain_name(raw: str) -> str:
         raise ValidationError(f"{preview(raw)}: {exc}") from None
     if len(ascii_name) > 253 or not all(_LABEL_RE.match(label) for label in ascii_name.split(".")):
         raise ValidationError(f"{preview(raw)} is not a valid domain name")
-    registrable = registrable_domain(ascii_name)
+    registrable = registrable_part(ascii_name)
     if registrable is None:
         raise ValidationError(f"{preview(raw)} has no registrable part under a known public suffix")
     if registrable != ascii_name:
         raise ValidationError(f"{preview(raw)} is a host name, not a registrable domain: the domain is {registrable}")
     return ascii_name
-
-
-def _is_ip(value: str) -> bool:
-    value = value.strip("[]")
-    if not value or not (value[-1].isdigit() or ":" in value):
-        return False  # cheap test first: a host name ends in a letter (ip_address() raising costs ~10 µs)
-    try:
-        ipaddress.ip_address(value)
-    except ValueError:
-        return False
-    return True
 
 
 def normalize_seed(raw: str) -> str:
@@ -112,7 +84,7 @@ def normalize_seed(raw: str) -> str:
     if any(c.isspace() for c in url):
         raise ValueError("a URL cannot contain spaces")
     host = parts.hostname
-    if not _is_ip(host.strip("[]")):
+    if not is_ip(host.strip("[]")):
         host = to_ascii_host(host)
     netloc = host if ":" not in host else f"[{host}]"
     try:

@@ -14,12 +14,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from harvester.hosts import registrable_part
 from orchestrator.harvest.validators import (
     Line,
     normalize_seed,
     preview,
     read_lines,
-    registrable_domain,
     to_ascii_host,
 )
 
@@ -75,7 +75,7 @@ def parse_line(text: str) -> tuple[str, str | None]:
             raise ValueError("neither a domain nor an http(s) URL")
         url = None
         host = to_ascii_host(text)  # raises ValueError
-    domain = registrable_domain(host.strip("[]"))
+    domain = registrable_part(host.strip("[]"))
     if domain is None:
         raise ValueError(f"{host!r} has no registrable part under a known public suffix")
     return domain, url

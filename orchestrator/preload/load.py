@@ -19,6 +19,7 @@ from collections.abc import Iterator
 
 from django.db import connection, transaction
 
+from orchestrator.harvest import attach
 from orchestrator.harvest.domains import _records, create_domains, skip_fk_triggers_if_allowed
 from orchestrator.harvest.models import CrawlTemplate, Domain, DomainConfiguration
 
@@ -37,30 +38,9 @@ def create_new(names: list[str], template: CrawlTemplate) -> int:
 
 def set_seeds(seeds: dict[str, list[str]]) -> int:
     """Replace each domain's "preload" seed list with ``seeds[domain]`` and attach it to the domain's
-    default configuration. Returns the number of seed lists written."""
-    if not seeds:
-        return 0
-    rows = json.dumps([{"name": name, "seeds": "\n".join(urls)} for name, urls in seeds.items()])
-    with connection.cursor() as cur:
-        cur.execute(
-            f"INSERT INTO harvest_seedlist (domain_id, name, seeds, comments) "
-            f"SELECT d.id, %s, j.seeds, '' FROM {_records('%s', {'name': 'text', 'seeds': 'text'})} "
-            f"JOIN harvest_domain d ON d.name = j.name WHERE true "
-            f"ON CONFLICT (domain_id, name) DO UPDATE SET seeds = excluded.seeds "
-            f"RETURNING domain_id, id",
-            [PRELOAD_SEEDLIST, rows],
-        )
-        pairs = cur.fetchall()
-        if not pairs:
-            return 0
-        cur.execute(
-            f"INSERT INTO harvest_domainconfiguration_seedlists (configuration_id, seedlist_id) "
-            f"SELECT c.id, j.s FROM {_records('%s', {'d': 'bigint', 's': 'bigint'})} "
-            f"JOIN harvest_domainconfiguration c ON c.domain_id = j.d AND c.is_default WHERE true "
-            f"ON CONFLICT (configuration_id, seedlist_id) DO NOTHING",
-            [json.dumps([{"d": d, "s": s} for d, s in pairs])],
-        )
-    return len(pairs)
+    default configuration (:func:`orchestrator.harvest.attach.replace_default_seeds`). Returns the
+    number of seed lists written."""
+    return attach.replace_default_seeds(PRELOAD_SEEDLIST, seeds)
 
 
 def exclude(names: list[str], note: str) -> int:

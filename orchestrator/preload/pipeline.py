@@ -33,11 +33,12 @@ from typing import TextIO
 
 from django.db import connection
 
+from harvester.hosts import is_ip
 from orchestrator.harvest.domains import default_template
 from orchestrator.harvest.models import CrawlTemplate
 from orchestrator.preload import load as loader
 from orchestrator.preload.ingest import REDIRECT, InputError, SourceStats, ingest
-from orchestrator.preload.redirects import ProbeConfig, is_ip, probe_all
+from orchestrator.preload.redirects import ProbeConfig, probe_all
 from orchestrator.preload.resolver import ERROR, FAILED, OK, WWW_ONLY, Answer, Resolver, ResolverConfig, check_all
 
 STEPS = ("ingest", "dns", "redirects", "load")

@@ -12,13 +12,13 @@ names to 127.0.0.1) on a configurable port, sending the name in ``Host``.
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import ssl
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
 from urllib.parse import urljoin, urlsplit
 
-from orchestrator.harvest.validators import registrable_domain, to_ascii_host
+from harvester.hosts import is_ip, registrable_part
+from orchestrator.harvest.validators import to_ascii_host
 from orchestrator.preload.concurrency import unordered_map
 from orchestrator.preload.resolver import OK, Resolver
 
@@ -56,8 +56,8 @@ class Probe:
             host = to_ascii_host(parts.hostname)
         except ValueError:
             return None
-        domain = registrable_domain(host)
-        source = registrable_domain(urlsplit(self.url).hostname or "")
+        domain = registrable_part(host)
+        source = registrable_part(urlsplit(self.url).hostname or "")
         return domain if domain and domain != source else None
 
     @property
@@ -123,14 +123,6 @@ async def probe_domain(domain: str, address: str, resolver: Resolver, config: Pr
     if answer.status == OK and answer.address:
         probes.append(await fetch_head(www, answer.address, config))
     return probes
-
-
-def is_ip(name: str) -> bool:
-    try:
-        ipaddress.ip_address(name)
-    except ValueError:
-        return False
-    return True
 
 
 async def probe_all(items: Iterable[tuple[str, str]], resolver: Resolver,

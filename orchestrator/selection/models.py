@@ -7,6 +7,7 @@ from django.core.exceptions import ValidationError
 from django.db import models
 from django.utils import timezone
 
+from harvester.hosts import registrable_part
 from orchestrator.harvest import validators
 from orchestrator.harvest.models import CrawlTemplate, HarvestDefinition
 from orchestrator.harvest.models.fields import free_text
@@ -118,7 +119,7 @@ def host_and_domain(url: str) -> tuple[str, str]:
     from urllib.parse import urlsplit
 
     host = (urlsplit(url).hostname or "").lower()
-    return host, validators.registrable_domain(host) or host
+    return host, registrable_part(host) or host
 
 
 class SavedSearch(models.Model):

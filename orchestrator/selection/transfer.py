@@ -17,8 +17,9 @@ from dataclasses import dataclass, field
 
 from django.db import transaction
 
+from orchestrator.harvest import attach
 from orchestrator.harvest.domains import create_domains
-from orchestrator.harvest.models import ConfigurationSeedList, Domain, DomainConfiguration, HarvestDefinition, SeedList
+from orchestrator.harvest.models import Domain, HarvestDefinition
 from orchestrator.selection.models import HarvestMapping, Record, SettingsMapping, host_and_domain
 
 PREFIX = "selection-"
@@ -110,40 +111,18 @@ def transfer(definition: HarvestDefinition | None = None) -> TransferReport:
 def _apply(name: str, domain_id: int, item: _Wanted, report: TransferReport) -> int:
     """Make one configuration as wanted; returns its id."""
     label = f"{item.domain}: {name}"
-    config = DomainConfiguration.objects.filter(domain_id=domain_id, name=name).first()
-    seedlist = SeedList.objects.filter(domain_id=domain_id, name=name).first()
-    changed = []
-    if seedlist is None:
-        seedlist = SeedList.objects.create(domain_id=domain_id, name=name, seeds=item.seeds,
-                                           comments="made by the selection transfer")
-    elif seedlist.seeds != item.seeds:
-        SeedList.objects.filter(pk=seedlist.pk).update(seeds=item.seeds)
-        changed.append("seeds")
-    if config is None:
-        config = DomainConfiguration.objects.create(domain_id=domain_id, name=name, template_id=item.template_id,
-                                                    max_objects=item.max_objects, max_bytes=item.max_bytes,
-                                                    comments="made by the selection transfer")
-        ConfigurationSeedList.objects.create(configuration=config, seedlist=seedlist)
-        config.harvest_definitions.add(item.definition_id)
+    done = attach.attach(domain_id, name, item.seeds.split("\n"), definition_id=item.definition_id,
+                         template_id=item.template_id, max_objects=item.max_objects, max_bytes=item.max_bytes,
+                         comments="made by the selection transfer",
+                         seedlist_comments="made by the selection transfer",
+                         seeds_mode=attach.REPLACE, config_mode=attach.UPDATE, definitions=attach.ONLY)
+    if done.created:
         report.created.append(f"{label} → harvest definition {item.definition_id}")
-        return config.pk
-    values = {"template_id": item.template_id, "max_objects": item.max_objects, "max_bytes": item.max_bytes}
-    differing = {k: v for k, v in values.items() if getattr(config, k) != v}
-    if differing:
-        DomainConfiguration.objects.filter(pk=config.pk).update(**differing)
-        changed += [k.removesuffix("_id") for k in differing]
-    _, made = ConfigurationSeedList.objects.get_or_create(configuration=config, seedlist=seedlist)
-    if made:
-        changed.append("seed list")
-    current = set(config.harvest_definitions.values_list("pk", flat=True))
-    if current != {item.definition_id}:
-        config.harvest_definitions.set([item.definition_id])
-        changed.append("harvest definition")
-    if changed:
-        report.updated.append(f"{label}: {', '.join(changed)}")
+    elif done.changed:
+        report.updated.append(f"{label}: {', '.join(done.changed)}")
     else:
         report.unchanged += 1
-    return config.pk
+    return done.configuration.pk
 
 
 def _detach_others(keep: set[int], definition: HarvestDefinition | None, report: TransferReport) -> None:

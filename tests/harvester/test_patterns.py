@@ -153,3 +153,10 @@ def test_the_checkpoint_is_o_new_traps(tmp_path: Path) -> None:
     resumed = CrawlJob(spec, tmp_path)
     assert resumed.scope.live_traps == [".*/calendar/.*"]
     assert resumed.scope.blocked_by_trap("http://127.0.0.1:9/calendar/1", "site-a")
+
+
+def test_one_typed_trap_is_stripped_and_checked_the_same_everywhere() -> None:
+    # web UI, API, `jobs add-trap` and dispatch all call patterns.trap: same input, same stored text.
+    assert patterns.trap("  .*/calendar/.*\n", "regex").pattern == ".*/calendar/.*"
+    with pytest.raises(PatternError, match=r"^add-trap: backreference \\1 is not supported"):
+        patterns.trap(r"(a)\1", "add-trap")

@@ -54,3 +54,17 @@ def test_each_archived_attempt_has_its_crawl_log_line(tmp_path: Path) -> None:
     domain = result["domains"][0]
     assert domain["objects"] == 3
     assert domain["stop_reason"] == "DOWNLOAD_COMPLETE"
+
+
+def test_the_archive_side_predicts_retries_from_the_crawls_own_settings() -> None:
+    # One policy (harvester.retries) read from the settings crawlsettings writes: no fallback of its own.
+    from scrapy.settings import Settings
+
+    from harvester.retries import RETRY_STATUSES, RetryPolicy
+
+    policy = RetryPolicy.from_settings(Settings({"RETRY_TIMES": 3, "RETRY_HTTP_CODES": list(RETRY_STATUSES)}))
+    assert policy.will_retry({"retry_times": 2}, status=503)
+    assert not policy.will_retry({"retry_times": 3}, status=503)
+    assert not policy.will_retry({}, status=500)
+    retried = any(issubclass(TimeoutError, e) for e in policy.exceptions)
+    assert policy.will_retry({}, exc=TimeoutError()) == retried

@@ -76,3 +76,29 @@ def test_ip_seeds_are_their_own_domain():
 def test_only_selective_harvests_take_seeds():
     with pytest.raises(ValueError, match="selective"):
         seeding.add_seeds(factories.snapshot_definition(), "http://example.fr/")
+
+
+def test_attaching_twice_changes_nothing_the_second_time_in_every_mode():
+    """The one service behind seeding, the selection transfer, the demo and the preload (attach.py)."""
+    from orchestrator.harvest import attach
+
+    domain = factories.domain("example.fr")
+    first, other = factories.selective_definition("first"), factories.selective_definition("other")
+    template = domain.default_configuration.template
+    kept = attach.attach(domain.pk, "mine", ["http://example.fr/a"], definition_id=first.pk,
+                         template_id=template.pk, max_objects=10)
+    assert kept.created and kept.changed == []
+    again = attach.attach(domain.pk, "mine", ["http://example.fr/b"], definition_id=other.pk,
+                          template_id=template.pk, max_objects=99)  # merge, keep, add
+    assert not again.created and again.changed == ["seeds"] and again.configuration.max_objects == 10
+    assert set(again.configuration.harvest_definitions.all()) == {first, other}
+    replaced = attach.attach(domain.pk, "mine", ["http://example.fr/c"], definition_id=other.pk,
+                             template_id=template.pk, max_objects=99, seeds_mode=attach.REPLACE,
+                             config_mode=attach.UPDATE, definitions=attach.ONLY)
+    assert replaced.changed == ["seeds", "max_objects", "harvest definition"]
+    assert SeedList.objects.get(domain=domain, name="mine").seeds == "http://example.fr/c"
+    assert list(replaced.configuration.harvest_definitions.all()) == [other]
+    same = attach.attach(domain.pk, "mine", ["http://example.fr/c"], definition_id=other.pk,
+                         template_id=template.pk, max_objects=99, seeds_mode=attach.REPLACE,
+                         config_mode=attach.UPDATE, definitions=attach.ONLY)
+    assert same.changed == [] and DomainConfiguration.objects.filter(domain=domain, name="mine").count() == 1

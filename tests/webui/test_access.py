@@ -13,6 +13,7 @@ from django.urls import reverse
 from orchestrator.harvest.models import GlobalCrawlerTrapList
 from tests.webui.conftest import ROLES, Sample
 from webui import urls
+from webui.access import ROLE_OF
 
 EVERYONE = set(ROLES)
 CURATORS = {"curator", "admin"}
@@ -185,15 +186,80 @@ def test_no_page_of_the_site_is_reachable_without_login(name, url):
         assert response["Location"].startswith(reverse("webui:login")), (name, url)
 
 
+def _site_patterns():
+    """(URL name, pattern) of every view of the site outside the Django admin, Django's auth pages,
+    the REST API and /metrics (tests/api/test_auth.py walks those), login and logout."""
+    from django.urls import URLPattern, URLResolver, get_resolver
+
+    def walk(patterns, namespace):
+        for p in patterns:
+            if isinstance(p, URLResolver):
+                if str(p.pattern) not in ("admin/", "accounts/", "api/v1/"):
+                    yield from walk(p.url_patterns, p.namespace or namespace)
+            elif isinstance(p, URLPattern) and p.name != "metrics" and p.name not in PUBLIC:
+                yield f"{namespace}:{p.name}", p
+
+    return sorted(walk(get_resolver().url_patterns, ""), key=lambda item: item[0])
+
+
+@pytest.fixture
+def rows(sample: Sample, django_user_model):
+    """One real row behind every argument of every URL: a detail view that forgot its check would
+    answer 200 here (a dummy id answers 404 and hides it)."""
+    from django.utils import timezone
+
+    from orchestrator.api.models import ApiToken
+    from orchestrator.harvest.models import QAPage, QARun
+    from orchestrator.selection.models import Collection, SavedSearch
+    from tests.orchestrator import factories
+    from tests.selection.conftest import make_record
+
+    owner = django_user_model.objects.create_user("owner", password="pw-long-enough")
+    job = factories.job(sample.selective, domains=[sample.domain.name])
+    page = QAPage.objects.create(run=QARun.objects.create(job=job, trigger=QARun.REQUESTED),
+                                 url="http://example.fr/", timestamp="20260101000000")
+    pk = {"webui:token-revoke": ApiToken.objects.create(user=owner, prefix="nh_x", key_hash="0" * 64).pk,
+          "webui:seedlist-edit": sample.domain.seedlists.get().pk,
+          "webui:configuration-edit": sample.domain.default_configuration.pk,
+          "webui:template-edit": sample.template.pk, "webui:schedule-edit": sample.schedule.pk,
+          "webui:channel-edit": sample.channel.pk,
+          "selection:record": make_record(Collection.objects.create(name="lit"), "http://example.fr/").pk,
+          "selection:delete_search": SavedSearch.objects.create(user=owner, name="mine").pk}
+    by_kwarg = {"job_id": job.pk, "page_id": page.pk, "which": "replay", "harvest_id": sample.selective.pk,
+                "run": job.harvest_run, "year": timezone.now().year, "kind": "selective", "rest": "x"}
+
+    def kwargs(name: str, pattern) -> dict[str, object]:
+        names = list(getattr(pattern.pattern, "converters", {})) or list(pattern.pattern.regex.groupindex)
+        out = {}
+        for kwarg in names:
+            if kwarg == "pk":
+                out[kwarg] = pk.get(name, sample.traps.pk if ":trap" in name else sample.selective.pk)
+            elif kwarg == "name":
+                out[kwarg] = "crawl-report.txt" if name.startswith("jobs:") else sample.domain.name
+            else:
+                out[kwarg] = by_kwarg[kwarg]
+        return out
+
+    return kwargs
+
+
+SITE = _site_patterns()
+
+
+def test_every_view_of_the_site_is_wrapped_in_the_access_table():
+    """Jobs, QA, replay and selection views too: each goes through webui/access.py's ``require``."""
+    for name, pattern in SITE:
+        assert getattr(pattern.callback, "required_permission", None) in ROLE_OF, name
+
+
 @pytest.mark.django_db
-@pytest.mark.parametrize(("name", "url"), _site_urls())
-def test_a_user_without_a_role_is_refused_everywhere(name, url, django_user_model):
-    """Logged in but in no group: every page and action of the site answers 403 (or 404/405 first)."""
-    if name in {"webui:login", "webui:logout"}:
-        return
-    user = django_user_model.objects.create_user("nobody", password="pw-long-enough")
+@pytest.mark.parametrize(("name", "pattern"), SITE, ids=[name for name, _ in SITE])
+def test_a_user_without_a_role_is_refused_every_view_on_real_rows(name, pattern, rows, django_user_model):
+    """Logged in but in no group: every page and action answers 403 before it looks anything up."""
+    url = reverse(name, kwargs=rows(name, pattern))
     client = Client()
-    client.force_login(user)
+    client.force_login(django_user_model.objects.create_user("nobody", password="pw-long-enough"))
     for method in ("get", "post"):
-        status = getattr(client, method)(url).status_code
-        assert status in (403, 404, 405), (name, url, method, status)
+        response = getattr(client, method)(url)
+        assert response.status_code == 403, (name, url, method, response.status_code)
+        assert "role" in response.content.decode(), (name, method)

@@ -47,7 +47,7 @@ from orchestrator.harvest.models import (
     JobStatus,
 )
 from webui import svg
-from webui.access import ENGINEER, READ, require
+from webui.access import ENGINEER, READ, can, require
 from webui.views import continuous
 
 VIEW = READ
@@ -124,7 +124,7 @@ def job_list(request: HttpRequest) -> HttpResponse:
     query = request.GET.copy()
     query.pop("page", None)
     return render(request, "jobs/list.html", {"form": form, "page": page, "query": query.urlencode(),
-                                              "can_control": request.user.has_perm(CONTROL)})
+                                              "can_control": can(request, CONTROL)})
 
 
 def _back(request: HttpRequest, job: Job) -> HttpResponse:
@@ -290,18 +290,12 @@ def job_control(request: HttpRequest, job_id: int) -> HttpResponse:
     return _send(request, job, action, "")
 
 
-def clean_trap(pattern: str) -> re2._Regexp:
-    """A crawler-trap regex as the harvester will apply it: the one validator
-    (:func:`harvester.patterns.compile_pattern`), RE2, full match of the URI."""
-    return patterns.compile_pattern(pattern.strip(), "regex")
-
-
 @require(CONTROL)
 @require_POST
 def job_trap(request: HttpRequest, job_id: int) -> HttpResponse:
     job = get_object_or_404(Job, pk=job_id)
     try:
-        pattern = clean_trap(request.POST.get("regex", "")).pattern
+        pattern = patterns.trap(request.POST.get("regex", ""), "regex").pattern
     except PatternError as exc:
         messages.error(request, f"Crawler trap not added: {exc}")
         return _back(request, job)
@@ -335,7 +329,7 @@ def trap_preview(request: HttpRequest, job_id: int) -> JsonResponse:
     """
     job = get_object_or_404(Job, pk=job_id)
     try:
-        pattern = clean_trap(request.GET.get("regex", ""))
+        pattern = patterns.trap(request.GET.get("regex", ""), "regex")
     except PatternError as exc:
         return JsonResponse({"valid": False, "error": str(exc)}, status=400)
     queued = int((job.progress or {}).get("uris_queued", 0))
@@ -375,7 +369,7 @@ def job_detail(request: HttpRequest, job_id: int) -> HttpResponse:
         "files": ArchiveFile.objects.filter(job=job).prefetch_related("copies").order_by("kind", "name"),
         "controls": job.controls.order_by("-requested_at")[:50],
         "running": job.status in RUNNING, "progress": progress_of(job), "charts": progress_charts(job),
-        "can_control": request.user.has_perm(CONTROL), "report_names": REPORT_NAMES,
+        "can_control": can(request, CONTROL), "report_names": REPORT_NAMES,
         "search_max": SEARCH_MAX_MATCHES, "search_default": SEARCH_DEFAULT_MATCHES,
         "pattern_max": patterns.MAX_PATTERN_CHARS,
         "live": continuous.live_of(job, request.GET.get("window", "")) if continuous.is_continuous(job) else None,

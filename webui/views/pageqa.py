@@ -17,7 +17,7 @@ from harvester.contracts import ContractError, JobSpec
 from harvester.scope import Scope
 from orchestrator.harvest import pageqa, patch, qascore, replay
 from orchestrator.harvest.models import Domain, Job, QAMark, QAPage, QARun, QARunStatus
-from webui.access import CURATE, READ, require
+from webui.access import CURATE, READ, can, require
 
 
 def _run_of(request: HttpRequest, job: Job) -> QARun | None:
@@ -52,7 +52,7 @@ def job_qa(request: HttpRequest, job_id: int) -> HttpResponse:
         "marks": {m.url: m for m in QAMark.objects.filter(job=job)},
         "patch_jobs": list(Job.objects.filter(patches=job).order_by("-id").values_list("id", "status")),
         "replay_of": lambda p: replay.replay_url(p.url, p.timestamp, collection),
-        "can_curate": request.user.has_perm(CURATE),
+        "can_curate": can(request, CURATE),
         "busy": run is not None and run.status in (QARunStatus.QUEUED, QARunStatus.RUNNING),
         "stored": pageqa.stored_files(job), "max_pages": settings.NETHARVEST_QA_MAX_PAGES,
     })

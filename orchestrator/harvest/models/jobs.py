@@ -10,7 +10,7 @@ from __future__ import annotations
 from django.db import models
 from django.utils import timezone
 
-from harvester.contracts import STOP_REASONS
+from harvester.contracts import CONTROL_ACTIONS, STOP_REASONS
 
 
 class JobStatus(models.TextChoices):
@@ -103,12 +103,16 @@ class JobDomain(models.Model):
         return f"job {self.job_id}: configuration {self.configuration_id}"
 
 
+_CONTROL_LABELS = {"add_trap": "add crawler trap", "seeds": "change seeds"}
+
+
 class JobControl(models.Model):
     """A control instruction to a running job, kept with who and when so it shows in the job's
     history and survives a restart until the harvester acknowledges it."""
 
-    ACTIONS = [("stop", "stop"), ("pause", "pause"), ("resume", "resume"), ("add_trap", "add crawler trap"),
-               ("seeds", "change seeds")]  # seeds: a continuous job's, {"add": [...], "remove": [...]}
+    #: The contract's actions (harvester.contracts.CONTROL_ACTIONS, declared there once) but ``cancel``,
+    #: the orchestrator's own fence (dispatch.send_cancel); seeds: a continuous job's {"add", "remove"}.
+    ACTIONS = [(a, _CONTROL_LABELS.get(a, a)) for a in CONTROL_ACTIONS if a != "cancel"]
 
     job = models.ForeignKey(Job, on_delete=models.PROTECT, related_name="controls")
     action = models.CharField(max_length=10, choices=ACTIONS)

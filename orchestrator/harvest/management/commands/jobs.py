@@ -147,10 +147,10 @@ class Command(BaseCommand):
         self._control(job, "resume")
 
     def do_add_trap(self, job: int, regex: str, **_: object) -> None:
-        from harvester.patterns import PatternError, check
+        from harvester.patterns import PatternError, trap
 
         try:
-            check(regex, "add-trap")
+            regex = trap(regex, "add-trap").pattern
         except PatternError as exc:
             raise CommandError(str(exc)) from None
         self._control(job, "add_trap", regex)
