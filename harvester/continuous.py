@@ -51,6 +51,7 @@ from harvester.revisit import PROFILE_IDENTICAL, PROFILE_NOT_MODIFIED, Referent
 from harvester.revisit.change import stripped_digest
 from harvester.revisit.policy import RevisitPolicy, RevisitSettings, Visit
 from harvester.scope import DomainScope, trailing_transclusions
+from harvester.takeover import FRESH_SEEDS
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -138,6 +139,21 @@ class ContinuousCrawlJob(CrawlJob):
                                      seed if self.spec.settings.source_tag_seeds else None)
                         if self.frontier.add(seed, self.canonical_key(seed), nh) is None:
                             self.ar.readd(seed, nh)
+            if kv.get(FRESH_SEEDS):
+                self._forget_stale_seeds()
+
+    def _forget_stale_seeds(self) -> None:
+        """After a take-over from a DONE job: the seeds the carried-over frontier holds that this JobSpec
+        (the definition now) does not leave, with the pages only they held in scope."""
+        wanted = {seed for d in self.spec.domains for seed in d.seeds}
+        stale = [e.url for e in list(self.ar.entries.values()) if e.nh.get("seed") and e.url not in wanted]
+        for url in stale:
+            self._drop(url)
+        if stale:
+            self._rescope(sweep=True)
+            logger.info("%d seed(s) no longer in the definition left the frontier: %s", len(stale),
+                        " ".join(stale[:10]))
+        self.frontier.set_state(FRESH_SEEDS, False)
 
     def checkpoint(self) -> None:
         f = self.frontier

@@ -51,6 +51,13 @@ def handed_over(job_dir: Path, done: bool) -> set[str]:
 TALLIES = ("archive_stats", "crawl_s", "started", "failed", "budgets", "continuous_counts", "ar_done")
 
 
+#: The old job's record of seeds its ``seeds`` controls added and removed: relative to *its* JobSpec, so
+#: dropped when the new job's JobSpec is fresh from the definition (``continues_done``), which holds them.
+SEED_EDITS = ("seeds_added", "seeds_removed")
+#: Set by a take-over after a DONE job: the new JobSpec's seeds are the whole truth (read once, then cleared).
+FRESH_SEEDS = "seeds_from_spec"
+
+
 def take_over(old_dir: Path, job_dir: Path, spec: JobSpec) -> bool:
     """Make ``job_dir`` carry on where the job in ``old_dir`` stopped (a resubmission of a failed job, or
     a continuous definition's next job).
@@ -69,7 +76,9 @@ def take_over(old_dir: Path, job_dir: Path, spec: JobSpec) -> bool:
     its files, crawl.log and statistics itself: the new job takes over only the state of the URIs (the
     frontier's tables: each URI's waits, visits, versions, digests, validators; hosts; the policy's
     learnt state) and starts its own tallies, crawl.log and start time (:data:`TALLIES` are dropped), so
-    its reports do not count the old job's captures again.
+    its reports do not count the old job's captures again. Its seeds are its JobSpec's: a seed the old
+    frontier holds that the definition no longer has (removed while no job could hear it) leaves, with
+    the pages only it held in scope (:data:`FRESH_SEEDS`).
     """
     finished = spec.continues_done
     previous = old_dir / "state" / "frontier.sqlite"
@@ -102,7 +111,11 @@ def take_over(old_dir: Path, job_dir: Path, spec: JobSpec) -> bool:
             # A new job has its own control history: it never starts paused because the old one was.
             dst.execute("UPDATE kv SET v='false' WHERE k='paused'")
             if finished:
-                dst.execute(f"DELETE FROM kv WHERE k IN ({','.join('?' * len(TALLIES))})", TALLIES)
+                dst.execute(f"DELETE FROM kv WHERE k IN ({','.join('?' * len(TALLIES + SEED_EDITS))})",
+                            TALLIES + SEED_EDITS)
+                # This job's JobSpec was made from the definition as it is now: its seeds are the seeds
+                # (harvester.continuous forgets the frontier's seeds that are no longer among them).
+                dst.execute(f"INSERT OR REPLACE INTO kv (k, v) VALUES ('{FRESH_SEEDS}', 'true')")
             dst.commit()
         finally:
             dst.close()

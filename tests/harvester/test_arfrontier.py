@@ -224,3 +224,41 @@ def test_a_removed_seed_fetched_at_that_moment_does_not_come_back(tmp_path: Path
     job._unjudged(c, -2)  # a failed fetch of the other one
     assert "http://b.example/" not in job.policy.uris and "http://c.example/" not in job.policy.uris
     assert job.counts["visits"] == 0 and job.counts["errors"] == 0
+
+
+def test_a_seed_removed_while_no_job_heard_it_leaves_at_the_next_jobs_take_over(tmp_path: Path) -> None:
+    """Issue 12's gap: a seed removed from the definition while its job could not be told (the control
+    recorded, the job stopped before it was sent) stayed in the next job's frontier, taken over with the URI
+    states. After a DONE job the new JobSpec (the definition now) is the truth: the seed and the pages only
+    it held leave; the seeds and pages it still has keep their states. A resubmission of a failed job (its
+    old JobSpec) keeps the frontier as it was."""
+    from harvester.continuous import ContinuousCrawlJob
+    from harvester.takeover import take_over
+
+    host_scope = {**make_spec([])["settings"], "scope": "host"}
+    spec = {**continuous_spec(), "settings": host_scope}
+    spec["domains"][0]["seeds"] = ["http://a.example/", "http://b.example/"]
+    old = ContinuousCrawlJob(JobSpec.from_dict(spec), tmp_path / "1")
+    old.discover("http://b.example/page", "L", {"path": "", "domain": "site-a"}, "http://b.example/")
+    old.discover("http://a.example/page", "L", {"path": "", "domain": "site-a"}, "http://a.example/")
+    old.checkpoint()
+    old.frontier.close()
+
+    resubmitted = JobSpec.from_dict({**spec, "job_id": 2, "continues_job": 1})
+    assert take_over(tmp_path / "1", tmp_path / "2", resubmitted)
+    kept = ContinuousCrawlJob(resubmitted, tmp_path / "2")
+    assert kept.ar.entry_of("http://b.example/page") is not None
+    kept.frontier.close()
+
+    fresh = {**spec, "job_id": 3, "continues_job": 1, "continues_done": True}
+    fresh["domains"] = [{**spec["domains"][0], "seeds": ["http://a.example/"]}]
+    assert take_over(tmp_path / "1", tmp_path / "3", JobSpec.from_dict(fresh))
+    new = ContinuousCrawlJob(JobSpec.from_dict(fresh), tmp_path / "3")
+    assert new.resumed
+    assert new.ar.entry_of("http://b.example/") is None and new.ar.entry_of("http://b.example/page") is None
+    assert new.ar.entry_of("http://a.example/") is not None and new.ar.entry_of("http://a.example/page")
+    assert new.scope.domain_of("http://b.example/x") is None
+    new.checkpoint()
+    new.frontier.close()
+    again = ContinuousCrawlJob(JobSpec.from_dict(fresh), tmp_path / "3")  # a restart: nothing more to forget
+    assert again.ar.entry_of("http://a.example/page") is not None and not again.frontier.kv.get("seeds_from_spec")
