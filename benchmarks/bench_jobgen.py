@@ -8,8 +8,9 @@ product's ``create_domains`` (a default seed list of 4 seeds and a default confi
 set-based (benchmarks/rows.py: INSERT … SELECT with the columns of the real models): 0.5 % unexpired
 aliases, 0.1 % expired aliases, 0.4 % excluded (budget 0), 1/7 with their own 2,000-object limit. Each phase runs in
 its own process, through the real path (``scheduler.schedule_due_harvests`` claims the run and generates its
-jobs in one transaction, then ``dispatch.submit_jobs`` publishes each job to ``harvest.snapshot``: by reference, a JobRef naming
-the job and its spec's API URL, or with ``--inline`` the whole JobSpec as before issue 15),
+jobs in one transaction, then ``dispatch.submit_jobs`` publishes each job to ``harvest.snapshot``: by
+reference, a JobRef naming the job and its spec's API URL, or with ``--inline`` the whole JobSpec as before
+issue 15),
 and reports its wall time, the CPU time of the process and of the PostgreSQL backend serving it (wall
 time on a shared machine is mostly waiting for a core), and its peak memory (max RSS of that process;
 PostgreSQL's own memory is not counted). Between the phases, 2 × N HarvestInfo rows are seeded: one
