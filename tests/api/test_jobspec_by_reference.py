@@ -48,8 +48,10 @@ def test_without_a_base_url_the_whole_spec_travels(settings):
 
 # Transactional: the live server answers from its own connection, so it must see what the test commits.
 @pytest.mark.django_db(transaction=True, serialized_rollback=True)
-def test_the_message_is_a_reference_the_harvester_reads(viewer, settings, live_server, broker_queues,
-                                                        monkeypatch):
+def test_the_message_is_a_reference_the_harvester_reads(viewer, settings, live_server, monkeypatch, request):
+    if not app.conf.broker_url.startswith("redis"):
+        pytest.skip("reads the published message from Redis")
+    request.getfixturevalue("broker_queues")  # empties what the test leaves on the harvest queues
     settings.NETHARVEST_SPEC_BASE_URL = live_server.url
     monkeypatch.setenv("NETHARVEST_API_TOKEN", viewer.token)
     job = factories.job(domains=["example.fr", "example.se"])
