@@ -8,7 +8,9 @@ product's ``create_domains`` (a default seed list of 4 seeds and a default confi
 set-based (benchmarks/rows.py: INSERT … SELECT with the columns of the real models): 0.5 % unexpired
 aliases, 0.1 % expired aliases, 0.4 % excluded (budget 0), 1/7 with their own 2,000-object limit. Each phase runs in
 its own process, through the real path (``scheduler.schedule_due_harvests`` claims the run and generates its
-jobs in one transaction, then ``dispatch.submit_jobs`` publishes each JobSpec to ``harvest.snapshot``),
+jobs in one transaction, then ``dispatch.submit_jobs`` publishes each job to ``harvest.snapshot``: by
+reference, a JobRef naming the job and its spec's API URL, or with ``--inline`` the whole JobSpec as before
+issue 15),
 and reports its wall time, the CPU time of the process and of the PostgreSQL backend serving it (wall
 time on a shared machine is mostly waiting for a core), and its peak memory (max RSS of that process;
 PostgreSQL's own memory is not counted). Between the phases, 2 × N HarvestInfo rows are seeded: one
@@ -161,6 +163,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--domains", type=int, default=1_000_000)
     parser.add_argument("--database", default="nh_bench_jobgen", help="made afresh (dropped first if it exists)")
+    parser.add_argument("--inline", action="store_true",
+                        help="publish whole JobSpecs (as before issue 15), not JobRefs (dispatch by reference)")
     parser.add_argument("--phase", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.phase:
@@ -172,7 +176,10 @@ def main() -> None:
     from fresh_database import fresh_database
 
     env, _, _ = fresh_database(args.database, "bench-jobgen-", {
-        "NETHARVEST_LOG_LEVEL": "WARNING", "DJANGO_SETTINGS_MODULE": "orchestrator.settings", "PYTHONPATH": str(ROOT)})
+        "NETHARVEST_LOG_LEVEL": "WARNING", "DJANGO_SETTINGS_MODULE": "orchestrator.settings", "PYTHONPATH": str(ROOT),
+        # By reference, the message names where the harvester reads the spec; no harvester runs here.
+        "NETHARVEST_SPEC_BASE_URL": "" if args.inline else "http://orchestrator.invalid:8000"})
+    print(f"dispatch: {'whole JobSpecs (--inline)' if args.inline else 'by reference (JobRef)'}")
     os.environ.update(env)
     import django
     from django.db import connection
@@ -193,7 +200,8 @@ def main() -> None:
     import redis
 
     client = redis.Redis.from_url(broker)
-    print(f"broker: removed {client.llen('harvest.snapshot')} published job messages from harvest.snapshot")
+    print(f"broker: removed {client.llen('harvest.snapshot')} published job messages from harvest.snapshot "
+          f"({(client.memory_usage('harvest.snapshot') or 0) / 1e6:.2f} MB in Redis)")
     client.delete("harvest.snapshot")
     print(f"load average after the run: {os.getloadavg()}")
 

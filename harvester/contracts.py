@@ -306,6 +306,39 @@ class JobSpec:
         return _jsonable(asdict(self))
 
 
+@dataclass(frozen=True)
+class JobRef:
+    """A job message by reference (issue 15, "dispatch by reference"): the job's id and where its frozen
+    JobSpec is read (``spec_url``, the orchestrator's ``GET /api/v1/jobs/<id>/spec``), not 10,000
+    domains of JSON through the broker. The harvester reads the spec when it takes the job
+    (:mod:`harvester.specfetch`); the spec it reads must carry the same ``job_id``."""
+
+    job_id: int
+    spec_url: str
+    version: int = JOBSPEC_VERSION
+
+    @classmethod
+    def from_dict(cls, data: Any) -> JobRef:
+        if not isinstance(data, dict):
+            raise ContractError(f"JobRef: expected a JSON object, got {type(data).__name__}")
+        ref = cls(job_id=_get(data, "job_id", int, ""), spec_url=_get(data, "spec_url", str, ""),
+                  version=_get(data, "version", int, ""))
+        if ref.version != JOBSPEC_VERSION:
+            raise _fail("version", f"unsupported JobSpec version {ref.version} (this harvester speaks "
+                                   f"{JOBSPEC_VERSION})")
+        if not ref.spec_url.startswith(("http://", "https://")):
+            raise _fail("spec_url", f"expected an http(s) URL, got {ref.spec_url[:80]!r}")
+        return ref
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def is_job_ref(data: Any) -> bool:
+    """Whether a ``run_job`` argument is a :class:`JobRef` (it names ``spec_url``) rather than a JobSpec."""
+    return isinstance(data, dict) and "spec_url" in data
+
+
 def _dict(value: Any, path: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise _fail(path, f"expected an object, got {type(value).__name__}")

@@ -2,7 +2,9 @@
 
 What it does, in order:
 
-1. Validate the JobSpec. A :class:`ContractError` is answered with a FAILED JobResult
+1. Read the JobSpec (a :class:`~harvester.contracts.JobRef` message points at it: :mod:`harvester.specfetch`;
+   one it cannot read is answered with a FAILED JobResult, ``error_category="jobspec-unreadable"``) and
+   validate it. A :class:`ContractError` is answered with a FAILED JobResult
    (``error_category="invalid-jobspec"``, the JSON path and problem as detail); the task does
    not raise, so a bad message is not redelivered forever.
 2. The fence: read the job's control queue (``control.job-<id>``) BEFORE anything else. A
@@ -84,6 +86,7 @@ from harvester.process import (
     write_json_atomic,
 )
 from harvester.runtime import child_stall_s, spool_dir
+from harvester.specfetch import SpecUnreadable, resolve
 from harvester.takeover import take_over
 from harvester.worker import app
 
@@ -535,12 +538,13 @@ def run_job(self: Any, spec_dict: Any) -> dict[str, Any]:
     """Crawl one JobSpec on this machine; see the module docstring."""
     hostname = _hostname(self)
     try:
-        spec = JobSpec.from_dict(spec_dict)
-    except ContractError as exc:
+        spec = JobSpec.from_dict(resolve(spec_dict))  # a JobRef's spec is read from the orchestrator first
+    except (ContractError, SpecUnreadable) as exc:
         job_id = spec_dict.get("job_id") if isinstance(spec_dict, dict) else None
+        category = "jobspec-unreadable" if isinstance(exc, SpecUnreadable) else "invalid-jobspec"
         result = failed_result(job_id if isinstance(job_id, int) and not isinstance(job_id, bool) else 0,
-                               "invalid-jobspec", str(exc))
-        logger.error("rejected an invalid JobSpec: %s", exc)
+                               category, str(exc))
+        logger.error("rejected the job message: %s", exc)
         BrokerLink(result.job_id).until_done(lambda: publish(RESULT_TASK, [result.to_dict()]))
         return result.to_dict()
     link = BrokerLink(spec.job_id)

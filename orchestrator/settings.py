@@ -227,6 +227,11 @@ NETHARVEST_QA_STALE_S = int(os.environ.get("NETHARVEST_QA_STALE_S", 3 * 3600))
 NETHARVEST_SELECTION_NAMESERVERS = os.environ.get("NETHARVEST_SELECTION_NAMESERVERS", "")
 NETHARVEST_SELECTION_CHECK_TIMEOUT = float(os.environ.get("NETHARVEST_SELECTION_CHECK_TIMEOUT", 10))
 # --- REST API and metrics (orchestrator/api; docs/API.md) ------------------------------------------
+#: Dispatch by reference (issue 15; orchestrator/harvest/dispatch.py): the base URL at which harvesters reach
+#: this orchestrator's API (e.g. ``http://orchestrator:8000``). Set, a job message carries only the job's id and
+#: ``<this>/api/v1/jobs/<id>/spec``, which the harvester reads with its NETHARVEST_API_TOKEN; empty, the whole
+#: JobSpec travels in the message (a single machine without the web process, the test stacks).
+NETHARVEST_SPEC_BASE_URL = os.environ.get("NETHARVEST_SPEC_BASE_URL", "").strip().rstrip("/")
 #: API list pages: ``limit`` at most this many items (django-ninja's pagination reads these names).
 NINJA_PAGINATION_PER_PAGE = 100
 NINJA_PAGINATION_MAX_LIMIT = 1000

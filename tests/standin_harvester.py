@@ -28,6 +28,7 @@ from harvester.contracts import (
     Progress,
 )
 from harvester.runtime import celery_config
+from harvester.specfetch import resolve
 
 app = Celery("standin")
 app.conf.update(celery_config())
@@ -40,7 +41,7 @@ def _now() -> str:
 
 @app.task(name=RUN_JOB_TASK, acks_late=True)
 def run_job(spec_data: dict) -> None:
-    spec = JobSpec.from_dict(spec_data)
+    spec = JobSpec.from_dict(resolve(spec_data))  # a JobRef's spec read from the API, as the harvester does
     started = _now()
     app.send_task(STARTED_TASK, args=[spec.job_id, f"standin@{socket.gethostname()}"], queue=EVENTS_QUEUE)
     deadline = time.monotonic() + float(os.environ.get("STANDIN_JOB_SECONDS", "0"))

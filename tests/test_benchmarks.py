@@ -59,6 +59,15 @@ TINY: dict[str, Tiny] = {
             "metrics scrape", "GET /api/v1/jobs (first page of 100)", "GET /api/v1/jobs/{id} (running)")]
         + [rf"^  {family} +{NUMBER} ms" for family in ("jobs", "running", "chain")],
         database=True, needs_redis=True),
+    "bench_broadcrawl.py": Tiny(
+        lambda tmp: ["--domains", "300", "--configs-per-job", "50", "--harvesters", "2", "--job-seconds", "1"],
+        [rf"^measured: 300 domains, {NUMBER} snapshot jobs, 2 stand-in harvesters",
+         rf"^  all jobs DONE in {NUMBER} s; 305 HarvestInfo rows \(one per domain configuration: nothing lost\)",
+         rf"^  selective job: submitted with \d+ snapshot jobs queued, started after {NUMBER} s",
+         rf"^  intake: {NUMBER} events/s; PostgreSQL {NUMBER} transactions/s; Redis {NUMBER} commands/s",
+         rf"^  dedup lookups: {NUMBER}/s", rf"^  broker commands: {NUMBER}/s",
+         rf"^  indexer chain input: {NUMBER} MB/s: {NUMBER} chain processes"],
+        database=True, needs_redis=True),
     "bench_chain.py": Tiny(
         lambda tmp: ["--files", "2", "--records", "50", "--workdir", str(tmp)],
         [rf"^index step, {variant} +{NUMBER} s CPU +{NUMBER} s wall +{NUMBER} records/CPU-s"

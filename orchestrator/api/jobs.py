@@ -10,7 +10,9 @@ from collections.abc import Iterator
 from datetime import date, datetime
 from pathlib import Path
 
-from django.http import FileResponse, Http404, StreamingHttpResponse
+from django.db.models import TextField
+from django.db.models.functions import Cast
+from django.http import FileResponse, Http404, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from ninja import Field, Router, Schema, Status
 from ninja.pagination import paginate
@@ -133,6 +135,16 @@ def get_job(request, job_id: int):
     job.recent_controls = list(job.controls.order_by("-requested_at")[:50])
     job.continued_by_ids = list(job.continued_by.values_list("id", flat=True))
     return job
+
+
+@router.get("/jobs/{job_id}/spec", auth=role(READ), response={200: dict},
+            summary="The job's frozen JobSpec (what a harvester reads for a job message by reference)")
+def spec(request, job_id: int):
+    """The spec as stored, sent without decoding it (a broad-crawl job's is several megabytes)."""
+    text = Job.objects.filter(pk=job_id).values_list(Cast("spec", TextField()), flat=True).first()
+    if text is None:
+        raise Http404(f"no job {job_id}")
+    return HttpResponse(text, content_type="application/json")
 
 
 @router.post("/jobs/{job_id}/control", auth=role(ENGINEER), response={202: ControlOut},

@@ -2,7 +2,8 @@
 
 Everything the orchestrator knows is in its database and the broker, so the web process can answer for the
 platform: jobs by status and channel, queue depths per channel, running jobs' and harvesters' fetch and byte
-rates (from each job's latest Progress heartbeat), each harvester's heartbeat age, the indexer chain's
+rates (from each job's latest Progress heartbeat), each harvester's heartbeat age, failed jobs awaiting a
+decision by harvester and error category, the indexer chain's
 backlog per step (with failures and the oldest file waiting), the dedup index's size and the reaper's last
 sweep. One query per family, each on an index (status, index_state), so a scrape costs milliseconds with
 thousands of jobs (docs/BENCHMARKS.md, "Metrics scrape"); ``netharvest_scrape_seconds`` says what each
@@ -53,8 +54,8 @@ class PlatformCollector(Collector):
                                     labels=["family"])
         channels = list(HarvestChannel.objects.values_list("name", flat=True))
         for family, compute in (("jobs", lambda: self.jobs(channels)), ("queues", lambda: self.queues(channels)),
-                                ("running", self.running), ("chain", self.chain), ("dedup", self.dedup),
-                                ("reaper", self.reaper)):
+                                ("running", self.running), ("failures", self.failures), ("chain", self.chain),
+                                ("dedup", self.dedup), ("reaper", self.reaper)):
             start = time.perf_counter()
             yield from compute()
             timings.add_metric([family], time.perf_counter() - start)
@@ -133,6 +134,18 @@ class PlatformCollector(Collector):
             if age != float("inf"):
                 h_age.add_metric([harvester], age)
         yield from (uri_rate, byte_rate, downloaded, uris, h_uri, h_byte, h_jobs, h_age)
+
+    def failures(self) -> Iterator[Metric]:
+        """FAILED jobs still waiting for a decision (not resubmitted, not rejected), by channel, the harvester
+        that ran them and why (``error_category``: crawl-process-died, jobspec-unreadable, reaped, …): what a
+        crawl engineer acts on, and which machine keeps failing."""
+        g = GaugeMetricFamily("netharvest_failed_jobs", "FAILED jobs not yet resubmitted or rejected, by channel, "
+                              "harvester and error category.", labels=["channel", "harvester", "category"])
+        for channel, harvester, category, n in (Job.objects.filter(status=JobStatus.FAILED, rejected_at__isnull=True)
+                                                .values_list("channel__name", "harvester", "error_category")
+                                                .annotate(n=Count("id")).order_by()):
+            g.add_metric([channel, harvester or "unknown", category or "unknown"], n)
+        yield g
 
     def chain(self) -> Iterator[Metric]:
         """The indexer chain's files still to process, by the last step done; failures by failed step."""

@@ -11,6 +11,13 @@ reply lost to a timeout), publishes the job again later: the message carries the
 (``job-<id>``) and a harvester never runs one job twice (``harvester.joblock``; a second machine's
 ``started`` is refused by intake).
 
+**By reference** (issue 15): with ``NETHARVEST_SPEC_BASE_URL`` set, the message is a JobRef, the job's id and
+``<base>/api/v1/jobs/<id>/spec``, a few dozen bytes instead of a broad-crawl job's megabytes of JSON; the
+harvester reads the frozen spec from the API when it takes the job (harvester.specfetch), and a spec it
+cannot read fails the job (``jobspec-unreadable``) for a resubmission, whose new job has its own spec and
+reference. The guarantees above do not change: the spec is frozen (committed) before the job can be
+submitted, and the task id is still ``job-<id>``.
+
 A publish is bounded: the orchestrator's Celery app (orchestrator/celery.py) sets connect and socket
 timeouts and a short publish retry, so a command run while the broker is down answers in seconds with
 :class:`BrokerUnavailable` instead of hanging.
@@ -21,13 +28,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 from kombu import Connection
 from kombu.exceptions import OperationalError
 from kombu.simple import SimpleQueue
 
-from harvester.contracts import RUN_JOB_TASK, ContractError, Control, control_queue, seed_changes
+from harvester.contracts import RUN_JOB_TASK, ContractError, Control, JobRef, control_queue, seed_changes
 from harvester.patterns import PatternError, trap
 from orchestrator.celery import app
 from orchestrator.harvest.models import Job, JobControl, JobDomain, JobStatus
@@ -63,9 +71,11 @@ def submit_jobs(job_ids: Iterable[int]) -> int:
     tried (each would wait for the same timeout) and stay NEW, with the ones already sent SUBMITTED.
     """
     submitted, ids = 0, list(job_ids)
-    for start in range(0, len(ids), 5):  # a few specs (megabytes each for a broad crawl) in memory at a time
-        chunk = ids[start:start + 5]
-        for job in Job.objects.filter(pk__in=chunk, status=JobStatus.NEW).select_related("channel").order_by("id"):
+    by_reference = bool(settings.NETHARVEST_SPEC_BASE_URL)
+    size = 500 if by_reference else 5  # inline: a few specs (megabytes each for a broad crawl) in memory at a time
+    for start in range(0, len(ids), size):
+        jobs = Job.objects.filter(pk__in=ids[start:start + size], status=JobStatus.NEW).select_related("channel")
+        for job in (jobs.defer("spec") if by_reference else jobs).order_by("id"):
             try:
                 submitted += submit(job)
             except BrokerUnavailable as exc:
@@ -83,6 +93,15 @@ def submit_new_jobs(limit: int = 1000) -> int:
 def run_job_task_id(job_id: int) -> str:
     """The task id of a job's message: the same for every publish of the job, so a duplicate is known."""
     return f"job-{job_id}"
+
+
+def job_message(job: Job) -> dict:
+    """What a job's message carries: a :class:`~harvester.contracts.JobRef` (its id and the API URL of its
+    frozen spec) when ``NETHARVEST_SPEC_BASE_URL`` is set, else the whole JobSpec (module docstring)."""
+    base = settings.NETHARVEST_SPEC_BASE_URL
+    if base:
+        return JobRef(job_id=job.pk, spec_url=f"{base}/api/v1/jobs/{job.pk}/spec").to_dict()
+    return job.spec
 
 
 def _broker_errors() -> tuple[type[BaseException], ...]:
@@ -105,7 +124,8 @@ def submit(job: Job) -> bool:
         if not Job.objects.select_for_update(skip_locked=True).filter(pk=job.pk, status=JobStatus.NEW).exists():
             return False  # submitted already, or being submitted by another dispatcher right now
         try:
-            app.send_task(RUN_JOB_TASK, args=[job.spec], queue=job.channel.queue, task_id=run_job_task_id(job.pk))
+            app.send_task(RUN_JOB_TASK, args=[job_message(job)], queue=job.channel.queue,
+                          task_id=run_job_task_id(job.pk))
         except _broker_errors() as exc:
             log.info("job %s not submitted, it stays NEW: %s", job.pk, broker_reason(exc))  # the caller reports
             raise BrokerUnavailable(broker_reason(exc)) from exc

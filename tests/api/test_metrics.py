@@ -131,7 +131,8 @@ def test_chain_backlog_failures_dedup_size_and_reaper(settings, tmp_path):
     assert m["netharvest_dedup_index_bytes"][()] == 4196
     assert 20 <= m["netharvest_reaper_last_sweep_age_seconds"][()] < 60
     assert set(m["netharvest_scrape_seconds"]) == {(("family", f),) for f in
-                                                   ("jobs", "queues", "running", "chain", "dedup", "reaper")}
+                                                   ("jobs", "queues", "running", "failures", "chain", "dedup",
+                                                   "reaper")}
 
 
 def test_the_grafana_dashboard_reads_only_metrics_that_exist():
@@ -161,4 +162,16 @@ def test_a_scrape_costs_one_query_per_family_whatever_the_number_of_jobs():
     for n in range(30):
         job = factories.job(status=JobStatus.STARTED if n % 2 else JobStatus.DONE)
         ArchiveFile.objects.create(name=f"q{n}.warc.gz", job=job, size=1, sha256="")
-    assert queries() == few == 5  # channels, then jobs, running jobs, chain, reaper
+    assert queries() == few == 6  # channels, then jobs, running jobs, failures, chain, reaper
+
+
+def test_failed_jobs_waiting_for_a_decision_by_harvester_and_category():
+    factories.job(status=JobStatus.FAILED, harvester="h1@crawl-01", error_category="crawl-process-died")
+    factories.job(status=JobStatus.FAILED, harvester="h1@crawl-01", error_category="crawl-process-died")
+    factories.job(status=JobStatus.FAILED, error_category="jobspec-unreadable")
+    factories.job(status=JobStatus.FAILED, harvester="h2@crawl-02", error_category="reaped",
+                  rejected_at=timezone.now(), rejected_by="curator")  # decided: not counted
+    failed = scrape()["netharvest_failed_jobs"]
+    assert failed == {
+        (("category", "crawl-process-died"), ("channel", "focused"), ("harvester", "h1@crawl-01")): 2,
+        (("category", "jobspec-unreadable"), ("channel", "focused"), ("harvester", "unknown")): 1}

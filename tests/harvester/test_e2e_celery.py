@@ -228,3 +228,43 @@ def test_a_cancelled_job_is_dropped_before_anything_starts(stack: Stack, sites: 
     stack.submit(make_spec([a.url], job_id=105))  # the worker carries on with other jobs
     assert JobResult.from_dict(stack.wait_for(RESULT_TASK, job_id=105)[0]).status == "DONE"
     assert not [n for n, args in stack.seen if _job_of(n, args) == 104]
+
+
+def test_a_job_by_reference_reads_its_spec_or_fails_clearly(stack: Stack, sites: Any) -> None:
+    """Issue 15: the message is a JobRef; the worker reads the spec over HTTP (the orchestrator's API is stood
+    in for by a server that serves job 131's spec and knows no job 132)."""
+    import http.server
+    import threading
+
+    a, _ = sites
+    spec = make_spec([a.url], job_id=131, max_objects=3)
+
+    class Api(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = json.dumps(spec).encode() if self.path == "/api/v1/jobs/131/spec" else b'{"detail": "no job"}'
+            self.send_response(200 if self.path == "/api/v1/jobs/131/spec" else 404)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Api)
+    threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_port}/api/v1/jobs"
+    try:
+        stack.submit({"version": 1, "job_id": 132, "spec_url": f"{base}/132/spec"})
+        failed = JobResult.from_dict(stack.wait_for(RESULT_TASK, job_id=132)[0])
+        assert (failed.status, failed.error_category) == ("FAILED", "jobspec-unreadable")
+        assert failed.error_detail == f"job 132: {base}/132/spec: HTTP 404 Not Found"
+
+        stack.submit({"version": 1, "job_id": 131, "spec_url": f"{base}/131/spec"})
+        assert stack.wait_for(STARTED_TASK, job_id=131)[0] == 131
+        result = JobResult.from_dict(stack.wait_for(RESULT_TASK, job_id=131)[0])
+        assert result.status == "DONE", result.error_detail
+        assert [(d.name, d.objects) for d in result.domains] == [("site-a", 3)]
+        assert json.loads((stack.data_dir / "spool" / "131" / "jobspec.json").read_text())["job_id"] == 131
+    finally:
+        server.shutdown()

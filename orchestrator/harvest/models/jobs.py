@@ -91,7 +91,9 @@ class Job(models.Model):
 class JobDomain(models.Model):
     """A domain configuration frozen into a job, with the budget the job gave it."""
 
-    job = models.ForeignKey(Job, on_delete=models.PROTECT, related_name="domains")
+    #: No index of its own: ``jobdomain_unique`` (job, configuration) serves lookups by job, and a broad crawl's
+    #: generation writes a million rows into every index of this table (migration 0017).
+    job = models.ForeignKey(Job, on_delete=models.PROTECT, related_name="domains", db_index=False)
     configuration = models.ForeignKey("harvest.DomainConfiguration", on_delete=models.PROTECT, related_name="+")
     max_objects = models.BigIntegerField()
     max_bytes = models.BigIntegerField()
