@@ -101,3 +101,41 @@ def test_a_delivered_file_that_does_not_match_fails_ingest_and_keeps_everything(
     assert objectstore.size(delivery.receipt_url(f.spool_path)) is None
     assert delivery.sweep_receipts(tmp_path / "spool") == 0 and Path(
         tmp_path / "spool" / str(job.pk) / "warcs" / f.name).is_file()
+
+
+def test_pywb_replays_a_warc_stored_only_in_the_object_store(warcs, tmp_path, settings, s3_bucket):
+    """The PATH index names the s3:// object (no replica to fall back to) and the real pywb serves the archived
+    bytes from it (pywb's S3 loader, boto3 in its environment, the endpoint from the environment)."""
+    from urllib.error import HTTPError
+    from urllib.request import urlopen
+
+    from warcio.archiveiterator import ArchiveIterator
+
+    from orchestrator.harvest import replay
+    from tests.replayhelp import start_replay
+
+    settings.NETHARVEST_INDEX_DIR = tmp_path / "index"
+    settings.NETHARVEST_DEDUP_INDEX = tmp_path / "index" / "dedup.sqlite3"
+    settings.NETHARVEST_STORAGE_LOCATIONS = f"obj={s3_bucket}/archive"
+    settings.NETHARVEST_BACKUP_LOCATION = ""
+    warc = next(w for w in warcs if "-metadata-" not in w.name)
+    job, _ = deliver([warc], tmp_path / "spool", f"{s3_bucket}/delivery")
+    shutil.rmtree(tmp_path / "spool")
+    assert not chain.run_pending().failed
+    f = ArchiveFile.objects.get(job=job)
+    assert lookup(storage.path_file(job.pk, f.name), f.name) == [f"{s3_bucket}/archive/{job.pk}/{f.name}"]
+    with open(warc, "rb") as stream:
+        record = next(r for r in ArchiveIterator(stream) if r.rec_type == "response"
+                      and r.http_headers.get_statuscode() == "200")
+        url, payload = record.rec_headers.get_header("WARC-Target-URI"), record.content_stream().read()
+        stamp = record.rec_headers.get_header("WARC-Date")
+    ts = "".join(c for c in stamp if c.isdigit())[:14]
+    service = start_replay(tmp_path / "index", tmp_path / "replay.log")
+    try:
+        try:
+            with urlopen(service.url + replay.replay_url(url, ts, mode="id_"), timeout=30) as response:
+                assert response.status == 200 and response.read() == payload
+        except HTTPError as exc:
+            raise AssertionError(f"{exc}: {exc.read()[-2000:]} {service.log.read_text()[-3000:]}") from None
+    finally:
+        service.stop()
