@@ -99,3 +99,14 @@ def test_choose_location_object_stores_are_unlimited_unless_given_a_capacity(tmp
 def test_the_endpoint_comes_from_the_environment(s3_endpoint):
     assert os.environ["NETHARVEST_S3_ENDPOINT_URL"] == s3_endpoint
     assert objectstore.client().meta.endpoint_url == s3_endpoint
+
+
+def test_compose_s_object_store_is_opt_in_private_and_without_default_credentials():
+    import yaml
+
+    compose = yaml.safe_load((Path(__file__).resolve().parents[2] / "docker-compose.yml").read_text())
+    minio = compose["services"]["minio"]
+    assert minio["profiles"] == ["objectstore"] and "ports" not in minio  # off by default, never published
+    assert minio["environment"]["MINIO_ROOT_PASSWORD"] == "${NETHARVEST_S3_SECRET_KEY:-}"
+    assert "-lt 16" in " ".join(minio["entrypoint"]) and minio["environment"]["MINIO_BROWSER"] == "off"
+    assert "anonymous" not in " ".join(compose["services"]["minio-init"]["entrypoint"])
