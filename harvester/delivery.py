@@ -25,6 +25,7 @@ from pathlib import Path
 
 from harvester.contracts import FileResult, JobResult
 from indexer import objectstore
+from indexer.storage import NameConflict, sha256_file
 
 logger = logging.getLogger(__name__)
 
@@ -73,17 +74,11 @@ def deliver_file(f: FileResult, job_dir: Path, delivery: str) -> FileResult:
 
 def deliver_extras(job_dir: Path, delivery: str) -> None:
     """The job's logs and reports, for the record (they stay in the spool, as they do without delivery)."""
-    import hashlib
-
     for sub in ("logs", "reports"):
         for p in sorted((job_dir / sub).glob("*")) if (job_dir / sub).is_dir() else []:
-            if not p.is_file():
-                continue
-            digest = hashlib.sha256(p.read_bytes()).hexdigest()
-            url = objectstore.join(delivery, job_dir.name, sub, p.name)
-            if objectstore.size(url) is None:
-                objectstore.put_bytes(url, p.read_bytes())
-            logger.debug("delivered %s (%s)", url, digest)
+            if p.is_file():
+                url = objectstore.join(delivery, job_dir.name, sub, p.name)
+                objectstore.put(p, url, sha256_file(p), state=job_dir / DELIVERY_DIR / f"{sub}-{p.name}.upload.json")
 
 
 def deliver_result(result: JobResult, job_dir: Path, delivery: str | None = None,
@@ -109,7 +104,7 @@ def _until_delivered(f: FileResult, job_dir: Path, delivery: str, retry_max_s: f
     while True:
         try:
             return deliver_file(f, job_dir, delivery)
-        except objectstore.NameConflict as exc:
+        except NameConflict as exc:
             logger.error("job %s: %s not delivered: %s", job_dir.name, f.name, exc)
             return f
         except Exception as exc:  # an outage, a dropped connection: the upload resumes from its parts
