@@ -14,7 +14,7 @@ from harvester import delivery
 from harvester.contracts import FileResult, JobResult
 from indexer import objectstore
 from indexer.pathindex import lookup
-from orchestrator.harvest import chain, intake, storage, verify
+from orchestrator.harvest import chain, intake, jobfiles, storage, verify
 from orchestrator.harvest.models import ArchiveFile, Job, JobStatus
 from tests.orchestrator import factories
 from tests.orchestrator.chainhelp import sha256
@@ -65,6 +65,8 @@ def test_delivered_files_are_stored_in_the_object_store_and_the_spool_swept_afte
         assert objectstore.size(f.spool_path) is None  # the delivered object: stored elsewhere, removed
         assert objectstore.size(delivery.receipt_url(f.spool_path)) is not None
     assert not (tmp_path / "index" / "fetch" / str(job.pk)).exists()  # the chain's local fetches are gone
+    source = jobfiles.locate(job, jobfiles.CRAWL_LOG)  # the job's pages read its crawl.log from the bucket
+    assert source.kind == "metadata WARC" and source.path.parent == tmp_path / "index" / "cache"
 
     hidden.rename(spool)
     kept = sorted((job_dir / "warcs").iterdir())
