@@ -5,10 +5,12 @@ real S3-protocol server (moto's, tests/conftest.py)."""
 
 from __future__ import annotations
 
+import io
 import shutil
 from pathlib import Path
 
 import pytest
+from django.core.management import call_command
 
 from harvester import delivery
 from harvester.contracts import FileResult, JobResult
@@ -78,6 +80,10 @@ def test_delivered_files_are_stored_in_the_object_store_and_the_spool_swept_afte
 
     report = verify.verify()
     assert report.ok and sum(report.good.values()) == 2 * len(warcs)
+    out = io.StringIO()
+    call_command("index", "status", stdout=out)
+    row = next(line for line in out.getvalue().splitlines() if line.startswith("obj "))
+    assert f"{s3_bucket}/archive" in row and "unlimited" in row and "MISSING" not in row
     victim = ArchiveFile.objects.filter(job=job).first().copies.get(is_replica=False)
     bucket, key = objectstore.split(victim.path)
     objectstore.client().put_object(Bucket=bucket, Key=key, Body=b"rot")
