@@ -71,13 +71,21 @@ def _stack_processes(only: str, queues: str) -> Iterator[Path]:
     process = subprocess.Popen([str(Path(sys.executable).parent / "netharvest"), "up", "--only", only, "--no-demo"],
                                env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     yield settings.DATA_DIR / "up.log"
-    process.send_signal(signal.SIGTERM)
-    try:
-        process.wait(60)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
+    stop_processes(process)
     log.close()
+
+
+def stop_processes(*processes: subprocess.Popen[bytes]) -> None:
+    """SIGTERM to each (all at once: their shutdowns overlap), then wait; a process group still there after a
+    minute is killed. The processes must have been started with ``start_new_session=True``."""
+    for process in processes:
+        process.send_signal(signal.SIGTERM)
+    for process in processes:
+        try:
+            process.wait(60)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
 
 
 @pytest.fixture

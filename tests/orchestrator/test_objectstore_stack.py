@@ -10,7 +10,6 @@ receipt sweep then empties its spool. (A harvester killed -9 mid-upload: tests/h
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -22,7 +21,7 @@ import pytest
 from harvester import delivery
 from orchestrator.harvest import replay, scheduler, seeding, verify
 from orchestrator.harvest.models import ArchiveFile, CrawlTemplate, Job
-from tests.conftest import wait_for
+from tests.conftest import stop_processes, wait_for
 from tests.orchestrator import factories
 from tests.staticsite import StaticServer, write_site
 
@@ -65,14 +64,7 @@ def no_shared_disk(transactional_db: None, tmp_path: Path, settings, s3_bucket: 
             env={**env, "NETHARVEST_SPOOL_DIR": str(spool), "NETHARVEST_DELIVERY": f"{s3_bucket}/delivery"},
             stdout=log, stderr=subprocess.STDOUT, start_new_session=True))
     yield spools
-    for process in processes:
-        process.send_signal(signal.SIGTERM)
-    for process in processes:
-        try:
-            process.wait(60)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
+    stop_processes(*processes)
     log.close()
 
 
