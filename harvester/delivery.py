@@ -11,7 +11,7 @@ metadata WARC). Without a delivery target nothing changes: the chain reads the s
 The spool copy stays until the chain has a verified stored copy. The harvester never sees the database, so
 the chain says so in the store: its delete step writes a *receipt* ``<prefix>/receipts/<job>/<name>`` (and
 removes the delivered object, now stored elsewhere). :func:`sweep_receipts`, run by the harvester worker
-before each job and while one runs, deletes each spool file whose receipt is there, then the receipt.
+before each job (harvester.tasks), deletes each spool file whose receipt is there, then the receipt.
 """
 
 from __future__ import annotations

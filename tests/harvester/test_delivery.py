@@ -100,3 +100,27 @@ def _parts(bucket: str, key: str, state: Path) -> list[int]:
     except Exception:
         return []
     return [p["PartNumber"] for p in listed.get("Parts", [])]
+
+
+def test_a_continuous_job_s_closed_warcs_are_delivered_before_they_are_reported(tmp_path, s3_bucket, monkeypatch):
+    """The relay of WARCs a continuous job closes mid-run: with a delivery target, the orchestrator hears of each
+    one only once it is in the store; while the store is down they wait (nothing reported, nothing lost)."""
+    from harvester.continuous import FILES_CLOSED
+    from harvester.outbox import Outbox
+    from harvester.tasks import _FilesRelay
+
+    job_dir = tmp_path / "spool" / "5"
+    result = _result(job_dir, 700)
+    outbox = Outbox(job_dir)
+    relay = _FilesRelay(job_dir, 5, outbox)
+    (job_dir / FILES_CLOSED).write_text(json.dumps(result.files[0].__dict__) + "\n")
+    monkeypatch.setenv("NETHARVEST_DELIVERY", f"{s3_bucket}/deliv")
+    endpoint = os.environ["NETHARVEST_S3_ENDPOINT_URL"]
+    monkeypatch.setenv("NETHARVEST_S3_ENDPOINT_URL", "http://127.0.0.1:9")  # the store is unreachable
+    relay.poll()
+    assert outbox.pending() == [] and relay.undelivered
+    monkeypatch.setenv("NETHARVEST_S3_ENDPOINT_URL", endpoint)  # back
+    relay.poll()
+    (message,) = [json.loads(p.read_text()) for p in outbox.pending()]
+    assert message["args"][1][0]["path"] == f"{s3_bucket}/deliv/5/{result.files[0].name}"
+    assert objectstore.sha256_object(message["args"][1][0]["path"]) == result.files[0].sha256
