@@ -316,6 +316,16 @@ def download_verified(url: str, dest: Path, sha256: str, tick: Tick = _no_tick) 
     return dest
 
 
+def open_at(url: str, offset: int) -> Any:
+    """A readable stream of the object from byte ``offset`` (a ranged GET: one record of a WARC, say); close it.
+    Any failure is an OSError, as opening a file would raise."""
+    bucket, key = split(url)
+    try:
+        return client().get_object(Bucket=bucket, Key=key, Range=f"bytes={offset}-")["Body"]
+    except Exception as exc:
+        raise OSError(f"{url}: {exc}") from exc
+
+
 def put_bytes(url: str, data: bytes) -> None:
     bucket, key = split(url)
     client().put_object(Bucket=bucket, Key=key, Body=data, ChecksumSHA256=_b64(hashlib.sha256(data).digest()))

@@ -119,7 +119,7 @@ def test_pywb_replays_a_warc_stored_only_in_the_object_store(warcs, tmp_path, se
 
     from warcio.archiveiterator import ArchiveIterator
 
-    from orchestrator.harvest import replay
+    from orchestrator.harvest import pages, replay
     from tests.replayhelp import start_replay
 
     settings.NETHARVEST_INDEX_DIR = tmp_path / "index"
@@ -138,6 +138,12 @@ def test_pywb_replays_a_warc_stored_only_in_the_object_store(warcs, tmp_path, se
         url, payload = record.rec_headers.get_header("WARC-Target-URI"), record.content_stream().read()
         stamp = record.rec_headers.get_header("WARC-Date")
     ts = "".join(c for c in stamp if c.isdigit())[:14]
+    with open(warc, "rb") as stream:  # the captures list's page titles, read with a ranged GET from the bucket
+        records = ArchiveIterator(stream)
+        page = next(records.get_record_offset() for r in records if r.rec_type == "response"
+                    and b"<title>" in r.content_stream().read())
+    stored = pages._stored_path(f.name)
+    assert stored == f"{s3_bucket}/archive/{job.pk}/{f.name}" and pages._read_title(stored, page)
     service = start_replay(tmp_path / "index", tmp_path / "replay.log")
     try:
         try:
