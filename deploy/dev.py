@@ -30,6 +30,10 @@ STAMP = VENV / ".netharvest-installed"
 #: in its own environment: pywb 2.10 pins redis==2.10.6, which Celery's Redis transport (redis>=4.5) cannot
 #: share one with.
 PYWB = "pywb==2.10.0"
+#: Installed beside pywb: boto3 lets it read s3:// paths (WARCs in an object store, docs/DESIGN.md "Storage: object
+#: stores and harvester-side delivery"); added to an existing pywb environment without rebuilding it.
+PYWB_EXTRAS = ("boto3>=1.28,<2",)
+PYWB_STAMP = " ".join((PYWB, *PYWB_EXTRAS))
 PYWB_VENV = VENV / "tools" / "pywb"
 
 
@@ -52,13 +56,17 @@ def ensure_venv() -> None:
 
 def ensure_pywb() -> None:
     stamp = PYWB_VENV / ".installed"
-    if stamp.exists() and stamp.read_text() == PYWB:
+    installed = stamp.read_text() if stamp.exists() else ""
+    if installed == PYWB_STAMP:
         return
-    print(f"installing {PYWB} in {PYWB_VENV} (the replay service)", flush=True)
-    venv.create(PYWB_VENV, with_pip=True, clear=True)
     py = PYWB_VENV / ("Scripts" if os.name == "nt" else "bin") / "python"
-    subprocess.run([str(py), "-m", "pip", "--disable-pip-version-check", "-q", "install", PYWB], check=True)
-    stamp.write_text(PYWB)
+    pip = [str(py), "-m", "pip", "--disable-pip-version-check", "-q", "install"]
+    if installed != PYWB:
+        print(f"installing {PYWB} in {PYWB_VENV} (the replay service)", flush=True)
+        venv.create(PYWB_VENV, with_pip=True, clear=True)
+        subprocess.run([*pip, PYWB], check=True)
+    subprocess.run([*pip, *PYWB_EXTRAS], check=True)
+    stamp.write_text(PYWB_STAMP)
 
 
 def main(argv: list[str]) -> int:

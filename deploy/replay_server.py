@@ -19,6 +19,7 @@ patch_all()
 
 import argparse  # noqa: E402
 import logging  # noqa: E402
+import os  # noqa: E402
 import signal  # noqa: E402
 import sys  # noqa: E402
 from collections.abc import Callable, Iterable  # noqa: E402
@@ -88,6 +89,10 @@ def main(argv: list[str] | None = None) -> int:
     if not host or not port.isdigit():
         parser.error(f"--bind {args.bind!r}: expected HOST:PORT, e.g. 127.0.0.1:8090")
 
+    # WARCs in an object store (s3:// in the PATH indexes): pywb's S3 loader makes a plain boto3 client, which
+    # takes the endpoint from boto3's own variable; netharvest's setting names it for every part.
+    if os.environ.get("NETHARVEST_S3_ENDPOINT_URL"):
+        os.environ.setdefault("AWS_ENDPOINT_URL_S3", os.environ["NETHARVEST_S3_ENDPOINT_URL"])
     layout = ReplayLayout(args.index_dir)
     layout.ensure()
     layout.ensure_path_index()

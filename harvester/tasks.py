@@ -42,6 +42,7 @@ the harvester never imports the orchestrator.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import signal
@@ -56,6 +57,7 @@ from typing import Any
 
 from kombu.exceptions import KombuError
 
+from harvester import delivery
 from harvester.contracts import (
     CONTROL_APPLIED_TASK,
     EVENTS_QUEUE,
@@ -65,6 +67,7 @@ from harvester.contracts import (
     RUN_JOB_TASK,
     STARTED_TASK,
     ContractError,
+    FileResult,
     JobResult,
     JobSpec,
     control_queue,
@@ -369,9 +372,21 @@ class _FilesRelay(_LinesRelay):
         from harvester.continuous import FILES_CLOSED
 
         super().__init__(job_dir / FILES_CLOSED, job_id, outbox)
+        self.job_dir = job_dir
+        self.undelivered: list[Any] = []
 
     def poll(self) -> None:
-        files = self.new_lines()
+        files = self.undelivered + self.new_lines()
+        self.undelivered = []
+        target = delivery.target()
+        if target is not None and files:
+            try:  # the closed WARCs go to the object store first; an outage keeps them for the next poll
+                files = [dataclasses.asdict(delivery.deliver_file(FileResult.from_dict(f, "file"), self.job_dir,
+                                                                  target)) for f in files]
+            except Exception as exc:
+                logger.warning("job %s: delivering closed WARCs failed (%s); retrying", self.job_id, exc)
+                self.undelivered = files
+                return
         if files:
             self.outbox.put(RECORD_FILES_TASK, [self.job_id, files])
 
@@ -566,6 +581,8 @@ def run_job(self: Any, spec_dict: Any) -> dict[str, Any]:
 
 def _run(spec: JobSpec, hostname: str, link: BrokerLink, waiting: list[Any]) -> dict[str, Any]:
     job_dir = spool_dir() / str(spec.job_id)
+    if delivery.target() is not None:
+        delivery.sweep_receipts(spool_dir())  # spool copies the chain has stored since the last job
     result_file = job_dir / RESULT_FILE
     if result_file.exists():
         try:
@@ -573,6 +590,7 @@ def _run(spec: JobSpec, hostname: str, link: BrokerLink, waiting: list[Any]) -> 
             if previous.status == "DONE":
                 logger.info("job %s already done here: sending its result again", spec.job_id)
                 outbox = Outbox(job_dir)
+                previous = delivery.deliver_result(previous, job_dir)
                 outbox.put(RESULT_TASK, [previous.to_dict()])
                 _deliver(link, outbox)
                 return previous.to_dict()
@@ -597,6 +615,7 @@ def _run(spec: JobSpec, hostname: str, link: BrokerLink, waiting: list[Any]) -> 
                        "resubmission", spec.job_id)
         _deliver(link, outbox)
         return {"job_id": spec.job_id, "status": "CANCELLED"}
+    result = delivery.deliver_result(result, job_dir)  # no delivery target: unchanged
     outbox.put(RESULT_TASK, [result.to_dict()])
     _deliver(link, outbox)
     logger.info("job %s: %s", spec.job_id, result.status)

@@ -9,6 +9,8 @@ orchestrator, which keeps it up to date (orchestrator.harvest.replay), and the p
         master.cdx -> <index>/master.cdx (collection ``all``) or <index>/harvests/<id>.cdx, once it exists
         <warc name>.cdx -> the per-WARC CDX of a stored WARC not yet in the master index
     <index>/replay/warcs/<warc name> -> the stored copy of that WARC
+    <index>/replay/recent.path               PATH lines of such WARCs stored in an object store (s3:// URLs:
+                                              no symlink can point there)
 
 pywb reads a collection's ``indexes`` directory anew whenever the directory changes (it caches the listing by
 the directory's ``stat``) and opens each index file by name per query, so a master replaced by rename, a new
@@ -47,6 +49,7 @@ class ReplayLayout:
         self.config = self.root / "config.yaml"
         self.master_cdx = self.index_dir / "master.cdx"
         self.master_path = self.index_dir / "master.path"
+        self.recent_path = self.root / "recent.path"
 
     def indexes(self, collection: str) -> Path:
         return self.collections / collection / "indexes"
@@ -60,11 +63,12 @@ class ReplayLayout:
         """The master PATH file, for the launcher: pywb chooses its path-index resolver only for a file that
         exists when it starts, so an archive with nothing merged yet gets an empty one (bigmerge takes an empty
         master as an input like any other, and replaces it)."""
-        try:
-            fd = os.open(self.master_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-        except FileExistsError:
-            return
-        os.close(fd)
+        for path in (self.master_path, self.recent_path):
+            try:
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            except FileExistsError:
+                continue
+            os.close(fd)
 
     def pywb_config(self, framed: bool = True) -> str:
         """pywb's config.yaml for this layout (auto collections: every directory under ``collections`` is one)."""
@@ -74,6 +78,7 @@ class ReplayLayout:
             "index_paths: indexes",
             "archive_paths:",
             f"  - {_yaml('file://' + str(self.master_path))}",
+            f"  - {_yaml('file://' + str(self.recent_path))}",
             f"  - {_yaml(str(self.warcs) + '/')}",
             "enable_auto_colls: true",
             f"framed_replay: {'true' if framed else 'false'}",

@@ -19,6 +19,7 @@ import shutil
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from indexer.fsutil import fsync_dir, mkstemp_shared
 
@@ -57,6 +58,9 @@ class Location:
     path: Path
     replica: bool = False
 
+    def available(self) -> bool:
+        return self.path.is_dir()
+
     def free_bytes(self) -> int:
         return shutil.disk_usage(self.path).free
 
@@ -71,12 +75,13 @@ def sha256_file(path: str | Path, tick: Tick = _no_tick) -> str:
     return h.hexdigest()
 
 
-def choose_location(locations: Iterable[Location], size: int, replica: bool = False,
-                    exclude: Iterable[str] = ()) -> Location:
+def choose_location(locations: Iterable[Any], size: int, replica: bool = False,
+                    exclude: Iterable[str] = ()) -> Any:
     """The location with the most free space among those that can take ``size`` bytes: non-replica
     locations for the primary copy (``replica=False``), replica locations for a backup. ``exclude``
-    names locations already holding a copy. A location whose directory is missing or unreadable is
-    skipped (and named in the error if nothing fits)."""
+    names locations already holding a copy. A location whose directory is missing or unreadable (a bucket
+    that does not answer) is skipped, and named in the error if nothing fits. Takes :class:`Location` and
+    indexer.objectstore.ObjectLocation alike (``available()``, ``free_bytes()``)."""
     excluded = set(exclude)
     best: tuple[int, Location] | None = None
     seen: list[str] = []
@@ -84,7 +89,7 @@ def choose_location(locations: Iterable[Location], size: int, replica: bool = Fa
         if loc.replica != replica or loc.name in excluded:
             continue
         try:
-            free = loc.free_bytes() if loc.path.is_dir() else None
+            free = loc.free_bytes() if loc.available() else None
         except OSError:
             free = None
         if free is None:

@@ -71,13 +71,21 @@ def _stack_processes(only: str, queues: str) -> Iterator[Path]:
     process = subprocess.Popen([str(Path(sys.executable).parent / "netharvest"), "up", "--only", only, "--no-demo"],
                                env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     yield settings.DATA_DIR / "up.log"
-    process.send_signal(signal.SIGTERM)
-    try:
-        process.wait(60)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
+    stop_processes(process)
     log.close()
+
+
+def stop_processes(*processes: subprocess.Popen[bytes]) -> None:
+    """SIGTERM to each (all at once: their shutdowns overlap), then wait; a process group still there after a
+    minute is killed. The processes must have been started with ``start_new_session=True``."""
+    for process in processes:
+        process.send_signal(signal.SIGTERM)
+    for process in processes:
+        try:
+            process.wait(60)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
 
 
 @pytest.fixture
@@ -158,3 +166,44 @@ def own_index(tmp_path, settings, monkeypatch):
         monkeypatch.setenv(name, str(value))
         setattr(settings, name, value)
     return index
+
+
+@pytest.fixture(scope="session")
+def s3_endpoint() -> Iterator[str]:
+    """A real S3-protocol server on 127.0.0.1 (moto's standalone server, in a thread of this process) for the
+    whole session; the environment points boto3 at it (NETHARVEST_S3_ENDPOINT_URL, test credentials), so
+    worker processes started by the tests reach it too. Never a mock of boto3's calls."""
+    from moto.server import ThreadedMotoServer
+
+    port = free_port()
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server.start()
+    endpoint = f"http://127.0.0.1:{port}"
+    saved = {k: os.environ.get(k) for k in ("NETHARVEST_S3_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "AWS_ACCESS_KEY_ID",
+                                            "AWS_SECRET_ACCESS_KEY", "AWS_DEFAULT_REGION")}
+    os.environ.update({"NETHARVEST_S3_ENDPOINT_URL": endpoint, "AWS_ENDPOINT_URL_S3": endpoint,
+                       "AWS_ACCESS_KEY_ID": "netharvest-test", "AWS_SECRET_ACCESS_KEY": "netharvest-test",
+                       "AWS_DEFAULT_REGION": "us-east-1"})
+    yield endpoint
+    for key, value in saved.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
+    server.stop()
+
+
+@pytest.fixture
+def s3_bucket(s3_endpoint: str, request: pytest.FixtureRequest) -> str:
+    """A new empty bucket for this test: its ``s3://`` URL."""
+    import re
+
+    from indexer import objectstore
+
+    name = re.sub(r"[^a-z0-9-]", "-", f"t{len(_BUCKETS)}-{request.node.name.lower()}")[:60].strip("-")
+    _BUCKETS.append(name)
+    objectstore.client().create_bucket(Bucket=name)
+    return f"s3://{name}"
+
+
+_BUCKETS: list[str] = []

@@ -76,6 +76,11 @@ TINY: dict[str, Tiny] = {
          rf"^index run \(whole chain, 1 proc\): +{NUMBER} s .* {NUMBER} records/s +peak RSS {NUMBER} MB",
          rf"^index merge --big: +{NUMBER} s +100 master CDX lines +{NUMBER} lines/s +peak RSS {NUMBER} MB"],
         database=True),
+    "bench_delivery.py": Tiny(
+        lambda tmp: ["--mb", "6", "--rounds", "1"],
+        [rf"^{re.escape(label)} +\S+ s +{NUMBER} MB/s" for label in (
+            "sha256 of the file (baseline)", "delivery put (multipart, part checksums)",
+            "chain upload_verified (put + read back)", "chain download_verified (fetch + hash)")]),
     "bench_harvest.py": Tiny(
         lambda tmp: ["--pages", "60", "--rounds", "1"],
         # Wall and CPU seconds are printed to 0.1 s, which a tiny wget run rounds to 0.0: pages/s and cpu/page

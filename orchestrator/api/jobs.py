@@ -14,12 +14,14 @@ from django.db.models import TextField
 from django.db.models.functions import Cast
 from django.http import FileResponse, Http404, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
+from django.utils.http import content_disposition_header
 from ninja import Field, Router, Schema, Status
 from ninja.pagination import paginate
 
 from harvester.contracts import ContractError, seed_changes
 from harvester.patterns import PatternError, trap
 from harvester.reports import REPORT_NAMES
+from indexer import objectstore
 from orchestrator.api import forms
 from orchestrator.api.errors import Invalid
 from orchestrator.api.security import role, who
@@ -206,12 +208,22 @@ def list_files(request, job_id: int):
     return ArchiveFile.objects.filter(job=_job(job_id)).prefetch_related("copies").order_by("kind", "name")
 
 
-def readable_copy(f: ArchiveFile) -> Path | None:
-    """Where a file can be read now: a verified primary copy, any copy, then the harvester's spool."""
-    candidates = [Path(c.path) for c in sorted(f.copies.all(), key=lambda c: (c.is_replica, not c.verified_ok))]
+def readable_copy(f: ArchiveFile) -> Path | str | None:
+    """Where a file can be read now: a verified primary copy, any copy, then the harvester's spool (a file path,
+    or an ``s3://`` URL of an object that exists)."""
+    candidates = [c.path for c in sorted(f.copies.all(), key=lambda c: (c.is_replica, not c.verified_ok))]
     if f.spool_path:
-        candidates.append(Path(f.spool_path))
-    return next((p for p in candidates if p.is_file()), None)
+        candidates.append(f.spool_path)
+    for candidate in candidates:
+        if objectstore.is_url(candidate):
+            try:
+                if objectstore.size(candidate) is not None:
+                    return candidate
+            except Exception:  # the store does not answer: try the next copy
+                continue
+        elif Path(candidate).is_file():
+            return Path(candidate)
+    return None
 
 
 @router.get("/jobs/{job_id}/files/{name}", auth=role(READ), response={200: bytes},
@@ -222,8 +234,15 @@ def download_file(request, job_id: int, name: str):
     path = readable_copy(f)
     if path is None:
         raise Http404(f"{name}: no readable copy (not stored yet, or its storage is not reachable from here)")
-    response = FileResponse(open(path, "rb"), as_attachment=True, filename=f.name,
-                            content_type="application/warc")
+    if isinstance(path, str):  # in an object store (often not reachable by the client): streamed through here
+        bucket, key = objectstore.split(path)
+        body = objectstore.client().get_object(Bucket=bucket, Key=key)["Body"]
+        response = StreamingHttpResponse(body.iter_chunks(1 << 20), content_type="application/warc")
+        response["Content-Disposition"] = content_disposition_header(True, f.name)
+        response["Content-Length"] = str(f.size)
+    else:
+        response = FileResponse(open(path, "rb"), as_attachment=True, filename=f.name,
+                                content_type="application/warc")
     # check the download against it: computed at ingest, or the harvester's before that
     response["X-Netharvest-Sha256"] = f.sha256 or f.harvester_sha256
     return response

@@ -34,10 +34,13 @@ from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
+from harvester import delivery
+from indexer import objectstore
 from indexer.dedup import Capture, DedupIndex
 from indexer.indexpass import index_warc
+from indexer.objectstore import ObjectLocation
 from indexer.pathindex import path_line, write_path_file
-from indexer.storage import Location, choose_location, copy_verified, sha256_file
+from indexer.storage import StorageError, choose_location, copy_verified, sha256_file
 from orchestrator.harvest import pageqa, replay, storage
 from orchestrator.harvest.leases import ClaimLost, LeaseKeeper, still_mine
 from orchestrator.harvest.locks import file_lock
@@ -57,7 +60,8 @@ class ChainError(Exception):
 
 
 def ingest(f: ArchiveFile) -> dict[str, Any]:
-    """Check the spool copy against what the harvester reported, and compute our own SHA-256."""
+    """Check the spool copy against what the harvester reported, and compute our own SHA-256. A file the
+    harvester delivered to the object store (its path an ``s3://`` URL) is fetched first (_spool_copy)."""
     src = _spool_copy(f)
     size = src.stat().st_size
     if size != f.size:
@@ -89,7 +93,7 @@ def index_and_feed(f: ArchiveFile, src: Path, out: Path) -> int:
 def transfer(f: ArchiveFile) -> dict[str, Any]:
     """Copy into the storage location with the most free space, verify the copy, write the PATH line."""
     copy = _place_copy(f, storage.primary_locations(), replica=False)
-    write_path_file([path_line(f.name, Path(copy.path).parent)], storage.path_file(f.job_id, f.name))
+    write_path_file([path_line(f.name, _directory(copy.path))], storage.path_file(f.job_id, f.name))
     return {}
 
 
@@ -100,13 +104,15 @@ def backup(f: ArchiveFile) -> dict[str, Any]:
     if location is not None:
         replica = _place_copy(f, [location], replica=True)
         primary = f.copies.get(is_replica=False)
-        write_path_file([path_line(f.name, Path(primary.path).parent, Path(replica.path).parent)],
+        write_path_file([path_line(f.name, _directory(primary.path), _directory(replica.path))],
                         storage.path_file(f.job_id, f.name))
     return {}
 
 
 def delete(f: ArchiveFile) -> dict[str, Any]:
-    """Remove the harvester's spool copy, only once every copy the configuration asks for is verified."""
+    """Remove the harvester's spool copy, only once every copy the configuration asks for is verified. For a
+    file the harvester delivered, write its receipt (the harvester's worker then deletes its spool copy:
+    harvester.delivery.sweep_receipts) and remove the delivered object and the chain's local fetch."""
     copies = list(f.copies.all())
     if not any(not c.is_replica and c.verified_ok for c in copies):
         raise ChainError("no verified stored copy: the spool copy stays")
@@ -115,11 +121,15 @@ def delete(f: ArchiveFile) -> dict[str, Any]:
                                           for c in copies):
         raise ChainError(f"no verified replica in {backup_loc.name}: the spool copy stays")
     for c in copies:
-        path = Path(c.path)
-        if not path.is_file() or path.stat().st_size != f.size:
-            raise ChainError(f"the copy in {c.location} ({path}) is missing or has the wrong size: the spool copy "
-                             "stays (netharvest index verify)")
-    if f.spool_path:
+        if _size(c.path) != f.size:
+            raise ChainError(f"the copy in {c.location} ({c.path}) is missing or has the wrong size: the spool "
+                             "copy stays (netharvest index verify)")
+    if objectstore.is_url(f.spool_path):
+        objectstore.put_bytes(delivery.receipt_url(f.spool_path), f.sha256.encode("ascii"))
+        if f.spool_path not in {c.path for c in copies}:
+            objectstore.delete(f.spool_path)
+        storage.fetch_path(f.job_id, f.name).unlink(missing_ok=True)
+    elif f.spool_path:
         Path(f.spool_path).unlink(missing_ok=True)
     return {}
 
@@ -329,6 +339,14 @@ def feed_dedup(captures: Iterable[Capture]) -> int:
 
 
 def _spool_copy(f: ArchiveFile) -> Path:
+    """The harvester's copy as a local file: its spool path, or for a delivered file (an ``s3://`` URL) the
+    chain's fetch of the object, kept until the delete step (verified against the harvester's SHA-256)."""
+    if objectstore.is_url(f.spool_path):
+        try:
+            return objectstore.download_verified(f.spool_path, storage.fetch_path(f.job_id, f.name),
+                                                 f.harvester_sha256 or f.sha256, tick=still_mine)
+        except StorageError as exc:
+            raise ChainError(f"the delivered copy {f.spool_path}: {exc}") from None
     src = Path(f.spool_path) if f.spool_path else None
     if src is None or not src.is_file():
         raise ChainError(f"the harvester's spool copy {f.spool_path or '(no path)'} is missing (is the spool "
@@ -336,16 +354,18 @@ def _spool_copy(f: ArchiveFile) -> Path:
     return src
 
 
-def _ensure_dir(location: Location) -> bool:
+def _ensure_dir(location: storage.AnyLocation) -> bool:
     """A location's directory must exist (a storage node is mounted, not created); only the default one,
-    the archive directory itself, is made on first use."""
+    the archive directory itself, is made on first use. A bucket must answer."""
+    if isinstance(location, ObjectLocation):
+        return location.available()
     path = Path(location.path)
     if not path.is_dir() and path == Path(settings.NETHARVEST_ARCHIVE_DIR):
         path.mkdir(parents=True, exist_ok=True)
     return path.is_dir()
 
 
-def _place_copy(f: ArchiveFile, locations: list[Location], replica: bool) -> ArchiveFileCopy:
+def _place_copy(f: ArchiveFile, locations: list[storage.AnyLocation], replica: bool) -> ArchiveFileCopy:
     """Make (or finish) the file's verified copy in one of ``locations``.
 
     The copy is recorded before it is made, so a re-run after a crash goes back to the same place instead
@@ -368,14 +388,17 @@ def _place_copy(f: ArchiveFile, locations: list[Location], replica: bool) -> Arc
         except Exception as exc:  # e.g. none has room: say so on the file
             raise ChainError(str(exc)) from None
         dest = storage.stored_path(location, f.job_id, f.name)
-        if dest.exists() and sha256_file(dest, still_mine) != f.sha256:
+        if _size(str(dest)) is not None and _sha256(str(dest)) != f.sha256:
             raise ChainError(f"a different file named {f.name} is already stored at {dest}: refusing to overwrite "
                              "it (a second file with the same name?)")
         copy, _ = ArchiveFileCopy.objects.get_or_create(
             file=f, location=location.name, defaults={"path": str(dest), "is_replica": replica})
-    _remove_partial_copies(Path(copy.path))
     src = _copy_source(f, replica)
-    copy_verified(src, Path(copy.path), f.sha256, tick=still_mine)
+    if objectstore.is_url(copy.path):  # a conditional put, read back and hashed (indexer.objectstore)
+        objectstore.upload_verified(src, copy.path, f.sha256, tick=still_mine)
+    else:
+        _remove_partial_copies(Path(copy.path))
+        copy_verified(src, Path(copy.path), f.sha256, tick=still_mine)
     ArchiveFileCopy.objects.filter(pk=copy.pk).update(verified_ok=True, verified_at=timezone.now())
     copy.verified_ok = True
     return copy
@@ -386,9 +409,27 @@ def _copy_source(f: ArchiveFile, replica: bool) -> Path:
     back), or the spool copy if that one is gone missing."""
     if replica:
         primary = f.copies.filter(is_replica=False, verified_ok=True).first()
-        if primary is not None and Path(primary.path).is_file():
+        if primary is not None and not objectstore.is_url(primary.path) and Path(primary.path).is_file():
             return Path(primary.path)
     return _spool_copy(f)
+
+
+def _directory(path: str) -> str:
+    """What a PATH line names as the copy's directory: the parent path, or the URL up to the last ``/``."""
+    return objectstore.parent(path) if objectstore.is_url(path) else str(Path(path).parent)
+
+
+def _size(path: str) -> int | None:
+    """A stored copy's size (a file or an object), None when it is not there."""
+    if objectstore.is_url(path):
+        return objectstore.size(path)
+    p = Path(path)
+    return p.stat().st_size if p.is_file() else None
+
+
+def _sha256(path: str) -> str:
+    return objectstore.sha256_object(path, still_mine) if objectstore.is_url(path) else sha256_file(path,
+                                                                                                   still_mine)
 
 
 def _remove_partial_copies(dest: Path) -> None:
@@ -417,7 +458,10 @@ def clean_job(job_id: int) -> bool:
         return False
     for spool in ArchiveFile.objects.filter(job_id=job_id).exclude(spool_path="").values_list("spool_path",
                                                                                                flat=True):
-        _remove_if_empty(Path(spool).parent)
+        if objectstore.is_url(spool):  # delivered: the spool is the harvester's; the fetch directory is ours
+            _remove_if_empty(storage.fetch_path(job_id, "x").parent)
+        else:
+            _remove_if_empty(Path(spool).parent)
     return True
 
 
@@ -444,6 +488,8 @@ def reindex(name: str) -> ArchiveFile:
         return f
     copy = f.copies.filter(is_replica=False, verified_ok=True).first()
     src = Path(copy.path) if copy is not None and Path(copy.path).is_file() else None
+    if src is None and copy is not None and objectstore.is_url(copy.path):
+        src = objectstore.download_verified(copy.path, storage.fetch_path(f.job_id, f.name), f.sha256)
     if src is None:
         src = _spool_copy(f)
     digest = sha256_file(src)

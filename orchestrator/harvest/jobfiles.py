@@ -28,6 +28,8 @@ from warcio.archiveiterator import ArchiveIterator
 
 from harvester.reports import REPORT_NAMES
 from harvester.runtime import spool_dir
+from indexer import objectstore
+from orchestrator.harvest import storage
 from orchestrator.harvest.models import ArchiveFile, ArchiveFileCopy, Job
 
 log = logging.getLogger(__name__)
@@ -87,14 +89,26 @@ def job_dirs(job: Job) -> list[Path]:
 
 
 def metadata_warcs(job: Job) -> list[Path]:
-    """The job's metadata WARC(s) that exist: spool path first, then stored copies (primary first)."""
+    """The job's metadata WARC(s) that exist: spool path first, then stored copies (primary first). A copy in an
+    object store is read through a local, verified cache (``<index>/cache/<name>``)."""
     paths: list[Path] = []
     for f in ArchiveFile.objects.filter(job=job, kind="metadata"):
-        if f.spool_path:
+        if f.spool_path and not objectstore.is_url(f.spool_path):
             paths.append(Path(f.spool_path))
-        paths += [Path(p) for p in ArchiveFileCopy.objects.filter(file=f).order_by("is_replica")
-                  .values_list("path", flat=True)]
+        for p in ArchiveFileCopy.objects.filter(file=f).order_by("is_replica").values_list("path", flat=True):
+            paths.append(_cached(p, f) if objectstore.is_url(p) else Path(p))
     return [p for p in dict.fromkeys(paths) if p.is_file()]
+
+
+def _cached(url: str, f: ArchiveFile) -> Path:
+    """A local copy of a stored object (fetched once, SHA-256 checked); a non-existent path if the store
+    cannot give it now."""
+    cache = storage.index_dir() / "cache" / f.name
+    try:
+        return objectstore.download_verified(url, cache, f.sha256)
+    except Exception as exc:  # the store is down, the object damaged: `index verify` says which
+        log.warning("%s cannot be read from the object store: %s", url, exc)
+        return cache
 
 
 def locate(job: Job, name: str) -> Source:

@@ -18,13 +18,16 @@ import html
 import io
 import re
 from collections.abc import Iterator
+from contextlib import closing
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from django.core.cache import cache
 from warcio.archiveiterator import ArchiveIterator
 
 from harvester.crawllog import LINE_RE
+from indexer import objectstore
 from orchestrator.harvest import jobfiles
 from orchestrator.harvest.captures import Capture, captures_of, index_files
 from orchestrator.harvest.models import ArchiveFile, Job
@@ -125,19 +128,29 @@ def title_of(capture: Capture) -> str:
     return title
 
 
-def _stored_path(filename: str) -> Path | None:
+def _stored_path(filename: str) -> Path | str | None:
+    """A verified stored copy (a file, or an object's ``s3://`` URL), else the spool copy, else None."""
     f = ArchiveFile.objects.filter(name=filename).first()
     if f is None:
         return None
     for copy in f.copies.filter(verified_ok=True).order_by("is_replica"):
+        if objectstore.is_url(copy.path):
+            return copy.path
         if Path(copy.path).is_file():
             return Path(copy.path)
     return Path(f.spool_path) if f.spool_path and Path(f.spool_path).is_file() else None
 
 
-def _read_title(path: Path, offset: int) -> str:
-    with open(path, "rb") as f:
-        f.seek(offset)
+def _open_at(path: Path | str, offset: int) -> Any:
+    if isinstance(path, str) and objectstore.is_url(path):
+        return objectstore.open_at(path, offset)  # a ranged GET: the record, not the whole WARC
+    f = open(path, "rb")
+    f.seek(offset)
+    return f
+
+
+def _read_title(path: Path | str, offset: int) -> str:
+    with closing(_open_at(path, offset)) as f:
         record = next(iter(ArchiveIterator(f)), None)
         if record is None or record.rec_type != "response":
             return ""

@@ -28,6 +28,8 @@ from urllib.parse import quote
 from django.db import transaction
 from django.db.models import Q
 
+from indexer import objectstore
+from indexer.pathindex import path_line, write_path_file
 from indexer.replaylayout import ALL, URL_PREFIX, ReplayLayout, harvest_collection, touch_dir
 from orchestrator.harvest import storage
 from orchestrator.harvest.locks import file_lock
@@ -111,14 +113,22 @@ def refresh() -> RefreshResult:
             if sub.is_file():
                 wanted[coll]["master.cdx"] = sub
         warcs: dict[str, Path] = {}
+        objects: list[bytes] = []
         for name, harvest_id, cdx, copy in recent:
             wanted[ALL][f"{name}.cdx"] = Path(cdx)
             if harvest_id:
                 wanted[harvest_collection(harvest_id)][f"{name}.cdx"] = Path(cdx)
-            warcs[name] = Path(copy)
+            if objectstore.is_url(copy):  # in an object store: a PATH line, pywb reads s3:// itself
+                objects.append(path_line(name, objectstore.parent(copy)))
+            else:
+                warcs[name] = Path(copy)
+        # Before the CDX links: a capture pywb finds must find its file.
+        if not lay.recent_path.is_file() or sorted(objects) != lay.recent_path.read_bytes().splitlines(True):
+            write_path_file(objects, lay.recent_path)
+            result.changed += 1
+        result.changed += sync_links(lay.warcs, warcs)
         for coll, links in wanted.items():
             result.changed += sync_links(lay.indexes(coll), links)
-        result.changed += sync_links(lay.warcs, warcs)
         result.collections, result.recent = len(wanted), len(recent)
         return result
 

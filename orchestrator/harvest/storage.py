@@ -1,6 +1,7 @@
 """Storage locations and index paths, from the settings (the environment).
 
-``NETHARVEST_STORAGE_LOCATIONS`` lists the archive's storage locations as ``name=/path`` pairs (the BnF's
+``NETHARVEST_STORAGE_LOCATIONS`` lists the archive's storage locations as ``name=/path`` or
+``name=s3://bucket/prefix[?capacity=BYTES]`` pairs (an object store: indexer.objectstore) (the BnF's
 "several possible locations given in a configuration file", shared/seeds/001…, 4.1); the transfer step
 puts each WARC in the one with the most free space. ``NETHARVEST_BACKUP_LOCATION`` names an optional
 replica location. Every path the chain writes under the index directory is named here, so the chain,
@@ -21,12 +22,17 @@ from pathlib import Path
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
+from indexer import objectstore
+from indexer.objectstore import ObjectLocation
 from indexer.storage import Location
 
+AnyLocation = Location | ObjectLocation
 
-def parse_locations(text: str, variable: str, replica: bool = False, default_name: str = "") -> list[Location]:
-    """``name=/path,name2=/path2`` → Locations. A bare path is allowed where ``default_name`` is given."""
-    locations: list[Location] = []
+
+def parse_locations(text: str, variable: str, replica: bool = False, default_name: str = "") -> list[AnyLocation]:
+    """``name=/path,name2=s3://bucket/prefix`` → Locations. A bare path is allowed where ``default_name`` is
+    given."""
+    locations: list[AnyLocation] = []
     for i, item in enumerate(part.strip() for part in text.split(",")):
         if not item:
             continue
@@ -39,15 +45,21 @@ def parse_locations(text: str, variable: str, replica: bool = False, default_nam
         if not name or not name.replace("-", "").replace("_", "").isalnum():
             raise ImproperlyConfigured(f"{variable}: item {i + 1}: location name {name!r} must be letters, digits, "
                                        "- or _")
-        if not Path(path).is_absolute():
+        if objectstore.is_url(path):
+            try:
+                locations.append(objectstore.parse_location(name, path, replica=replica))
+            except ValueError as exc:
+                raise ImproperlyConfigured(f"{variable}: item {i + 1}: location {name}: {exc}") from None
+        elif not Path(path).is_absolute():
             raise ImproperlyConfigured(f"{variable}: item {i + 1}: location {name} path {path!r} must be absolute")
-        if any(loc.name == name for loc in locations):
+        else:
+            locations.append(Location(name, Path(path), replica=replica))
+        if any(loc.name == name for loc in locations[:-1]):
             raise ImproperlyConfigured(f"{variable}: location name {name} is given twice")
-        locations.append(Location(name, Path(path), replica=replica))
     return locations
 
 
-def primary_locations() -> list[Location]:
+def primary_locations() -> list[AnyLocation]:
     """The configured storage locations (at least one)."""
     locations = parse_locations(settings.NETHARVEST_STORAGE_LOCATIONS, "NETHARVEST_STORAGE_LOCATIONS")
     if not locations:
@@ -55,7 +67,7 @@ def primary_locations() -> list[Location]:
     return locations
 
 
-def backup_location() -> Location | None:
+def backup_location() -> AnyLocation | None:
     """The replica location, or None when no backup is configured."""
     found = parse_locations(settings.NETHARVEST_BACKUP_LOCATION, "NETHARVEST_BACKUP_LOCATION", replica=True,
                             default_name="backup")
@@ -66,7 +78,7 @@ def backup_location() -> Location | None:
     return found[0] if found else None
 
 
-def all_locations() -> dict[str, Location]:
+def all_locations() -> dict[str, AnyLocation]:
     """Every configured location by name (primaries, then the backup)."""
     backup = backup_location()
     return {loc.name: loc for loc in [*primary_locations(), *([backup] if backup else [])]}
@@ -80,9 +92,18 @@ def dedup_index_path() -> Path:
     return Path(settings.NETHARVEST_DEDUP_INDEX)
 
 
-def stored_path(location: Location, job_id: int | None, name: str) -> Path:
-    """Where a WARC goes in a location: one directory per job, as the harvester's spool has."""
-    return Path(location.path) / (str(job_id) if job_id else "nojob") / name
+def stored_path(location: AnyLocation, job_id: int | None, name: str) -> Path | str:
+    """Where a WARC goes in a location: one directory (key prefix) per job, as the harvester's spool has."""
+    job = str(job_id) if job_id else "nojob"
+    if isinstance(location, ObjectLocation):
+        return objectstore.join(location.url, job, name)
+    return Path(location.path) / job / name
+
+
+def fetch_path(job_id: int | None, name: str) -> Path:
+    """Where the chain keeps a local copy of a file a harvester delivered to the object store, from ingest to
+    delete (the CDX indexer reads a file)."""
+    return index_dir() / "fetch" / (str(job_id) if job_id else "nojob") / name
 
 
 def cdx_path(job_id: int | None, name: str) -> Path:

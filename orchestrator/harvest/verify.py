@@ -1,18 +1,21 @@
 """Re-hash stored copies and say, per location, which are missing or corrupt (``netharvest index verify``).
 
-A copy is good when its file exists, has the recorded size and its SHA-256 matches the one computed at
-ingest. Each copy's ``verified_at`` / ``verified_ok`` records the outcome, so a bad copy shows in status
-and a later check can pick up from the oldest verification.
+A copy is good when its file (or object, in an s3:// location: indexer.objectstore) exists, has the recorded
+size and its SHA-256 matches the one computed at ingest. Each copy's ``verified_at`` / ``verified_ok``
+records the outcome, so a bad copy shows in status and a later check can pick up from the oldest verification.
 """
 
 from __future__ import annotations
 
+import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.utils import timezone
 
+from indexer import objectstore
+from indexer.objectstore import ObjectLocation
 from indexer.storage import copy_verified, sha256_file, verify_copy
 from orchestrator.harvest import storage
 from orchestrator.harvest.models import ArchiveFile, ArchiveFileCopy
@@ -46,9 +49,10 @@ def verify(location: str | None = None, name: str | None = None) -> VerifyReport
             location=location).exists():
         raise ValueError(f"no storage location named {location} (configured: {', '.join(configured)})")
     for loc in configured.values():
-        if (location is None or loc.name == location) and name is None and not Path(loc.path).is_dir():
-            report.problems.append(Problem(loc.name, "", str(loc.path), "location missing",
-                                           "the directory does not exist (not mounted?)"))
+        if (location is None or loc.name == location) and name is None and not loc.available():
+            detail = ("the bucket does not answer (endpoint, credentials?)" if isinstance(loc, ObjectLocation)
+                      else "the directory does not exist (not mounted?)")
+            report.problems.append(Problem(loc.name, "", str(loc.path), "location missing", detail))
     copies = ArchiveFileCopy.objects.select_related("file").order_by("location", "file__name")
     if location is not None:
         copies = copies.filter(location=location)
@@ -66,16 +70,15 @@ def verify(location: str | None = None, name: str | None = None) -> VerifyReport
 
 
 def _check(copy: ArchiveFileCopy, configured: dict[str, object]) -> Problem | None:
-    path = Path(copy.path)
     if copy.location not in configured:
         return Problem(copy.location, copy.file.name, copy.path, "unconfigured location",
                        "the copy's location is no longer in NETHARVEST_STORAGE_LOCATIONS / NETHARVEST_BACKUP_LOCATION")
-    if not path.is_file():
+    size = _size(copy.path)
+    if size is None:
         return Problem(copy.location, copy.file.name, copy.path, "missing")
-    size = path.stat().st_size
     if size != copy.file.size:
         return Problem(copy.location, copy.file.name, copy.path, "corrupt", f"{size} bytes, expected {copy.file.size}")
-    digest = sha256_file(path)
+    digest = objectstore.sha256_object(copy.path) if objectstore.is_url(copy.path) else sha256_file(copy.path)
     if digest != copy.file.sha256:
         return Problem(copy.location, copy.file.name, copy.path, "corrupt",
                        f"SHA-256 {digest}, expected {copy.file.sha256}")
@@ -97,11 +100,8 @@ def repair(report: VerifyReport) -> list[tuple[Problem, str]]:
         if source is None:
             outcomes.append((problem, "LOST: no good copy of this file is left anywhere"))
             continue
-        dest = Path(problem.path)
-        if dest.exists():
-            dest.rename(dest.with_name(f".{dest.name}.corrupt-{timezone.now():%Y%m%d%H%M%S}"))
         try:
-            copy_verified(source, dest, f.sha256)
+            _restore(source, problem.path, f.sha256)
         except OSError as exc:
             outcomes.append((problem, f"not repaired: {exc}"))
             continue
@@ -111,11 +111,42 @@ def repair(report: VerifyReport) -> list[tuple[Problem, str]]:
     return outcomes
 
 
-def _good_source(f: ArchiveFile, exclude: str) -> Path | None:
+def _size(path: str) -> int | None:
+    if objectstore.is_url(path):
+        return objectstore.size(path)
+    p = Path(path)
+    return p.stat().st_size if p.is_file() else None
+
+
+def _restore(source: str, dest: str, sha256: str) -> None:
+    """Copy good ``source`` over bad or missing ``dest`` (files or objects), the bad one kept aside."""
+    aside = f".corrupt-{timezone.now():%Y%m%d%H%M%S}"
+    if objectstore.is_url(dest):
+        if objectstore.size(dest) is not None:
+            bucket, key = objectstore.split(dest)
+            head, _, tail = key.rpartition("/")
+            objectstore.client().copy_object(Bucket=bucket, Key=f"{head}/.{tail}{aside}",
+                                             CopySource={"Bucket": bucket, "Key": key})
+            objectstore.delete(dest)
+    else:
+        p = Path(dest)
+        if p.exists():
+            p.rename(p.with_name(f".{p.name}{aside}"))
+    with tempfile.TemporaryDirectory() as tmp:
+        local = (objectstore.download_verified(source, Path(tmp) / "copy", sha256)
+                 if objectstore.is_url(source) else Path(source))
+        if objectstore.is_url(dest):
+            objectstore.upload_verified(local, dest, sha256)
+        else:
+            copy_verified(local, Path(dest), sha256)
+
+
+def _good_source(f: ArchiveFile, exclude: str) -> str | None:
     candidates = [c.path for c in f.copies.exclude(path=exclude).order_by("is_replica")]
     if f.spool_path:
         candidates.append(f.spool_path)
     for candidate in candidates:
-        if verify_copy(candidate, f.sha256) == "ok":
-            return Path(candidate)
+        check = objectstore.verify_copy if objectstore.is_url(candidate) else verify_copy
+        if check(candidate, f.sha256) == "ok":
+            return candidate
     return None

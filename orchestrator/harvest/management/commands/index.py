@@ -11,6 +11,7 @@ from django.db.models import Count, Sum
 from django.utils import timezone
 
 from indexer.merge import UnsortedInputError
+from indexer.objectstore import ObjectLocation
 from orchestrator.harvest import chain, merging, storage
 from orchestrator.harvest import verify as verifying
 from orchestrator.harvest.models import ArchiveFile, ArchiveFileCopy
@@ -73,10 +74,13 @@ class Command(BaseCommand):
             n=Count("id")).values_list("location", "n"))
         loc_rows = []
         for name, loc in storage.all_locations().items():
-            path = Path(loc.path)
-            free = filesize(shutil.disk_usage(path).free) if path.is_dir() else "MISSING"
+            if isinstance(loc, ObjectLocation):  # a bucket: its configured capacity, if any
+                free = ("MISSING" if not loc.available() else "unlimited" if loc.capacity is None
+                        else filesize(loc.capacity))
+            else:
+                free = filesize(shutil.disk_usage(loc.path).free) if Path(loc.path).is_dir() else "MISSING"
             row = per_location.pop(name, {})
-            loc_rows.append((name, "replica" if loc.replica else "primary", str(path), row.get("copies", 0),
+            loc_rows.append((name, "replica" if loc.replica else "primary", str(loc.path), row.get("copies", 0),
                              filesize(row.get("bytes") or 0), bad.get(name, 0), free))
         for name, row in per_location.items():  # copies in a location no longer configured
             loc_rows.append((name, "unconfigured", "-", row["copies"], filesize(row["bytes"] or 0),
