@@ -185,7 +185,7 @@ def bench_cdx(out: Path, total_mb: int, repeat: int) -> None:
     results = {}
     for label, (cpu, wall, rss) in interleaved(rows, repeat).items():
         results[label] = cpu
-        print(f"| {label} | {cpu:.1f} s | {wall:.1f} s | {size / 2**20 / cpu:.0f} MB/s "
+        print(f"| {label} | {cpu:.2f} s | {wall:.1f} s | {size / 2**20 / cpu:.0f} MB/s "
               f"| {records / cpu:,.0f} records/s | {rss} MiB |", flush=True)
     ratio = results["cdxj-indexer -11"] / results["netharvest write_cdx (isal)"]
     print(f"ours (isal) vs cdxj-indexer: {ratio:.2f}x; {load()}")
