@@ -42,6 +42,12 @@ MAX_HEAD = 1 << 20
 #: Raw file read size and the largest compressed slice fed to the inflater at once.
 READ_SIZE = 1 << 20
 MAX_SLICE = 1 << 18
+#: The first compressed slice fed to a member's inflater (doubling up to MAX_SLICE). At the end of a member
+#: the inflater copies the rest of its slice out as ``unused_data``, so a first slice much larger than the
+#: typical member (a request's is ~400 bytes, a page's a few KiB) costs a copy per record, and its larger
+#: output is kept as the head: 2 KiB takes 8 % fewer instructions per file than 16 KiB did (valgrind,
+#: docs/BENCHMARKS.md "Indexer").
+FIRST_SLICE = 1 << 11
 #: Output limit per inflate call, so a highly compressible body never inflates into a huge buffer.
 MAX_OUT = 1 << 22
 #: Whitespace tolerated after a record's block inside its gzip member (WARC ends records with CRLF CRLF).
@@ -309,7 +315,7 @@ def _iter_gzip(f: BinaryIO, path: Path) -> Iterator[WarcRecordHead]:
         offset = base + pos
         d = _inflate_lib.decompressobj(31)
         parser = _RecordParser(path, offset)
-        step = 1 << 14
+        step = FIRST_SLICE
         consumed = 0
         while True:
             if pos >= len(buf):
