@@ -3,8 +3,8 @@
 Why: ``surt.handyurl`` imports ``tldextract`` at module level (which imports ``requests``,
 ``urllib3``, ``filelock`` and ``idna``), yet ``surt.surt()`` with its default options (the SURT keys
 cdxj-indexer and pywb compute: the N field of the CDX contract, ARCHITECTURE.md) never calls it;
-only ``handyurl.getPublicSuffix``/``getPublicPrefix`` do. That import was 0.2 s of CPU per indexer process, about a quarter of the CDX time of a 50 MiB
-WARC (docs/BENCHMARKS.md, "Indexer", issue 14).
+only ``handyurl.getPublicSuffix``/``getPublicPrefix`` do. That import was 0.2 s of CPU per indexer
+process, about a quarter of the CDX time of a 50 MiB WARC (docs/BENCHMARKS.md, "Indexer", issue 14).
 
 How: while ``surt`` is imported, ``sys.modules["tldextract"]`` holds a stand-in whose first attribute
 access imports the real package and delegates to it, so ``surt``'s own use of it still works. The
