@@ -185,7 +185,7 @@ def bench_cdx(out: Path, total_mb: int, repeat: int) -> None:
     results = {}
     for label, (cpu, wall, rss) in interleaved(rows, repeat).items():
         results[label] = cpu
-        print(f"| {label} | {cpu:.1f} s | {wall:.1f} s | {size / 2**20 / cpu:.0f} MB/s "
+        print(f"| {label} | {cpu:.2f} s | {wall:.1f} s | {size / 2**20 / cpu:.0f} MB/s "
               f"| {records / cpu:,.0f} records/s | {rss} MiB |", flush=True)
     ratio = results["cdxj-indexer -11"] / results["netharvest write_cdx (isal)"]
     print(f"ours (isal) vs cdxj-indexer: {ratio:.2f}x; {load()}")
@@ -232,9 +232,11 @@ def bench_merge(out: Path, lines: int, files: int, repeat: int) -> None:
                        ("sort -m -u", ["sort", "-m", "-u", "-o", str(sort_out) + ".u", *names], {"env": env}),
                        ("ours", [PY, "-c", ours, str(ours_out), *names], {})], repeat)
     (t_sort, w_sort, rss_sort), (t_sortu, w_sortu, rss_sortu), (t_ours, w_ours, rss_ours) = med.values()
-    print(f"| LC_ALL=C sort -m | {t_sort:.1f} s | {w_sort:.1f} s | {lines / t_sort:,.0f} | {rss_sort} MiB |")
-    print(f"| LC_ALL=C sort -m -u | {t_sortu:.1f} s | {w_sortu:.1f} s | {lines / t_sortu:,.0f} | {rss_sortu} MiB |")
-    print(f"| merge_sorted | {t_ours:.1f} s | {w_ours:.1f} s | {lines / t_ours:,.0f} | {rss_ours} MiB |", flush=True)
+    print(f"| LC_ALL=C sort -m | {t_sort:.2f} s | {w_sort:.1f} s | {lines / t_sort:,.0f} | {rss_sort} MiB |")
+    print(f"| LC_ALL=C sort -m -u | {t_sortu:.2f} s | {w_sortu:.1f} s | {lines / t_sortu:,.0f} "
+          f"| {rss_sortu} MiB |")
+    print(f"| merge_sorted | {t_ours:.2f} s | {w_ours:.1f} s | {lines / t_ours:,.0f} | {rss_ours} MiB |",
+          flush=True)
     # merge_sorted collapses identical lines, as `sort -m -u` does: that is the peer its output must equal.
     same = subprocess.run(["cmp", "-s", str(ours_out), str(sort_out) + ".u"]).returncode == 0
     print(f"ours / sort -m -u: {t_ours / t_sortu:.2f}x CPU time, {w_ours / w_sortu:.2f}x wall time; "

@@ -35,10 +35,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote, urljoin
 
-import surt
-
 from indexer.merge import write_sorted
+from indexer.surtimport import import_surt
 from indexer.warcscan import WarcRecordHead, iter_records
+
+_surt = import_surt().surt
 
 CDX_HEADER = b" CDX N b a m s k r M S V g\n"
 INDEXED_TYPES = frozenset({"response", "revisit", "resource", "metadata"})
@@ -58,7 +59,7 @@ def _escape(value: str) -> str:
 def surt_key(url: str) -> str:
     """SURT key as pywb/cdxj-indexer compute it; an unparseable URL is its own key (as there)."""
     try:
-        return surt.surt(url)
+        return _surt(url)
     except Exception:
         return url
 

@@ -42,6 +42,12 @@ MAX_HEAD = 1 << 20
 #: Raw file read size and the largest compressed slice fed to the inflater at once.
 READ_SIZE = 1 << 20
 MAX_SLICE = 1 << 18
+#: The first compressed slice fed to a member's inflater (doubling up to MAX_SLICE). At the end of a member
+#: the inflater copies the rest of its slice out as ``unused_data``, so a first slice much larger than the
+#: typical member (a request's is ~400 bytes, a page's a few KiB) costs a copy per record, and its larger
+#: output is kept as the head: 2 KiB takes 8 % fewer instructions per file than 16 KiB did (valgrind,
+#: docs/BENCHMARKS.md "Indexer").
+FIRST_SLICE = 1 << 11
 #: Output limit per inflate call, so a highly compressible body never inflates into a huge buffer.
 MAX_OUT = 1 << 22
 #: Whitespace tolerated after a record's block inside its gzip member (WARC ends records with CRLF CRLF).
@@ -170,7 +176,7 @@ class _RecordParser:
     def __init__(self, path: Path, offset: int) -> None:
         self.path = path
         self.offset = offset
-        self.head = bytearray()
+        self.head: bytes | bytearray = b""
         self.head_done = False
         self.headers: dict[str, str] | None = None
         self.warc_len = 0  # WARC header block length incl. its blank line
@@ -188,7 +194,12 @@ class _RecordParser:
         start = self.total
         self.total += len(out)
         if not self.head_done:
-            self.head += out
+            if not self.head:  # the first output slice, kept as it is (most records' heads are whole in it)
+                self.head = out
+            else:
+                if not isinstance(self.head, bytearray):  # appending to bytes would copy it every time
+                    self.head = bytearray(self.head)
+                self.head += out
             self._try_head()
             if not self.head_done and len(self.head) > MAX_HEAD and self.headers is not None:
                 self.payload_start = self.warc_len  # an absurd HTTP head: index the record without it
@@ -198,7 +209,8 @@ class _RecordParser:
             self._hash(out, start)
         end = self.warc_len + self.block_len
         if self.total > end and len(self.trailer) <= MAX_TRAILER:
-            self.trailer += out[max(0, end - start):][: MAX_TRAILER + 1]
+            cut = max(0, end - start)
+            self.trailer += out[cut: cut + MAX_TRAILER + 1]
 
     def _hash(self, data: bytes | bytearray, start: int) -> None:
         """Hash the part of ``data`` (which begins at record offset ``start``) inside the payload."""
@@ -266,8 +278,8 @@ class _RecordParser:
             self._hash(self.head, 0)
         end = self.warc_len + self.block_len
         if len(self.head) > end:  # a small record's whole member came in one slice: keep what follows it
-            self.trailer += self.head[end:][: MAX_TRAILER + 1]
-        self.head = bytearray()  # nothing of the head is needed any more; free it
+            self.trailer += self.head[end: end + MAX_TRAILER + 1]
+        self.head = b""  # nothing of the head is needed any more; free it
 
     def result(self, length: int, block_present: bool = False) -> WarcRecordHead:
         """The record; ``block_present`` says the caller checked that the whole block is in the file
@@ -303,7 +315,7 @@ def _iter_gzip(f: BinaryIO, path: Path) -> Iterator[WarcRecordHead]:
         offset = base + pos
         d = _inflate_lib.decompressobj(31)
         parser = _RecordParser(path, offset)
-        step = 1 << 14
+        step = FIRST_SLICE
         consumed = 0
         while True:
             if pos >= len(buf):
