@@ -35,6 +35,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from indexer.dedup import Capture, DedupIndex
+from indexer.dedupclient import DedupClient, DedupServiceError
 from indexer.indexpass import index_warc
 from indexer.pathindex import path_line, write_path_file
 from indexer.storage import Location, choose_location, copy_verified, sha256_file
@@ -322,7 +323,17 @@ def requeue_after() -> timedelta:
 
 
 def feed_dedup(captures: Iterable[Capture]) -> int:
-    """Add a WARC's captures to the dedup index; one writer at a time across the workers sharing it."""
+    """Add a WARC's captures to the dedup service (in batches; it serialises its writers), or to the SQLite
+    index with one writer at a time across the workers sharing it. A service that cannot answer fails the
+    step, which the chain retries: feeding again is idempotent."""
+    if settings.NETHARVEST_DEDUP_URL:
+        client = DedupClient(settings.NETHARVEST_DEDUP_URL)
+        try:
+            return client.add(captures)
+        except DedupServiceError as exc:
+            raise ChainError(str(exc)) from None
+        finally:
+            client.close()
     path = storage.dedup_index_path()
     with file_lock(path.with_name(path.name + ".lock")), DedupIndex(path) as dedup:
         return dedup.add(captures)

@@ -80,6 +80,11 @@ def dedup_index_path() -> Path:
     return Path(settings.NETHARVEST_DEDUP_INDEX)
 
 
+def dedup_location() -> str:
+    """What a JobSpec's ``dedup_index`` names: the dedup service's address when there is one, else the file."""
+    return settings.NETHARVEST_DEDUP_URL or str(dedup_index_path())
+
+
 def stored_path(location: Location, job_id: int | None, name: str) -> Path:
     """Where a WARC goes in a location: one directory per job, as the harvester's spool has."""
     return Path(location.path) / (str(job_id) if job_id else "nojob") / name
