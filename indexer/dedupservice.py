@@ -47,6 +47,9 @@ class BadRequest(Exception):
 
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive: one connection per harvester
+    # The headers and the body go out as two writes: with Nagle's algorithm the body waits for the client's
+    # delayed ACK, 40 ms a lookup (measured: a 131-URI crawl took 9.4 s instead of 2.5 s).
+    disable_nagle_algorithm = True
     server: DedupServer
 
     def log_message(self, format: str, *args: Any) -> None:
