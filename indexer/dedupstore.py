@@ -134,19 +134,19 @@ class DedupStore:
             u = urls.get(c.url)
             if u is None or c.timestamp >= u.timestamp:
                 urls[c.url] = c
-        stored_d = self.by_digests(list(digests))
-        stored_u = self.by_urls(list(urls))
+        # Only the stored timestamps (the second field of both kinds of value) are compared: no decoding.
+        d_keys = [digest_key(d) for d in digests]
+        u_keys = [url_key(u) for u in urls]
         wb = WriteBatch(raw_mode=True)
         changed = False
-        for digest, c in digests.items():
-            old = stored_d.get(digest)
-            if old is None or c.timestamp < old.timestamp:
-                wb.put(digest_key(digest), _digest_value(c))
+        for key, c, raw in zip(d_keys, digests.values(), self.db.get(d_keys), strict=True):
+            if raw is None or c.timestamp.encode() < raw.split(b"\0", 2)[1]:
+                wb.put(key, _digest_value(c))
                 changed = True
-        for url, c in urls.items():
-            old = stored_u.get(url)
-            if old is None or (c.timestamp >= old.timestamp and c != old):
-                wb.put(url_key(url), _url_value(c))
+        for key, c, raw in zip(u_keys, urls.values(), self.db.get(u_keys), strict=True):
+            value = _url_value(c)
+            if raw is None or (c.timestamp.encode() >= raw.split(b"\0", 2)[1] and value != raw):
+                wb.put(key, value)
                 changed = True
         if changed:
             self.db.write(wb)
