@@ -4,7 +4,6 @@ migration from SQLite, a clean SIGTERM and a restart; and a harvester's Deduplic
 from __future__ import annotations
 
 import dataclasses
-import io
 import json
 import signal
 import urllib.error
@@ -13,7 +12,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from warcio.warcwriter import WARCWriter
 
 from harvester.revisit import Deduplicator
 from indexer import dedupclient
@@ -23,17 +21,7 @@ from indexer.dedupfeed import add_warc, iter_captures
 from indexer.dedupservice import load_sqlite
 from tests.conftest import free_port
 from tests.dedupsvc import ServiceProcess
-from tests.indexer.warcs import build_warc, http
-
-
-def _one(path: Path, date: str, etag: str, body: bytes = b"same body") -> Path:
-    with open(path, "wb") as f:
-        w = WARCWriter(f, gzip=True)
-        head = http("200 OK", [("ETag", etag), ("Last-Modified", "Mon, 01 Jan 2024 00:00:00 GMT")])
-        rec = w.create_warc_record("http://example.com/x", "response", payload=io.BytesIO(body), http_headers=head)
-        rec.rec_headers.replace_header("WARC-Date", date)
-        w.write_record(rec)
-    return path
+from tests.indexer.warcs import build_warc, one_response
 
 
 @pytest.fixture()
@@ -41,9 +29,9 @@ def warcs(tmp_path: Path) -> list[tuple[Path, str]]:
     """The existing dedup tests' cases: one WARC of every record kind, and one URL captured twice with the
     later capture indexed first."""
     return [(build_warc(tmp_path / "a.warc.gz"), "a.warc.gz"),
-            (_one(tmp_path / "new.warc.gz", "2026-01-01T00:00:00Z", '"v2"'), "new.warc.gz"),
-            (_one(tmp_path / "old.warc.gz", "2025-01-01T00:00:00Z", '"v1"'), "old.warc.gz"),
-            (_one(tmp_path / "same.warc.gz", "2026-01-01T00:00:00Z", '"v3"', b"other body"), "same.warc.gz")]
+            (one_response(tmp_path / "new.warc.gz", "2026-01-01T00:00:00Z", '"v2"'), "new.warc.gz"),
+            (one_response(tmp_path / "old.warc.gz", "2025-01-01T00:00:00Z", '"v1"'), "old.warc.gz"),
+            (one_response(tmp_path / "same.warc.gz", "2026-01-01T00:00:00Z", '"v3"', b"other body"), "same.warc.gz")]
 
 
 @pytest.fixture()
