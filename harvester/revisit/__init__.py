@@ -194,20 +194,18 @@ class Deduplicator:
                 del self.prefetched[u]
 
     def _by_url(self, url: str) -> Capture | None:
-        if self.remote is not None:
-            if url in self.prefetched:
-                return self.prefetched.pop(url)
-            answer = self._remote_lookup([], [url])
-            return answer[1].get(url) if answer else None
-        assert self.index is not None
-        return self.index.by_url(url)
+        if self.index is not None:
+            return self.index.by_url(url)
+        if url in self.prefetched:
+            return self.prefetched.pop(url)
+        answer = self._remote_lookup([], [url])
+        return answer[1].get(url) if answer else None
 
     def _by_digest(self, digest: str) -> Capture | None:
-        if self.remote is not None:
-            answer = self._remote_lookup([digest], [])
-            return answer[0].get(digest) if answer else None
-        assert self.index is not None
-        return self.index.by_digest(digest)
+        if self.index is not None:
+            return self.index.by_digest(digest)
+        answer = self._remote_lookup([digest], [])
+        return answer[0].get(digest) if answer else None
 
     def conditional_headers(self, url: str, path: str = "",
                             javascript: bool = False) -> tuple[dict[bytes, bytes], Capture | None]:
