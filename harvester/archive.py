@@ -213,7 +213,7 @@ class ArchiveMiddleware:
 
     # -- Scrapy hooks --------------------------------------------------------------------------
     def process_request(self, request: Request, spider: Spider | None = None) -> None:
-        if self.dedup.index is None or request.method != "GET":
+        if not self.dedup.consulted or request.method != "GET":
             return None
         if b"If-None-Match" in request.headers or b"If-Modified-Since" in request.headers:
             return None
@@ -453,7 +453,8 @@ class ArchiveMiddleware:
         reports = write_reports(self.report_dir, self.stats, crawl_name=crawl_name,
                                 crawl_status=crawl_status, frontier_summary=frontier_summary,
                                 stop_reasons=stop_reasons, domains=self._configured_domains(),
-                                remaining=remaining, crawl_log=self.crawllog.path)
+                                remaining=remaining, crawl_log=self.crawllog.path,
+                                notes=self.dedup.report_lines())
         metadata = write_metadata_warc(
             self.warc_dir, job=self.job, job_id=self.job_id, harvest_id=self.harvest_id,
             crawl_log=self.crawllog.path, reports=reports, seeds=list(self.stats.seeds),

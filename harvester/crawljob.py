@@ -250,12 +250,12 @@ class CrawlJob:
         if self.frontier.add(r_url, self.canonical_key(r_url), nh, front=True) is None:
             self.robots.load(host, None)  # already fetched under another name: nothing to wait for
 
-    def discover(self, url: str, letter: str, parent: dict[str, Any], via: str) -> None:
-        """Judge one outlink and queue it if it is in scope and new."""
+    def discover(self, url: str, letter: str, parent: dict[str, Any], via: str) -> bool:
+        """Judge one outlink and queue it if it is in scope and new (then True)."""
         path = parent.get("path", "") + letter
         key = self.canonical_key(url)
         if self.frontier.was_seen(key):
-            return
+            return False
         decision = self.scope.decide(url, path, parent.get("domain"))
         nh = _tagged({"path": path, "via": via, "hops": link_hops(path), "domain": decision.domain, "seed": False},
                      parent.get("source"))
@@ -264,13 +264,13 @@ class CrawlJob:
                 # Logged once: the key joins the seen-set so the next sighting is silent.
                 self.frontier.mark_seen(key)
                 self.reject(url, nh, decision.status)
-            return
+            return False
         if unfetchable(url):
             self.frontier.mark_seen(key)
             self.reject(url, nh, S_UNFETCHABLE_URI)
-            return
+            return False
         self._ensure_robots(url, path, via, decision.domain, nh.get("source"))
-        self.frontier.add(url, key, nh)
+        return self.frontier.add(url, key, nh) is not None
 
     # -- issuing -------------------------------------------------------------------------------
     def issue(self, now: float) -> Request | None:
@@ -433,8 +433,9 @@ class CrawlJob:
         found = linkx.extract(url, nh.get("path", ""), ctype, response.body, text, encoding, status,
                               location.decode("latin-1", "replace") if location else None, self.javascript,
                               self.max_decoded_bytes)
-        for link, letter in found:
-            self.discover(link, letter, nh, url)
+        queued = [link for link, letter in found if self.discover(link, letter, nh, url)]
+        if queued and self.archive is not None:
+            self.archive.dedup.prefetch(queued)  # one dedup-service batch for the page's new outlinks
         # Inferred (I): Heritrix's ExtractorHTTP tries /favicon.ico for every HTTP URI it fetched;
         # the seen-set makes that one fetch per host.
         self.discover(urljoin(url, "/favicon.ico"), "I", nh, url)
@@ -544,5 +545,10 @@ class CrawlJob:
             avg_uri_rate=round(done / elapsed, 2), kb_rate=round((nbytes - b0) / 1024 / span, 2),
             avg_kb_rate=round(nbytes / 1024 / elapsed, 2), queues_active=states["active"],
             queues_snoozed=states["snoozed"], queues_exhausted=states["exhausted"], paused=self.paused,
-            domains=domains, alerts=tuple(self.alerts[-10:]))
+            domains=domains, alerts=tuple(self._alerts()[-10:]))
+
+    def _alerts(self) -> list[str]:
+        """The job's alerts, and the dedup service's outage line while there is one."""
+        dedup_alert = self.archive.dedup.alert if self.archive is not None else None
+        return [*self.alerts, dedup_alert] if dedup_alert else self.alerts
 

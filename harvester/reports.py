@@ -452,14 +452,17 @@ REPORT_NAMES = ("crawl-report.txt", "seeds-report.txt", "hosts-report.txt", "mim
 def write_reports(directory: str | Path, stats: CrawlStats, *, crawl_name: str,
                   crawl_status: str = "Finished", frontier_summary: str | Mapping[str, Any] | None = None,
                   stop_reasons: Mapping[str, str] | None = None, domains: Iterable[str] = (),
-                  remaining: Mapping[str, int] | None = None, crawl_log: str | Path | None = None) -> list[Path]:
-    """Write all reports into ``directory`` (each via a temporary name, then renamed)."""
+                  remaining: Mapping[str, int] | None = None, crawl_log: str | Path | None = None,
+                  notes: Iterable[str] = ()) -> list[Path]:
+    """Write all reports into ``directory`` (each via a temporary name, then renamed); ``notes`` (e.g. a
+    dedup service outage) end crawl-report.txt."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     contents = {
         "crawl-report.txt": crawl_report(stats, crawl_name=crawl_name, crawl_status=crawl_status,
                                          continuous=frontier_summary.get("continuous")
-                                         if isinstance(frontier_summary, Mapping) else None),
+                                         if isinstance(frontier_summary, Mapping) else None)
+        + "".join(f"{line}\n" for line in notes),
         "seeds-report.txt": seeds_report(stats),
         "hosts-report.txt": hosts_report(stats, remaining),
         "mimetype-report.txt": mimetype_report(stats),

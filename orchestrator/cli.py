@@ -16,8 +16,8 @@ usage: netharvest COMMAND [options]      (netharvest COMMAND --help for a comman
 netharvest: web-archiving crawl orchestration (domains, harvest definitions, jobs, WARC, CDX).
 
 Running the stack
-  up                  start web, beat, the harvester workers (high, low, continuous), the indexer, replay and
-                      page QA (needs Chromium) on this machine (Ctrl-C stops all)
+  up                  start web, beat, the harvester workers (high, low, continuous), the indexer, the dedup
+                      service, replay and page QA (needs Chromium) on this machine (Ctrl-C stops all)
   migrate             create or upgrade the database tables
   createsuperuser     add an administrator account
 
@@ -47,6 +47,7 @@ Indexing and storage
   index status        files per chain state and per storage location, failures with their errors
   index run           do every pending chain step now (ingest, CDX, transfer, backup, delete); retries failures
   index reindex FILE  rewrite one WARC's CDX and dedup entries from its stored copy
+  index dedup-load    load the SQLite dedup index into the dedup service (NETHARVEST_DEDUP_URL)
   index merge [--big] merge newly indexed files into a daily file; --big: then into the master CDX and PATH
   index verify        re-hash stored copies, report missing/corrupt ones per location (exit 1 if any);
                       --repair restores them from a good copy

@@ -196,6 +196,10 @@ NETHARVEST_STORAGE_LOCATIONS = os.environ.get("NETHARVEST_STORAGE_LOCATIONS", ""
 NETHARVEST_BACKUP_LOCATION = os.environ.get("NETHARVEST_BACKUP_LOCATION", "").strip()
 #: The dedup index the chain feeds and every new job's JobSpec names.
 NETHARVEST_DEDUP_INDEX = Path(os.environ.get("NETHARVEST_DEDUP_INDEX", NETHARVEST_INDEX_DIR / "dedup.sqlite3"))
+#: The dedup service (indexer/dedupservice.py, ``http://host:port``): when set, the chain feeds it and every new
+#: job's JobSpec names it instead of the file above, so harvesters on any machine share it. `netharvest up` sets
+#: it to the service it starts.
+NETHARVEST_DEDUP_URL = os.environ.get("NETHARVEST_DEDUP_URL", "").strip()
 #: The lease on one file's step: a live worker renews it every quarter lease while the step runs, so a killed
 #: worker's file is free again within a lease and the sweep (every minute) queues it again.
 NETHARVEST_INDEX_LEASE_S = float(os.environ.get("NETHARVEST_INDEX_LEASE_S", 120))

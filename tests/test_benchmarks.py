@@ -81,6 +81,14 @@ TINY: dict[str, Tiny] = {
         [rf"^{re.escape(label)} +\S+ s +{NUMBER} MB/s" for label in (
             "sha256 of the file (baseline)", "delivery put (multipart, part checksums)",
             "chain upload_verified (put + read back)", "chain download_verified (fetch + hash)")]),
+    "bench_dedup_service.py": Tiny(
+        lambda tmp: ["--captures", "3000", "--compare", "1000", "--uris", "500", "--out", str(tmp / "out")],
+        [rf"^\| {re.escape(engine)} \| {NUMBER} \| {NUMBER} \| {NUMBER} \| {NUMBER} \| {NUMBER} \|"
+         for engine in ("RocksDB (rocksdict, LZ4 + ZSTD, bloom)", "SQLite (indexer/dedup.py, today)")]
+        + [rf"^Dedup service: 3,000 captures fed in \S+ s \({NUMBER}/s, .* = {NUMBER} bytes per capture .*"
+           r"SIGTERM exit 0;",
+           rf"^harvester pattern: 500 URIs, .*: {NUMBER} ms per URI \(250 URL hits, 167 digest hits\)",
+           rf"^single digest lookup: median {NUMBER} ms"]),
     "bench_harvest.py": Tiny(
         lambda tmp: ["--pages", "60", "--rounds", "1"],
         # Wall and CPU seconds are printed to 0.1 s, which a tiny wget run rounds to 0.0: pages/s and cpu/page

@@ -148,7 +148,7 @@ def _run_stack(tmp_path: Path, extra_env: dict[str, str], demo: bool) -> None:
     exe = Path(sys.executable).parent / "netharvest"
     demo_port = _free_port_pair()
     args = ["--demo", "--demo-port", str(demo_port)] if demo else ["--no-demo"]
-    args += ["--replay-bind", f"127.0.0.1:{free_port()}"]
+    args += ["--replay-bind", f"127.0.0.1:{free_port()}", "--dedup-bind", f"127.0.0.1:{free_port()}"]
     proc = subprocess.Popen([str(exe), "up", "--bind", f"127.0.0.1:{port}", *args], env=env, stdout=log,
                             stderr=subprocess.STDOUT, cwd=tmp_path)
     try:

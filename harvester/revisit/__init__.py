@@ -14,6 +14,13 @@ Three sources, in Heritrix's order of precedence:
    this job (any URL); the revisit refers to that first capture, record ID included.
 3. **identical-payload-digest against the dedup index** (earlier jobs).
 
+The index is the dedup service (:mod:`indexer.dedupservice`, when the JobSpec's ``dedup_index`` is an
+``http://`` address) or, on a single machine, the SQLite file itself. The service is asked in batches: a
+page's new outlinks in one ``/lookup`` as they are queued (:meth:`Deduplicator.prefetch`), so the
+conditional-GET decision costs no round trip. When the service cannot answer, the job goes on deduplicating
+within itself (2.), retries the service every :data:`SERVICE_RETRY_S` seconds, and says so in its alerts and
+in crawl-report.txt: an outage costs stored duplicates, never a stalled or failed job.
+
 Only complete (not truncated), non-empty payloads are deduplicated: an empty body (every redirect)
 or a cut-short one is never "the same" as anything worth pointing at.
 
@@ -25,12 +32,15 @@ reason then cannot be DOWNLOAD_COMPLETE (harvester/budget.py), and crawl.log ann
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
 
 from harvester.links import parser_for
 from indexer.dedup import Capture, DedupIndex
+from indexer.dedupclient import DedupClient, DedupServiceError, is_service_url
 
 logger = logging.getLogger(__name__)
 
@@ -38,6 +48,10 @@ PROFILE_IDENTICAL = "http://netpreserve.org/warc/1.1/revisit/identical-payload-d
 PROFILE_NOT_MODIFIED = "http://netpreserve.org/warc/1.1/revisit/server-not-modified"
 #: crawl.log annotation of a 304 whose document (and so its links) the crawl never saw.
 LINKS_UNSEEN = "linksUnseen:304"
+#: After a failed call, the service is left alone this long (then one call tries again).
+SERVICE_RETRY_S = 30.0
+#: Prefetched URL answers kept for requests not yet issued (the oldest are dropped beyond it).
+PREFETCH_MAX = 50_000
 
 
 def hides_links(status: int, conditional: Capture | None) -> bool:
@@ -81,11 +95,117 @@ class Deduplicator:
         self.journal: Callable[[str, list[str]], None] | None = None
         self.journal_get: Callable[[str], list[str] | None] | None = None
         self.index: DedupIndex | None = None
-        if enabled and index_path:
+        #: The dedup service, when ``index_path`` is its address.
+        self.remote: DedupClient | None = None
+        self.service_url = ""
+        #: URL → its latest capture (None: none), fetched ahead by :meth:`prefetch`.
+        self.prefetched: dict[str, Capture | None] = {}
+        self._down_until = 0.0
+        #: Outage bookkeeping for the report: how many outages, lookups skipped, when the first began.
+        self.outages = 0
+        self.skipped = 0
+        self.first_outage = ""
+        self.last_error = ""
+        if enabled and is_service_url(str(index_path or "")):
+            self.service_url = str(index_path)
+            try:
+                self.remote = DedupClient(self.service_url, read_timeout_s=2.0)
+            except DedupServiceError as exc:
+                self._failed(exc)
+        elif enabled and index_path:
             try:
                 self.index = DedupIndex(index_path, readonly=True)
             except Exception as exc:
                 logger.warning("dedup index %s unavailable: %s", index_path, exc)
+
+    @property
+    def consulted(self) -> bool:
+        """Whether earlier jobs' captures are consulted at all (a file or the service)."""
+        return self.index is not None or bool(self.service_url)
+
+    # -- the service, and what happens when it is away ----------------------------------------
+    def _service_up(self) -> bool:
+        if self.remote is None:
+            return False
+        if self._down_until and time.monotonic() < self._down_until:
+            self.skipped += 1
+            return False
+        return True
+
+    def _failed(self, exc: Exception) -> None:
+        if not self._down_until:
+            self.outages += 1
+            self.first_outage = self.first_outage or time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+            logger.warning("%s; deduplicating within this job only, retrying every %d s", exc, SERVICE_RETRY_S)
+        self.last_error = str(exc)
+        self.skipped += 1
+        self._down_until = time.monotonic() + SERVICE_RETRY_S
+
+    def _answered(self) -> None:
+        if self._down_until:
+            logger.warning("dedup service %s answers again", self.service_url)
+            self._down_until = 0.0
+
+    def _remote_lookup(self, digests: list[str], urls: list[str]
+                       ) -> tuple[dict[str, Capture], dict[str, Capture]] | None:
+        if not self._service_up():
+            return None
+        assert self.remote is not None
+        try:
+            answer = self.remote.lookup(digests, urls)
+        except DedupServiceError as exc:
+            self._failed(exc)
+            return None
+        self._answered()
+        return answer
+
+    @property
+    def alert(self) -> str | None:
+        """The operator's line while (or after) the service was away, for the job's alerts."""
+        if not self.outages:
+            return None
+        state = "unreachable" if self._down_until else "was unreachable"
+        return (f"dedup service {self.service_url} {state} ({self.outages} outage(s) since "
+                f"{self.first_outage}, {self.skipped} lookups skipped): duplicates of earlier jobs are stored "
+                "in full, within-job dedup goes on")
+
+    def report_lines(self) -> list[str]:
+        """Lines for crawl-report.txt (none when the service always answered)."""
+        alert = self.alert
+        return [alert, f"dedup service last error: {self.last_error}"] if alert else []
+
+    def prefetch(self, urls: Iterable[str]) -> None:
+        """Ask the service, in one batch, for the latest captures of URLs just queued: their conditional-GET
+        decision then costs no round trip when they are issued."""
+        if self.remote is None:
+            return
+        wanted = [u for u in dict.fromkeys(urls) if u not in self.prefetched]
+        if not wanted:
+            return
+        answer = self._remote_lookup([], wanted)
+        if answer is None:
+            return
+        found = answer[1]
+        for u in wanted:
+            self.prefetched[u] = found.get(u)
+        excess = len(self.prefetched) - PREFETCH_MAX
+        if excess > 0:
+            for u in list(islice(self.prefetched, excess)):
+                del self.prefetched[u]
+
+    def _by_url(self, url: str) -> Capture | None:
+        if self.index is not None:
+            return self.index.by_url(url)
+        if url in self.prefetched:
+            return self.prefetched.pop(url)
+        answer = self._remote_lookup([], [url])
+        return answer[1].get(url) if answer else None
+
+    def _by_digest(self, digest: str) -> Capture | None:
+        if self.index is not None:
+            return self.index.by_digest(digest)
+        answer = self._remote_lookup([digest], [])
+        return answer[0].get(digest) if answer else None
 
     def conditional_headers(self, url: str, path: str = "",
                             javascript: bool = False) -> tuple[dict[bytes, bytes], Capture | None]:
@@ -93,10 +213,10 @@ class Deduplicator:
         capture, only when that capture's type is one the link extractor never reads (``javascript``:
         the job extracts links from scripts). No capture, no validators or a link-bearing or unknown
         type: ``({}, None)``, a full GET."""
-        if not self.index:
+        if not self.consulted:
             return {}, None
         try:
-            capture = self.index.by_url(url)
+            capture = self._by_url(url)
         except Exception as exc:
             logger.warning("dedup index lookup failed for %s: %s", url, exc)
             return {}, None
@@ -127,9 +247,9 @@ class Deduplicator:
             if stored:
                 url, date, record_id = stored
                 return Referent(PROFILE_IDENTICAL, url, date, digest, record_id)
-        if self.index is not None:
+        if self.consulted:
             try:
-                capture = self.index.by_digest(digest)
+                capture = self._by_digest(digest)
             except Exception as exc:
                 logger.warning("dedup index lookup failed for %s: %s", digest, exc)
                 return None
@@ -147,6 +267,8 @@ class Deduplicator:
             self.seen[digest] = Referent(PROFILE_IDENTICAL, url, date, digest, record_id)
 
     def close(self) -> None:
+        if self.remote is not None:
+            self.remote.close()
         if self.index is not None:
             self.index.close()
             self.index = None

@@ -178,7 +178,20 @@ class PlatformCollector(Collector):
         yield from (files, working, oldest, failed)
 
     def dedup(self) -> Iterator[Metric]:
-        size = GaugeMetricFamily("netharvest_dedup_index_bytes", "Size of the dedup index on disk (with its WAL).")
+        size = GaugeMetricFamily("netharvest_dedup_index_bytes", "Size of the dedup index on disk (with its WAL); "
+                                 "with the dedup service, its store's table files (absent while it does not answer).")
+        if settings.NETHARVEST_DEDUP_URL:
+            from indexer.dedupclient import DedupClient, DedupServiceError
+
+            client = DedupClient(settings.NETHARVEST_DEDUP_URL, read_timeout_s=1.0)
+            try:
+                size.add_metric([], int(client.health().get("sst_bytes", 0)))
+            except DedupServiceError:
+                pass
+            finally:
+                client.close()
+            yield size
+            return
         path = settings.NETHARVEST_DEDUP_INDEX
         total = 0
         for candidate in (path, path.with_name(path.name + "-wal")):

@@ -37,6 +37,7 @@ from django.utils import timezone
 from harvester import delivery
 from indexer import objectstore
 from indexer.dedup import Capture, DedupIndex
+from indexer.dedupclient import DedupClient, DedupServiceError
 from indexer.indexpass import index_warc
 from indexer.objectstore import ObjectLocation
 from indexer.pathindex import path_line, write_path_file
@@ -332,7 +333,17 @@ def requeue_after() -> timedelta:
 
 
 def feed_dedup(captures: Iterable[Capture]) -> int:
-    """Add a WARC's captures to the dedup index; one writer at a time across the workers sharing it."""
+    """Add a WARC's captures to the dedup service (in batches; it serialises its writers), or to the SQLite
+    index with one writer at a time across the workers sharing it. A service that cannot answer fails the
+    step, which the chain retries: feeding again is idempotent."""
+    if settings.NETHARVEST_DEDUP_URL:
+        client = DedupClient(settings.NETHARVEST_DEDUP_URL)
+        try:
+            return client.add(captures)
+        except DedupServiceError as exc:
+            raise ChainError(str(exc)) from None
+        finally:
+            client.close()
     path = storage.dedup_index_path()
     with file_lock(path.with_name(path.name + ".lock")), DedupIndex(path) as dedup:
         return dedup.add(captures)

@@ -284,7 +284,7 @@ class SpecFreezer:
         # generation take tens of seconds.
         for k, trap in enumerate(self.global_traps):
             validate_regex(trap, f"global_traps[{k}]")
-        self.dedup_index = str(storage.dedup_index_path())  # the one the indexer chain feeds
+        self.dedup_index = storage.dedup_location()  # the one the indexer chain feeds
 
     def stream(self) -> Iterator[tuple[int, list[dict[str, Any]]]]:
         """Every job of the run with its domains as JobSpec entries, one job at a time.

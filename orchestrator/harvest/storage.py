@@ -92,6 +92,11 @@ def dedup_index_path() -> Path:
     return Path(settings.NETHARVEST_DEDUP_INDEX)
 
 
+def dedup_location() -> str:
+    """What a JobSpec's ``dedup_index`` names: the dedup service's address when there is one, else the file."""
+    return settings.NETHARVEST_DEDUP_URL or str(dedup_index_path())
+
+
 def stored_path(location: AnyLocation, job_id: int | None, name: str) -> Path | str:
     """Where a WARC goes in a location: one directory (key prefix) per job, as the harvester's spool has."""
     job = str(job_id) if job_id else "nojob"

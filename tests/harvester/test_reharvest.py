@@ -10,18 +10,22 @@ DOWNLOAD_COMPLETE.
 from __future__ import annotations
 
 import json
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from crawlhelp import crawl_log, kill_mid_crawl, make_spec, run_crawl
+from crawlhelp import crawl_log, kill_mid_crawl, make_spec, run_crawl, start_crawl, write_spec
 from warcio.archiveiterator import ArchiveIterator
 
 from harvester.contracts import JobSpec
 from harvester.tasks import prepare_job_dir
 from indexer.dedup import DedupIndex
-from indexer.dedupfeed import add_warc
+from indexer.dedupclient import DedupClient
+from indexer.dedupfeed import add_warc, iter_captures
+from tests.conftest import wait_for
+from tests.dedupsvc import ServiceProcess
 from tests.staticsite import StaticServer, write_site
 
 IDENTICAL = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"
@@ -59,7 +63,7 @@ def feed(index: Path, job_dir: Path) -> None:
                 add_warc(idx, w, w.name)
 
 
-def crawl(tmp_path: Path, job_id: int, seed: str, index: Path) -> tuple[Path, dict[str, Any]]:
+def crawl(tmp_path: Path, job_id: int, seed: str, index: Path | str) -> tuple[Path, dict[str, Any]]:
     spec = make_spec([seed], job_id=job_id)
     spec["dedup_index"] = str(index)
     job_dir = tmp_path / f"job{job_id}"
@@ -133,3 +137,53 @@ def test_a_304_nobody_asked_for_is_never_download_complete(tmp_path: Path) -> No
     assert result["domains"][0]["stop_reason"] == "DOWNLOAD_UNFINISHED"
     report = json.loads((job_dir / "reports" / "domain-report.json").read_text())["domains"]["site-a"]
     assert report["stop_reason"] == "DOWNLOAD_UNFINISHED"
+
+
+def test_reharvest_through_the_dedup_service_and_a_crawl_that_loses_it_midway(tmp_path: Path, site: Any) -> None:
+    """Issue 15: harvesters consult the dedup service over the network. The second harvest gets its revisits
+    through it; the third loses it midway (kill -9) and still completes, deduplicating within the job and
+    saying so in crawl-report.txt."""
+    server, expected = site
+    service = ServiceProcess(tmp_path / "dedup.rocksdb")
+    try:
+        first_dir, _ = crawl(tmp_path, 21, server.url, service.url)
+        client = DedupClient(service.url)
+        for w in sorted((first_dir / "warcs").glob("*.warc.gz")):  # what the chain's index step sends
+            if not w.name.endswith("-metadata-1.warc.gz"):
+                client.add(iter_captures(w, w.name))
+        client.close()
+
+        second_dir, second = crawl(tmp_path, 22, server.url, service.url)
+        records = warc_records(second_dir)
+        assert set(records) == expected and all(kind == "revisit" for kind, _, _ in records.values())
+        assert records[server.url + "p59.html"] == ("revisit", IDENTICAL, "200")
+        assert records[server.url + "img/i59.png"] == ("revisit", NOT_MODIFIED, "304")
+        assert second["domains"][0]["stop_reason"] == "DOWNLOAD_COMPLETE"
+
+        # Two identical new images, linked from the last page only: fetched once the service is gone.
+        root = tmp_path / "site"
+        for name in ("twin1.png", "twin2.png"):
+            (root / "img" / name).write_bytes(b"\x89PNG twins")
+        page = root / "p59.html"
+        page.write_text(page.read_text().replace("</body>", '<img src="/img/twin1.png"><img src="/img/twin2.png">'
+                                                           "</body>"))
+        spec = make_spec([server.url], job_id=23, settings={"min_delay_ms": 10, "max_delay_ms": 10})
+        spec["dedup_index"] = service.url
+        job_dir = tmp_path / "job23"
+        write_spec(job_dir, spec)
+        proc = start_crawl(job_dir)
+        log = job_dir / "logs" / "crawl.log"
+        wait_for(lambda: log.exists() and len(log.read_text().splitlines()) >= 20, 30, "20 crawl.log lines")
+        service.stop(signal.SIGKILL)
+        assert proc.wait(90) == 0
+    finally:
+        service.stop(signal.SIGKILL)
+    twins = {server.url + "img/twin1.png", server.url + "img/twin2.png"}
+    assert {f[3] for f in crawl_log(job_dir)} == expected | twins
+    third = warc_records(job_dir)
+    assert third[server.url + "img/i59.png"][0] == "response"  # no earlier capture to ask: stored in full
+    assert sorted(third[t][:2] for t in twins) == [("response", ""), ("revisit", IDENTICAL)]  # within the job
+    result = json.loads((job_dir / "jobresult.json").read_text())
+    assert result["domains"][0]["stop_reason"] == "DOWNLOAD_COMPLETE"
+    report = (job_dir / "reports" / "crawl-report.txt").read_text()
+    assert f"dedup service {service.url} unreachable" in report and "within-job dedup goes on" in report

@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-import io
-
-from warcio.warcwriter import WARCWriter
-
 from indexer.dedup import DedupIndex
 from indexer.dedupfeed import add_warc
-from tests.indexer.warcs import build_warc, http
+from tests.indexer.warcs import build_warc, one_response
 
 
 def test_feeds_2xx_responses_with_validators(tmp_path):
@@ -29,17 +25,8 @@ def test_feeds_2xx_responses_with_validators(tmp_path):
 
 
 def test_earliest_referent_kept_latest_validators_win(tmp_path):
-    def one(path, date, etag, body=b"same body"):
-        with open(path, "wb") as f:
-            w = WARCWriter(f, gzip=True)
-            head = http("200 OK", [("ETag", etag), ("Last-Modified", "Mon, 01 Jan 2024 00:00:00 GMT")])
-            rec = w.create_warc_record("http://example.com/x", "response", payload=io.BytesIO(body), http_headers=head)
-            rec.rec_headers.replace_header("WARC-Date", date)
-            w.write_record(rec)
-        return path
-
-    old = one(tmp_path / "old.warc.gz", "2025-01-01T00:00:00Z", '"v1"')
-    new = one(tmp_path / "new.warc.gz", "2026-01-01T00:00:00Z", '"v2"')
+    old = one_response(tmp_path / "old.warc.gz", "2025-01-01T00:00:00Z", '"v1"')
+    new = one_response(tmp_path / "new.warc.gz", "2026-01-01T00:00:00Z", '"v2"')
     with DedupIndex(tmp_path / "d.sqlite") as idx:
         add_warc(idx, new, "new.warc.gz")
         add_warc(idx, old, "old.warc.gz")  # indexed late (a resubmitted job): still the earliest referent

@@ -58,6 +58,17 @@ def build_warc(path: Path, gzip: bool = True) -> Path:
     return path
 
 
+def one_response(path: Path, date: str, etag: str, body: bytes = b"same body") -> Path:
+    """A WARC of one 200 response for http://example.com/x, dated ``date``, with this ETag and body."""
+    with open(path, "wb") as f:
+        w = WARCWriter(f, gzip=True)
+        head = http("200 OK", [("ETag", etag), ("Last-Modified", "Mon, 01 Jan 2024 00:00:00 GMT")])
+        rec = w.create_warc_record("http://example.com/x", "response", payload=io.BytesIO(body), http_headers=head)
+        rec.rec_headers.replace_header("WARC-Date", date)
+        w.write_record(rec)
+    return path
+
+
 def cdxj_indexer_cdx11(*paths: Path) -> list[bytes]:
     """cdxj-indexer's CDX 11 lines for the files (header dropped), in its order."""
     out = subprocess.run([sys.executable, "-m", "cdxj_indexer.main", "-11", *map(str, paths)], check=True,

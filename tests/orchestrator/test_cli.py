@@ -58,7 +58,8 @@ def test_overview_names_every_jobs_action_and_every_process_up_starts():
     assert [a for a in actions if a not in entry] == []
     up = OVERVIEW.split("\n  up ")[1].split("\n  migrate")[0]
     words = {"web": "web", "beat": "beat", "worker-high": "high", "worker-low": "low",
-             "worker-continuous": "continuous", "indexer": "indexer", "replay": "replay", "qa": "page QA"}
+             "worker-continuous": "continuous", "indexer": "indexer", "dedup": "dedup", "replay": "replay",
+             "qa": "page QA"}
     processes = [line.split(":")[0] for line in PROCFILE.read_text().splitlines() if line and line[0].isalpha()]
     assert set(processes) == set(words)  # a new process: say how the overview names it
     assert [p for p in processes if words[p] not in up] == []

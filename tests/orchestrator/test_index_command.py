@@ -186,3 +186,40 @@ def test_verify_repair_restores_copies_from_good_ones_and_reports_lost_files(war
     with pytest.raises(CommandError, match="2 problem\\(s\\) not repaired"):
         call_command("index", "verify", "--repair", stdout=out)
     assert f"{three.name}: LOST: no good copy" in out.getvalue()
+
+
+def test_dedup_load_moves_the_sqlite_index_into_the_service_and_the_chain_then_feeds_it(warcs, storage_env, settings,
+                                                                                        tmp_path):
+    """Issue 15's migration path: the SQLite index the chain fed so far, loaded into the dedup service, gives
+    the same answers; from then on the chain (here a reindex) feeds the service, idempotently."""
+    from indexer.dedup import DedupIndex
+    from indexer.dedupclient import DedupClient
+    from orchestrator.harvest import storage
+    from tests.dedupsvc import ServiceProcess
+
+    harvest(warcs, storage_env / "spool")
+    run("run")
+    with DedupIndex(storage.dedup_index_path(), readonly=True) as idx:
+        digests = [r[0] for r in idx.db.execute("SELECT digest FROM by_digest")]
+        urls = [r[0] for r in idx.db.execute("SELECT url FROM by_url")]
+        expected = ({d: idx.by_digest(d) for d in digests}, {u: idx.by_url(u) for u in urls})
+    assert digests and urls
+    with pytest.raises(CommandError, match="NETHARVEST_DEDUP_URL is not set"):
+        run("dedup-load")
+
+    service = ServiceProcess(tmp_path / "dedup.rocksdb")
+    try:
+        settings.NETHARVEST_DEDUP_URL = service.url
+        assert storage.dedup_location() == service.url  # what new JobSpecs name
+        assert f"loaded {len(digests) + len(urls)} captures" in run("dedup-load")
+        client = DedupClient(service.url)
+        assert client.lookup(digests, urls) == expected
+        name = ArchiveFile.objects.filter(kind="warc").order_by("name").values_list("name", flat=True)[0]
+        run("reindex", name)  # the chain's feed, now through the service: nothing changes
+        assert client.lookup(digests, urls) == expected
+        client.close()
+        service.stop()
+        with pytest.raises(CommandError, match="unreachable"):
+            run("dedup-load")
+    finally:
+        service.stop()

@@ -43,12 +43,16 @@ class Command(BaseCommand):
         verify.add_argument("--file", help="only this file (name)")
         verify.add_argument("--repair", action="store_true",
                             help="restore missing or corrupt copies from a good one (corrupt files are kept aside)")
+        load = sub.add_parser("dedup-load", help="load an existing SQLite dedup index into the dedup service "
+                              "(NETHARVEST_DEDUP_URL); loading twice changes nothing")
+        load.add_argument("sqlite", nargs="?", metavar="SQLITE",
+                          help="the SQLite index (default: NETHARVEST_DEDUP_INDEX)")
         cdx = sub.add_parser("cdx", help="print the CDX of WARC files (needs no database)")
         cdx.add_argument("warcs", nargs="*", metavar="WARC")
 
     def handle(self, *args: object, action: str, **options: object) -> None:
         try:
-            getattr(self, f"do_{action}")(**options)
+            getattr(self, f"do_{action.replace('-', '_')}")(**options)
         except (chain.ChainError, ImproperlyConfigured, UnsortedInputError) as exc:
             raise CommandError(str(exc)) from None
         except BrokenPipeError:
@@ -106,6 +110,24 @@ class Command(BaseCommand):
             f"{dailies} daily merges waiting for bigmerge, master CDX "
             f"{filesize(master.stat().st_size) if master.is_file() else 'not built yet'}; "
             f"dedup index {storage.dedup_index_path()}\n")
+
+    def do_dedup_load(self, sqlite: str | None = None, **_: object) -> None:
+        from django.conf import settings
+
+        from indexer.dedupclient import DedupClient, DedupServiceError
+        from indexer.dedupservice import load_sqlite
+
+        if not settings.NETHARVEST_DEDUP_URL:
+            raise CommandError("NETHARVEST_DEDUP_URL is not set: which dedup service should the index go to?")
+        path = Path(sqlite) if sqlite else storage.dedup_index_path()
+        client = DedupClient(settings.NETHARVEST_DEDUP_URL)
+        try:
+            n = load_sqlite(client, path)
+        except DedupServiceError as exc:
+            raise CommandError(str(exc)) from None
+        finally:
+            client.close()
+        self.stdout.write(f"loaded {n} captures from {path} into {settings.NETHARVEST_DEDUP_URL}\n")
 
     def _show(self, f: ArchiveFile) -> None:
         lines = [

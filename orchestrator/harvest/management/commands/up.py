@@ -76,6 +76,9 @@ class Command(BaseCommand):
         parser.add_argument("--replay-bind", default=os.environ.get("NETHARVEST_REPLAY_BIND", "127.0.0.1:8090"),
                             help="address of the replay service (pywb), which only the web UI talks to: keep it "
                                  "on loopback (default 127.0.0.1:8090)")
+        parser.add_argument("--dedup-bind", default=os.environ.get("NETHARVEST_DEDUP_BIND", "127.0.0.1:8095"),
+                            help="address of the dedup service, which the harvesters and the indexer use "
+                                 "(default 127.0.0.1:8095)")
         parser.add_argument("--demo-port", type=int, default=8001,
                             help="first port of the demo site; its sister host is on the next port (default 8001)")
 
@@ -109,6 +112,7 @@ class Command(BaseCommand):
         replay_line, replay_bind, replay = self._replay(processes, only, str(options["replay_bind"]),
                                                         str(options["bind"]))
         qa_line, qa = self._qa(processes, only, str(options["bind"]))
+        dedup_line, dedup_url, dedup = self._dedup(processes, only, str(options["dedup_bind"]))
 
         env = dict(os.environ)
         # The venv's scripts (celery, gunicorn) must be found even when the venv is not activated.
@@ -116,7 +120,9 @@ class Command(BaseCommand):
         env.update(NETHARVEST_DATA_DIR=str(settings.DATA_DIR), NETHARVEST_BIND=str(options["bind"]),
                    DJANGO_SETTINGS_MODULE="orchestrator.settings", PYTHONUNBUFFERED="1",
                    NETHARVEST_INDEX_DIR=str(settings.NETHARVEST_INDEX_DIR), NETHARVEST_REPLAY_BIND=replay_bind,
-                   NETHARVEST_REPLAY_URL=f"http://{replay_bind}")
+                   NETHARVEST_REPLAY_URL=f"http://{replay_bind}", NETHARVEST_DEDUP_BIND=str(options["dedup_bind"]))
+        if dedup_url:
+            env["NETHARVEST_DEDUP_URL"] = dedup_url
         # The web server needs a key from the environment (orchestrator/security.py): this stack's own,
         # the one made once in its data directory, unless one was given.
         if not env.get("NETHARVEST_SECRET_KEY", "").strip():  # unset, or empty as in the example env file
@@ -130,6 +136,7 @@ class Command(BaseCommand):
             f"  web UI          http://{options['bind']}/   {login}\n"
             f"{replay_line}"
             f"{qa_line}"
+            f"{dedup_line}"
             f"{demo_line}"
             f"  Ctrl-C stops everything.\n"
         )
@@ -140,7 +147,8 @@ class Command(BaseCommand):
         manager._procmgr = _PoliteProcessManager()
         cwd = str(Path(__file__).resolve().parents[4])
         for name, command in processes.items():
-            if (not only or name in only) and (name != "replay" or replay) and (name != "qa" or qa):
+            if (not only or name in only) and (name != "replay" or replay) and (name != "qa" or qa) \
+                    and (name != "dedup" or dedup):
                 manager.add_process(name, command, env=env, cwd=cwd)
         if options["demo"]:
             for name, site, peer in (("demo-site", port, port + 1), ("demo-peer", port + 1, port)):
@@ -175,6 +183,26 @@ class Command(BaseCommand):
         warning = "" if host in ("127.0.0.1", "localhost", "::1") else "  (NOT loopback: firewall it!)"
         return (f"  replay          http://{web}/replay/all/<url>   (through the web UI, after login; pywb itself "
                 f"on {bind}{warning})\n"), bind, True
+
+    def _dedup(self, processes: dict[str, object], only: list[str], bind: str) -> tuple[str, str, bool]:
+        """The dedup line to print, the address every process is given (NETHARVEST_DEDUP_URL) and whether to
+        start the service: this stack's own, unless NETHARVEST_DEDUP_URL already names one elsewhere."""
+        host, _, port = bind.rpartition(":")
+        if not host or not port.isdigit():
+            raise CommandError(f"--dedup-bind {bind!r}: expected HOST:PORT, e.g. 127.0.0.1:8095")
+        if settings.NETHARVEST_DEDUP_URL or "dedup" not in processes or (only and "dedup" not in only):
+            url = settings.NETHARVEST_DEDUP_URL
+            return f"  dedup           {url or settings.NETHARVEST_DEDUP_INDEX}\n", url, False
+        if host in ("127.0.0.1", "localhost") and not _port_free(int(port)):
+            raise CommandError(f"the dedup service needs {bind}, which is in use: choose another with "
+                               "--dedup-bind 127.0.0.1:PORT")
+        url = f"http://{bind}"
+        if settings.NETHARVEST_DEDUP_INDEX.is_file():
+            hint = f" (an older SQLite index is at {settings.NETHARVEST_DEDUP_INDEX}: `netharvest index dedup-load`)"
+        else:
+            hint = ""
+        store = f"{settings.NETHARVEST_INDEX_DIR}/dedup.rocksdb"
+        return f"  dedup           {url}   (service over {store}){hint}\n", url, True
 
     def _qa(self, processes: dict[str, object], only: list[str], web: str) -> tuple[str, bool]:
         """The page QA line to print and whether to start the qa worker. It drives Chromium
