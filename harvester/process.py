@@ -40,6 +40,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 import traceback
 from datetime import UTC, datetime
 from pathlib import Path
@@ -198,6 +199,15 @@ class _Controller:
             os._exit(EXIT_INTERRUPTED)
 
 
+def _alive_until_exit(job_dir: Path) -> None:
+    while True:
+        try:
+            (job_dir / ALIVE_FILE).touch()
+        except OSError:
+            pass
+        time.sleep(ALIVE_INTERVAL_S)
+
+
 def _read_stdin(controller: _Controller) -> None:
     from twisted.internet import reactor
 
@@ -234,6 +244,10 @@ def run(job_dir: Path, control_stdin: bool = False, archive: bool = True) -> int
 
     def on_closed(spider: Any = None, reason: str = "") -> None:
         controller.stop_timers()
+        # Closing (the archive's last records, the reports, the metadata WARC) runs after the reactor's timers
+        # stop and may take minutes on a big job: a thread says "alive" for it, so the parent's StallWatch
+        # never takes it for a stuck crawl.
+        threading.Thread(target=_alive_until_exit, args=(job_dir,), daemon=True, name="alive").start()
 
     crawler.signals.connect(on_closed, signal=signals.spider_closed)
     d = process.crawl(crawler)

@@ -7,8 +7,10 @@ few dozen bytes, and the frozen spec stays where it was frozen (the job's row), 
 that runs it. The standard library's HTTP client is enough for one GET with a bearer token: no Django here.
 
 The token is ``NETHARVEST_API_TOKEN`` (a token of a user with the ``read`` role: ``netharvest tokens create``).
-A spec that cannot be read raises :class:`SpecUnreadable` with one line saying what and where; the caller
-answers with a FAILED result (``jobspec-unreadable``), so the job can be resubmitted once the cause is fixed.
+A spec that cannot be read raises :class:`SpecUnreadable` with one line saying what and where. When the job
+is at fault (no such job, a body that is not its spec) the caller answers with a FAILED result
+(``jobspec-unreadable``); when this harvester or the API is (401/403, unreachable, 5xx after the retries) it
+hands the message back to the queue after a pause, so a misconfigured machine never fails a broad crawl's jobs.
 """
 
 from __future__ import annotations
@@ -25,7 +27,13 @@ from harvester.defaults import SPEC_FETCH_TIMEOUT_S, SPEC_FETCH_TRIES
 
 
 class SpecUnreadable(Exception):
-    """The spec a JobRef points at could not be read; ``str()`` says which URL and why."""
+    """The spec a JobRef points at could not be read; ``str()`` says which URL and why. ``this_harvester``:
+    the fault is this machine's or the API's (no or a wrong token, unreachable, a server error), not the
+    job's: the message goes back to the queue for another try, the job is not failed."""
+
+    def __init__(self, message: str, this_harvester: bool = False) -> None:
+        super().__init__(message)
+        self.this_harvester = this_harvester
 
 
 def fetch_spec(ref: JobRef, tries: int = SPEC_FETCH_TRIES, sleep: Any = time.sleep) -> dict[str, Any]:
@@ -47,11 +55,13 @@ def fetch_spec(ref: JobRef, tries: int = SPEC_FETCH_TRIES, sleep: Any = time.sle
             reason = f"HTTP {exc.code} {exc.reason}"
             if exc.code < 500:
                 hint = " (set NETHARVEST_API_TOKEN to a token with the read role)" if exc.code in (401, 403) else ""
-                raise SpecUnreadable(f"job {ref.job_id}: {ref.spec_url}: {reason}{hint}") from None
+                raise SpecUnreadable(f"job {ref.job_id}: {ref.spec_url}: {reason}{hint}",
+                                     this_harvester=exc.code in (401, 403)) from None
         except (urllib.error.URLError, OSError) as exc:
             reason = " ".join(str(getattr(exc, "reason", exc)).split())[:200]
     else:
-        raise SpecUnreadable(f"job {ref.job_id}: {ref.spec_url}: {reason} (after {max(1, tries)} tries)")
+        raise SpecUnreadable(f"job {ref.job_id}: {ref.spec_url}: {reason} (after {max(1, tries)} tries)",
+                             this_harvester=True)
     try:
         data = json.loads(body)
     except ValueError as exc:

@@ -55,6 +55,7 @@ from pathlib import Path
 from queue import Empty
 from typing import Any
 
+from celery.exceptions import Reject
 from kombu.exceptions import KombuError
 
 from harvester import delivery
@@ -71,6 +72,7 @@ from harvester.contracts import (
     JobResult,
     JobSpec,
     control_queue,
+    is_job_ref,
 )
 from harvester.defaults import BROKER_RETRY_MAX_S, PROGRESS_INTERVAL_S
 from harvester.joblock import running_alone
@@ -106,6 +108,9 @@ CHILD_STARTUP_S = 120
 STALL_RESTARTS = 1
 #: How long a resubmitted job waits for the job it continues to stop being crawled on this machine.
 TAKEOVER_WAIT_S = 300.0
+#: How long a harvester that cannot read job specs (token, API unreachable) waits before handing a job's message
+#: back to the queue for another harvester: no hot loop, and no job failed for this machine's fault.
+SPEC_HANDBACK_S = 30.0
 
 
 def _hostname(task: Any) -> str:
@@ -212,10 +217,11 @@ def _is_cancel(payload: Any) -> bool:
     return isinstance(payload, dict) and payload.get("action") == "cancel"
 
 
-def fence(link: BrokerLink) -> tuple[bool, list[Any]]:
+def fence(link: BrokerLink, requeue_others: bool = False) -> tuple[bool, list[Any]]:
     """Read the control queue before the job starts: (cancelled?, the other controls waiting).
 
-    A cancel is put back (requeued) so it fences every later stale copy of the job's message too.
+    A cancel is put back (requeued) so it fences every later stale copy of the job's message too; with
+    ``requeue_others`` (a look before the job's spec is read) the other controls are put back as well.
     """
     messages = link.receive()
     while messages is None:  # the message just came from the broker: it will be back soon
@@ -226,6 +232,8 @@ def fence(link: BrokerLink) -> tuple[bool, list[Any]]:
     for message in messages:
         if _is_cancel(_payload(message)):
             cancelled = True
+            link.attempt(message.requeue)
+        elif requeue_others:
             link.attempt(message.requeue)
         else:
             pending.append(message)
@@ -492,6 +500,8 @@ def supervise(spec: JobSpec, job_dir: Path, link: BrokerLink, outbox: Outbox,
                 stalls += 1
                 _end_child(child, why=f"no progress for {quiet:.0f} s")
                 _close_stdin(child)
+                if cancelled:  # the orchestrator has ended this job: never start it again
+                    break
                 if stalls > STALL_RESTARTS:
                     stalled = failed_result(spec.job_id, "crawl-process-stalled",
                                             f"the crawl process made no progress for {quiet:.0f} s, again after "
@@ -548,20 +558,45 @@ def _deliver(link: BrokerLink, outbox: Outbox) -> None:
     link.until_done(lambda: outbox.flush(publish))
 
 
+def _refuse(spec_dict: Any, category: str, exc: Exception) -> dict[str, Any]:
+    """A job message that cannot be run: a FAILED result saying why (the intake takes it only for a job no
+    harvester has started), not raised, so a bad message is not redelivered for ever."""
+    job_id = spec_dict.get("job_id") if isinstance(spec_dict, dict) else None
+    result = failed_result(job_id if isinstance(job_id, int) and not isinstance(job_id, bool) else 0,
+                           category, str(exc))
+    logger.error("rejected the job message: %s", exc)
+    BrokerLink(result.job_id).until_done(lambda: publish(RESULT_TASK, [result.to_dict()]))
+    return result.to_dict()
+
+
 @app.task(name=RUN_JOB_TASK, bind=True, acks_late=True)
 def run_job(self: Any, spec_dict: Any) -> dict[str, Any]:
     """Crawl one JobSpec on this machine; see the module docstring."""
     hostname = _hostname(self)
+    if is_job_ref(spec_dict) and isinstance(spec_dict.get("job_id"), int):
+        # A reference costs a request to read: a stale copy of a fenced job is dropped before it.
+        early = BrokerLink(spec_dict["job_id"])
+        try:
+            cancelled, _ = fence(early, requeue_others=True)
+        finally:
+            early.close()
+        if cancelled:
+            logger.warning("job %s: cancelled by the orchestrator: this stale message is dropped, its spec not "
+                           "read", spec_dict["job_id"])
+            return {"job_id": spec_dict["job_id"], "status": "CANCELLED"}
     try:
         spec = JobSpec.from_dict(resolve(spec_dict))  # a JobRef's spec is read from the orchestrator first
-    except (ContractError, SpecUnreadable) as exc:
-        job_id = spec_dict.get("job_id") if isinstance(spec_dict, dict) else None
-        category = "jobspec-unreadable" if isinstance(exc, SpecUnreadable) else "invalid-jobspec"
-        result = failed_result(job_id if isinstance(job_id, int) and not isinstance(job_id, bool) else 0,
-                               category, str(exc))
-        logger.error("rejected the job message: %s", exc)
-        BrokerLink(result.job_id).until_done(lambda: publish(RESULT_TASK, [result.to_dict()]))
-        return result.to_dict()
+    except SpecUnreadable as exc:
+        if exc.this_harvester:
+            # This machine cannot read specs (no or a wrong token, the API out of reach): the job is not at
+            # fault. Say so, wait, and hand the message back for a harvester that can.
+            logger.error("cannot read the job's spec here, handing the message back in %.0f s: %s",
+                         SPEC_HANDBACK_S, exc)
+            time.sleep(SPEC_HANDBACK_S)
+            raise Reject(str(exc), requeue=True) from None
+        return _refuse(spec_dict, "jobspec-unreadable", exc)
+    except ContractError as exc:
+        return _refuse(spec_dict, "invalid-jobspec", exc)
     link = BrokerLink(spec.job_id)
     try:
         cancelled, waiting = fence(link)

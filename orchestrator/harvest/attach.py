@@ -56,7 +56,8 @@ def attach(domain_id: int, name: str, seeds: list[str], *, definition_id: int | 
     if not made_list:
         text = _merged(seedlist.seeds, seeds) if seeds_mode == MERGE else "\n".join(seeds)
         if text != seedlist.seeds:
-            SeedList.objects.filter(pk=seedlist.pk).update(seeds=text)
+            seedlist.seeds = text  # a save, not an update: a running continuous harvest of the list hears of it
+            seedlist.save(update_fields=["seeds"])
             changed.append("seeds")
     values = {"template_id": template_id, "max_objects": max_objects, "max_bytes": max_bytes}
     config, created = DomainConfiguration.objects.get_or_create(
@@ -84,7 +85,12 @@ def attach(domain_id: int, name: str, seeds: list[str], *, definition_id: int | 
 def set_seeds(domain: str, name: str, seeds: list[str]) -> int:
     """Replace the seeds of an existing seed list (the demo restarted on other ports); returns 1 if
     it exists, else 0 (nothing is created: :func:`attach` makes lists)."""
-    return SeedList.objects.filter(domain__name=domain, name=name).update(seeds="\n".join(seeds))
+    found = SeedList.objects.filter(domain__name=domain, name=name).first()
+    if found is None:
+        return 0
+    found.seeds = "\n".join(seeds)
+    found.save(update_fields=["seeds"])  # through the save signals, as every edit of a list
+    return 1
 
 
 def _merged(text: str, seeds: list[str]) -> str:

@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 from django.db import transaction
 from django.utils import timezone
@@ -122,6 +124,21 @@ def change_seeds(definition: HarvestDefinition, add: Iterable[str] = (), remove:
     return dispatch.send_control(job, "seeds", json.dumps({"add": add, "remove": remove}), requested_by)
 
 
+#: Definitions whose caller tells their live job itself (seeding.add_seeds sends every pasted seed): the seed
+#: list signals leave them out, so a paste makes one control, not two.
+_telling: ContextVar[frozenset[int]] = ContextVar("continuous_telling", default=frozenset())
+
+
+@contextmanager
+def telling_itself(definition_id: int) -> Iterator[None]:
+    """Within this block, seed list saves do not tell ``definition_id``'s live job (its caller will)."""
+    token = _telling.set(_telling.get() | {definition_id})
+    try:
+        yield
+    finally:
+        _telling.reset(token)
+
+
 def seed_list_before_save(sender: type, instance: SeedList, **kwargs: object) -> None:
     """pre_save: remember the list's active seeds as stored, for :func:`seed_list_saved`."""
     stored = SeedList.objects.filter(pk=instance.pk).values_list("seeds", flat=True).first() if instance.pk else None
@@ -137,17 +154,20 @@ def seed_list_saved(sender: type, instance: SeedList, created: bool = False, **k
     if created or before is None:
         return
     after = instance.active_seeds
-    added = [s for s in after if s not in set(before)]
-    removed = [s for s in before if s not in set(after)]
+    had, has = set(before), set(after)
+    added = [s for s in after if s not in had]
+    removed = [s for s in before if s not in has]
     if added or removed:
-        transaction.on_commit(lambda: _tell_live_jobs(instance, added, removed))
+        skip = _telling.get()
+        transaction.on_commit(lambda: _tell_live_jobs(instance, added, removed, skip))
 
 
-def _tell_live_jobs(seed_list: SeedList, added: list[str], removed: list[str]) -> None:
+def _tell_live_jobs(seed_list: SeedList, added: list[str], removed: list[str], skip: frozenset[int]) -> None:
     from orchestrator.harvest.seeding import seeds_of
 
-    definitions = HarvestDefinition.objects.filter(kind=HarvestDefinition.CONTINUOUS,
-                                                   configurations__seedlists=seed_list).distinct()
+    definitions = (HarvestDefinition.objects.filter(kind=HarvestDefinition.CONTINUOUS,
+                                                    configurations__seedlists=seed_list)
+                   .exclude(pk__in=list(skip)).distinct())
     for definition in definitions:
         still = set(seeds_of(definition.configurations.all()))
         try:

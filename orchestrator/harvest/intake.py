@@ -143,6 +143,11 @@ def record_result(data: Any) -> Job:
         raise
 
 
+#: Results a harvester sends when it could not even read the job's message: they end only a job no harvester
+#: has started.
+UNREAD_MESSAGE = ("jobspec-unreadable", "invalid-jobspec")
+
+
 def _record(result: JobResult) -> Job:
     job = Job.objects.select_related("harvest").filter(pk=result.job_id).first()
     if job is None:
@@ -150,6 +155,11 @@ def _record(result: JobResult) -> Job:
     if job.status not in (JobStatus.SUBMITTED, JobStatus.STARTED):
         raise EndedJob(f"job {job.pk} is {job.status}; a result is only taken for a submitted or started job "
                        "(a duplicate delivery?)")
+    if result.error_category in UNREAD_MESSAGE and job.status != JobStatus.SUBMITTED:
+        # A copy of the job's message that a harvester could not read, while the job runs elsewhere (the
+        # duplicate publish dispatch.py allows for): that copy's failure is not the job's.
+        raise EndedJob(f"job {job.pk} is {job.status}: a {result.error_category} failure from "
+                       f"{result.harvester or 'a harvester'} concerns a duplicate message, not the running job")
     frozen = {
         (d.configuration.domain.name, d.configuration.name): d
         for d in JobDomain.objects.filter(job=job).select_related("configuration__domain")

@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 from django.db import transaction
 
 from harvester.hosts import registrable_part
-from orchestrator.harvest import attach, validators
+from orchestrator.harvest import attach, continuous, validators
 from orchestrator.harvest.domains import create_domains, default_template
 from orchestrator.harvest.models import (
     CrawlTemplate,
@@ -123,15 +123,16 @@ def add_seeds(definition: HarvestDefinition, text: str, template: CrawlTemplate 
         result.created_domains = create_domains(result.seeds).created
         domains = {d.name: d for d in Domain.objects.filter(name__in=list(result.seeds))}
         for domain_name, seeds in result.seeds.items():
-            done = attach.attach(domains[domain_name].pk, name, seeds, definition_id=definition.pk,
-                                 template_id=template.pk, max_objects=max_objects, max_bytes=max_bytes,
-                                 comments=f"Made for harvest {definition.name}.",
-                                 seedlist_comments=f"Seeds added to harvest {definition.name}.")
+            with continuous.telling_itself(definition.pk):  # told below, once, with every pasted seed
+                done = attach.attach(domains[domain_name].pk, name, seeds, definition_id=definition.pk,
+                                     template_id=template.pk, max_objects=max_objects, max_bytes=max_bytes,
+                                     comments=f"Made for harvest {definition.name}.",
+                                     seedlist_comments=f"Seeds added to harvest {definition.name}.")
             if not done.created:
                 result.kept.append(done.configuration)
             result.configurations.append(done.configuration)
     if definition.kind == HarvestDefinition.CONTINUOUS:
-        from orchestrator.harvest import continuous, dispatch
+        from orchestrator.harvest import dispatch
 
         try:
             result.told = continuous.change_seeds(definition, add=[s for seeds in result.seeds.values()

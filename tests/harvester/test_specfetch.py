@@ -68,6 +68,8 @@ def test_unreadable_spec_fails_at_once_in_one_line(server: Server, answer: tuple
     with pytest.raises(SpecUnreadable) as caught:
         fetch_spec(JobRef(7, server.url), sleep=lambda s: pytest.fail("a 4xx is not retried"))
     assert str(caught.value) == f"job 7: {server.url}: {says}"
+    # Only a refused token is this harvester's fault (the message goes back to the queue); the rest the job's.
+    assert caught.value.this_harvester == (answer[0] == 401)
 
 
 def test_an_orchestrator_that_does_not_answer_is_tried_then_named() -> None:
@@ -78,6 +80,10 @@ def test_an_orchestrator_that_does_not_answer_is_tried_then_named() -> None:
     with pytest.raises(SpecUnreadable, match=rf"^job 7: http://127.0.0.1:{port}/spec: .*refused.* \(after 3 tries\)$"):
         fetch_spec(JobRef(7, f"http://127.0.0.1:{port}/spec"), tries=3, sleep=waits.append)
     assert waits == [1, 2]
+    try:
+        fetch_spec(JobRef(7, f"http://127.0.0.1:{port}/spec"), tries=1)
+    except SpecUnreadable as exc:
+        assert exc.this_harvester  # the API out of reach: not the job's fault
 
 
 def test_job_ref_contract() -> None:

@@ -46,13 +46,32 @@ def _freeze(job_dir: Path, times: int, after_lines: int, frozen: list[int]) -> N
         time.sleep(0.05)
 
 
-def _run(tmp_path: Path, monkeypatch: Any, sites: Any, job_id: int, freezes: int) -> tuple[dict[str, Any], Path]:
+def _cancel(job_id: int) -> None:
+    """The orchestrator's cancel fence in the job's control queue, as dispatch.send_cancel puts it."""
+    from kombu.simple import SimpleQueue
+
+    from harvester.contracts import Control, control_queue
+    from harvester.worker import app
+
+    with app.connection_for_write() as conn:
+        queue = SimpleQueue(conn, control_queue(job_id))
+        queue.put(Control(job_id=job_id, action="cancel", id=0).to_dict())
+        queue.close()
+
+
+def _run(tmp_path: Path, monkeypatch: Any, sites: Any, job_id: int, freezes: int,
+         then: Any = None) -> tuple[dict[str, Any], Path]:
     monkeypatch.setenv("NETHARVEST_SPOOL_DIR", str(tmp_path))
     monkeypatch.setenv("NETHARVEST_CHILD_STALL_S", "3")
     a, _ = sites
     job_dir = tmp_path / str(job_id)
     frozen: list[int] = []
-    freezer = threading.Thread(target=_freeze, args=(job_dir, freezes, 5, frozen), daemon=True)
+    def freeze_then() -> None:
+        _freeze(job_dir, freezes, 5, frozen)
+        if then is not None:
+            then()
+
+    freezer = threading.Thread(target=freeze_then, daemon=True)
     freezer.start()
     spec = make_spec([a.url], job_id=job_id, settings={"min_delay_ms": 40, "max_delay_ms": 40})
     try:
@@ -86,3 +105,13 @@ def test_a_crawl_process_that_stalls_again_fails_the_job_in_one_line(tmp_path, m
     assert result["status"] == "FAILED"
     assert result["error_category"] == "crawl-process-stalled"
     assert result["error_detail"].splitlines()[0].startswith("the crawl process made no progress for ")
+
+
+def test_a_job_cancelled_while_its_crawl_process_is_stuck_is_not_started_again(tmp_path, monkeypatch, sites):
+    """Review: a cancel (the job reaped, resubmitted elsewhere) that arrived while the child was stuck was
+    followed by a restart that crawled the job to its end: a job run twice. Now the stuck child is ended and
+    nothing more runs."""
+    result, job_dir = _run(tmp_path, monkeypatch, sites, job_id=613, freezes=1, then=lambda: _cancel(613))
+    assert result == {"job_id": 613, "status": "CANCELLED"}
+    log = (job_dir / "logs" / "harvester.log").read_text(errors="replace")
+    assert "resumed job 613" not in log

@@ -322,3 +322,26 @@ def test_a_domain_seed_list_edit_reaches_the_running_continuous_job(purge_contin
     with django_capture_on_commit_callbacks(execute=True):
         edited.save()
     assert controls(job.pk) == []
+
+
+def test_seeds_pasted_into_one_definition_reach_another_running_harvest_of_that_list_once(
+        purge_continuous, django_capture_on_commit_callbacks):
+    """Review: the seeds service wrote lists with update(), past the save signals, so a paste into one
+    definition never reached another running continuous harvest of the same list; the pasted-into
+    definition itself is told once (by add_seeds), not twice."""
+    from orchestrator.harvest import seeding
+
+    first = definition("paste-target", domains=("c.dk",))
+    with django_capture_on_commit_callbacks(execute=True):
+        assert seeding.add_seeds(first, "http://c.dk/one").ok
+    other = definition("other-live", domains=("d.dk",))
+    other.configurations.add(*first.configurations.filter(name="paste-target"))
+    jobs = {}
+    for d in (first, other):
+        jobs[d.pk], _ = continuous.start(d)
+        Job.objects.filter(pk=jobs[d.pk].pk).update(status=JobStatus.STARTED)
+    with django_capture_on_commit_callbacks(execute=True):
+        assert seeding.add_seeds(first, "http://c.dk/two").ok
+    told_first, told_other = controls(jobs[first.pk].pk), controls(jobs[other.pk].pk)
+    assert [json.loads(c["argument"])["add"] for c in told_first] == [["http://c.dk/two"]]
+    assert [json.loads(c["argument"])["add"] for c in told_other] == [["http://c.dk/two"]]

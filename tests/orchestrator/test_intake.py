@@ -126,3 +126,16 @@ def test_started_and_progress_update_the_job():
     assert (job.status, job.harvester, job.progress["uris_done"]) == ("STARTED", "high@crawler1", 42)
     assert job.last_heartbeat is not None
     assert not intake.record_progress({"job_id": job.pk})  # malformed: no time
+
+
+def test_a_message_a_harvester_could_not_read_fails_only_a_job_nobody_started(caplog):
+    """Review of dispatch by reference: a duplicate copy of a running job's message whose spec could not be
+    read made a FAILED result that ended the running job (and later refused its DONE result)."""
+    running = factories.job(domains=["a.dk"], status=JobStatus.STARTED)
+    for category in intake.UNREAD_MESSAGE:
+        with pytest.raises(intake.EndedJob, match="concerns a duplicate message, not the running job"):
+            intake.record_result(result(running, status="FAILED", error_category=category, error_detail="x"))
+    assert Job.objects.get(pk=running.pk).status == JobStatus.STARTED
+    waiting = factories.job(factories.selective_definition("other"), domains=["b.dk"], status=JobStatus.SUBMITTED)
+    intake.record_result(result(waiting, status="FAILED", error_category="jobspec-unreadable", error_detail="x"))
+    assert Job.objects.get(pk=waiting.pk).status == JobStatus.FAILED
