@@ -20,7 +20,8 @@ def spec_lz4(apps, schema_editor) -> None:
 
 
 def spec_pglz(apps, schema_editor) -> None:
-    if schema_editor.connection.vendor == "postgresql":
+    # SET COMPRESSION exists from PostgreSQL 14 on (where the forward step found nothing to do, neither here).
+    if schema_editor.connection.vendor == "postgresql" and schema_editor.connection.pg_version >= 140000:
         with schema_editor.connection.cursor() as cur:
             cur.execute("ALTER TABLE harvest_job ALTER COLUMN spec SET COMPRESSION DEFAULT")
 
