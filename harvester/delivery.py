@@ -11,7 +11,7 @@ metadata WARC). Without a delivery target nothing changes: the chain reads the s
 The spool copy stays until the chain has a verified stored copy. The harvester never sees the database, so
 the chain says so in the store: its delete step writes a *receipt* ``<prefix>/receipts/<job>/<name>`` (and
 removes the delivered object, now stored elsewhere). :func:`sweep_receipts`, run by the harvester worker
-before each job and every ``SWEEP_INTERVAL_S`` while it is idle (harvester.tasks), deletes each spool file
+before each job (harvester.tasks) and every ``RECEIPT_SWEEP_S`` (harvester.worker), deletes each spool file
 whose receipt holds the SHA-256 of its delivery record, then the receipt. One delivery prefix per deployment,
 never reused: receipts are found by name (the digest check keeps a stranger's receipt from deleting a file).
 """
@@ -22,11 +22,14 @@ import dataclasses
 import json
 import logging
 import os
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from harvester.contracts import FileResult, JobResult
+from harvester.defaults import RECEIPT_SWEEP_S
 from indexer import objectstore
 from indexer.objectstore import Tick, no_tick
 from indexer.storage import sha256_file
@@ -78,7 +81,8 @@ def _read_record(record: Path) -> dict[str, Any] | None:
 
 def _write_record(record: Path, data: dict[str, Any]) -> None:
     record.parent.mkdir(parents=True, exist_ok=True)
-    tmp = record.with_name(record.name + ".tmp")
+    # a name of its own: the worker's periodic sweep and a job's may write the same record
+    tmp = record.with_name(f".{record.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     tmp.write_text(json.dumps(data), encoding="utf-8")
     os.replace(tmp, record)
 
@@ -203,3 +207,23 @@ def sweep_receipts(spool: Path) -> int:
         _write_record(record, {**data, "swept": True})
         removed += 1
     return removed
+
+
+def start_sweeper(spool: Callable[[], Path], interval_s: float = RECEIPT_SWEEP_S) -> threading.Event | None:
+    """Sweep the receipts every ``interval_s`` in a daemon thread until the returned event is set (None
+    without a delivery target): the sweep before each job alone never frees the spool of a harvester that
+    gets no more jobs."""
+    if target() is None:
+        return None
+    stop = threading.Event()
+
+    def loop() -> None:
+        while not stop.is_set():
+            try:
+                sweep_receipts(spool())
+            except Exception as exc:  # never let the thread die: the next round tries again
+                logger.warning("receipt sweep failed: %s", exc)
+            stop.wait(interval_s)
+
+    threading.Thread(target=loop, name="receipt-sweep", daemon=True).start()
+    return stop

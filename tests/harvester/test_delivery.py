@@ -248,3 +248,21 @@ def test_the_relay_reports_what_it_delivered_and_retries_only_what_failed(tmp_pa
     relay.retry_at = 0.0
     relay.poll()
     assert len(outbox.pending()) == 2 and relay.undelivered == []
+
+
+def test_an_idle_worker_sweeps_its_receipts_too(tmp_path, s3_bucket, monkeypatch):
+    """The sweep ran only before a job: a harvester that got no more jobs never freed its spool."""
+    spool, target = tmp_path / "spool", f"{s3_bucket}/deliv"
+    result = _result(spool / "18", 1000)
+    (delivered,) = delivery.deliver_result(result, spool / "18", target).files
+    objectstore.put_bytes(delivery.receipt_url(delivered.path), delivered.sha256.encode())
+    monkeypatch.setenv("NETHARVEST_DELIVERY", target)
+    stop = delivery.start_sweeper(lambda: spool, interval_s=0.05)
+    assert stop is not None
+    deadline = time.monotonic() + 20
+    while Path(result.files[0].path).exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    stop.set()
+    assert not Path(result.files[0].path).exists()
+    monkeypatch.delenv("NETHARVEST_DELIVERY")
+    assert delivery.start_sweeper(lambda: spool) is None  # no delivery target: nothing to sweep
