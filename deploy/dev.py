@@ -32,7 +32,7 @@ STAMP = VENV / ".netharvest-installed"
 PYWB = "pywb==2.10.0"
 #: Installed beside pywb: boto3 lets it read s3:// paths (WARCs in an object store, docs/DESIGN.md "Storage: object
 #: stores and harvester-side delivery"); added to an existing pywb environment without rebuilding it.
-PYWB_EXTRAS = ("boto3>=1.28,<2",)
+PYWB_EXTRAS = ("boto3>=1.35.2,<2",)
 PYWB_STAMP = " ".join((PYWB, *PYWB_EXTRAS))
 PYWB_VENV = VENV / "tools" / "pywb"
 

@@ -73,6 +73,10 @@ DNS_TTL_S = 21600
 #: PROGRESS_INTERVAL_S; docs/DESIGN.md, "Reliability: broker outages, fencing, dead workers").
 BROKER_RETRY_MAX_S = 5.0
 
+#: With harvester-side delivery, the worker looks for the chain's receipts this often (seconds) even when
+#: it runs no job, so an idle harvester frees its spool too (harvester.delivery.start_sweeper).
+RECEIPT_SWEEP_S = 600.0
+
 #: A continuous job closes its current WARC at least this often (seconds), so a crawl that never ends
 #: hands its files to the indexer chain while it runs (JobSpec ``continuous.warc_rotate_s``; the
 #: harvest definition's ``warc_rotate_s`` default).

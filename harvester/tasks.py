@@ -94,6 +94,7 @@ from harvester.runtime import child_stall_s, spool_dir
 from harvester.specfetch import SpecUnreadable, resolve
 from harvester.takeover import take_over
 from harvester.worker import app
+from indexer import objectstore
 
 logger = logging.getLogger(__name__)
 
@@ -373,8 +374,37 @@ class _AppliedRelay(_LinesRelay):
                 self.outbox.put(CONTROL_APPLIED_TASK, [self.job_id, control_id, at])
 
 
+class Heartbeat:
+    """The progress heartbeat while the parent is busy with something else than its loop: uploading (a
+    continuous job's closed WARCs mid-run, the job's files at its end) or waiting out a store outage.
+
+    Why: the reaper fails a job after ``NETHARVEST_HEARTBEAT_TIMEOUT_S`` without a heartbeat, and refuses its
+    result then; gigabytes to upload take longer than that (issue 15 review). Passed as the ``tick`` of
+    indexer.objectstore.put (called per part) and harvester.delivery.wait; it does its work at most every
+    ``PROGRESS_INTERVAL_S``: the progress relay and an outbox flush, as the supervise loop does."""
+
+    def __init__(self, relay: _ProgressRelay, link: BrokerLink, outbox: Outbox) -> None:
+        self.relay = relay
+        self.link = link
+        self.outbox = outbox
+        self.last = time.monotonic()
+
+    def __call__(self) -> None:
+        now = time.monotonic()
+        if now - self.last < PROGRESS_INTERVAL_S:
+            return
+        self.last = now
+        self.relay.poll(force=True)
+        self.link.attempt(lambda: self.outbox.flush(publish))
+
+
 class _FilesRelay(_LinesRelay):
-    """A continuous job's ``files-closed.jsonl`` (WARCs it closed while running) → ``RECORD_FILES_TASK``."""
+    """A continuous job's ``files-closed.jsonl`` (WARCs it closed while running) → ``RECORD_FILES_TASK``.
+
+    With a delivery target each file is reported once it is in the store. A file the store cannot take now (an
+    outage) waits, alone, for its next try (backing off to ``delivery.RETRY_MAX_S``); the others are reported
+    meanwhile. A file that can never be delivered (objectstore.permanent) is reported with its spool path
+    after one error line, as harvester.delivery does at the job's end."""
 
     def __init__(self, job_dir: Path, job_id: int, outbox: Outbox) -> None:
         from harvester.continuous import FILES_CLOSED
@@ -382,21 +412,44 @@ class _FilesRelay(_LinesRelay):
         super().__init__(job_dir / FILES_CLOSED, job_id, outbox)
         self.job_dir = job_dir
         self.undelivered: list[Any] = []
+        self.delay = 0.0
+        self.retry_at = 0.0
 
-    def poll(self) -> None:
+    def poll(self, tick: objectstore.Tick = objectstore.no_tick) -> None:
         files = self.undelivered + self.new_lines()
         self.undelivered = []
         target = delivery.target()
         if target is not None and files:
-            try:  # the closed WARCs go to the object store first; an outage keeps them for the next poll
-                files = [dataclasses.asdict(delivery.deliver_file(FileResult.from_dict(f, "file"), self.job_dir,
-                                                                  target)) for f in files]
-            except Exception as exc:
-                logger.warning("job %s: delivering closed WARCs failed (%s); retrying", self.job_id, exc)
-                self.undelivered = files
-                return
+            files = self._deliver(files, target, tick)
         if files:
             self.outbox.put(RECORD_FILES_TASK, [self.job_id, files])
+
+    def _deliver(self, files: list[Any], target: str, tick: objectstore.Tick) -> list[Any]:
+        if time.monotonic() < self.retry_at:
+            self.undelivered = files
+            return []
+        out = []
+        for entry in files:
+            try:
+                f = FileResult.from_dict(entry, "file")
+            except ContractError as exc:
+                logger.error("job %s: a bad line in files-closed.jsonl (%s): skipped", self.job_id, exc)
+                continue
+            try:
+                out.append(dataclasses.asdict(delivery.deliver_file(f, self.job_dir, target, tick)))
+            except Exception as exc:
+                if objectstore.permanent(exc):
+                    logger.error("job %s: %s not delivered, for good: %s", self.job_id, f.name, exc)
+                    out.append(entry)
+                    continue
+                self.undelivered.append(entry)
+                self.delay = min(max(self.delay * 2, 0.5), delivery.RETRY_MAX_S)
+                logger.warning("job %s: delivering %s failed (%s); retrying in %.1f s", self.job_id, f.name, exc,
+                               self.delay)
+        if not self.undelivered:
+            self.delay = 0.0
+        self.retry_at = time.monotonic() + self.delay
+        return out
 
 
 def _forward(message: Any, child: subprocess.Popen[bytes], job_id: int, link: BrokerLink) -> bool:
@@ -480,6 +533,7 @@ def supervise(spec: JobSpec, job_dir: Path, link: BrokerLink, outbox: Outbox,
     relay = _ProgressRelay(job_dir, outbox)
     applied = _AppliedRelay(job_dir, spec.job_id, outbox)
     closed = _FilesRelay(job_dir, spec.job_id, outbox)
+    heartbeat = Heartbeat(relay, link, outbox)
     watch = StallWatch(job_dir, child_stall_s())
     started = now_iso()
     cancelled = False
@@ -493,7 +547,7 @@ def supervise(spec: JobSpec, job_dir: Path, link: BrokerLink, outbox: Outbox,
                     cancelled = _forward(message, child, spec.job_id, link)
             relay.poll()
             applied.poll()
-            closed.poll()
+            closed.poll(heartbeat)
             link.attempt(lambda: outbox.flush(publish))
             quiet = watch.quiet_for()
             if quiet is not None:
@@ -529,7 +583,7 @@ def supervise(spec: JobSpec, job_dir: Path, link: BrokerLink, outbox: Outbox,
         _close_stdin(child)
     relay.poll(force=True)
     applied.poll()
-    closed.poll()
+    closed.poll(heartbeat)
     if stalled is not None:
         return stalled
     result_file = job_dir / RESULT_FILE
@@ -625,7 +679,8 @@ def _run(spec: JobSpec, hostname: str, link: BrokerLink, waiting: list[Any]) -> 
             if previous.status == "DONE":
                 logger.info("job %s already done here: sending its result again", spec.job_id)
                 outbox = Outbox(job_dir)
-                previous = delivery.deliver_result(previous, job_dir)
+                heartbeat = Heartbeat(_ProgressRelay(job_dir, outbox), link, outbox)
+                previous = delivery.deliver_result(previous, job_dir, tick=heartbeat)
                 outbox.put(RESULT_TASK, [previous.to_dict()])
                 _deliver(link, outbox)
                 return previous.to_dict()
@@ -650,7 +705,8 @@ def _run(spec: JobSpec, hostname: str, link: BrokerLink, waiting: list[Any]) -> 
                        "resubmission", spec.job_id)
         _deliver(link, outbox)
         return {"job_id": spec.job_id, "status": "CANCELLED"}
-    result = delivery.deliver_result(result, job_dir)  # no delivery target: unchanged
+    heartbeat = Heartbeat(_ProgressRelay(job_dir, outbox), link, outbox)
+    result = delivery.deliver_result(result, job_dir, tick=heartbeat)  # no delivery target: unchanged
     outbox.put(RESULT_TASK, [result.to_dict()])
     _deliver(link, outbox)
     logger.info("job %s: %s", spec.job_id, result.status)

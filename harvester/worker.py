@@ -6,7 +6,10 @@ harvester machine has the broker and a spool directory, nothing else.
 
 from __future__ import annotations
 
+from typing import Any
+
 from celery import Celery
+from celery.signals import worker_ready
 
 from harvester.runtime import celery_config
 
@@ -15,3 +18,12 @@ app.conf.update(celery_config())
 # One job per worker process, taken only when the process is free, acknowledged only when it ends.
 app.conf.update(worker_concurrency=1, worker_prefetch_multiplier=1, task_acks_late=True)
 app.autodiscover_tasks(["harvester"], related_name="tasks", force=True)
+
+
+@worker_ready.connect
+def _sweep_receipts_periodically(**_: Any) -> None:
+    """With harvester-side delivery, free the spool copies the chain has stored even while no job runs."""
+    from harvester import delivery
+    from harvester.runtime import spool_dir
+
+    delivery.start_sweeper(spool_dir)

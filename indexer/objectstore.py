@@ -45,7 +45,7 @@ UNLIMITED = 1 << 62
 Tick = Callable[[], None]
 
 
-def _no_tick() -> None:
+def no_tick() -> None:
     pass
 
 
@@ -91,6 +91,17 @@ def _code(exc: BaseException) -> str:
 
 def _not_found(exc: BaseException) -> bool:
     return _code(exc) in ("404", "NoSuchKey", "NotFound", "NoSuchBucket")
+
+
+def permanent(exc: BaseException) -> bool:
+    """True when trying again cannot help: the local file is gone or is not what its checksum says, the name
+    holds other bytes, or the store refused the request itself (a 4xx answer other than timeout/throttling:
+    no such bucket, access denied, a bad request). An outage, a dropped connection or a 5xx is not."""
+    if isinstance(exc, (FileNotFoundError, ChecksumMismatch, NameConflict)):
+        return True
+    response = getattr(exc, "response", None) or {}
+    status = response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+    return isinstance(status, int) and 400 <= status < 500 and status not in (408, 429)
 
 
 @dataclass(frozen=True)
@@ -143,7 +154,7 @@ def size(url: str) -> int | None:
         raise
 
 
-def sha256_object(url: str, tick: Tick = _no_tick) -> str:
+def sha256_object(url: str, tick: Tick = no_tick) -> str:
     """Hex SHA-256 of an object, streamed in 1 MiB chunks (never held in memory)."""
     bucket, key = split(url)
     body = client().get_object(Bucket=bucket, Key=key)["Body"]
@@ -174,14 +185,17 @@ def _b64(digest: bytes) -> str:
     return base64.b64encode(digest).decode("ascii")
 
 
-def put(src: str | Path, url: str, sha256: str, state: Path | None = None, tick: Tick = _no_tick,
-        part_size: int = PART_SIZE) -> str:
+def put(src: str | Path, url: str, sha256: str, state: Path | None = None, tick: Tick = no_tick,
+        part_size: int | None = None) -> str:
     """Store file ``src`` as object ``url`` unless it is there already; returns ``url``.
 
     Not verified by reading back (see :func:`upload_verified`): the harvester's delivery uses it, and the
     chain's ingest hashes what it downloads. A file up to ``part_size`` goes in one conditional PUT; a bigger
     one as a multipart upload resumed from ``state`` (a JSON file; removed when the object is complete).
-    :class:`NameConflict` if the name holds different bytes."""
+    ``tick`` is called before every request that sends a part (the harvester's heartbeat: a job with gigabytes
+    to upload must not go silent) and every MiB read back. :class:`NameConflict` if the name holds different
+    bytes."""
+    part_size = part_size or PART_SIZE
     sha256 = sha256.lower()
     bucket, key = split(url)
     length = os.path.getsize(src)
@@ -190,6 +204,7 @@ def put(src: str | Path, url: str, sha256: str, state: Path | None = None, tick:
     meta = {"sha256": sha256}
     try:
         if length <= part_size:
+            tick()
             with open(src, "rb") as f:
                 data = f.read()
             if hashlib.sha256(data).hexdigest() != sha256:
@@ -272,7 +287,7 @@ def _write_state(state: Path, data: dict[str, Any]) -> None:
     os.replace(tmp, state)
 
 
-def upload_verified(src: str | Path, url: str, sha256: str, tick: Tick = _no_tick,
+def upload_verified(src: str | Path, url: str, sha256: str, tick: Tick = no_tick,
                     state: Path | None = None) -> str:
     """:func:`put`, then read the object back and hash it: the chain's copy into an object location. A copy
     that reads back wrong is deleted (it is the one this call made: the put was conditional) and raises
@@ -288,7 +303,7 @@ def upload_verified(src: str | Path, url: str, sha256: str, tick: Tick = _no_tic
     return url
 
 
-def download_verified(url: str, dest: Path, sha256: str, tick: Tick = _no_tick) -> Path:
+def download_verified(url: str, dest: Path, sha256: str, tick: Tick = no_tick) -> Path:
     """Fetch ``url`` into file ``dest`` (written under a temporary name, renamed once its SHA-256 matches).
     A ``dest`` already there with that size is taken as is: the caller hashes what it uses (the chain's
     ingest does)."""
@@ -324,6 +339,21 @@ def open_at(url: str, offset: int) -> Any:
         return client().get_object(Bucket=bucket, Key=key, Range=f"bytes={offset}-")["Body"]
     except Exception as exc:
         raise OSError(f"{url}: {exc}") from exc
+
+
+def get_bytes(url: str, limit: int = 1024) -> bytes | None:
+    """The first ``limit`` bytes of a small object (a receipt), or None when there is none."""
+    bucket, key = split(url)
+    try:
+        body = client().get_object(Bucket=bucket, Key=key, Range=f"bytes=0-{limit - 1}")["Body"]
+    except Exception as exc:
+        if _not_found(exc):
+            return None
+        if _code(exc) == "InvalidRange":  # an empty object
+            return b""
+        raise
+    with body:
+        return bytes(body.read(limit))
 
 
 def put_bytes(url: str, data: bytes) -> None:

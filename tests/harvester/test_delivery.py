@@ -50,7 +50,8 @@ def test_deliver_result_names_objects_and_the_sweep_waits_for_receipts(tmp_path,
     assert objectstore.size(f"{target}/7/logs/crawl.log") == 7
     assert delivery.deliver_result(result, job_dir, target) == delivered  # again (a resent result): no change
     assert delivery.sweep_receipts(spool) == 0 and all(Path(f.path).is_file() for f in result.files)
-    objectstore.put_bytes(delivery.receipt_url(delivered.files[0].path), b"stored")  # what the chain does
+    receipt = delivery.receipt_url(delivered.files[0].path)
+    objectstore.put_bytes(receipt, delivered.files[0].sha256.encode())  # what the chain does
     assert delivery.sweep_receipts(spool) == 1
     assert not Path(result.files[0].path).exists() and Path(result.files[1].path).is_file()
     assert objectstore.list_keys(f"{target}/receipts") == []
@@ -120,7 +121,148 @@ def test_a_continuous_job_s_closed_warcs_are_delivered_before_they_are_reported(
     relay.poll()
     assert outbox.pending() == [] and relay.undelivered
     monkeypatch.setenv("NETHARVEST_S3_ENDPOINT_URL", endpoint)  # back
+    relay.retry_at = 0.0  # its back-off is over
     relay.poll()
     (message,) = [json.loads(p.read_text()) for p in outbox.pending()]
     assert message["args"][1][0]["path"] == f"{s3_bucket}/deliv/5/{result.files[0].name}"
     assert objectstore.sha256_object(message["args"][1][0]["path"]) == result.files[0].sha256
+
+
+def _small_parts(monkeypatch) -> None:
+    monkeypatch.setattr(objectstore, "PART_SIZE", 5 << 20)  # S3's smallest part: a 3-part file stays small
+
+
+def test_every_upload_keeps_the_heartbeat_flowing(tmp_path, s3_bucket, monkeypatch):
+    """Review of issue 15, defect 1: the parent uploading gigabytes (mid-run relay, final delivery) sent no
+    heartbeat and the reaper failed the job. The Heartbeat passed as ``tick`` publishes progress during the
+    upload: at least once per part here (its interval set to 0)."""
+    from harvester import tasks
+    from harvester.continuous import FILES_CLOSED
+    from harvester.outbox import Outbox
+
+    _small_parts(monkeypatch)
+    monkeypatch.setattr(tasks, "PROGRESS_INTERVAL_S", 0.0)
+    published: list[str] = []
+    monkeypatch.setattr(tasks, "publish", lambda task, args: published.append(task))
+    job_dir = tmp_path / "spool" / "11"
+    result = _result(job_dir, (10 << 20) + 5, 3000)  # three parts, then one PUT
+    (job_dir / "progress.json").write_text(json.dumps({"job_id": 11, "urls_done": 5}))
+    outbox = Outbox(job_dir)
+    heartbeat = tasks.Heartbeat(tasks._ProgressRelay(job_dir, outbox), tasks.BrokerLink(11), outbox)
+    relay = tasks._FilesRelay(job_dir, 11, outbox)
+    (job_dir / FILES_CLOSED).write_text(json.dumps(result.files[0].__dict__) + "\n")
+    monkeypatch.setenv("NETHARVEST_DELIVERY", f"{s3_bucket}/deliv")
+    relay.poll(heartbeat)  # the mid-run relay
+    assert published.count(tasks.PROGRESS_TASK) >= 3
+    published.clear()
+    delivered = delivery.deliver_result(result, job_dir, tick=heartbeat)  # the job's end
+    assert published.count(tasks.PROGRESS_TASK) >= 1  # the small file (the big one was delivered already)
+    assert [f.path for f in delivered.files] == [f"{s3_bucket}/deliv/11/{f.name}" for f in result.files]
+
+
+def test_a_delivered_file_is_answered_from_its_record_never_uploaded_or_read_again(tmp_path, s3_bucket):
+    """Defect 2: after the sweep removed the spool copy, a duplicate message (or a restarted parent, or a
+    continuous job's final result) delivering that file again looped forever on FileNotFoundError; a file
+    whose stored object the chain had removed was uploaded again (an orphan)."""
+    spool, target = tmp_path / "spool", f"{s3_bucket}/deliv"
+    job_dir = spool / "12"
+    result = _result(job_dir, 1000)
+    (first,) = delivery.deliver_result(result, job_dir, target).files
+    objectstore.put_bytes(delivery.receipt_url(first.path), result.files[0].sha256.encode())
+    objectstore.delete(first.path)  # what the chain's delete step does once the file is stored
+    assert delivery.sweep_receipts(spool) == 1 and not Path(result.files[0].path).exists()
+    again = delivery.deliver_result(result, job_dir, target)  # the spool copy is gone: answered from the record
+    assert again.files == (first,)
+    assert objectstore.size(first.path) is None  # not uploaded again
+    assert json.loads(delivery.record_path(job_dir, first.name).read_text())["swept"] is True
+
+
+def test_a_file_that_can_never_be_delivered_is_given_up_with_one_line(tmp_path, s3_bucket, caplog):
+    """Defect 2: a missing spool file, a damaged one, or a store refusing the request (4xx) is permanent:
+    the file keeps its spool path (the chain says it cannot read it), the worker is not stuck retrying."""
+    job_dir = tmp_path / "spool" / "13"
+    result = _result(job_dir, 1000, 1000, 1000)
+    Path(result.files[0].path).unlink()  # gone, never delivered
+    Path(result.files[1].path).write_bytes(b"damaged")  # not what its checksum says
+    with caplog.at_level("ERROR", logger="harvester.delivery"):
+        out = delivery.deliver_result(result, job_dir, f"{s3_bucket}/deliv")
+        refused = delivery.deliver_result(_result(tmp_path / "spool" / "14", 10), tmp_path / "spool" / "14",
+                                          "s3://no-such-bucket-here/deliv")
+    assert [f.path for f in out.files] == [result.files[0].path, result.files[1].path,
+                                           f"{s3_bucket}/deliv/13/{result.files[2].name}"]
+    assert not objectstore.is_url(refused.files[0].path)
+    assert len([r for r in caplog.records if "for good" in r.getMessage()]) == 3
+
+
+def test_the_sweep_trusts_a_receipt_only_when_it_holds_the_delivered_digest(tmp_path, s3_bucket, caplog):
+    """Defect 6: a receipt with another digest (another deployment sharing the prefix, an earlier file of that
+    name) keeps the spool copy; a bad record does not block the others."""
+    spool, target = tmp_path / "spool", f"{s3_bucket}/deliv"
+    a, b = _result(spool / "15", 1000), _result(spool / "16", 1000)
+    (da,) = delivery.deliver_result(a, spool / "15", target).files
+    (db,) = delivery.deliver_result(b, spool / "16", target).files
+    (spool / "10" / "delivery").mkdir(parents=True)
+    (spool / "10" / "delivery" / "10-0.warc.gz.json").write_text("{not json")  # sorts first
+    objectstore.put_bytes(delivery.receipt_url(da.path), b"0" * 64)  # not a's digest
+    objectstore.put_bytes(delivery.receipt_url(db.path), db.sha256.encode())
+    with caplog.at_level("ERROR", logger="harvester.delivery"):
+        assert delivery.sweep_receipts(spool) == 1
+    assert Path(a.files[0].path).is_file() and not Path(b.files[0].path).exists()
+    assert objectstore.size(delivery.receipt_url(da.path)) is not None  # left alone
+    assert objectstore.size(delivery.receipt_url(db.path)) is None
+    assert any("spool copy kept" in r.getMessage() for r in caplog.records)
+
+
+def test_the_relay_reports_what_it_delivered_and_retries_only_what_failed(tmp_path, s3_bucket, monkeypatch):
+    """Defect 8: one file failing kept every file of the batch pending, uploaded (or hashed) again every poll."""
+    from harvester.continuous import FILES_CLOSED
+    from harvester.outbox import Outbox
+    from harvester.tasks import _FilesRelay
+
+    target = f"{s3_bucket}/deliv"
+    job_dir = tmp_path / "spool" / "17"
+    result = _result(job_dir, 700, 800)
+    Path(result.files[1].path).unlink()  # can never be delivered
+    outbox = Outbox(job_dir)
+    relay = _FilesRelay(job_dir, 17, outbox)
+    (job_dir / FILES_CLOSED).write_text("".join(json.dumps(f.__dict__) + "\n" for f in result.files))
+    monkeypatch.setenv("NETHARVEST_DELIVERY", target)
+    relay.poll()
+    (message,) = [json.loads(p.read_text()) for p in outbox.pending()]
+    assert [f["path"] for f in message["args"][1]] == [f"{target}/17/{result.files[0].name}",
+                                                       result.files[1].path]
+    assert relay.undelivered == []
+
+    third = job_dir / "warcs" / "17-2.warc.gz"  # a third WARC closes while the store is down
+    third.write_bytes(b"third")
+    more = FileResult(third.name, str(third), 5, hashlib.sha256(b"third").hexdigest())
+    with open(job_dir / FILES_CLOSED, "a") as f:
+        f.write(json.dumps(more.__dict__) + "\n")
+    endpoint = os.environ["NETHARVEST_S3_ENDPOINT_URL"]
+    monkeypatch.setenv("NETHARVEST_S3_ENDPOINT_URL", "http://127.0.0.1:9")
+    relay.poll()
+    assert [e["name"] for e in relay.undelivered] == [more.name] and relay.retry_at > time.monotonic()
+    monkeypatch.setenv("NETHARVEST_S3_ENDPOINT_URL", endpoint)
+    relay.poll()  # backing off: not tried yet
+    assert len(outbox.pending()) == 1 and relay.undelivered
+    relay.retry_at = 0.0
+    relay.poll()
+    assert len(outbox.pending()) == 2 and relay.undelivered == []
+
+
+def test_an_idle_worker_sweeps_its_receipts_too(tmp_path, s3_bucket, monkeypatch):
+    """The sweep ran only before a job: a harvester that got no more jobs never freed its spool."""
+    spool, target = tmp_path / "spool", f"{s3_bucket}/deliv"
+    result = _result(spool / "18", 1000)
+    (delivered,) = delivery.deliver_result(result, spool / "18", target).files
+    objectstore.put_bytes(delivery.receipt_url(delivered.path), delivered.sha256.encode())
+    monkeypatch.setenv("NETHARVEST_DELIVERY", target)
+    stop = delivery.start_sweeper(lambda: spool, interval_s=0.05)
+    assert stop is not None
+    deadline = time.monotonic() + 20
+    while Path(result.files[0].path).exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    stop.set()
+    assert not Path(result.files[0].path).exists()
+    monkeypatch.delenv("NETHARVEST_DELIVERY")
+    assert delivery.start_sweeper(lambda: spool) is None  # no delivery target: nothing to sweep
