@@ -252,13 +252,13 @@ def generate_jobs(definition: HarvestDefinition, run: int, now: datetime | None 
                 "FROM jobgen_rows r JOIN jobgen_map m ON m.grp = r.grp AND m.chunk = r.chunk"
             )
         freezer = SpecFreezer(definition, run)
-        by_id = {j.pk: (p, j) for p, j in zip(plans, jobs, strict=True)}
+        by_key = {(p.grp, p.chunk): (p, j) for p, j in zip(plans, jobs, strict=True)}
         made = []
-        for job_id, domains in freezer.stream():
-            plan, job = by_id.pop(job_id)
+        for key, domains in freezer.stream():
+            plan, job = by_key.pop(key)
             if freezer.freeze(job, plan, domains) is not None:
                 made.append(job)
-        for plan, job in by_id.values():  # every configuration of the job had its seeds commented out
+        for plan, job in by_key.values():  # every configuration of the job had its seeds commented out
             freezer.freeze(job, plan, [])
         cur.execute("DROP TABLE jobgen_rows")
         cur.execute("DROP TABLE jobgen_map")
@@ -302,19 +302,20 @@ class SpecFreezer:
             validate_regex(trap, f"global_traps[{k}]")
         self.dedup_index = str(storage.dedup_index_path())  # the one the indexer chain feeds
 
-    def stream(self) -> Iterator[tuple[int, list[dict[str, Any]]]]:
-        """Every job of the run with its domains as JobSpec entries, one job at a time.
+    def stream(self) -> Iterator[tuple[tuple[int, int], list[dict[str, Any]]]]:
+        """Every job of the run, named by its (group, chunk), with its domains as JobSpec entries, one job
+        at a time (the caller knows each job's id: no join with ``jobgen_map`` over a million rows).
 
         One query over the run's rows (hash joins, sequential reads: a million index lookups, one per
         domain, cost ten times more), streamed through a server-side cursor on PostgreSQL. Within a
         job the domains come biggest first, so a harvester starts the long ones early.
         """
         query = (
-            "SELECT m.job_id, r.config_id, r.domain_name, r.config_name, r.traps, r.max_objects, r.max_bytes, "
-            "s.seeds FROM jobgen_rows r JOIN jobgen_map m ON m.grp = r.grp AND m.chunk = r.chunk "
+            "SELECT r.grp, r.chunk, r.config_id, r.domain_name, r.config_name, r.traps, r.max_objects, "
+            "r.max_bytes, s.seeds FROM jobgen_rows r "
             "JOIN harvest_domainconfiguration_seedlists cs ON cs.configuration_id = r.config_id "
             "JOIN harvest_seedlist s ON s.id = cs.seedlist_id "
-            "ORDER BY m.job_id, r.expected_bytes DESC, r.config_id, s.id"
+            "ORDER BY r.grp, r.chunk, r.expected_bytes DESC, r.config_id, s.id"
         )
         if connection.vendor == "postgresql":  # generate_jobs set work_mem for its sort
             connection.ensure_connection()
@@ -324,24 +325,24 @@ class SpecFreezer:
             cur = connection.connection.cursor()
         try:
             cur.execute(query)
-            job_id, domains, current_id, seeds_of = None, [], None, None
+            grp, chunk, domains, current_id, seeds_of = None, None, [], None, None
             active_seeds, regex_lines = validators.active_seeds, validators.regex_lines
-            for row_job, config_id, domain, config, traps, max_objects, max_bytes, seeds in cur:
+            for row_grp, row_chunk, config_id, domain, config, traps, max_objects, max_bytes, seeds in cur:
                 if config_id == current_id:  # a further seed list of the same configuration
                     seeds_of.extend(s for s in dict.fromkeys(active_seeds(seeds or "")) if s not in seeds_of)
                     continue
-                if row_job != job_id:
-                    if job_id is not None:
-                        yield job_id, domains
-                    job_id, domains = row_job, []
+                if row_chunk != chunk or row_grp != grp:
+                    if grp is not None:
+                        yield (grp, chunk), domains
+                    grp, chunk, domains = row_grp, row_chunk, []
                 current_id = config_id
                 # dict.fromkeys: a seed listed twice is kept once, in the order of its first line
                 seeds_of = list(dict.fromkeys(active_seeds(seeds))) if seeds else []
                 domains.append({"name": domain, "configuration": config, "seeds": seeds_of,
                                 "max_objects": max_objects, "max_bytes": max_bytes,
                                 "traps": regex_lines(traps) if traps else [], "config_id": config_id})
-            if job_id is not None:
-                yield job_id, domains
+            if grp is not None:
+                yield (grp, chunk), domains
         finally:
             cur.close()
 
