@@ -54,6 +54,15 @@ CONTINUED_REASONS = ("OBJECT_LIMIT", "SIZE_LIMIT", "TIME_LIMIT")
 NOT_PATCH = "job_id NOT IN (SELECT id FROM harvest_job WHERE patches_id IS NOT NULL)"
 
 
+#: What the JobSpec needs of a configuration and its domain, carried from the candidates to the spec stream
+#: (two joins fewer over a million rows there). An empty trap list is NULL: nothing to parse.
+CARRIED = "d.name AS domain_name, c.name AS config_name, NULLIF(d.crawler_traps, '') AS traps"
+CARRIED_COLS = "domain_name, config_name, traps"
+
+#: PostgreSQL's sort memory for one generation's transaction (see generate_jobs).
+WORK_MEM = "400MB"
+
+
 class GenerationError(Exception):
     """A definition that cannot be turned into jobs; the message says why."""
 
@@ -97,9 +106,10 @@ def candidates_sql(definition: HarvestDefinition, now: datetime) -> tuple[str, l
                  "WHERE cs.configuration_id = c.id)")
     if definition.kind in (HarvestDefinition.SELECTIVE, HarvestDefinition.CONTINUOUS):
         sql = (
-            "SELECT c.id AS config_id, c.template_id, c.max_objects, c.max_bytes "
+            f"SELECT c.id AS config_id, c.template_id, c.max_objects, c.max_bytes, {CARRIED} "
             "FROM harvest_harvestdefinition_configurations hc "
             "JOIN harvest_domainconfiguration c ON c.id = hc.domainconfiguration_id "
+            "JOIN harvest_domain d ON d.id = c.domain_id "
             f"WHERE hc.harvestdefinition_id = %s AND c.max_objects <> 0 AND c.max_bytes <> 0 AND {has_seeds}"
         )
         return sql, [definition.pk]
@@ -109,7 +119,7 @@ def candidates_sql(definition: HarvestDefinition, now: datetime) -> tuple[str, l
               f"{_min_limit(str(int(definition.max_bytes)), 'c.max_bytes')} AS max_bytes")
     params: list[Any] = []
     sql = (
-        f"SELECT c.id AS config_id, c.template_id, {limits} "
+        f"SELECT c.id AS config_id, c.template_id, {limits}, {CARRIED} "
         "FROM harvest_domainconfiguration c JOIN harvest_domain d ON d.id = c.domain_id "
     )
     where = (
@@ -158,14 +168,16 @@ def estimate_sql(cand: str) -> str:
            f"WHEN h.last_reason = 'DOWNLOAD_COMPLETE' THEN h.last_objects "
            f"ELSE {_max(f'{STOPPED_RUN_FACTOR} * h.last_objects', 'h.best_objects')} END)")
     first = (
-        f"SELECT cand.config_id, cand.template_id, cand.max_objects, cand.max_bytes, {bpo} AS bpo, {raw} AS raw "
+        f"SELECT cand.config_id, cand.template_id, cand.max_objects, cand.max_bytes, {CARRIED_COLS}, "
+        f"{bpo} AS bpo, {raw} AS raw "
         f"FROM {cand} cand LEFT JOIN ({h}) h ON h.cid = cand.config_id"
     )
     by_bytes = "(CASE WHEN e.max_bytes = -1 THEN -1 ELSE e.max_bytes / e.bpo END)"
     objects = _min_limit(_min_limit("e.raw", "e.max_objects"), by_bytes)
     return (
         f"SELECT x.*, {_min_limit('x.expected_objects * x.bpo', 'x.max_bytes')} AS expected_bytes FROM ("
-        f"SELECT e.config_id, e.template_id, e.max_objects, e.max_bytes, e.bpo, {objects} AS expected_objects "
+        f"SELECT e.config_id, e.template_id, e.max_objects, e.max_bytes, {CARRIED_COLS}, e.bpo, "
+        f"{objects} AS expected_objects "
         f"FROM ({first}) e) x"
     )
 
@@ -189,15 +201,19 @@ def generate_jobs(definition: HarvestDefinition, run: int, now: datetime | None 
         group, plan_cols, size = "1", "MIN(template_id), -1, -1", 1 << 62
     numbered = (
         f"SELECT s.config_id, s.template_id, s.max_objects, s.max_bytes, s.expected_objects, s.expected_bytes, "
+        f"{CARRIED_COLS}, "
         f"DENSE_RANK() OVER (ORDER BY {group}) AS grp, "
         f"(ROW_NUMBER() OVER (PARTITION BY {group} ORDER BY s.expected_bytes DESC, s.config_id) - 1) / {int(size)} "
         f"AS chunk FROM ({estimate_sql('jobgen_cand')}) s"
     )
     with transaction.atomic(), connection.cursor() as cur:
         if connection.vendor == "postgresql":
-            # Sorts and hash joins over a million rows stay in memory (the default 4 MB spills to disk);
+            # Sorts and hash joins over a million rows stay in memory (the default 4 MB spills to disk):
+            # the estimator's window sort of a million candidates with their names (~140 MB) and the spec
+            # stream's sort with the seeds (~300 MB) went to disk as external merges at 128 MB
+            # (docs/BENCHMARKS.md, "Job generation"). This transaction only.
             # JIT compiling the estimator's expressions cost 7 s of a 20 s statement and saved nothing.
-            cur.execute("SET LOCAL work_mem = '128MB'")
+            cur.execute(f"SET LOCAL work_mem = '{WORK_MEM}'")
             cur.execute("SET LOCAL jit = off")
         for table in ("jobgen_cand", "jobgen_rows", "jobgen_map"):
             cur.execute(f"DROP TABLE IF EXISTS {table}")
@@ -236,13 +252,13 @@ def generate_jobs(definition: HarvestDefinition, run: int, now: datetime | None 
                 "FROM jobgen_rows r JOIN jobgen_map m ON m.grp = r.grp AND m.chunk = r.chunk"
             )
         freezer = SpecFreezer(definition, run)
-        by_id = {j.pk: (p, j) for p, j in zip(plans, jobs, strict=True)}
+        by_key = {(p.grp, p.chunk): (p, j) for p, j in zip(plans, jobs, strict=True)}
         made = []
-        for job_id, domains in freezer.stream():
-            plan, job = by_id.pop(job_id)
+        for key, domains in freezer.stream():
+            plan, job = by_key.pop(key)
             if freezer.freeze(job, plan, domains) is not None:
                 made.append(job)
-        for plan, job in by_id.values():  # every configuration of the job had its seeds commented out
+        for plan, job in by_key.values():  # every configuration of the job had its seeds commented out
             freezer.freeze(job, plan, [])
         cur.execute("DROP TABLE jobgen_rows")
         cur.execute("DROP TABLE jobgen_map")
@@ -286,51 +302,47 @@ class SpecFreezer:
             validate_regex(trap, f"global_traps[{k}]")
         self.dedup_index = storage.dedup_location()  # the one the indexer chain feeds
 
-    def stream(self) -> Iterator[tuple[int, list[dict[str, Any]]]]:
-        """Every job of the run with its domains as JobSpec entries, one job at a time.
+    def stream(self) -> Iterator[tuple[tuple[int, int], list[dict[str, Any]]]]:
+        """Every job of the run, named by its (group, chunk), with its domains as JobSpec entries, one job
+        at a time (the caller knows each job's id: no join with ``jobgen_map`` over a million rows).
 
         One query over the run's rows (hash joins, sequential reads: a million index lookups, one per
         domain, cost ten times more), streamed through a server-side cursor on PostgreSQL. Within a
         job the domains come biggest first, so a harvester starts the long ones early.
         """
         query = (
-            "SELECT m.job_id, c.id, d.name, c.name, d.crawler_traps, r.max_objects, r.max_bytes, s.seeds "
-            "FROM jobgen_rows r JOIN jobgen_map m ON m.grp = r.grp AND m.chunk = r.chunk "
-            "JOIN harvest_domainconfiguration c ON c.id = r.config_id "
-            "JOIN harvest_domain d ON d.id = c.domain_id "
-            "JOIN harvest_domainconfiguration_seedlists cs ON cs.configuration_id = c.id "
+            "SELECT r.grp, r.chunk, r.config_id, r.domain_name, r.config_name, r.traps, r.max_objects, "
+            "r.max_bytes, s.seeds FROM jobgen_rows r "
+            "JOIN harvest_domainconfiguration_seedlists cs ON cs.configuration_id = r.config_id "
             "JOIN harvest_seedlist s ON s.id = cs.seedlist_id "
-            "ORDER BY m.job_id, r.expected_bytes DESC, c.id, s.id"
+            "ORDER BY r.grp, r.chunk, r.expected_bytes DESC, r.config_id, s.id"
         )
-        if connection.vendor == "postgresql":
+        if connection.vendor == "postgresql":  # generate_jobs set work_mem for its sort
             connection.ensure_connection()
-            with connection.cursor() as setup:
-                # The sort of a million rows with their seeds (~300 MB) in memory: with generate_jobs' 128 MB it
-                # went to disk as an external merge (docs/BENCHMARKS.md, "Job generation"). This transaction only.
-                setup.execute("SET LOCAL work_mem = '400MB'")
             cur = connection.connection.cursor(name="jobgen_stream")
-            cur.itersize = 5000
+            cur.itersize = 20_000  # 50 round trips for a million rows
         else:
             cur = connection.connection.cursor()
         try:
             cur.execute(query)
-            job_id, domains, current_id, current = None, [], None, None
-            for row_job, config_id, domain, config, traps, max_objects, max_bytes, seeds in cur:
-                if config_id != current_id:
-                    if row_job != job_id:
-                        if job_id is not None:
-                            yield job_id, domains
-                        job_id, domains = row_job, []
-                    current_id = config_id
-                    current = {"name": domain, "configuration": config, "seeds": [], "max_objects": max_objects,
-                               "max_bytes": max_bytes, "traps": validators.regex_lines(traps or ""),
-                               "config_id": config_id}
-                    domains.append(current)
-                for seed in validators.active_seeds(seeds or ""):
-                    if seed not in current["seeds"]:
-                        current["seeds"].append(seed)
-            if job_id is not None:
-                yield job_id, domains
+            grp, chunk, domains, current_id, seeds_of = None, None, [], None, None
+            active_seeds, regex_lines = validators.active_seeds, validators.regex_lines
+            for row_grp, row_chunk, config_id, domain, config, traps, max_objects, max_bytes, seeds in cur:
+                if config_id == current_id:  # a further seed list of the same configuration
+                    seeds_of.extend(s for s in dict.fromkeys(active_seeds(seeds or "")) if s not in seeds_of)
+                    continue
+                if row_chunk != chunk or row_grp != grp:
+                    if grp is not None:
+                        yield (grp, chunk), domains
+                    grp, chunk, domains = row_grp, row_chunk, []
+                current_id = config_id
+                # dict.fromkeys: a seed listed twice is kept once, in the order of its first line
+                seeds_of = list(dict.fromkeys(active_seeds(seeds))) if seeds else []
+                domains.append({"name": domain, "configuration": config, "seeds": seeds_of,
+                                "max_objects": max_objects, "max_bytes": max_bytes,
+                                "traps": regex_lines(traps) if traps else [], "config_id": config_id})
+            if grp is not None:
+                yield (grp, chunk), domains
         finally:
             cur.close()
 

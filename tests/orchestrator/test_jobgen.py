@@ -17,6 +17,7 @@ from orchestrator.harvest.models import (
     HarvestInfo,
     Job,
     JobDomain,
+    SeedList,
 )
 from tests.orchestrator import factories
 
@@ -234,3 +235,22 @@ def test_nothing_to_harvest_makes_no_jobs():
     assert jobgen.generate_jobs(definition, run=1) == []
     # A continuous definition is run as jobs too now (issue 12); without configurations, none.
     assert jobgen.generate_jobs(factories.selective_definition("cont", kind="continuous"), run=1) == []
+
+
+def test_seeds_of_several_lists_are_merged_in_order_once_each():
+    """A configuration's active seeds: its seed lists in order, comment and blank lines dropped, each URL
+    once where it first appears (rows stored raw, as an import or an old release may have left them)."""
+    config = configs("merged.ee")[0]
+    first = config.seedlists.get()
+    SeedList.objects.filter(pk=first.pk).update(
+        seeds="http://a.ee/\r\n# http://off.ee/\n\n  http://b.ee/  \nhttp://a.ee/")
+    second = SeedList.objects.create(domain_id=config.domain_id, name="more", seeds="http://b.ee/\nhttp://c.ee/")
+    config.seedlists.add(second)
+    Domain.objects.filter(pk=config.domain_id).update(crawler_traps=".*/a/.*\r\n\n.*/b/.*\n")
+    definition = factories.selective_definition()
+    definition.configurations.set([config])
+    [job_id] = jobgen.generate_jobs(definition, run=1)
+    [entry] = Job.objects.get(pk=job_id).spec["domains"]
+    assert entry["seeds"] == ["http://a.ee/", "http://b.ee/", "http://c.ee/"]
+    assert entry["traps"] == [".*/a/.*", ".*/b/.*"]
+    assert entry["name"] == "merged.ee" and entry["configuration"] == config.name
