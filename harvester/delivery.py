@@ -11,7 +11,7 @@ metadata WARC). Without a delivery target nothing changes: the chain reads the s
 The spool copy stays until the chain has a verified stored copy. The harvester never sees the database, so
 the chain says so in the store: its delete step writes a *receipt* ``<prefix>/receipts/<job>/<name>`` (and
 removes the delivered object, now stored elsewhere). :func:`sweep_receipts`, run by the harvester worker
-before each job (harvester.tasks), deletes each spool file whose receipt is there, then the receipt.
+before each job (harvester.runjob), deletes each spool file whose receipt is there, then the receipt.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from pathlib import Path
 
 from harvester.contracts import FileResult, JobResult
 from indexer import objectstore
-from indexer.storage import NameConflict, sha256_file
+from indexer.transfer import NameConflict, sha256_file
 
 logger = logging.getLogger(__name__)
 
@@ -49,7 +49,7 @@ def object_url(delivery: str, job_id: int | str, name: str) -> str:
 
 def receipt_url(delivered: str) -> str:
     """``…/<prefix>/<job>/<name>`` → ``…/<prefix>/receipts/<job>/<name>``: what the chain writes once the file
-    is stored and verified (orchestrator.harvest.chain.delete)."""
+    is stored and verified (orchestrator.harvest.chain.steps.delete)."""
     job_dir = objectstore.parent(delivered)
     return objectstore.join(objectstore.parent(job_dir), RECEIPTS, job_dir.rsplit("/", 1)[1],
                             delivered.rsplit("/", 1)[1])

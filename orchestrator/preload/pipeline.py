@@ -34,7 +34,7 @@ from typing import TextIO
 from django.db import connection
 
 from harvester.hosts import is_ip
-from orchestrator.harvest.domains import default_template
+from orchestrator.harvest.curation.domains import default_template
 from orchestrator.harvest.models import CrawlTemplate
 from orchestrator.preload import load as loader
 from orchestrator.preload.ingest import REDIRECT, InputError, SourceStats, ingest

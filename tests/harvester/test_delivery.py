@@ -107,7 +107,7 @@ def test_a_continuous_job_s_closed_warcs_are_delivered_before_they_are_reported(
     one only once it is in the store; while the store is down they wait (nothing reported, nothing lost)."""
     from harvester.continuous import FILES_CLOSED
     from harvester.outbox import Outbox
-    from harvester.tasks import _FilesRelay
+    from harvester.runjob import _FilesRelay
 
     job_dir = tmp_path / "spool" / "5"
     result = _result(job_dir, 700)

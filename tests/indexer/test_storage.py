@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from indexer import storage
+from indexer import transfer as storage
 from indexer.merge import write_sorted
-from indexer.storage import (
+from indexer.transfer import (
     ChecksumMismatch,
     Location,
     NameConflict,

@@ -9,7 +9,7 @@ import re
 import pytest
 from django.core.management import CommandError, call_command
 
-from orchestrator.harvest.domains import create_domains
+from orchestrator.harvest.curation.domains import create_domains
 from orchestrator.harvest.models import Domain, DomainConfiguration, SeedList
 from orchestrator.preload import load as loader
 from orchestrator.preload import pipeline
