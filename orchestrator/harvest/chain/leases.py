@@ -1,4 +1,4 @@
-"""Keeping a short lease alive while the work it covers runs (the indexer chain's claims, chain.py).
+"""Keeping a short lease alive while the work it covers runs (the indexer chain's claims, steps.py).
 
 A claim's lease is short (``NETHARVEST_INDEX_LEASE_S``, 2 minutes), so the claim of a worker killed with
 SIGKILL runs out within minutes and the sweep hands the file to another worker. A *live* worker keeps its

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from indexer import transfer as storage
+from indexer import transfer
 from indexer.merge import write_sorted
 from indexer.transfer import (
     ChecksumMismatch,
