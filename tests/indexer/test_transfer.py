@@ -88,8 +88,8 @@ def test_corrupt_source_is_not_copied(tmp_path):
 def test_bad_copy_is_removed(tmp_path, monkeypatch):
     """A copy whose read-back differs (a failing disk) is deleted and reported."""
     src, digest = make_file(tmp_path / "job1.warc.gz")
-    real = storage.sha256_file
-    monkeypatch.setattr(storage, "sha256_file", lambda p, *tick: "0" * 64 if ".part" in str(p) else real(p))
+    real = transfer.sha256_file
+    monkeypatch.setattr(transfer, "sha256_file", lambda p, *tick: "0" * 64 if ".part" in str(p) else real(p))
     dest = tmp_path / "store"
     with pytest.raises(ChecksumMismatch, match="read back"):
         copy_verified(src, dest / src.name, digest)
@@ -116,7 +116,7 @@ def test_full_disk_leaves_nothing(tmp_path, monkeypatch):
     def full(*args, **kwargs):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(storage.os, "fsync", full)
+    monkeypatch.setattr(transfer.os, "fsync", full)
     with pytest.raises(OSError, match="No space"):
         copy_verified(src, dest, digest)
     assert list(dest.iterdir()) == []
