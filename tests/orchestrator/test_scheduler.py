@@ -201,7 +201,7 @@ def test_a_crash_half_way_loses_nothing_and_doubles_nothing():
     definition = selective("crash", t("2026-01-01 00:00"), domains=("c1.dk", "c2.dk", "c3.dk"))
     [output] = _run_processes(1, (
         "import os; from datetime import datetime, UTC;"
-        "from orchestrator.harvest import jobgen, scheduler;"
+        "from orchestrator.harvest.jobs import jobgen; from orchestrator.harvest.scheduling import scheduler;"
         "original = jobgen.SpecFreezer.freeze;"
         "jobgen.SpecFreezer.freeze = lambda self, *args: (original(self, *args), os._exit(9));"
         "scheduler.schedule_due_harvests(datetime(2026, 1, 1, 0, 1, tzinfo=UTC))"
