@@ -48,7 +48,7 @@ app.conf.update(
         "qa-sweep": {"task": "orchestrator.qa.sweep", "schedule": 300.0},
     },
 )
-#: Every package of the harvest app with Celery tasks (each one's ``tasks.py``): jobs' lifecycle (intake of what
-#: harvesters report, the reaper, dispatch, the scheduler's beat task), the indexer chain, page QA.
+#: Every package of the harvest app with Celery tasks (each one's ``tasks.py``): jobs' lifecycle (intake of
+#: what harvesters report, the reaper, dispatch, the scheduler's beat task), the indexer chain, page QA.
 TASK_PACKAGES = ["orchestrator.harvest.jobs", "orchestrator.harvest.chain", "orchestrator.harvest.qa"]
 app.autodiscover_tasks(TASK_PACKAGES, related_name="tasks")
