@@ -57,9 +57,10 @@ def measure(args: argparse.Namespace) -> dict[str, float]:
     django.setup()
     from django.db import connection
 
-    from orchestrator.harvest import dispatch, jobgen, scheduler
-    from orchestrator.harvest.domains import create_domains
+    from orchestrator.harvest.curation.domains import create_domains
+    from orchestrator.harvest.jobs import dispatch, jobgen
     from orchestrator.harvest.models import Domain, HarvestChannel, HarvestDefinition, HarvestInfo, Job
+    from orchestrator.harvest.scheduling import scheduler
 
     n = args.domains
     for first in range(1, n + 1, 20_000):
@@ -158,7 +159,7 @@ def model(p: argparse.Namespace, measured: dict[str, float] | None) -> list[tupl
     running = p.workers  # one job per worker while the snapshot lasts
     progress_per_s = running / p.progress_interval_s
     warcs_per_s = fetch_rate * p.bytes_per_object / p.warc_bytes
-    # Broker: each running job polls its control queue once a second (harvester.tasks), sends progress, and
+    # Broker: each running job polls its control queue once a second (harvester.runjob), sends progress, and
     # each closed WARC is a file message; every message is ~3 Redis commands (LPUSH, BRPOP, ack).
     broker_cmd = running * 1.0 + 3 * (progress_per_s + warcs_per_s)
     # Database: a progress heartbeat is one transaction (intake.record_progress); each WARC ~6 (record, the

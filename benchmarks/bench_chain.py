@@ -119,7 +119,7 @@ def main() -> int:
     import django
 
     django.setup()
-    from orchestrator.harvest import intake
+    from orchestrator.harvest.jobs import intake
     from tests.orchestrator import factories
 
     warc = work / "template.warc.gz"
@@ -128,7 +128,7 @@ def main() -> int:
     spool = work / "spool" / str(job.pk) / "warcs"
     spool.mkdir(parents=True)
     files = []
-    from indexer.storage import sha256_file
+    from indexer.transfer import sha256_file
 
     digest = sha256_file(warc)
     for i in range(args.files):

@@ -27,7 +27,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from indexer import objectstore
-from indexer.storage import sha256_file
+from indexer.transfer import sha256_file
 
 
 def _free_port() -> int:

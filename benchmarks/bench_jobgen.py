@@ -40,7 +40,7 @@ def seed(n: int) -> float:
     aliases, and the two snapshot definitions; returns the seconds taken."""
     from rows import execute
 
-    from orchestrator.harvest.domains import create_domains
+    from orchestrator.harvest.curation.domains import create_domains
     from orchestrator.harvest.models import HarvestChannel, HarvestDefinition
 
     started = time.monotonic()
@@ -118,8 +118,9 @@ def phase() -> None:
     django.setup()
     from django.db import connection
 
-    from orchestrator.harvest import dispatch, scheduler
+    from orchestrator.harvest.jobs import dispatch
     from orchestrator.harvest.models import Job
+    from orchestrator.harvest.scheduling import scheduler
 
     with connection.cursor() as cur:
         cur.execute("SELECT pg_backend_pid()")

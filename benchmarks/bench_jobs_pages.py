@@ -34,7 +34,7 @@ TLDS = ["fr", "dk", "com", "net", "org", "eu"]
 def seed(n_jobs: int, n_domains: int) -> dict[str, object]:
     from django.utils import timezone
 
-    from orchestrator.harvest.domains import create_domains
+    from orchestrator.harvest.curation.domains import create_domains
     from orchestrator.harvest.models import (
         DomainConfiguration,
         HarvestChannel,

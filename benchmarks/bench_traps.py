@@ -99,8 +99,8 @@ def setup_django(db: str) -> None:
 def bench_save_and_jobgen(n_lines: int, n_jobs: int, results: dict[str, Any]) -> None:
     from django.core.files.uploadedfile import SimpleUploadedFile
 
-    from orchestrator.harvest import jobgen
-    from orchestrator.harvest.domains import create_domains
+    from orchestrator.harvest.curation.domains import create_domains
+    from orchestrator.harvest.jobs import jobgen
     from orchestrator.harvest.models import Domain, GlobalCrawlerTrapList, HarvestChannel, HarvestDefinition, Job
     from webui.forms.library import TrapListForm
 

@@ -51,7 +51,7 @@ def domain_name(i: int) -> str:
 def seed(domains: int, jobs: int) -> None:
     from rows import execute, insert_select
 
-    from orchestrator.harvest.domains import create_domains
+    from orchestrator.harvest.curation.domains import create_domains
     from orchestrator.harvest.models import (
         ArchiveFile,
         HarvestChannel,

@@ -10,7 +10,7 @@ model as it is today, as ``Model()`` would fill it: its default (rendered by the
 empty string for a blank text field, ``now()`` for ``auto_now`` fields, NULL where the field allows
 it. A field the model requires and the benchmark does not give is an error naming it, before any SQL
 runs. Domains themselves come in through the product's own
-``orchestrator.harvest.domains.create_domains``; small sets of rows through the ORM.
+``orchestrator.harvest.curation.domains.create_domains``; small sets of rows through the ORM.
 """
 
 from __future__ import annotations

@@ -14,14 +14,14 @@ Per response (``process_response``)
     index) or the conditional request got a 304 (``server-not-modified``); then the crawl.log line
     and the statistics (for every archived attempt: an attempt that will be retried, a 503 or 429,
     gets the ``willRetry`` annotation), and, for the attempt that disposes of the URI only, sends
-    :data:`harvester.signals.uri_archived` (what charges the budget: once per URI).
+    :data:`harvester.crawlsignals.uri_archived` (what charges the budget: once per URI).
 Per failure (``process_exception``)
     Writes the negative-code crawl.log line (-1 DNS, -2 connect, -3 broken, -4 timeout, -5 other)
     when the URI is finally given up on — i.e. when ``RetryMiddleware`` will not retry it (predicted
     from ``RETRY_ENABLED``/``RETRY_TIMES``/``RETRY_EXCEPTIONS`` and ``meta["retry_times"]``) — with
     Heritrix's ``Nt`` attempts annotation; returns ``None`` so retries proceed as usual.
     ``IgnoreRequest`` is not logged here (the engine reports those via ``uri_rejected``).
-Rejections (:data:`harvester.signals.uri_rejected`)
+Rejections (:data:`harvester.crawlsignals.uri_rejected`)
     crawl.log line with the given negative code; counted in the reports.
 
 Statistics for the engine (budgets, Progress, JobResult):
@@ -60,6 +60,7 @@ from twisted.internet import error as txerror
 import harvester
 from harvester import crawllog
 from harvester.contracts import FileResult
+from harvester.crawlsignals import uri_archived, uri_rejected
 from harvester.defaults import CRAWL_DEFAULTS, nh_setting
 from harvester.dns import DNS_HOST, DNS_MIME, DnsCapture, is_dns
 from harvester.fetch import S_CONNECT_FAILED, S_CONNECT_LOST, S_DNS_FAILED, S_TIMEOUT, RawCapture
@@ -67,7 +68,6 @@ from harvester.hosts import registrable_domain
 from harvester.reports import DUPLICATE, NOT_MODIFIED, NOVEL, CrawlStats, write_reports
 from harvester.retries import RetryPolicy
 from harvester.revisit import LINKS_UNSEEN, PROFILE_NOT_MODIFIED, Deduplicator, Referent, hides_links
-from harvester.signals import uri_archived, uri_rejected
 from harvester.warcwriter import (
     RotatingWarcWriter,
     WarcRecord,

@@ -3,7 +3,7 @@
 NetarchiveSuite gives every domain configuration of a job a budget, enforced by Heritrix's quota
 enforcer as ``groupMaxFetchSuccesses`` / ``groupMaxAllKb``: once a domain has used it up, its
 remaining URIs are let go with ``-5003`` (``Q:…`` annotation) and the domain's stop reason says why.
-Charges come from what was really archived (``harvester.signals.uri_archived``), so objects and
+Charges come from what was really archived (``harvester.crawlsignals.uri_archived``), so objects and
 bytes in the JobResult match the WARCs. Objects are reserved when a URI is *issued*, so parallel
 fetches cannot overshoot the object limit (a URI that would fit only if one in flight fails waits
 for them). Prerequisites (robots.txt, ``P``) are charged but never refused: a host must be allowed

@@ -33,7 +33,7 @@ STOP_REASONS = (
 HARVESTER_STOP_REASONS = tuple(r for r in STOP_REASONS if not r.startswith("CONFIG_"))
 RESULT_STATUSES = ("DONE", "FAILED")
 #: ``cancel`` is the orchestrator's fence, not a curator's command: the job has ended for good there (reaped,
-#: resubmitted, rejected), so a harvester holding a stale message for it must not crawl it (harvester.tasks).
+#: resubmitted, rejected), so a harvester holding a stale message for it must not crawl it (harvester.runjob).
 #: ``seeds`` (continuous jobs): argument JSON ``{"add": [...], "remove": [...]}``, the definition's seed edit.
 CONTROL_ACTIONS = ("stop", "pause", "resume", "add_trap", "cancel", "seeds")
 FILE_KINDS = ("warc", "metadata")

@@ -1,6 +1,6 @@
 """One running crawl: scope + frontier + robots + budgets, glued to Scrapy's engine.
 
-The Scrapy side is thin: :class:`harvester.scheduler.FrontierScheduler` asks :meth:`CrawlJob.issue`
+The Scrapy side is thin: :class:`harvester.frontierscheduler.FrontierScheduler` asks :meth:`CrawlJob.issue`
 for the next request, :class:`harvester.spider.HarvestSpider` hands every response and failure to
 :meth:`CrawlJob.on_response` / :meth:`CrawlJob.on_failure`. Discovered links go straight into the
 frontier (not through Scrapy's scheduler queue), because the frontier is what decides order,
@@ -28,6 +28,7 @@ from scrapy.exceptions import IgnoreRequest
 from harvester import links as linkx
 from harvester.budget import WAIT, Budgets
 from harvester.contracts import JobSpec, Progress
+from harvester.crawlsignals import uri_rejected
 from harvester.defaults import DNS_TTL_S, decoded_limit, nh_setting
 from harvester.dns import (
     FAILED,
@@ -63,7 +64,6 @@ from harvester.scope import (
     link_hops,
     unfetchable,
 )
-from harvester.signals import uri_rejected
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler

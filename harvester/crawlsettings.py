@@ -76,7 +76,7 @@ def build_settings(spec: JobSpec, out_dir: str | Path, *, archive: bool = True,
         "NH_CONNECT_TIMEOUT": s.connect_timeout_s,
         # A continuous job never ends: its WARCs are also closed on time, to reach the archive while it runs.
         "NH_WARC_ROTATE_S": spec.continuous.warc_rotate_s if spec.continuous is not None else 0,
-        "SCHEDULER": "harvester.scheduler.FrontierScheduler",
+        "SCHEDULER": "harvester.frontierscheduler.FrontierScheduler",
         "USER_AGENT": s.effective_user_agent,
         "DOWNLOAD_TIMEOUT": s.connect_timeout_s + s.read_timeout_s,
         "CONCURRENT_REQUESTS": concurrency,

@@ -11,7 +11,7 @@ metadata WARC). Without a delivery target nothing changes: the chain reads the s
 The spool copy stays until the chain has a verified stored copy. The harvester never sees the database, so
 the chain says so in the store: its delete step writes a *receipt* ``<prefix>/receipts/<job>/<name>`` (and
 removes the delivered object, now stored elsewhere). :func:`sweep_receipts`, run by the harvester worker
-before each job (harvester.tasks) and every ``RECEIPT_SWEEP_S`` (harvester.worker), deletes each spool file
+before each job (harvester.runjob) and every ``RECEIPT_SWEEP_S`` (harvester.worker), deletes each spool file
 whose receipt holds the SHA-256 of its delivery record, then the receipt. One delivery prefix per deployment,
 never reused: receipts are found by name (the digest check keeps a stranger's receipt from deleting a file).
 """
@@ -32,7 +32,7 @@ from harvester.contracts import FileResult, JobResult
 from harvester.defaults import RECEIPT_SWEEP_S
 from indexer import objectstore
 from indexer.objectstore import Tick, no_tick
-from indexer.storage import sha256_file
+from indexer.transfer import sha256_file
 
 logger = logging.getLogger(__name__)
 
@@ -56,7 +56,7 @@ def object_url(delivery: str, job_id: int | str, name: str) -> str:
 
 def receipt_url(delivered: str) -> str:
     """``…/<prefix>/<job>/<name>`` → ``…/<prefix>/receipts/<job>/<name>``: what the chain writes once the file
-    is stored and verified (orchestrator.harvest.chain.delete)."""
+    is stored and verified (orchestrator.harvest.chain.steps.delete)."""
     job_dir = objectstore.parent(delivered)
     return objectstore.join(objectstore.parent(job_dir), RECEIPTS, job_dir.rsplit("/", 1)[1],
                             delivered.rsplit("/", 1)[1])
@@ -93,7 +93,7 @@ def deliver_file(f: FileResult, job_dir: Path, delivery: str, tick: Tick = no_ti
     A file already delivered (its record is there) is answered from the record without touching the store or
     the spool: a duplicate message after DONE, a restarted parent re-reading ``files-closed.jsonl``, or a
     continuous job's final result naming WARCs the relay delivered mid-run (whose spool copy the receipt
-    sweep may have deleted already). ``tick`` is called during the upload (the heartbeat, harvester.tasks).
+    sweep may have deleted already). ``tick`` is called during the upload (the heartbeat, harvester.runjob).
     Raises what :func:`indexer.objectstore.put` raises; :func:`indexer.objectstore.permanent` says which
     errors no retry can cure."""
     if objectstore.is_url(f.path):

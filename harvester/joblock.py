@@ -1,7 +1,7 @@
 """One crawl of a job at a time on a spool: a second message for the same job (a duplicate publish, a
 redelivery while the first worker is still on it) finds the job's lock held and does not crawl it again.
 
-The orchestrator publishes a job's message before it marks the job SUBMITTED (orchestrator.harvest.dispatch),
+The orchestrator publishes a job's message before it marks the job SUBMITTED (orchestrator.harvest.jobs.dispatch),
 so a crash between the two, or a reply lost to a timeout, can publish it twice; every publish carries the same
 task id (``job-<id>``). An advisory ``flock`` on ``<spool>/<job>/.running`` is released by the kernel when
 its holder dies, so a killed worker never leaves the job locked.

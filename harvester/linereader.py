@@ -8,7 +8,7 @@ as a problem with its number, its length and a short prefix, and the rest of it 
 few thousand, so :data:`MAX_LINE_BYTES` refuses nothing real.
 
 No Django here, so the trial crawl (``netharvest crawl --seeds``) reads its seeds with the same code
-as the orchestrator (which re-exports it from :mod:`orchestrator.harvest.validators`).
+as the orchestrator (which re-exports it from :mod:`orchestrator.harvest.curation.validators`).
 """
 
 from __future__ import annotations

@@ -121,7 +121,7 @@ class _Controller:
                 loop.stop()
 
     def touch_alive(self) -> None:
-        """The reactor still turns: the parent's StallWatch (harvester.tasks) reads this file's mtime."""
+        """The reactor still turns: the parent's StallWatch (harvester.runjob) reads this file's mtime."""
         try:
             (self.job_dir / ALIVE_FILE).touch()
         except OSError:

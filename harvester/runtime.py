@@ -27,7 +27,7 @@ def spool_dir() -> Path:
 
 def child_stall_s() -> float:
     """``NETHARVEST_CHILD_STALL_S``: how long a crawl child may show no progress before the worker ends it
-    (harvester.tasks.StallWatch); harvester.defaults.CHILD_STALL_S when unset."""
+    (harvester.runjob.StallWatch); harvester.defaults.CHILD_STALL_S when unset."""
     from harvester.defaults import CHILD_STALL_S
 
     text = os.environ.get("NETHARVEST_CHILD_STALL_S", "").strip()
@@ -89,7 +89,7 @@ def celery_config() -> dict[str, object]:
         "broker_connection_retry_on_startup": True,
         # A lost broker is waited for, however long (a worker that gave up would take its running crawl
         # down with it), and a crawl running with a late ack goes on meanwhile (Celery 6 would cancel it):
-        # harvester.tasks rides out the outage and delivers its messages afterwards.
+        # harvester.runjob rides out the outage and delivers its messages afterwards.
         "broker_connection_retry": True,
         "broker_connection_max_retries": None,
         "worker_cancel_long_running_tasks_on_connection_loss": False,

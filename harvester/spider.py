@@ -16,7 +16,7 @@ from scrapy.exceptions import DontCloseSpider
 from harvester.continuous import crawl_job_for
 from harvester.contracts import JobSpec
 from harvester.crawljob import CrawlJob
-from harvester.signals import uri_archived
+from harvester.crawlsignals import uri_archived
 
 
 class HarvestSpider(scrapy.Spider):

@@ -17,7 +17,7 @@ app = Celery("harvester")
 app.conf.update(celery_config())
 # One job per worker process, taken only when the process is free, acknowledged only when it ends.
 app.conf.update(worker_concurrency=1, worker_prefetch_multiplier=1, task_acks_late=True)
-app.autodiscover_tasks(["harvester"], related_name="tasks", force=True)
+app.autodiscover_tasks(["harvester"], related_name="runjob", force=True)  # harvester.run_job (runjob.py)
 
 
 @worker_ready.connect

@@ -6,14 +6,14 @@ well-kept client; never a hand-written S3 client), configured the standard way (
 ``AWS_SECRET_ACCESS_KEY``, ``AWS_DEFAULT_REGION``, profiles …), plus ``NETHARVEST_S3_ENDPOINT_URL`` for a
 non-AWS store (MinIO, Ceph, moto in the tests); boto3's own ``AWS_ENDPOINT_URL_S3`` works too.
 
-The rules are those of the POSIX locations (indexer.storage), said for objects:
+The rules are those of the POSIX locations (indexer.transfer), said for objects:
 
 - *verified copy*: every part is sent with its SHA-256 (``ChecksumSHA256``: a store that checks it refuses a
   damaged part), and a copy is trusted only after its bytes have been read back from the store and hashed
   (:func:`upload_verified`), as the POSIX copy is re-read from the device;
 - *never overwrite*: a new object is written with ``If-None-Match: *`` (a conditional put: of two writers
   racing, one wins, the other finds the winner) after a ``HEAD``; an object of that name with different bytes
-  is a :class:`~indexer.storage.NameConflict`;
+  is a :class:`~indexer.transfer.NameConflict`;
 - *resumable*: a file bigger than one part goes up as a multipart upload whose id is kept in a small state
   file beside it (the harvester's job spool); after a crash or an outage the upload carries on from the parts
   the store has (each checked against the local part's MD5, the part's ETag), and the object appears only on
@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from indexer.storage import CHUNK, ChecksumMismatch, NameConflict, StorageError
+from indexer.transfer import CHUNK, ChecksumMismatch, NameConflict, StorageError
 
 SCHEME = "s3://"
 #: Multipart part size: S3's minimum is 5 MiB for every part but the last; 16 MiB keeps a 1 GiB WARC at 64
@@ -167,7 +167,7 @@ def sha256_object(url: str, tick: Tick = no_tick) -> str:
 
 
 def verify_copy(url: str, sha256: str) -> str:
-    """``ok``, ``missing`` or ``corrupt``, as indexer.storage.verify_copy for a file."""
+    """``ok``, ``missing`` or ``corrupt``, as indexer.transfer.verify_copy for a file."""
     if size(url) is None:
         return "missing"
     return "ok" if sha256_object(url) == sha256.lower() else "corrupt"

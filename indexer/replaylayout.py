@@ -1,9 +1,9 @@
 """Where the replay service (pywb) finds the archive: one layout under the index directory, shared by the
-orchestrator, which keeps it up to date (orchestrator.harvest.replay), and the pywb launcher
+orchestrator, which keeps it up to date (orchestrator.harvest.archive.replay), and the pywb launcher
 (deploy/replay_server.py), which runs in pywb's own virtual environment and imports only this module
 (no Django, no third-party import).
 
-    <index>/master.cdx, master.path           the master indexes (orchestrator.harvest.merging)
+    <index>/master.cdx, master.path           the master indexes (orchestrator.harvest.chain.merging)
     <index>/replay/config.yaml                pywb's configuration, written by the launcher
     <index>/replay/collections/<coll>/indexes/
         master.cdx -> <index>/master.cdx (collection ``all``) or <index>/harvests/<id>.cdx, once it exists

@@ -43,8 +43,12 @@ app.conf.update(
         # Every minute: a dead worker's claim (lease NETHARVEST_INDEX_LEASE_S, 2 min) is taken over within 3 min.
         "index-sweep": {"task": "orchestrator.index.sweep", "schedule": 60.0},
         "index-merge": {"task": "orchestrator.index.merge", "schedule": crontab(hour=1, minute=0)},
-        # Page QA passes the chain's hook missed, and QA runs whose message was lost (orchestrator/harvest/pageqa.py).
+        # Page QA passes the chain's hook missed, and QA runs whose message was lost
+        # (orchestrator/harvest/qa/pageqa.py).
         "qa-sweep": {"task": "orchestrator.qa.sweep", "schedule": 300.0},
     },
 )
-app.autodiscover_tasks(["orchestrator.harvest"], related_name="tasks")
+#: Every package of the harvest app with Celery tasks (each one's ``tasks.py``): jobs' lifecycle (intake of
+#: what harvesters report, the reaper, dispatch, the scheduler's beat task), the indexer chain, page QA.
+TASK_PACKAGES = ["orchestrator.harvest.jobs", "orchestrator.harvest.chain", "orchestrator.harvest.qa"]
+app.autodiscover_tasks(TASK_PACKAGES, related_name="tasks")

@@ -171,7 +171,7 @@ NETHARVEST_ARCHIVE_DIR = Path(os.environ.get("NETHARVEST_ARCHIVE_DIR", DATA_DIR 
 NETHARVEST_INDEX_DIR = Path(os.environ.get("NETHARVEST_INDEX_DIR", DATA_DIR / "index"))
 #: How often beat looks for due harvests.
 NETHARVEST_SCHEDULER_INTERVAL_S = float(os.environ.get("NETHARVEST_SCHEDULER_INTERVAL_S", 30))
-#: The reaper (orchestrator/harvest/reaper.py; docs/DESIGN.md, "Reliability: broker outages, fencing, dead
+#: The reaper (orchestrator/harvest/jobs/reaper.py; docs/DESIGN.md, "Reliability: broker outages, fencing, dead
 #: workers"): it sweeps every REAPER_INTERVAL_S (beat; read by orchestrator.celery before Django is set up)
 #: and fails a STARTED job silent for HEARTBEAT_TIMEOUT_S, so a dead worker is noticed in 60-75 s. A sweep
 #: coming more than BLIND_GAP_S after the previous one means the orchestrator could not hear (broker, beat or
@@ -187,7 +187,7 @@ NETHARVEST_MAX_CONFIGS_PER_JOB = int(os.environ.get("NETHARVEST_MAX_CONFIGS_PER_
 #: The template a new domain's default configuration uses.
 NETHARVEST_DEFAULT_TEMPLATE = os.environ.get("NETHARVEST_DEFAULT_TEMPLATE", "default")
 
-# --- indexer chain: storage locations and indexes (orchestrator/harvest/storage.py reads these) -------
+# --- indexer chain: storage locations and indexes (orchestrator/harvest/chain/storage.py reads these) -------
 #: Where the chain stores WARCs: ``name=/path`` pairs, comma-separated; the transfer step picks the one with
 #: the most free space. Default: one location, ``archive``, in the archive directory.
 NETHARVEST_STORAGE_LOCATIONS = os.environ.get("NETHARVEST_STORAGE_LOCATIONS", "").strip() or \
@@ -212,7 +212,7 @@ NETHARVEST_INDEX_AUTO_RETRIES = int(os.environ.get("NETHARVEST_INDEX_AUTO_RETRIE
 NETHARVEST_REPLAY_URL = os.environ.get("NETHARVEST_REPLAY_URL", "http://127.0.0.1:8090").strip()
 #: Seconds the web UI waits for a block of the replay service's answer.
 NETHARVEST_REPLAY_TIMEOUT_S = float(os.environ.get("NETHARVEST_REPLAY_TIMEOUT_S", 60))
-# --- page QA (orchestrator/harvest/pageqa.py): replayed pages checked in headless Chromium -------------
+# --- page QA (orchestrator/harvest/qa/pageqa.py): replayed pages checked in headless Chromium -------------
 #: Pages a QA pass loads per job besides its seeds (the seeds always are).
 NETHARVEST_QA_MAX_PAGES = int(os.environ.get("NETHARVEST_QA_MAX_PAGES", 20))
 #: Seconds a page may take to load (replay or live) before it is cut and reported as hanging.
@@ -231,7 +231,7 @@ NETHARVEST_QA_STALE_S = int(os.environ.get("NETHARVEST_QA_STALE_S", 3 * 3600))
 NETHARVEST_SELECTION_NAMESERVERS = os.environ.get("NETHARVEST_SELECTION_NAMESERVERS", "")
 NETHARVEST_SELECTION_CHECK_TIMEOUT = float(os.environ.get("NETHARVEST_SELECTION_CHECK_TIMEOUT", 10))
 # --- REST API and metrics (orchestrator/api; docs/API.md) ------------------------------------------
-#: Dispatch by reference (issue 15; orchestrator/harvest/dispatch.py): the base URL at which harvesters reach
+#: Dispatch by reference (issue 15; orchestrator/harvest/jobs/dispatch.py): the base URL at which harvesters reach
 #: this orchestrator's API (e.g. ``http://orchestrator:8000``). Set, a job message carries only the job's id and
 #: ``<this>/api/v1/jobs/<id>/spec``, which the harvester reads with its NETHARVEST_API_TOKEN; empty, the whole
 #: JobSpec travels in the message (a single machine without the web process, the test stacks).

@@ -11,7 +11,7 @@ from django.urls import reverse
 from jinja2 import Environment
 
 from harvester.crawllog import LINE_RE
-from orchestrator.harvest.replay import collection_of, replay_url
+from orchestrator.harvest.archive.replay import collection_of, replay_url
 from webui import access
 
 

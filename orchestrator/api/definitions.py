@@ -1,7 +1,7 @@
 """Harvest definitions: list, show, create (with seeds), change, add seeds, activate, deactivate, run now.
 
 What activation does to the next date, what a run makes and when run-now refuses are the scheduler's rules
-(orchestrator.harvest.scheduler); a refusal comes back as 409 with its message.
+(orchestrator.harvest.scheduling.scheduler); a refusal comes back as 409 with its message.
 """
 
 from datetime import datetime
@@ -14,8 +14,10 @@ from ninja.pagination import paginate
 from orchestrator.api import forms, newharvest
 from orchestrator.api.errors import Invalid
 from orchestrator.api.security import role, who
-from orchestrator.harvest import continuous, dispatch, scheduler, seeding
+from orchestrator.harvest.curation import seeding
+from orchestrator.harvest.jobs import continuous, dispatch
 from orchestrator.harvest.models import CrawlTemplate, HarvestDefinition, Job
+from orchestrator.harvest.scheduling import scheduler
 from webui.access import CURATE, READ
 from webui.forms.definitions import DefinitionForm, RemoveForm
 from webui.views.definitions import upcoming

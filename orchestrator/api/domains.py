@@ -1,7 +1,7 @@
 """Domains, their seed lists and configurations.
 
 The domain list is a keyset page over millions of names (``after`` = the last name of the previous page,
-as the web UI's search: orchestrator.harvest.domainsearch), never an OFFSET or a COUNT(*).
+as the web UI's search: orchestrator.harvest.curation.domainsearch), never an OFFSET or a COUNT(*).
 """
 
 from datetime import datetime
@@ -13,8 +13,8 @@ from ninja.pagination import paginate
 from orchestrator.api import forms
 from orchestrator.api.errors import Invalid
 from orchestrator.api.security import role
-from orchestrator.harvest import domainsearch
-from orchestrator.harvest.domains import create_domains
+from orchestrator.harvest.curation import domainsearch
+from orchestrator.harvest.curation.domains import create_domains
 from orchestrator.harvest.models import CrawlTemplate, Domain, DomainConfiguration, HarvestInfo, SeedList
 from webui.access import CURATE, READ
 from webui.forms.domains import ConfigurationForm, DomainForm, DomainNamesForm, SeedListForm

@@ -13,9 +13,9 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import Http404, HttpRequest, HttpResponse
 from ninja import NinjaAPI
 
-from orchestrator.harvest import jobgen
-from orchestrator.harvest.dispatch import BrokerUnavailable, DispatchError
-from orchestrator.harvest.scheduler import SchedulerError
+from orchestrator.harvest.jobs import jobgen
+from orchestrator.harvest.jobs.dispatch import BrokerUnavailable, DispatchError
+from orchestrator.harvest.scheduling.scheduler import SchedulerError
 
 
 class Invalid(Exception):

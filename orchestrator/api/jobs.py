@@ -25,7 +25,7 @@ from indexer import objectstore
 from orchestrator.api import forms
 from orchestrator.api.errors import Invalid
 from orchestrator.api.security import role, who
-from orchestrator.harvest import dispatch, jobfiles
+from orchestrator.harvest.jobs import dispatch, jobfiles
 from orchestrator.harvest.models import ArchiveFile, HarvestChannel, HarvestDefinition, Job, JobControl
 from webui.access import ENGINEER, READ
 from webui.views.jobs import JobFilter, progress_of

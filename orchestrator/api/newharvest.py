@@ -2,8 +2,8 @@
 
 The web UI does this in three pages (the definition form, "add seeds", "activate"); the API's ``POST
 /definitions`` and ``netharvest harvests create`` do it in one call through the same three paths
-(:class:`webui.forms.definitions.DefinitionForm`, :func:`orchestrator.harvest.seeding.add_seeds`,
-:func:`orchestrator.harvest.scheduler.activate`), in one transaction: any refusal (a bad seed line, an
+(:class:`webui.forms.definitions.DefinitionForm`, :func:`orchestrator.harvest.curation.seeding.add_seeds`,
+:func:`orchestrator.harvest.scheduling.scheduler.activate`), in one transaction: any refusal (a bad seed line, an
 unknown schedule, a definition that cannot be activated) leaves nothing behind, so the same call can be
 sent again once fixed.
 """
@@ -17,13 +17,14 @@ from django.db import transaction
 from harvester.contracts import ContractError
 from orchestrator.api import forms as api_forms
 from orchestrator.api.errors import Invalid
-from orchestrator.harvest import scheduler, seeding
+from orchestrator.harvest.curation import seeding
 from orchestrator.harvest.models import (
     CrawlTemplate,
     HarvestChannel,
     HarvestDefinition,
     Schedule,
 )
+from orchestrator.harvest.scheduling import scheduler
 from webui.forms.continuous import revisit_form_data
 from webui.forms.definitions import DefinitionForm
 

@@ -1,4 +1,4 @@
-"""QA figures (the BnF's NAS_qual, orchestrator/harvest/stats.py): per job, per harvest run, per year.
+"""QA figures (the BnF's NAS_qual, orchestrator/harvest/qa/stats.py): per job, per harvest run, per year.
 
 The same sums the /qa/ pages show: MIME types and status codes from the harvester's reports, TLDs,
 domain-size buckets, stop reasons and top domains rolled up from HarvestInfo, with what they are based on.
@@ -10,8 +10,8 @@ from django.shortcuts import get_object_or_404
 from ninja import Field, Router, Schema
 
 from orchestrator.api.security import role
-from orchestrator.harvest import stats
 from orchestrator.harvest.models import HarvestDefinition, Job
+from orchestrator.harvest.qa import stats
 from webui.access import READ
 
 router = Router(tags=["qa"])

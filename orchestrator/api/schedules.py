@@ -7,8 +7,8 @@ from ninja import Field, ModelSchema, Router, Status
 
 from orchestrator.api import forms
 from orchestrator.api.security import role
-from orchestrator.harvest import schedules
 from orchestrator.harvest.models import Schedule
+from orchestrator.harvest.scheduling import schedules
 from webui.access import CURATE, READ
 from webui.forms.library import ScheduleForm
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.contrib import admin
 from django.http import HttpRequest
 
-from orchestrator.harvest import domains as domain_service
+from orchestrator.harvest.curation import domains as domain_service
 from orchestrator.harvest.models import (
     ArchiveFile,
     ArchiveFileCopy,

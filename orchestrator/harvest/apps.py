@@ -13,9 +13,9 @@ class HarvestConfig(AppConfig):
         from django.db.models.signals import post_save, pre_save
 
         from orchestrator import security  # noqa: F401 - registers netharvest's deployment checks
-        from orchestrator.harvest import continuous
+        from orchestrator.harvest.archive.replay import on_definition_saved
+        from orchestrator.harvest.jobs import continuous
         from orchestrator.harvest.models import HarvestDefinition, SeedList
-        from orchestrator.harvest.replay import on_definition_saved
 
         post_save.connect(on_definition_saved, sender=HarvestDefinition, dispatch_uid="replay-collection")
         # A domain's seed list edited while a continuous harvest of it runs: the crawl hears of it at once.

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harvester.hosts import registrable_part
-from orchestrator.harvest.validators import (
+from orchestrator.harvest.curation.validators import (
     Line,
     normalize_seed,
     preview,

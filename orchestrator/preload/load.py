@@ -19,8 +19,8 @@ from collections.abc import Iterator
 
 from django.db import connection, transaction
 
-from orchestrator.harvest import attach
-from orchestrator.harvest.domains import _records, create_domains, skip_fk_triggers_if_allowed
+from orchestrator.harvest.curation import attach
+from orchestrator.harvest.curation.domains import _records, create_domains, skip_fk_triggers_if_allowed
 from orchestrator.harvest.models import CrawlTemplate, Domain, DomainConfiguration
 
 PRELOAD_SEEDLIST = "preload"
@@ -38,7 +38,7 @@ def create_new(names: list[str], template: CrawlTemplate) -> int:
 
 def set_seeds(seeds: dict[str, list[str]]) -> int:
     """Replace each domain's "preload" seed list with ``seeds[domain]`` and attach it to the domain's
-    default configuration (:func:`orchestrator.harvest.attach.replace_default_seeds`). Returns the
+    default configuration (:func:`orchestrator.harvest.curation.attach.replace_default_seeds`). Returns the
     number of seed lists written."""
     return attach.replace_default_seeds(PRELOAD_SEEDLIST, seeds)
 

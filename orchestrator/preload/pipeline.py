@@ -34,7 +34,7 @@ from typing import TextIO
 from django.db import connection
 
 from harvester.hosts import is_ip
-from orchestrator.harvest.domains import default_template
+from orchestrator.harvest.curation.domains import default_template
 from orchestrator.harvest.models import CrawlTemplate
 from orchestrator.preload import load as loader
 from orchestrator.preload.ingest import REDIRECT, InputError, SourceStats, ingest
@@ -59,7 +59,7 @@ class Options:
     show_errors: int = 50
 
 
-class Progress:
+class ProgressLine:
     """A line to the operator at most every ``every`` seconds, with the rate and what is left."""
 
     def __init__(self, write: Callable[[str], None], every: float = 2.0) -> None:
@@ -114,7 +114,7 @@ class Preload:
     def __init__(self, options: Options, out: Callable[[str], None], err: Callable[[str], None]) -> None:
         self.o, self.out, self.err = options, out, err
         self.dir = options.workdir
-        self.progress = Progress(err, options.progress_every)
+        self.progress = ProgressLine(err, options.progress_every)
 
     # -- driver ------------------------------------------------------------------------------------
     def run(self) -> dict | None:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from urllib.parse import urljoin, urlsplit
 
 from harvester.hosts import is_ip, registrable_part
-from orchestrator.harvest.validators import to_ascii_host
+from orchestrator.harvest.curation.validators import to_ascii_host
 from orchestrator.preload.concurrency import unordered_map
 from orchestrator.preload.resolver import OK, Resolver
 

@@ -16,7 +16,7 @@ from django.conf import settings
 from django.db.models import Q
 
 from harvester.hosts import is_ip
-from orchestrator.harvest import validators
+from orchestrator.harvest.curation import validators
 from orchestrator.preload.redirects import ProbeConfig, fetch_head
 from orchestrator.preload.resolver import OK, Resolver, ResolverConfig, parse_nameserver, system_nameservers
 from orchestrator.selection.models import Record, host_and_domain

@@ -8,7 +8,7 @@ from django.db import models
 from django.utils import timezone
 
 from harvester.hosts import registrable_part
-from orchestrator.harvest import validators
+from orchestrator.harvest.curation import validators
 from orchestrator.harvest.models import CrawlTemplate, HarvestDefinition
 from orchestrator.harvest.models.fields import free_text
 from orchestrator.selection import rules

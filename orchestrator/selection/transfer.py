@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 
 from django.db import transaction
 
-from orchestrator.harvest import attach
-from orchestrator.harvest.domains import create_domains
+from orchestrator.harvest.curation import attach
+from orchestrator.harvest.curation.domains import create_domains
 from orchestrator.harvest.models import Domain, HarvestDefinition
 from orchestrator.selection.models import HarvestMapping, Record, SettingsMapping, host_and_domain
 

@@ -14,7 +14,7 @@ from kombu.simple import SimpleQueue
 
 from harvester.contracts import control_queue
 from orchestrator.celery import app
-from orchestrator.harvest import intake
+from orchestrator.harvest.jobs import intake
 from orchestrator.harvest.models import ArchiveFile, Job, JobControl, JobStatus
 from tests.api.conftest import errors
 from tests.orchestrator import factories
@@ -174,7 +174,7 @@ def test_a_stored_file_is_served_from_its_verified_copy_once_the_spool_is_gone(v
 def test_a_seeds_control_is_validated_and_only_for_a_continuous_job(engineer, broker_queues):
     """Review of issue 12: `seeds` went unchecked to any job. dispatch.send_control (every caller's gate)
     refuses it for a job that is not continuous and checks its JSON; the API says which field is wrong."""
-    from orchestrator.harvest import dispatch
+    from orchestrator.harvest.jobs import dispatch
 
     job = _running()
     change = json.dumps({"add": ["https://www.example.fr/new"], "remove": []})

@@ -11,7 +11,7 @@ from kombu.simple import SimpleQueue
 from harvester.contracts import JobRef, JobSpec, harvest_queue
 from harvester.specfetch import SpecUnreadable, fetch_spec
 from orchestrator.celery import app
-from orchestrator.harvest import dispatch
+from orchestrator.harvest.jobs import dispatch
 from orchestrator.harvest.models import Job, JobStatus
 from tests.orchestrator import factories
 

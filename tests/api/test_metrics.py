@@ -13,7 +13,7 @@ from kombu.simple import SimpleQueue
 from prometheus_client.parser import text_string_to_metric_families
 
 from orchestrator.celery import app
-from orchestrator.harvest import intake
+from orchestrator.harvest.jobs import intake
 from orchestrator.harvest.models import ArchiveFile, HarvestChannel, Job, JobStatus, ReaperSight
 from tests.api.conftest import token_for
 from tests.orchestrator import factories

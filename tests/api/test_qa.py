@@ -1,12 +1,12 @@
 """QA figures through the API: the JobStats of a real crawl's job, summed per job, run and year, as the /qa/
-pages show them (orchestrator/harvest/stats.py)."""
+pages show them (orchestrator/harvest/qa/stats.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from orchestrator.harvest import stats
 from orchestrator.harvest.models import JobStats
+from orchestrator.harvest.qa import stats
 from tests.orchestrator.crawled_job import DOMAINS, make_job, record
 
 pytestmark = pytest.mark.django_db

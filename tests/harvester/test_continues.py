@@ -13,7 +13,7 @@ from crawlhelp import crawl_log, kill_mid_crawl, make_spec, run_crawl
 from warcio.archiveiterator import ArchiveIterator
 
 from harvester.contracts import JobSpec
-from harvester.tasks import prepare_job_dir
+from harvester.runjob import prepare_job_dir
 
 
 def test_resubmitted_job_takes_over_the_failed_jobs_spool(tmp_path: Path, sites: Any) -> None:

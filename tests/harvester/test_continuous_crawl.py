@@ -220,7 +220,7 @@ def test_the_next_job_after_a_done_one_keeps_the_uri_states_not_the_tallies(tmp_
     whose statistics counted the first job's captures again (its crawl.log and tallies were taken over).
     After a DONE job only the URI states carry on: the visits of each URI continue, the rest is fresh."""
     from harvester.contracts import JobSpec
-    from harvester.tasks import prepare_job_dir
+    from harvester.runjob import prepare_job_dir
 
     a, b = site_pair
     spec = make_spec([a.url, b.url], job_id=JOB, settings={"min_delay_ms": 100, "max_delay_ms": 100})

@@ -108,7 +108,7 @@ def test_a_continuous_job_s_closed_warcs_are_delivered_before_they_are_reported(
     one only once it is in the store; while the store is down they wait (nothing reported, nothing lost)."""
     from harvester.continuous import FILES_CLOSED
     from harvester.outbox import Outbox
-    from harvester.tasks import _FilesRelay
+    from harvester.runjob import _FilesRelay
 
     job_dir = tmp_path / "spool" / "5"
     result = _result(job_dir, 700)
@@ -136,7 +136,7 @@ def test_every_upload_keeps_the_heartbeat_flowing(tmp_path, s3_bucket, monkeypat
     """Review of issue 15, defect 1: the parent uploading gigabytes (mid-run relay, final delivery) sent no
     heartbeat and the reaper failed the job. The Heartbeat passed as ``tick`` publishes progress during the
     upload: at least once per part here (its interval set to 0)."""
-    from harvester import tasks
+    from harvester import runjob as tasks
     from harvester.continuous import FILES_CLOSED
     from harvester.outbox import Outbox
 
@@ -217,7 +217,7 @@ def test_the_relay_reports_what_it_delivered_and_retries_only_what_failed(tmp_pa
     """Defect 8: one file failing kept every file of the batch pending, uploaded (or hashed) again every poll."""
     from harvester.continuous import FILES_CLOSED
     from harvester.outbox import Outbox
-    from harvester.tasks import _FilesRelay
+    from harvester.runjob import _FilesRelay
 
     target = f"{s3_bucket}/deliv"
     job_dir = tmp_path / "spool" / "17"

@@ -214,7 +214,7 @@ def _run_crawl(config_path: str) -> None:  # pragma: no cover - runs in the chil
     from scrapy.crawler import CrawlerProcess
 
     from harvester.archive import ArchiveMiddleware
-    from harvester.signals import uri_rejected
+    from harvester.crawlsignals import uri_rejected
 
     config = json.loads(Path(config_path).read_text())
     result: dict[str, Any] = {}

@@ -35,7 +35,7 @@ def _hold(job_dir: Path) -> subprocess.Popen[str]:
 
 def test_a_duplicate_message_of_a_job_being_crawled_is_not_crawled_again(tmp_path, monkeypatch):
     monkeypatch.setenv("NETHARVEST_SPOOL_DIR", str(tmp_path))
-    from harvester.tasks import run_job
+    from harvester.runjob import run_job
 
     job_dir = tmp_path / "41"
     holder = _hold(job_dir)  # the first delivery's worker, crawling job 41
@@ -61,8 +61,8 @@ def test_a_killed_holder_leaves_no_lock(tmp_path):
 
 def test_a_takeover_waits_for_the_old_jobs_crawl_to_stop_and_gives_up_in_one_line(tmp_path, monkeypatch):
     """A reaped job may still be crawled here by a worker that was only cut off from the broker: its
-    resubmission must not move the spool from under it (harvester.tasks._old_job_stopped)."""
-    import harvester.tasks as tasks
+    resubmission must not move the spool from under it (harvester.runjob._old_job_stopped)."""
+    import harvester.runjob as tasks
     from harvester.contracts import JobSpec
 
     old_dir = tmp_path / "43"

@@ -47,7 +47,7 @@ def test_a_progress_file_the_child_has_not_rewritten_is_still_a_heartbeat(tmp_pa
 
     from harvester.defaults import PROGRESS_INTERVAL_S
     from harvester.process import PROGRESS_FILE
-    from harvester.tasks import _ProgressRelay
+    from harvester.runjob import _ProgressRelay
 
     (tmp_path / PROGRESS_FILE).write_text(json.dumps({"job_id": 7, "uris_done": 3}))
     box = Outbox(tmp_path)
@@ -77,7 +77,7 @@ def test_a_broker_that_answers_nothing_is_given_up_on_in_seconds(tmp_path: Path)
     silent.listen(8)
     held: list[socket.socket] = []
     threading.Thread(target=lambda: [held.append(silent.accept()[0]) for _ in range(8)], daemon=True).start()
-    script = ("from harvester.tasks import BrokerLink, publish\n"
+    script = ("from harvester.runjob import BrokerLink, publish\n"
               "link = BrokerLink(1)\n"
               "print('published' if link.attempt(lambda: publish('orchestrator.record_progress', [{}])) "
               "else 'gave up')\n")

@@ -20,7 +20,7 @@ from crawlhelp import crawl_log, kill_mid_crawl, make_spec, run_crawl, start_cra
 from warcio.archiveiterator import ArchiveIterator
 
 from harvester.contracts import JobSpec
-from harvester.tasks import prepare_job_dir
+from harvester.runjob import prepare_job_dir
 from indexer.dedup import DedupIndex
 from indexer.dedupclient import DedupClient
 from indexer.dedupfeed import add_warc, iter_captures

@@ -14,7 +14,7 @@ from typing import Any
 
 from crawlhelp import crawl_log, make_spec
 
-from harvester.tasks import run_job
+from harvester.runjob import run_job
 
 
 def _children(job_dir: Path) -> set[int]:

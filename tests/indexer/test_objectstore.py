@@ -11,7 +11,7 @@ import pytest
 
 from indexer import objectstore
 from indexer.objectstore import ObjectLocation
-from indexer.storage import ChecksumMismatch, Location, NameConflict, NoSpaceError, choose_location
+from indexer.transfer import ChecksumMismatch, Location, NameConflict, NoSpaceError, choose_location
 
 
 def _file(path: Path, size: int, seed: bytes = b"w") -> str:

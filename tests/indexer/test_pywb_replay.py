@@ -23,7 +23,7 @@ import pytest
 from indexer.cdx import CDX_HEADER, iter_cdx_lines, write_cdx, write_cdxj
 from indexer.merge import merge_sorted
 from indexer.pathindex import path_line, write_path_file
-from indexer.storage import Location, choose_location, copy_verified, sha256_file
+from indexer.transfer import Location, choose_location, copy_verified, sha256_file
 
 REPO = Path(__file__).resolve().parents[2]
 WAYBACK = REPO / ".venv" / "tools" / "pywb" / "bin" / "wayback"

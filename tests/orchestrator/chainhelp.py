@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from orchestrator.harvest import intake
+from orchestrator.harvest.jobs import intake
 from orchestrator.harvest.models import ArchiveFile, Job, JobStatus
 from tests.orchestrator import factories
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from harvester.testsite import serve_in_thread
-from orchestrator.harvest import intake
+from orchestrator.harvest.jobs import intake
 from orchestrator.harvest.models import HarvestDefinition, Job, JobStatus
 from tests.orchestrator import factories
 

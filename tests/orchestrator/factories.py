@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from harvester.contracts import JOBSPEC_VERSION, JobSpec
-from orchestrator.harvest.domains import create_domains
+from orchestrator.harvest.curation.domains import create_domains
 from orchestrator.harvest.models import (
     CrawlTemplate,
     Domain,
@@ -61,7 +61,7 @@ def spec_for(job: Job, configs: list[DomainConfiguration], limits: dict[str, tup
                      "max_bytes": limits.get(c.domain.name, (-1, -1))[1], "traps": []} for c in configs],
     }
     if job.harvest.kind == HarvestDefinition.CONTINUOUS:
-        from orchestrator.harvest.jobgen import continuous_section
+        from orchestrator.harvest.jobs.jobgen import continuous_section
 
         spec["continuous"] = continuous_section(job.harvest)
     if configs:

@@ -19,7 +19,7 @@ import pytest
 
 from harvester.testsite import serve_in_thread
 from orchestrator.celery import app
-from orchestrator.harvest import dispatch
+from orchestrator.harvest.jobs import dispatch
 from orchestrator.harvest.models import ArchiveFile, HarvestInfo, Job, JobControl
 from tests.conftest import wait_for
 from tests.orchestrator import realstack

@@ -1,4 +1,4 @@
-"""A URL's captures across jobs (orchestrator.harvest.captures), from the index replay uses: real WARCs of two
+"""A URL's captures across jobs (orchestrator.harvest.archive.captures), from the index replay uses: real WARCs of two
 real crawls through the real chain, before the merges (per-WARC CDX files) and after (master, sub-indexes)."""
 
 from __future__ import annotations
@@ -7,8 +7,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from orchestrator.harvest import chain, merging
-from orchestrator.harvest.captures import captures_of
+from orchestrator.harvest.archive.captures import captures_of
+from orchestrator.harvest.chain import merging
+from orchestrator.harvest.chain import steps as chain
 from tests.indexer.conftest import TwoJobs
 from tests.indexer.warcs import crawl_two_jobs
 from tests.orchestrator import factories

@@ -13,7 +13,8 @@ from django.utils import timezone
 from warcio.archiveiterator import ArchiveIterator
 
 from indexer.dedup import DedupIndex
-from orchestrator.harvest import chain, merging, storage
+from orchestrator.harvest.chain import merging, storage
+from orchestrator.harvest.chain import steps as chain
 from orchestrator.harvest.models import ArchiveFile, ArchiveFileCopy
 from tests.indexer.warcs import corrupt_deflate
 from tests.orchestrator import factories
@@ -249,13 +250,13 @@ def test_a_different_file_already_stored_under_the_same_name_is_never_overwritte
 
 
 def test_a_second_file_with_the_same_name_is_refused(warcs, storage_env):
-    from orchestrator.harvest.intake import IntakeError
+    from orchestrator.harvest.jobs.intake import IntakeError
 
     first = harvest(warcs[:1], storage_env / "spool")
     name = ArchiveFile.objects.get(job=first).name
     other = factories.job(factories.selective_definition("other"), domains=["b.fr"], status="STARTED")
     with pytest.raises(IntakeError, match="already in the archive"):
-        from orchestrator.harvest import intake
+        from orchestrator.harvest.jobs import intake
 
         intake.record_result({"version": 1, "job_id": other.pk, "status": "DONE", "ended": "2026-11-23T10:00:00Z",
                               "files": [{"name": name, "path": "/elsewhere/" + name, "size": 1, "sha256": "a" * 64}]})

@@ -15,7 +15,7 @@ from django.db import connection
 from django.utils import timezone
 
 from orchestrator.celery import app
-from orchestrator.harvest import merging, storage
+from orchestrator.harvest.chain import merging, storage
 from orchestrator.harvest.models import ArchiveFile, ArchiveFileCopy
 from tests.conftest import wait_for
 from tests.orchestrator.chainhelp import data_lines, harvest, sha256
@@ -31,7 +31,7 @@ import os, signal, sys, tempfile
 import django
 django.setup()
 from pathlib import Path
-from orchestrator.harvest import chain, storage
+from orchestrator.harvest.chain import steps as chain, storage
 from orchestrator.harvest.models import ArchiveFile, ArchiveFileCopy
 f = ArchiveFile.objects.get(pk=int(sys.argv[1]))
 for state in ("HARVESTED", "INGESTED"):

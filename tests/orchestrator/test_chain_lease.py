@@ -22,8 +22,8 @@ from django.db import connection
 from django.utils import timezone
 
 from orchestrator.celery import app
-from orchestrator.harvest import chain
-from orchestrator.harvest.leases import LeaseKeeper, still_mine
+from orchestrator.harvest.chain import steps as chain
+from orchestrator.harvest.chain.leases import LeaseKeeper, still_mine
 from orchestrator.harvest.models import ArchiveFile
 from orchestrator.harvest.models.archive import IndexState
 from tests.conftest import wait_for
@@ -114,7 +114,7 @@ KILLED = """
 import os, signal, sys
 import django
 django.setup()
-from orchestrator.harvest import chain
+from orchestrator.harvest.chain import steps as chain
 assert chain.claim(int(sys.argv[1]), "HARVESTED")
 os.kill(os.getpid(), signal.SIGKILL)
 """

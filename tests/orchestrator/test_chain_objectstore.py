@@ -16,7 +16,9 @@ from harvester import delivery
 from harvester.contracts import FileResult, JobResult
 from indexer import objectstore
 from indexer.pathindex import lookup
-from orchestrator.harvest import chain, intake, jobfiles, storage, verify
+from orchestrator.harvest.chain import steps as chain
+from orchestrator.harvest.chain import storage, verify
+from orchestrator.harvest.jobs import intake, jobfiles
 from orchestrator.harvest.models import ArchiveFile, Job, JobStatus
 from tests.orchestrator import factories
 from tests.orchestrator.chainhelp import sha256
@@ -119,7 +121,7 @@ def test_pywb_replays_a_warc_stored_only_in_the_object_store(warcs, tmp_path, se
 
     from warcio.archiveiterator import ArchiveIterator
 
-    from orchestrator.harvest import pages, replay
+    from orchestrator.harvest.archive import pages, replay
     from tests.replayhelp import start_replay
 
     settings.NETHARVEST_INDEX_DIR = tmp_path / "index"

@@ -14,8 +14,8 @@ from kombu.simple import SimpleQueue
 
 from harvester.contracts import JobSpec, control_queue
 from orchestrator.celery import app
-from orchestrator.harvest import continuous, dispatch, intake, jobgen, scheduler
-from orchestrator.harvest.domains import create_domains
+from orchestrator.harvest.curation.domains import create_domains
+from orchestrator.harvest.jobs import continuous, dispatch, intake, jobgen
 from orchestrator.harvest.models import (
     ArchiveFile,
     DomainConfiguration,
@@ -24,6 +24,7 @@ from orchestrator.harvest.models import (
     Job,
     JobStatus,
 )
+from orchestrator.harvest.scheduling import scheduler
 
 pytestmark = pytest.mark.django_db
 
@@ -190,7 +191,7 @@ def test_deactivation_while_the_broker_is_down_records_the_stop_and_the_sweep_se
     """Review of issue 12: deactivating with the broker away gave a 500 and left the job running. Now the
     definition is inactive, the stop is recorded (unsent), the caller gets one line, and beat's
     submit_new_jobs sweep sends it once the broker is back."""
-    from orchestrator.harvest import tasks
+    from orchestrator.harvest.jobs import tasks
     from orchestrator.harvest.models import JobControl
     from tests.conftest import closed_broker_url
 
@@ -329,7 +330,7 @@ def test_seeds_pasted_into_one_definition_reach_another_running_harvest_of_that_
     """Review: the seeds service wrote lists with update(), past the save signals, so a paste into one
     definition never reached another running continuous harvest of the same list; the pasted-into
     definition itself is told once (by add_seeds), not twice."""
-    from orchestrator.harvest import seeding
+    from orchestrator.harvest.curation import seeding
 
     first = definition("paste-target", domains=("c.dk",))
     with django_capture_on_commit_callbacks(execute=True):

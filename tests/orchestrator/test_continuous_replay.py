@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.harvest import scheduler
-from orchestrator.harvest.captures import captures_of
+from orchestrator.harvest.archive.captures import captures_of
 from orchestrator.harvest.models import ArchiveFile, Job
+from orchestrator.harvest.scheduling import scheduler
 from tests.changingsite import ChangingSite
 from tests.conftest import wait_for
 from tests.orchestrator.test_continuous_stack import activate_live_definition

@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.harvest import scheduler, seeding
+from orchestrator.harvest.curation import seeding
 from orchestrator.harvest.models import ArchiveFile, CrawlTemplate, HarvestChannel, HarvestDefinition, Job
+from orchestrator.harvest.scheduling import scheduler
 from tests.changingsite import CLOCK_STRIP, ChangingSite
 from tests.conftest import wait_for
 

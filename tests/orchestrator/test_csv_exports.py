@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.harvest import csvsafe, stats
+from orchestrator.harvest import csvsafe
+from orchestrator.harvest.qa import stats
 from tests.harvester.crawlhelp import make_spec, run_crawl
 
 HOSTILE_MIME = "=cmd|' /C calc'!A0"

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from harvester.contracts import JobSpec
-from orchestrator.harvest import scheduler
-from orchestrator.harvest.demo import DEMO_MAX_OBJECTS, ensure_demo_definition
+from orchestrator.harvest.curation.demo import DEMO_MAX_OBJECTS, ensure_demo_definition
 from orchestrator.harvest.models import Job, SeedList
+from orchestrator.harvest.scheduling import scheduler
 
 
 @pytest.mark.django_db
@@ -59,7 +59,7 @@ def test_up_refuses_a_busy_demo_port_before_starting_anything(tmp_path: Path):
 @pytest.mark.django_db
 def test_the_demo_has_an_inactive_continuous_definition_ready_to_activate(purge_queues):
     from orchestrator.celery import app
-    from orchestrator.harvest.demo import DEMO_CONTINUOUS
+    from orchestrator.harvest.curation.demo import DEMO_CONTINUOUS
     from orchestrator.harvest.models import HarvestDefinition
 
     ensure_demo_definition(8701, 8702)

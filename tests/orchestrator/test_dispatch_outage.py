@@ -14,8 +14,8 @@ import pytest
 from django.db import connection
 
 from orchestrator.celery import app
-from orchestrator.harvest import dispatch, tasks
-from orchestrator.harvest.domains import create_domains
+from orchestrator.harvest.curation.domains import create_domains
+from orchestrator.harvest.jobs import dispatch, tasks
 from orchestrator.harvest.management.commands.harvests import WAITING_FOR_BROKER
 from orchestrator.harvest.models import DomainConfiguration, HarvestDefinition, Job
 from tests.conftest import closed_broker_url

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from orchestrator.harvest import domainsearch
-from orchestrator.harvest.domains import create_domains
+from orchestrator.harvest.curation import domainsearch
+from orchestrator.harvest.curation.domains import create_domains
 from orchestrator.harvest.models import Domain
 
 pytestmark = pytest.mark.django_db

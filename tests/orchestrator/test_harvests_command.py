@@ -3,7 +3,7 @@ import io
 import pytest
 from django.core.management import CommandError, call_command
 
-from orchestrator.harvest.domains import create_domains
+from orchestrator.harvest.curation.domains import create_domains
 from orchestrator.harvest.models import DomainConfiguration, HarvestDefinition, Job, Schedule
 from tests.orchestrator import factories
 

@@ -149,7 +149,7 @@ def test_status_of_one_file(warcs, storage_env):
 
 
 def test_a_damaged_cdx_file_stops_the_merge_with_its_name_and_leaves_the_master_alone(warcs, storage_env):
-    from orchestrator.harvest import storage
+    from orchestrator.harvest.chain import storage
 
     harvest(warcs, storage_env / "spool")
     run("run")
@@ -194,7 +194,7 @@ def test_dedup_load_moves_the_sqlite_index_into_the_service_and_the_chain_then_f
     the same answers; from then on the chain (here a reindex) feeds the service, idempotently."""
     from indexer.dedup import DedupIndex
     from indexer.dedupclient import DedupClient
-    from orchestrator.harvest import storage
+    from orchestrator.harvest.chain import storage
     from tests.dedupsvc import ServiceProcess
 
     harvest(warcs, storage_env / "spool")

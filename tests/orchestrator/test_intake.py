@@ -4,7 +4,7 @@ import logging
 
 import pytest
 
-from orchestrator.harvest import intake
+from orchestrator.harvest.jobs import intake
 from orchestrator.harvest.models import ArchiveFile, HarvestInfo, Job, JobStatus
 from tests.orchestrator import factories
 

@@ -7,8 +7,8 @@ import pytest
 from django.utils import timezone
 
 from harvester.contracts import ContractError, JobSpec
-from orchestrator.harvest import jobgen
-from orchestrator.harvest.domains import create_domains
+from orchestrator.harvest.curation.domains import create_domains
+from orchestrator.harvest.jobs import jobgen
 from orchestrator.harvest.models import (
     CrawlTemplate,
     Domain,

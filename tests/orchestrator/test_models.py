@@ -9,7 +9,7 @@ from django.db.models import ProtectedError
 from django.utils import timezone
 
 from harvester.contracts import CrawlSettings
-from orchestrator.harvest.domains import create_domains, default_seeds
+from orchestrator.harvest.curation.domains import create_domains, default_seeds
 from orchestrator.harvest.models import (
     CrawlTemplate,
     Domain,

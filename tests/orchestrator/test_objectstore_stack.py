@@ -19,8 +19,11 @@ from urllib.request import urlopen
 import pytest
 
 from harvester import delivery
-from orchestrator.harvest import replay, scheduler, seeding, verify
+from orchestrator.harvest.archive import replay
+from orchestrator.harvest.chain import verify
+from orchestrator.harvest.curation import seeding
 from orchestrator.harvest.models import ArchiveFile, CrawlTemplate, Job
+from orchestrator.harvest.scheduling import scheduler
 from tests.conftest import stop_processes, wait_for
 from tests.orchestrator import factories
 from tests.staticsite import StaticServer, write_site

@@ -15,10 +15,12 @@ from django.core.management import call_command
 from django.db import connections
 from PIL import Image, ImageDraw
 
-from orchestrator.harvest import pageqa, patch, qascore
+from orchestrator.harvest.jobs import patch
 from orchestrator.harvest.models import ArchiveFile, Job, JobStatus, MissingResource, QAPage, QARun
 from orchestrator.harvest.models.archive import IndexState
-from orchestrator.harvest.qabrowser import PageLoader, archived_url
+from orchestrator.harvest.qa import pageqa
+from orchestrator.harvest.qa import score as qascore
+from orchestrator.harvest.qa.browser import PageLoader, archived_url
 from tests.orchestrator import factories
 from tests.webui.browserhelp import CHROMIUM, MISSING, REQUIRED
 
@@ -288,7 +290,7 @@ def test_a_pass_stops_between_pages_when_the_worker_shuts_down_and_is_left_queue
 
 
 def test_only_a_not_archived_4xx_is_a_gap_in_the_archive():
-    from orchestrator.harvest.qabrowser import Failed, PageLoad
+    from orchestrator.harvest.qa.browser import Failed, PageLoad
 
     base = "http://127.0.0.1:8090/replay/harvest-1/20261124000000"
     load = PageLoad(f"{base}/http://a.fr/", status=200, failed=[

@@ -17,8 +17,12 @@ import pytest
 from django.conf import settings as django_settings
 
 from harvester.testsite import SITE_DIR, serve_in_thread
-from orchestrator.harvest import pageqa, patch, replay, scheduler, seeding
+from orchestrator.harvest.archive import replay
+from orchestrator.harvest.curation import seeding
+from orchestrator.harvest.jobs import patch
 from orchestrator.harvest.models import ArchiveFile, CrawlTemplate, Job, MissingResource, QARun
+from orchestrator.harvest.qa import pageqa
+from orchestrator.harvest.scheduling import scheduler
 from tests.conftest import wait_for
 from tests.orchestrator import factories
 from tests.webui.browserhelp import CHROMIUM, MISSING, REQUIRED

@@ -18,7 +18,7 @@ import pytest
 from django.db import connection
 
 from orchestrator.celery import app
-from orchestrator.harvest import dispatch
+from orchestrator.harvest.jobs import dispatch
 from orchestrator.harvest.models import Job, JobDomain
 from tests.conftest import wait_for
 from tests.orchestrator import factories

@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from orchestrator.harvest import intake, progresslog
+from orchestrator.harvest.jobs import intake, progresslog
 from orchestrator.harvest.models import JobStatus, ProgressSample
 from tests.orchestrator import factories
 

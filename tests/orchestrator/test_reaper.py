@@ -3,7 +3,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from orchestrator.harvest import dispatch, reaper
+from orchestrator.harvest.jobs import dispatch, reaper
 from orchestrator.harvest.models import Job, JobStatus, ReaperSight
 from tests.orchestrator import factories
 

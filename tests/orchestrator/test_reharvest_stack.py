@@ -15,8 +15,10 @@ from pathlib import Path
 import pytest
 from warcio.archiveiterator import ArchiveIterator
 
-from orchestrator.harvest import jobfiles, scheduler, seeding
+from orchestrator.harvest.curation import seeding
+from orchestrator.harvest.jobs import jobfiles
 from orchestrator.harvest.models import ArchiveFile, ArchiveFileCopy, CrawlTemplate, HarvestInfo, Job
+from orchestrator.harvest.scheduling import scheduler
 from tests.conftest import wait_for
 from tests.orchestrator import factories
 from tests.staticsite import StaticServer, write_site

@@ -11,9 +11,9 @@ from datetime import UTC, datetime
 import pytest
 from django.db import close_old_connections, connection, transaction
 
-from orchestrator.harvest import scheduler
-from orchestrator.harvest.domains import create_domains
+from orchestrator.harvest.curation.domains import create_domains
 from orchestrator.harvest.models import DomainConfiguration, HarvestDefinition, Job, JobDomain, Schedule
+from orchestrator.harvest.scheduling import scheduler
 from tests.orchestrator import factories
 
 
@@ -129,7 +129,7 @@ def test_a_failing_generation_leaves_the_run_due(monkeypatch):
     def boom(*args, **kwargs):
         raise RuntimeError("disk full")
 
-    monkeypatch.setattr("orchestrator.harvest.jobgen.SpecFreezer.freeze", boom)
+    monkeypatch.setattr("orchestrator.harvest.jobs.jobgen.SpecFreezer.freeze", boom)
     assert scheduler.schedule_due_harvests(t("2026-01-01 00:01")) == []
     definition.refresh_from_db()
     assert (definition.runs, definition.next_date) == (0, t("2026-01-01 00:00"))
@@ -184,7 +184,7 @@ def test_racing_beat_processes_make_each_run_exactly_once():
     outputs = _run_processes(4, (
         f"import time; time.sleep(max(0, {start} - time.time()));"
         "from datetime import datetime, UTC;"
-        "from orchestrator.harvest.scheduler import schedule_due_harvests;"
+        "from orchestrator.harvest.scheduling.scheduler import schedule_due_harvests;"
         "print(len(schedule_due_harvests(datetime(2026, 1, 1, 0, 1, tzinfo=UTC))))"
     ))
     assert sum(int(o) for o in outputs) == Job.objects.count()
@@ -201,7 +201,7 @@ def test_a_crash_half_way_loses_nothing_and_doubles_nothing():
     definition = selective("crash", t("2026-01-01 00:00"), domains=("c1.dk", "c2.dk", "c3.dk"))
     [output] = _run_processes(1, (
         "import os; from datetime import datetime, UTC;"
-        "from orchestrator.harvest import jobgen, scheduler;"
+        "from orchestrator.harvest.jobs import jobgen; from orchestrator.harvest.scheduling import scheduler;"
         "original = jobgen.SpecFreezer.freeze;"
         "jobgen.SpecFreezer.freeze = lambda self, *args: (original(self, *args), os._exit(9));"
         "scheduler.schedule_due_harvests(datetime(2026, 1, 1, 0, 1, tzinfo=UTC))"

@@ -5,7 +5,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from orchestrator.harvest.models import Schedule
-from orchestrator.harvest.schedules import align, catch_up, first_event, next_event, upcoming_runs
+from orchestrator.harvest.scheduling.schedules import align, catch_up, first_event, next_event, upcoming_runs
 
 
 def t(text: str) -> datetime:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from orchestrator.harvest import seeding
+from orchestrator.harvest.curation import seeding
 from orchestrator.harvest.models import Domain, DomainConfiguration, SeedList
 from tests.orchestrator import factories
 
@@ -80,7 +80,7 @@ def test_only_selective_harvests_take_seeds():
 
 def test_attaching_twice_changes_nothing_the_second_time_in_every_mode():
     """The one service behind seeding, the selection transfer, the demo and the preload (attach.py)."""
-    from orchestrator.harvest import attach
+    from orchestrator.harvest.curation import attach
 
     domain = factories.domain("example.fr")
     first, other = factories.selective_definition("first"), factories.selective_definition("other")

@@ -19,7 +19,7 @@ from django.utils import timezone
 
 from harvester.testsite import serve_in_thread
 from orchestrator.celery import app
-from orchestrator.harvest import dispatch, reaper
+from orchestrator.harvest.jobs import dispatch, reaper
 from orchestrator.harvest.models import Job, ReaperSight
 from tests.conftest import wait_for
 from tests.orchestrator import realstack

@@ -1,4 +1,4 @@
-"""QA statistics (orchestrator.harvest.stats) on a real harvest: the figures match the harvester's own
+"""QA statistics (orchestrator.harvest.qa.stats) on a real harvest: the figures match the harvester's own
 reports and HarvestInfo, survive the spool being cleaned (read from the metadata WARC), and sum per run
 and per year, with comparisons and CSV."""
 
@@ -12,8 +12,9 @@ from datetime import UTC, datetime
 import pytest
 from django.core.cache import cache
 
-from orchestrator.harvest import jobfiles, stats
+from orchestrator.harvest.jobs import jobfiles
 from orchestrator.harvest.models import HarvestInfo, Job, JobStats
+from orchestrator.harvest.qa import stats
 from tests.orchestrator import factories
 from tests.orchestrator.crawled_job import DOMAINS, Crawl, crawled, make_job, record
 

@@ -13,9 +13,9 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
 
 from harvester.contracts import ContractError
-from orchestrator.harvest import jobgen
+from orchestrator.harvest.curation.validators import validate_regex_lines
+from orchestrator.harvest.jobs import jobgen
 from orchestrator.harvest.models import GlobalCrawlerTrapList, JobControl, JobStatus
-from orchestrator.harvest.validators import validate_regex_lines
 from tests.orchestrator import factories
 from webui.forms.library import TrapListForm
 
@@ -90,7 +90,7 @@ def test_job_generation_refuses_a_list_that_bypassed_validation() -> None:
 def test_send_control_is_the_gate_for_every_caller() -> None:
     """dispatch.send_control (behind the web UI, the CLI and any script) refuses before a row is written;
     the Control dataclass itself does not validate, so a bad trap used to be recorded and sent."""
-    from orchestrator.harvest.dispatch import DispatchError, send_control
+    from orchestrator.harvest.jobs.dispatch import DispatchError, send_control
 
     job = factories.job(domains=["a.dk"], status=JobStatus.STARTED)
     with pytest.raises(DispatchError) as exc:

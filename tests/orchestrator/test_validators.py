@@ -1,7 +1,7 @@
 import pytest
 from django.core.exceptions import ValidationError
 
-from orchestrator.harvest.validators import (
+from orchestrator.harvest.curation.validators import (
     normalize_domain_name,
     normalize_seed,
     normalize_seed_lines,

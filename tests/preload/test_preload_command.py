@@ -9,7 +9,7 @@ import re
 import pytest
 from django.core.management import CommandError, call_command
 
-from orchestrator.harvest.domains import create_domains
+from orchestrator.harvest.curation.domains import create_domains
 from orchestrator.harvest.models import Domain, DomainConfiguration, SeedList
 from orchestrator.preload import load as loader
 from orchestrator.preload import pipeline
@@ -115,7 +115,7 @@ def test_interrupted_dns_step_resumes_where_it_stopped(tmp_path, dns_server, mon
         if self.step == "dns" and ticks["n"] == 25:
             raise KeyboardInterrupt
 
-    monkeypatch.setattr(pipeline.Progress, "tick", interrupt)
+    monkeypatch.setattr(pipeline.ProgressLine, "tick", interrupt)
     with pytest.raises(KeyboardInterrupt):
         run(tmp_path, dns_server, None, f"s={source}")
     logged = (tmp_path / "work" / "dns.partial").read_text().splitlines()
@@ -136,7 +136,7 @@ def test_interrupted_dns_step_resumes_where_it_stopped(tmp_path, dns_server, mon
 def test_interrupted_redirect_step_resumes_and_progress_is_shown(tmp_path, world, dns_server, http_server,
                                                                  monkeypatch):
     ticks = {"n": 0}
-    real_tick = pipeline.Progress.tick
+    real_tick = pipeline.ProgressLine.tick
 
     def interrupt(self, done, extra="", force=False):
         if self.step == "redirects":
@@ -145,7 +145,7 @@ def test_interrupted_redirect_step_resumes_and_progress_is_shown(tmp_path, world
                 raise KeyboardInterrupt
         real_tick(self, done, extra, force)
 
-    monkeypatch.setattr(pipeline.Progress, "tick", interrupt)
+    monkeypatch.setattr(pipeline.ProgressLine, "tick", interrupt)
     with pytest.raises(KeyboardInterrupt):
         run(tmp_path, dns_server, http_server, *world)
     probed = {line.split("\t")[0] for line in (tmp_path / "work" / "redirects.partial").read_text().splitlines()}

@@ -5,8 +5,8 @@ import io
 import pytest
 from django.core.management import call_command
 
-from orchestrator.harvest import scheduler
 from orchestrator.harvest.models import DomainConfiguration
+from orchestrator.harvest.scheduling import scheduler
 from orchestrator.selection.transfer import transfer
 from tests.selection.conftest import make_record
 
@@ -78,7 +78,7 @@ def test_command_reports_what_it_changed(mapped, collections):
 
 
 def test_a_failing_transfer_does_not_stop_the_run(mapped, collections, monkeypatch):
-    from orchestrator.harvest.domains import create_domains
+    from orchestrator.harvest.curation.domains import create_domains
     from orchestrator.selection import transfer as module
 
     create_domains(["kept.fr"])

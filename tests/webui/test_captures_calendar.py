@@ -9,7 +9,8 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from orchestrator.harvest import chain, merging
+from orchestrator.harvest.chain import merging
+from orchestrator.harvest.chain import steps as chain
 from tests.indexer.conftest import TwoJobs
 from tests.orchestrator import factories
 from tests.orchestrator.chainhelp import harvest

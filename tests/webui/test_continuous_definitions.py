@@ -12,7 +12,7 @@ import pytest
 from django.urls import reverse
 
 from harvester.revisit.policy import RevisitSettings
-from orchestrator.harvest import continuous
+from orchestrator.harvest.jobs import continuous
 from orchestrator.harvest.models import HarvestChannel, HarvestDefinition, Job, JobControl
 from webui.forms.continuous import format_wait, parse_wait
 

@@ -18,7 +18,8 @@ from django.utils import timezone
 
 from harvester.crawllog import format_line
 from harvester.revisit.policy import RevisitPolicy, RevisitSettings, Visit
-from orchestrator.harvest import chain, intake, progresslog
+from orchestrator.harvest.chain import steps as chain
+from orchestrator.harvest.jobs import intake, progresslog
 from orchestrator.harvest.models import (
     ArchiveFile,
     HarvestChannel,

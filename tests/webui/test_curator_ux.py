@@ -23,7 +23,7 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from orchestrator.harvest import progresslog, scheduler
+from orchestrator.harvest.jobs import progresslog
 from orchestrator.harvest.models import (
     ArchiveFile,
     ArchiveFileCopy,
@@ -34,6 +34,7 @@ from orchestrator.harvest.models import (
     JobStatus,
     Schedule,
 )
+from orchestrator.harvest.scheduling import scheduler
 from orchestrator.selection.models import Collection, Record
 from tests.orchestrator import factories
 from tests.orchestrator.crawled_job import crawled, make_job, record

@@ -8,8 +8,9 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from orchestrator.harvest import forecast, seeding
+from orchestrator.harvest.curation import seeding
 from orchestrator.harvest.models import ArchiveFile, HarvestDefinition, HarvestInfo, Schedule
+from orchestrator.harvest.scheduling import forecast
 from tests.orchestrator import factories
 
 pytestmark = pytest.mark.django_db

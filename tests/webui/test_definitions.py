@@ -8,7 +8,7 @@ import pytest
 from django.urls import reverse
 
 from orchestrator.celery import app
-from orchestrator.harvest.domains import create_domains
+from orchestrator.harvest.curation.domains import create_domains
 from orchestrator.harvest.models import (
     Domain,
     DomainConfiguration,
@@ -111,7 +111,7 @@ def test_snapshot_with_budgets_continuing_a_previous_one(curator, viewer):
 
 def test_remove_domains_from_a_selection(curator):
     hd = factories.selective_definition("news")
-    from orchestrator.harvest import seeding
+    from orchestrator.harvest.curation import seeding
 
     seeding.add_seeds(hd, "http://a.fr/\nhttp://b.fr/")
     keep, drop = hd.configurations.order_by("domain__name")

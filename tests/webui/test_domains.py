@@ -7,7 +7,7 @@ import re
 import pytest
 from django.urls import reverse
 
-from orchestrator.harvest import replay
+from orchestrator.harvest.archive import replay
 from orchestrator.harvest.models import Domain, DomainConfiguration, ExtendedField, HarvestInfo, SeedList
 from tests.orchestrator import factories
 
@@ -146,7 +146,7 @@ def test_configuration_form_and_default_switch(curator):
 
 
 def test_a_search_too_broad_is_explained(viewer, monkeypatch):
-    from orchestrator.harvest import domainsearch
+    from orchestrator.harvest.curation import domainsearch
 
     def too_broad(*args, **kwargs):
         raise domainsearch.SearchTooBroad("this search reads too much of the domain table")

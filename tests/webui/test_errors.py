@@ -56,7 +56,7 @@ def test_a_forbidden_action_says_which_role_it_needs(viewer):
 
 
 def test_a_server_error_has_the_sites_layout_and_no_traceback(viewer, monkeypatch):
-    from orchestrator.harvest import domainsearch
+    from orchestrator.harvest.curation import domainsearch
 
     def broken(*args, **kwargs):
         raise RuntimeError("/srv/secret/path exploded")

@@ -10,8 +10,8 @@ import urllib.request
 import pytest
 from django.test import Client
 
-from orchestrator.harvest import chain
-from orchestrator.harvest.pages import job_pages
+from orchestrator.harvest.archive.pages import job_pages
+from orchestrator.harvest.chain import steps as chain
 from tests.indexer.conftest import TwoJobs
 from tests.orchestrator import factories
 from tests.orchestrator.chainhelp import harvest

@@ -20,7 +20,7 @@ from django.test import Client
 from django.utils import timezone
 
 from harvester.runtime import spool_dir
-from orchestrator.harvest import intake, progresslog
+from orchestrator.harvest.jobs import intake, progresslog
 from orchestrator.harvest.models import JobStatus, ProgressSample
 from tests.orchestrator.crawled_job import crawled, end_now, make_job, record
 from tests.webui.browserhelp import MARKS, launch, shot, sync_api

@@ -15,7 +15,7 @@ from django.test import Client
 from django.urls import reverse
 
 from harvester.runtime import spool_dir
-from orchestrator.harvest import intake
+from orchestrator.harvest.jobs import intake
 from orchestrator.harvest.models import (
     ArchiveFile,
     HarvestChannel,

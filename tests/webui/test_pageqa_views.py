@@ -11,9 +11,9 @@ import re
 import pytest
 from django.urls import reverse
 
-from orchestrator.harvest import qascore
 from orchestrator.harvest.models import ArchiveFile, JobStatus, MissingResource, QAMark, QAPage, QARun
 from orchestrator.harvest.models.archive import IndexState
+from orchestrator.harvest.qa import score as qascore
 from tests.orchestrator import factories
 from tests.orchestrator.conftest import purge_queues  # noqa: F401 - a fixture
 

@@ -20,7 +20,7 @@ from django.conf import settings as django_settings
 from django.contrib.auth.models import Group, User
 
 from harvester.testsite import serve_in_thread
-from orchestrator.harvest.demo import DEMO_DEFINITION, ensure_demo_definition
+from orchestrator.harvest.curation.demo import DEMO_DEFINITION, ensure_demo_definition
 from orchestrator.harvest.models import Job, QARun
 from tests.orchestrator.realstack import start_worker, stop_worker, worker_env
 from tests.webui.browserhelp import CHROMIUM, MARKS, page, shot  # noqa: F401 (page: the shared fixture)

@@ -15,7 +15,9 @@ from django.test import Client
 
 from indexer.cdx import iter_cdx_lines
 from indexer.replaylayout import ReplayLayout
-from orchestrator.harvest import chain, merging, replay
+from orchestrator.harvest.archive import replay
+from orchestrator.harvest.chain import merging
+from orchestrator.harvest.chain import steps as chain
 from tests.indexer.conftest import TwoJobs
 from tests.orchestrator import factories
 from tests.orchestrator.chainhelp import harvest

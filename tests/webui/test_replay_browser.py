@@ -12,8 +12,8 @@ from django.contrib.auth.models import User
 from django.db import connections
 from django.test import Client
 
-from orchestrator.harvest import chain
-from orchestrator.harvest.captures import captures_of
+from orchestrator.harvest.archive.captures import captures_of
+from orchestrator.harvest.chain import steps as chain
 from tests.indexer.conftest import TwoJobs
 from tests.orchestrator import factories
 from tests.orchestrator.chainhelp import harvest

@@ -11,8 +11,8 @@ from urllib.parse import unquote
 import pytest
 from django.test import Client
 
-from orchestrator.harvest import chain
-from orchestrator.harvest.captures import captures_of
+from orchestrator.harvest.archive.captures import captures_of
+from orchestrator.harvest.chain import steps as chain
 from orchestrator.harvest.models import Domain, SeedList
 from tests.indexer.conftest import TwoJobs
 from tests.orchestrator import factories

@@ -24,7 +24,7 @@ from django.core.exceptions import ValidationError
 from harvester import patterns
 from harvester.contracts import ContractError
 from harvester.revisit.policy import CLASSES, RevisitSettings
-from orchestrator.harvest import validators
+from orchestrator.harvest.curation import validators
 
 _WAIT_PART = re.compile(r"(\d+)\s*(w|d|h|m|s)", re.IGNORECASE)
 _UNIT_S = {"w": 7 * 86400, "d": 86400, "h": 3600, "m": 60, "s": 1}

@@ -7,7 +7,7 @@ from django import forms
 from django.conf import settings
 from django.core.exceptions import ValidationError
 
-from orchestrator.harvest.domains import default_template
+from orchestrator.harvest.curation.domains import default_template
 from orchestrator.harvest.models import CrawlTemplate, HarvestChannel, HarvestDefinition, Schedule
 from webui.forms.continuous import WaitField, add_revisit_fields, clean_revisit
 from webui.forms.domains import ExtendedFieldsMixin, add_extended_fields, clean_extended

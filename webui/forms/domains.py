@@ -5,7 +5,7 @@ from __future__ import annotations
 from django import forms
 from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
 
-from orchestrator.harvest import validators
+from orchestrator.harvest.curation import validators
 from orchestrator.harvest.models import CrawlTemplate, Domain, DomainConfiguration, ExtendedField, SeedList
 
 MONO = {"rows": 8, "spellcheck": "false"}

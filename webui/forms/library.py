@@ -6,7 +6,7 @@ from django import forms
 from django.core.exceptions import ValidationError
 
 from harvester.defaults import CRAWL_DEFAULTS
-from orchestrator.harvest import validators
+from orchestrator.harvest.curation import validators
 from orchestrator.harvest.models import CrawlTemplate, GlobalCrawlerTrapList, HarvestChannel, Schedule
 
 UTC_INPUT = forms.DateTimeInput(attrs={"placeholder": "YYYY-MM-DD HH:MM (UTC)"})

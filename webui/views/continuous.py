@@ -3,14 +3,14 @@
 The figures are the harvester's: its latest Progress heartbeat carries a ``continuous`` section (the
 contract in harvester.contracts: fetch rate and budget, cumulative visit outcomes, queue states, hosts,
 the URIs due next, the policy's freshness estimate), intake keeps a thinned series of heartbeats
-(orchestrator.harvest.progresslog) for the charts, and the job's ArchiveFile rows say which WARCs the
+(orchestrator.harvest.jobs.progresslog) for the charts, and the job's ArchiveFile rows say which WARCs the
 running crawl has closed and how far the indexer chain has taken them. The page section is one
 template, rendered into the job page and re-fetched every few seconds by the same page (``live``), so
 the first render and each refresh can never disagree and no figure is formatted twice.
 
-A URI's history comes from the job's crawl.log annotations (orchestrator.harvest.urihistory): each
+A URI's history comes from the job's crawl.log annotations (orchestrator.harvest.archive.urihistory): each
 visit with the wait the policy chose after it, the visit and version counts; and from the archive's index
-(orchestrator.harvest.captures, the view replay has): the captures of the URI in the definition's
+(orchestrator.harvest.archive.captures, the view replay has): the captures of the URI in the definition's
 collection, each a link into replay.
 """
 
@@ -26,8 +26,9 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from django.views.decorators.http import require_GET
 
-from orchestrator.harvest import jobfiles, progresslog, replay, urihistory
-from orchestrator.harvest.captures import captures_of
+from orchestrator.harvest.archive import replay, urihistory
+from orchestrator.harvest.archive.captures import captures_of
+from orchestrator.harvest.jobs import jobfiles, progresslog
 from orchestrator.harvest.models import ArchiveFile, HarvestDefinition, Job, JobStatus
 from orchestrator.harvest.models.archive import IndexState
 from webui.access import READ, require

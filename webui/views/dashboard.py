@@ -11,9 +11,9 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils import timezone
 
-from orchestrator.harvest import forecast
 from orchestrator.harvest.models import ArchiveFile, Job
 from orchestrator.harvest.models.archive import IndexState
+from orchestrator.harvest.scheduling import forecast
 from webui.access import READ, require
 
 CALENDAR_DAYS = 7

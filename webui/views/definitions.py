@@ -3,7 +3,7 @@ run now.
 
 The rules (what activation does to the next date, how a run is generated, that a continuous definition
 has one long-lived job which activation and run-now start and deactivation stops) are the scheduler's
-and orchestrator.harvest.continuous's; these views call them and say what happened. Seeds added to or
+and orchestrator.harvest.jobs.continuous's; these views call them and say what happened. Seeds added to or
 removed from a continuous definition are also sent to its running job (``continuous.change_seeds``).
 """
 
@@ -20,9 +20,11 @@ from django.views.decorators.http import require_POST
 
 from harvester.contracts import ContractError
 from harvester.revisit.policy import CLASSES, RevisitSettings
-from orchestrator.harvest import continuous, dispatch, scheduler, schedules, seeding
+from orchestrator.harvest.curation import seeding
+from orchestrator.harvest.jobs import continuous, dispatch
 from orchestrator.harvest.models import HarvestDefinition, HarvestInfo, Job, JobControl
-from orchestrator.harvest.scheduler import SchedulerError
+from orchestrator.harvest.scheduling import scheduler, schedules
+from orchestrator.harvest.scheduling.scheduler import SchedulerError
 from webui.access import CURATE, READ, require
 from webui.forms.definitions import DefinitionForm, RemoveForm, SeedsForm
 from webui.jinja import filesize, plural

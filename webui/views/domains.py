@@ -9,8 +9,8 @@ from django.db.models.expressions import RawSQL
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
-from orchestrator.harvest import domainsearch
-from orchestrator.harvest.domains import create_domains
+from orchestrator.harvest.curation import domainsearch
+from orchestrator.harvest.curation.domains import create_domains
 from orchestrator.harvest.models import (
     Domain,
     DomainConfiguration,

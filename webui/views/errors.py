@@ -4,7 +4,7 @@ saying what went wrong, and never a server path or a traceback.
 Django's defaults were a bare "Bad Request (400)" line for a 3 MB form (with no word of what was too
 large) and plain "Not Found" pages outside the site. Wired in orchestrator/urls.py (handler400 …);
 they apply when DEBUG is off, as in production. The messages of Http404 and PermissionDenied are
-shown: they are written for users (and hold no server paths: orchestrator.harvest.jobfiles).
+shown: they are written for users (and hold no server paths: orchestrator.harvest.jobs.jobfiles).
 """
 
 from __future__ import annotations

@@ -34,8 +34,8 @@ from django.views.decorators.http import require_GET, require_POST
 from harvester import patterns
 from harvester.patterns import PatternError
 from harvester.reports import REPORT_NAMES
-from orchestrator.harvest import jobfiles, progresslog
-from orchestrator.harvest.dispatch import BrokerUnavailable, DispatchError, reject, resubmit, send_control
+from orchestrator.harvest.jobs import jobfiles, progresslog
+from orchestrator.harvest.jobs.dispatch import BrokerUnavailable, DispatchError, reject, resubmit, send_control
 from orchestrator.harvest.models import (
     ArchiveFile,
     HarvestChannel,

@@ -14,8 +14,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
-from orchestrator.harvest import schedules as schedules_math
 from orchestrator.harvest.models import CrawlTemplate, GlobalCrawlerTrapList, HarvestChannel, Schedule
+from orchestrator.harvest.scheduling import schedules as schedules_math
 from webui.access import CURATE, ENGINEER, READ, require
 from webui.forms.library import ChannelForm, ScheduleForm, TemplateForm, TrapListForm
 

@@ -1,6 +1,6 @@
 """A job's page QA (issue 13): what the QA pass saw of each page in replay, worst first, the live and replayed
 thumbnails side by side, the missing URLs by host and type, the curator's good/bad marks, and the two actions
-(run a pass, patch the gaps). The work is in orchestrator.harvest.pageqa and .patch; this module lays it out."""
+(run a pass, patch the gaps). The work is in orchestrator.harvest.qa.pageqa and .patch; this module lays it out."""
 
 from __future__ import annotations
 
@@ -15,8 +15,11 @@ from django.views.decorators.http import require_GET, require_POST
 
 from harvester.contracts import ContractError, JobSpec
 from harvester.scope import Scope
-from orchestrator.harvest import pageqa, patch, qascore, replay
+from orchestrator.harvest.archive import replay
+from orchestrator.harvest.jobs import patch
 from orchestrator.harvest.models import Domain, Job, QAMark, QAPage, QARun, QARunStatus
+from orchestrator.harvest.qa import pageqa
+from orchestrator.harvest.qa import score as qascore
 from webui.access import CURATE, READ, can, require
 
 

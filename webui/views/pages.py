@@ -1,6 +1,6 @@
 """A job's pages with replay in the page, and a URL's captures across jobs as a calendar (issue 13).
 
-Both only lay out what orchestrator.harvest.pages and .captures compute; every replay link goes to the web
+Both only lay out what orchestrator.harvest.archive.pages and .captures compute; every replay link goes to the web
 UI's ``/replay/…`` (webui/views/replay.py), so it carries the same login and role check as these pages.
 """
 
@@ -17,10 +17,10 @@ from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
-from orchestrator.harvest import jobfiles
-from orchestrator.harvest.captures import MAX_CAPTURES, Capture, captures_of
+from orchestrator.harvest.archive.captures import MAX_CAPTURES, Capture, captures_of
+from orchestrator.harvest.archive.pages import job_pages
+from orchestrator.harvest.jobs import jobfiles
 from orchestrator.harvest.models import HarvestDefinition, Job
-from orchestrator.harvest.pages import job_pages
 from webui.access import READ, require
 from webui.views.replay import replay_base
 

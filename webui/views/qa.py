@@ -1,6 +1,6 @@
 """QA statistics pages (the BnF's NAS_qual, shared/seeds/001…, 3.4): per job, per harvest run, per
 year, each with a comparison (run to run, year to year) and a CSV export. The figures come from
-:mod:`orchestrator.harvest.stats`; this module only lays them out as tables and inline SVG charts."""
+:mod:`orchestrator.harvest.qa.stats`; this module only lays them out as tables and inline SVG charts."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
-from orchestrator.harvest import stats
 from orchestrator.harvest.models import HarvestDefinition, Job, JobStats
+from orchestrator.harvest.qa import stats
 from webui.access import READ, require
 from webui.jinja import filesize
 from webui.svg import hbars, paired_hbars

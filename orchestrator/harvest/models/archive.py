@@ -3,7 +3,7 @@
 ``index_state`` follows the BnF indexing chain (shared/seeds/001…, 4.1): each step records that it is
 done, so a re-run after a crash picks up where the chain stopped. A worker doing a step holds a lease on
 the file (``claim_token`` until ``claimed_until``) while the state still names the last step done; a
-killed worker's lease simply runs out (orchestrator/harvest/chain.py).
+killed worker's lease simply runs out (orchestrator/harvest/chain/steps.py).
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ from django.utils import timezone
 from harvester import patterns
 from harvester.contracts import ContractError, harvest_queue
 from harvester.defaults import WARC_ROTATE_S
-from orchestrator.harvest import validators
+from orchestrator.harvest.curation import validators
 from orchestrator.harvest.models.domains import BUDGET_HELP, ExtendedField
 from orchestrator.harvest.models.fields import free_text
 

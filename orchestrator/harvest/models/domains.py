@@ -9,7 +9,7 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
-from orchestrator.harvest import validators
+from orchestrator.harvest.curation import validators
 from orchestrator.harvest.models.fields import free_text
 
 BUDGET_HELP = "-1 = unlimited, 0 = excluded from harvests."
@@ -96,7 +96,7 @@ class Domain(models.Model):
 
     Domains are never deleted (NetarchiveSuite's rule: their harvest history must stay), hence PROTECT
     on every reference and no delete in the admin. Create them through
-    ``orchestrator.harvest.domains.create_domains`` so each gets its default seeds and configuration.
+    ``orchestrator.harvest.curation.domains.create_domains`` so each gets its default seeds and configuration.
     """
 
     name = models.CharField(max_length=253, unique=True)

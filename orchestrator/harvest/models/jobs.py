@@ -135,7 +135,7 @@ class ReaperSight(models.Model):
     """One row: when the reaper last swept, and since when it has swept without a gap.
 
     A job's silence only counts while the orchestrator could hear it: after a gap (broker, beat or events
-    worker away) silence is measured from ``seeing_since`` (orchestrator/harvest/reaper.py)."""
+    worker away) silence is measured from ``seeing_since`` (orchestrator/harvest/jobs/reaper.py)."""
 
     last_sweep_at = models.DateTimeField()
     seeing_since = models.DateTimeField()

@@ -8,7 +8,7 @@ The per-domain truth stays in HarvestInfo; a JobStats row holds what has no othe
 domain-size buckets, stop reasons, the job's largest domains) so a run's or a year's page never groups
 millions of HarvestInfo rows: measured on 400,000 HarvestInfo rows, grouping them for a year's top domains
 took 2 s per year shown (docs/BENCHMARKS.md); a national broad crawl has ten times as many.
-``orchestrator.harvest.stats`` computes and reads these rows.
+``orchestrator.harvest.qa.stats`` computes and reads these rows.
 """
 
 from __future__ import annotations

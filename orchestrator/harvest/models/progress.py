@@ -3,9 +3,9 @@ queue over time (a chart that grows), not only the latest numbers.
 
 Why stored: ``Job.progress`` keeps only the latest heartbeat, and a harvester sends one every few
 seconds. Deriving the past from crawl.log would mean re-reading a log that, for a continuous job
-(issue 12), grows for weeks; a small row every :data:`orchestrator.harvest.progresslog.SAMPLE_EVERY_S`
-seconds per running job, pruned after :data:`~orchestrator.harvest.progresslog.KEEP_S`, costs little.
-Written by intake (``record_progress``) through :mod:`orchestrator.harvest.progresslog`, which also
+(issue 12), grows for weeks; a small row every :data:`orchestrator.harvest.jobs.progresslog.SAMPLE_EVERY_S`
+seconds per running job, pruned after :data:`~orchestrator.harvest.jobs.progresslog.KEEP_S`, costs little.
+Written by intake (``record_progress``) through :mod:`orchestrator.harvest.jobs.progresslog`, which also
 reads it.
 """
 

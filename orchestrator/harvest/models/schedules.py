@@ -1,6 +1,6 @@
 """Schedules: every N minutes/hours/days/weeks/months, anytime or at a given time; with start and end.
 
-The arithmetic is in ``orchestrator.harvest.schedules``; this model holds the curator's choices and
+The arithmetic is in ``orchestrator.harvest.scheduling.schedules``; this model holds the curator's choices and
 validates that they make sense together.
 """
 

@@ -5,7 +5,7 @@ definitions and their runs.
 the API's ``POST /definitions``): a bad seed line is reported as ``FILE:LINE: …`` and nothing is created.
 
 A continuous definition runs as one long-lived job: ``activate`` (or ``run-now``) starts it, ``deactivate``
-stops it, ``seeds`` sends seeds added or removed to the running crawl (orchestrator/harvest/continuous.py).
+stops it, ``seeds`` sends seeds added or removed to the running crawl (orchestrator/harvest/jobs/continuous.py).
 
 ``run-now`` exit status: 0 the run's jobs are submitted (a run that was still waiting to be dispatched is
 sent instead of making a second one, and says so); 1 refused (the message says why); 3 the run is in the
@@ -25,13 +25,15 @@ from django.utils import timezone
 
 from orchestrator.api import newharvest
 from orchestrator.api.errors import Invalid
-from orchestrator.harvest import continuous, dispatch, jobgen, scheduler, seeding
+from orchestrator.harvest.curation import seeding
+from orchestrator.harvest.curation.validators import preview, read_lines
+from orchestrator.harvest.jobs import continuous, dispatch, jobgen
 from orchestrator.harvest.management.commands.jobs import _parse_time as parse_time
 from orchestrator.harvest.management.commands.jobs import _who
 from orchestrator.harvest.models import CrawlTemplate, HarvestDefinition, Job
-from orchestrator.harvest.schedules import upcoming_runs
+from orchestrator.harvest.scheduling import scheduler
+from orchestrator.harvest.scheduling.schedules import upcoming_runs
 from orchestrator.harvest.tables import filesize, render
-from orchestrator.harvest.validators import preview, read_lines
 
 #: ``run-now``'s exit status when the run is in the database but its jobs wait for the broker.
 WAITING_FOR_BROKER = 3

@@ -23,15 +23,15 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import connection, transaction
 
-from orchestrator.harvest.domains import (
+from orchestrator.harvest.curation.domains import (
     CreateResult,
     batched,
     create_domains,
     default_template,
     skip_fk_triggers_if_allowed,
 )
+from orchestrator.harvest.curation.validators import Line, normalize_domain_name, read_lines
 from orchestrator.harvest.models import CrawlTemplate
-from orchestrator.harvest.validators import Line, normalize_domain_name, read_lines
 
 #: A domain name is at most 253 characters; its Unicode form (before IDNA) at most ~4 bytes per
 #: character of a label. Longer lines cannot be domains: they are refused without being held.

@@ -12,8 +12,9 @@ from django.utils import timezone
 
 from indexer.merge import UnsortedInputError
 from indexer.objectstore import ObjectLocation
-from orchestrator.harvest import chain, merging, storage
-from orchestrator.harvest import verify as verifying
+from orchestrator.harvest.chain import merging, storage
+from orchestrator.harvest.chain import steps as chain
+from orchestrator.harvest.chain import verify as verifying
 from orchestrator.harvest.models import ArchiveFile, ArchiveFileCopy
 from orchestrator.harvest.models.archive import IndexState
 from orchestrator.harvest.tables import filesize, render

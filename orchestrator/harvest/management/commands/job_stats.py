@@ -9,7 +9,7 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from orchestrator.harvest.models import Job, JobStats, JobStatus
-from orchestrator.harvest.stats import record_job_stats
+from orchestrator.harvest.qa.stats import record_job_stats
 
 
 class Command(BaseCommand):

@@ -10,8 +10,9 @@ from datetime import datetime
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils.dateparse import parse_datetime
 
-from orchestrator.harvest import dispatch, pageqa, patch
+from orchestrator.harvest.jobs import dispatch, patch
 from orchestrator.harvest.models import Job, JobStatus
+from orchestrator.harvest.qa import pageqa
 from orchestrator.harvest.tables import filesize, render
 
 

@@ -27,9 +27,9 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from honcho.environ import parse_procfile
 
 from harvester.runtime import broker_url
-from orchestrator.harvest.demo import ensure_demo_definition
-from orchestrator.harvest.qabrowser import chromium_problem
-from orchestrator.harvest.replay import refresh
+from orchestrator.harvest.archive.replay import refresh
+from orchestrator.harvest.curation.demo import ensure_demo_definition
+from orchestrator.harvest.qa.browser import chromium_problem
 
 
 class _PoliteProcessManager:
@@ -166,7 +166,7 @@ class Command(BaseCommand):
     def _replay(self, processes: dict[str, object], only: list[str], bind: str, web: str) -> tuple[str, str, bool]:
         """The replay line to print, pywb's address, and whether to start it. pywb runs from its own environment
         (deploy/dev.py install makes it); without it the stack runs without replay and says so. Its links are up
-        to date before it starts (orchestrator.harvest.replay.refresh)."""
+        to date before it starts (orchestrator.harvest.archive.replay.refresh)."""
         host, _, port = bind.rpartition(":")
         if not host or not port.isdigit():
             raise CommandError(f"--replay-bind {bind!r}: expected HOST:PORT, e.g. 127.0.0.1:8090")
