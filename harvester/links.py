@@ -28,7 +28,7 @@ import re
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 from functools import lru_cache
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import SplitResult, urljoin, urlsplit
 
 from harvester.defaults import MAX_DECODED_BYTES
 
@@ -80,17 +80,23 @@ def _clean(raw: str | None) -> str | None:
     return url
 
 
-@lru_cache(maxsize=256)
-def _origin(base: str) -> str | None:
-    """``scheme://netloc`` of a valid http(s) base URL (what :func:`absolutize` checks), else None."""
+def _http_parts(url: str) -> SplitResult | None:
+    """``urlsplit(url)`` of an http(s) URL with a host and a valid port, else None."""
     try:
-        parts = urlsplit(base)
+        parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             return None
         parts.port  # noqa: B018 - raises ValueError on a port out of range
     except ValueError:
         return None
-    return f"{parts.scheme}://{parts.netloc}"
+    return parts
+
+
+@lru_cache(maxsize=256)
+def _origin(base: str) -> str | None:
+    """``scheme://netloc`` of a valid http(s) base URL (what :func:`absolutize` checks), else None."""
+    parts = _http_parts(base)
+    return None if parts is None else f"{parts.scheme}://{parts.netloc}"
 
 
 def _rooted(url: str) -> bool:
@@ -118,13 +124,9 @@ def absolutize(base: str, raw: str | None) -> str | None:
             return absolute if len(absolute) <= MAX_URL_LENGTH else None
     try:
         absolute = urljoin(base, url).split("#", 1)[0]
-        parts = urlsplit(absolute)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            return None
-        parts.port  # noqa: B018 - raises ValueError on a port out of range
     except ValueError:
         return None
-    if len(absolute) > MAX_URL_LENGTH:
+    if _http_parts(absolute) is None or len(absolute) > MAX_URL_LENGTH:
         return None
     return absolute
 
