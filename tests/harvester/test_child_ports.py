@@ -84,10 +84,11 @@ def test_inert_scrapy_middlewares_are_off_and_header_ones_stay() -> None:
     settings = build_settings(spec, "/nonexistent")
     downloader, spider = settings["DOWNLOADER_MIDDLEWARES"], settings["SPIDER_MIDDLEWARES"]
     mw = "scrapy.downloadermiddlewares."
-    assert downloader[mw + "stats.DownloaderStats"] is None and downloader[mw + "httpauth.HttpAuthMiddleware"] is None
+    assert downloader[mw + "stats.DownloaderStats"] is None
+    assert downloader[mw + "httpauth.HttpAuthMiddleware"] is None
     for kept in ("defaultheaders.DefaultHeadersMiddleware", "useragent.UserAgentMiddleware",
                  "httpcompression.HttpCompressionMiddleware", "cookies.CookiesMiddleware",
                  "downloadtimeout.DownloadTimeoutMiddleware"):
         assert mw + kept not in downloader
-    assert all(v is None for v in spider.values()) and "scrapy.spidermiddlewares.start.StartSpiderMiddleware" \
-        not in spider
+    assert all(v is None for v in spider.values())
+    assert "scrapy.spidermiddlewares.start.StartSpiderMiddleware" not in spider
