@@ -48,6 +48,31 @@ EXTENSIONS_USED = {
 }
 
 
+#: Spider middlewares that do nothing for us, on every response: the spider's callbacks return no
+#: output (links go straight into the frontier), so the output filters (URL length, depth, meta copy)
+#: never see a request; ``HTTPERROR_ALLOW_ALL`` lets every status through, as having no
+#: HttpErrorMiddleware does; the referer is ours (crawl.log's via). Dropping them saves their
+#: per-response async wrappers (issue 14, docs/BENCHMARKS.md "Harvester CPU").
+SPIDER_MIDDLEWARES_DROPPED = (
+    "scrapy.spidermiddlewares.referer.RefererMiddleware",
+    "scrapy.spidermiddlewares.httperror.HttpErrorMiddleware",
+    "scrapy.spidermiddlewares.urllength.UrlLengthMiddleware",
+    "scrapy.spidermiddlewares.depth.DepthMiddleware",
+    "scrapy.spidermiddlewares.metacopy.MetaCopyDetectionMiddleware",
+)
+#: Downloader middlewares with no effect on a crawl of ours, removed for their per-request cost.
+#: DownloaderStats fills Scrapy's ``downloader/*`` stats (request/response sizes re-serialised per
+#: request: ~5 % of the crawl's CPU) that nothing reads (our figures are archive.CrawlStats);
+#: HttpAuthMiddleware only acts on ``http_user`` meta/spider attributes or ``HTTPAUTH_*`` settings,
+#: none of which a JobSpec sets. Request headers (and so the request bytes in the WARC) are
+#: untouched: DefaultHeaders, UserAgent, HttpCompression and Cookies stay; so does DownloadTimeout
+#: (Scrapy's own handler, in ``--no-archive`` runs, falls back to 180 s without it).
+INERT_DOWNLOADER_MIDDLEWARES = (
+    "scrapy.downloadermiddlewares.stats.DownloaderStats",
+    "scrapy.downloadermiddlewares.httpauth.HttpAuthMiddleware",
+)
+
+
 def job_metadata(spec: JobSpec) -> dict[str, Any]:
     """``NH_JOB``: what the archive side writes into warcinfo, reports and the metadata WARC."""
     s = spec.settings
@@ -110,8 +135,9 @@ def build_settings(spec: JobSpec, out_dir: str | Path, *, archive: bool = True,
         "LOGSTATS_INTERVAL": 60,
         "REACTOR_THREADPOOL_MAXSIZE": 10,
         "DNS_TIMEOUT": s.connect_timeout_s,
-        "SPIDER_MIDDLEWARES": {"scrapy.spidermiddlewares.referer.RefererMiddleware": None},
+        "SPIDER_MIDDLEWARES": dict.fromkeys(SPIDER_MIDDLEWARES_DROPPED),
         "DOWNLOADER_MIDDLEWARES": {
+            **dict.fromkeys(INERT_DOWNLOADER_MIDDLEWARES),
             "scrapy.downloadermiddlewares.offsite.OffsiteMiddleware": None,
             "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
             "scrapy.downloadermiddlewares.retry.RetryMiddleware": None,

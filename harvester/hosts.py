@@ -48,8 +48,12 @@ def is_ip(host: str) -> bool:
     return True
 
 
+@lru_cache(maxsize=4096)
 def host_key(url: str) -> str:
-    """``host`` or ``host:port`` (non-default port): the logical host of politeness and scope."""
+    """``host`` or ``host:port`` (non-default port): the logical host of politeness and scope.
+
+    Cached: a crawl asks it of the same URL five or six times (discovery, scope, issue, response,
+    robots), each a ``urlsplit`` (~2 % of a crawl's CPU before the cache, issue 14)."""
     parts = urlsplit(url)
     host = (parts.hostname or "").rstrip(".")
     try:

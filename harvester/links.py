@@ -27,7 +27,8 @@ import logging
 import re
 import zlib
 from collections.abc import Callable, Iterable, Iterator
-from urllib.parse import urljoin, urlsplit
+from functools import lru_cache
+from urllib.parse import SplitResult, urljoin, urlsplit
 
 from harvester.defaults import MAX_DECODED_BYTES
 
@@ -79,20 +80,53 @@ def _clean(raw: str | None) -> str | None:
     return url
 
 
-def absolutize(base: str, raw: str | None) -> str | None:
-    """An absolute, fragment-free http(s) URL, or None for anything else or anything broken."""
-    url = _clean(raw)
-    if url is None:
-        return None
+def _http_parts(url: str) -> SplitResult | None:
+    """``urlsplit(url)`` of an http(s) URL with a host and a valid port, else None."""
     try:
-        absolute = urljoin(base, url).split("#", 1)[0]
-        parts = urlsplit(absolute)
+        parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             return None
         parts.port  # noqa: B018 - raises ValueError on a port out of range
     except ValueError:
         return None
-    if len(absolute) > MAX_URL_LENGTH:
+    return parts
+
+
+@lru_cache(maxsize=256)
+def _origin(base: str) -> str | None:
+    """``scheme://netloc`` of a valid http(s) base URL (what :func:`absolutize` checks), else None."""
+    parts = _http_parts(base)
+    return None if parts is None else f"{parts.scheme}://{parts.netloc}"
+
+
+def _rooted(url: str) -> bool:
+    """Whether ``urljoin(base, url)`` is exactly the base's origin + ``url`` (fragment already cut):
+    a root-relative path (``/p/1.html``, most links of a site) with nothing ``urljoin`` would
+    rewrite: no dot segment, no ``;params``, no empty ``?``, no network path (``//host``)."""
+    return (url[:1] == "/" and url[1:2] != "/" and "/." not in url and ";" not in url
+            and not url.endswith("?"))
+
+
+def absolutize(base: str, raw: str | None) -> str | None:
+    """An absolute, fragment-free http(s) URL, or None for anything else or anything broken.
+
+    A root-relative link on a valid base skips ``urljoin`` + ``urlsplit`` (their result is known:
+    the base's origin + the path; tests/harvester/test_links.py holds the two ways equal), which
+    was a third of a page's link extraction (issue 14, docs/BENCHMARKS.md "Harvester CPU")."""
+    url = _clean(raw)
+    if url is None:
+        return None
+    if url[:1] == "/":
+        path = url.split("#", 1)[0]
+        origin = _origin(base) if _rooted(path) else None
+        if origin is not None:
+            absolute = origin + path
+            return absolute if len(absolute) <= MAX_URL_LENGTH else None
+    try:
+        absolute = urljoin(base, url).split("#", 1)[0]
+    except ValueError:
+        return None
+    if _http_parts(absolute) is None or len(absolute) > MAX_URL_LENGTH:
         return None
     return absolute
 

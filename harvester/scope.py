@@ -39,6 +39,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 from urllib.parse import urlsplit
 
 from harvester.contracts import JobSpec
@@ -280,9 +281,11 @@ def _sort_query(url: str) -> str:
     return base + "?" + "&".join(params) if params else base
 
 
+@lru_cache(maxsize=4096)
 def heritrix_key(url: str) -> str:
     """The seen-set key of a URL under Heritrix 3's default canonicalisation rules (see above).
-    The URL itself is fetched as found; only duplicates are judged on this key."""
+    The URL itself is fetched as found; only duplicates are judged on this key. Cached: a site's
+    menus and home/parent links are met on every page (each a ``urlsplit``, issue 14)."""
     key = _without_fragment_and_default_port(url).lower()
     key = _strip(key, _USERINFO)
     key = _strip(key, _WWWN)

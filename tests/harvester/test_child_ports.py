@@ -75,3 +75,20 @@ def test_only_the_extensions_the_harvester_uses_are_on() -> None:
         "scrapy.extensions.corestats.CoreStats", "scrapy.extensions.logstats.LogStats",
         "scrapy.extensions.logcount.LogCount"}
     assert settings["TELNETCONSOLE_ENABLED"] is False and settings["REMOTE_CONTROL_ENABLED"] is False
+
+
+def test_inert_scrapy_middlewares_are_off_and_header_ones_stay() -> None:
+    """Per-request Scrapy components that do nothing for us are off (issue 14's CPU goal); those that
+    shape the request bytes archived in the WARC (tests/harvester pin them) are left as they were."""
+    spec = JobSpec.from_dict(make_spec(["http://127.0.0.1:1/"]))
+    settings = build_settings(spec, "/nonexistent")
+    downloader, spider = settings["DOWNLOADER_MIDDLEWARES"], settings["SPIDER_MIDDLEWARES"]
+    mw = "scrapy.downloadermiddlewares."
+    assert downloader[mw + "stats.DownloaderStats"] is None
+    assert downloader[mw + "httpauth.HttpAuthMiddleware"] is None
+    for kept in ("defaultheaders.DefaultHeadersMiddleware", "useragent.UserAgentMiddleware",
+                 "httpcompression.HttpCompressionMiddleware", "cookies.CookiesMiddleware",
+                 "downloadtimeout.DownloadTimeoutMiddleware"):
+        assert mw + kept not in downloader
+    assert all(v is None for v in spider.values())
+    assert "scrapy.spidermiddlewares.start.StartSpiderMiddleware" not in spider

@@ -30,3 +30,11 @@ def test_the_domain_record_is_none_without_a_registrable_part() -> None:
     assert registrable_part("[::1]") == "::1"
     assert registrable_part("co.uk") is None
     assert registrable_part("localhost") is None
+
+
+def test_host_key_is_the_same_asked_twice() -> None:
+    """Cached (a crawl asks it of one URL several times): the answer does not depend on the cache."""
+    urls = ["http://Example.com.:80/a", "https://h:8443/", "http://h:99999/", "http://[::1]:8080/x"]
+    first = [host_key(u) for u in urls]
+    host_key.cache_clear()
+    assert [host_key(u) for u in urls] == first == ["example.com", "h:8443", "h", "::1:8080"]

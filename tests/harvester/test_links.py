@@ -299,3 +299,35 @@ def test_links_in_css_comments_are_not_followed() -> None:
     broken = b"<title>x</head><body><style>/* url(/old-b.png) */ p { background: url(/new-b.png) }</style>" + AFTER
     got = _by_url(html_links(broken, BASE, "utf-8"))
     assert "http://example.org/new-b.png" in got and "http://example.org/old-b.png" not in got
+
+
+def _absolutize_by_urljoin(base: str, raw: str) -> str | None:
+    """What absolutize did before its root-relative shortcut (urljoin + urlsplit), the reference."""
+    from urllib.parse import urljoin, urlsplit
+
+    url = raw.strip().replace("\n", "").replace("\r", "").replace("\t", "")
+    if not url or url.startswith(("#", "javascript:", "mailto:", "data:", "tel:", "about:")):
+        return None
+    try:
+        absolute = urljoin(base, url).split("#", 1)[0]
+        parts = urlsplit(absolute)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            return None
+        parts.port  # noqa: B018
+    except ValueError:
+        return None
+    return absolute if len(absolute) <= 2083 else None
+
+
+def test_root_relative_shortcut_equals_urljoin() -> None:
+    from harvester.links import absolutize
+
+    bases = ["http://example.com/a/b.html", "HTTP://Ex.COM:8080/a/?q#f", "https://u:p@h.org/",
+             "http://h:80/x", "http://[::1]:8080/d/", "ftp://h/x", "http://h:99999/", "http:///nohost",
+             "http://h/a;p?q"]
+    links = ["/", "/p/1.html", "/a/../b", "/./x", "/x/.", "/x/..", "/x;p", "/x;", "/x?", "/x?#f", "/x#f",
+             "/x?a=/./", "//other.org/x", "///x", "/ü/é?ß", "/x y", "/%2e%2e/x", "/x\\y", "/?", "/x?q=1&b=2",
+             " /pad ", "/x\x01y", "/" + "a" * 2070, "/" + "a" * 2100, "/a//b", "/x?#", "/.hidden", "/x?y?"]
+    for base in bases:
+        for link in links:
+            assert absolutize(base, link) == _absolutize_by_urljoin(base, link), (base, link)

@@ -105,3 +105,16 @@ def test_next_serial_ignores_other_jobs(tmp_path):
     (tmp_path / "5-6-20260101000000-00004-h.warc.gz").write_bytes(b"")
     (tmp_path / "5-61-20260101000000-00009-h.warc.gz").write_bytes(b"")
     assert next_serial(tmp_path, "5-6") == 5
+
+
+def test_sha1_b32_is_base32_of_the_digest() -> None:
+    import base64
+
+    from harvester.warcwriter import sha1_b32
+
+    rng = random.Random(14)
+    digests = [hashlib.sha1(b"").digest(), bytes(20), b"\xff" * 20, b"\x00" * 19 + b"\x01", b"short"]
+    digests += [rng.randbytes(20) for _ in range(2000)]
+    for d in digests:
+        assert sha1_b32(d) == "sha1:" + base64.b32encode(d).decode("ascii")
+    assert sha1_b32(hashlib.sha1(b"").digest()) == "sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ"
