@@ -233,7 +233,12 @@ def test_the_next_job_after_a_done_one_keeps_the_uri_states_not_the_tallies(tmp_
         proc = subprocess.Popen([sys.executable, "-m", "harvester.process", str(job_dir), "--control-stdin"],
                                 cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
-            time.sleep(7)
+            # Crawling for ~6 s, counted from its first fetch: a loaded machine may take seconds to start it.
+            log = job_dir / "logs" / "crawl.log"
+            deadline = time.monotonic() + 90
+            while time.monotonic() < deadline and not (log.exists() and log.read_text().strip()):
+                time.sleep(0.2)
+            time.sleep(6)
             assert proc.stdin is not None
             proc.stdin.write((json.dumps({"job_id": job_id, "action": "stop", "argument": "", "id": 0}) + "\n")
                              .encode())
