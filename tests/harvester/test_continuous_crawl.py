@@ -117,7 +117,8 @@ def test_a_continuous_crawl_end_to_end(tmp_path: Path, site_pair: Any) -> None:
     # -- phase 2: restart on the same spool; the schedule carries on; then a clean stop --------------
     proc = _child(job_dir)
     try:
-        time.sleep(6)
+        _wait_for(lambda: len(crawl_log(job_dir)) > lines_before, 60)  # started again (late on a loaded machine)
+        time.sleep(5)
         _send(proc, "pause")  # as for any job: nothing is issued while paused
         time.sleep(0.8)  # what was in flight ends
         during = len(a.hits()) + len(b.hits())
