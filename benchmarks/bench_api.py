@@ -33,31 +33,58 @@ def seed(n_jobs: int, n_running: int, n_files: int) -> None:
 
     rng = random.Random(15)
     focused, snapshot = HarvestChannel.objects.get(name="focused"), HarvestChannel.objects.get(name="snapshot")
-    definitions = [HarvestDefinition.objects.create(name=f"selective {i}", kind="selective", channel=focused)
-                   for i in range(10)] + [HarvestDefinition.objects.create(name="broad", kind="snapshot",
-                                                                           channel=snapshot)]
+    definitions = [
+        HarvestDefinition.objects.create(name=f"selective {i}", kind="selective", channel=focused) for i in range(10)
+    ] + [HarvestDefinition.objects.create(name="broad", kind="snapshot", channel=snapshot)]
     now = timezone.now()
     statuses = ["DONE"] * 90 + ["FAILED"] * 5 + ["RESUBMITTED"] * 2 + ["SUBMITTED"] * 2 + ["NEW"]
     jobs = []
     for k in range(n_jobs):
         definition = definitions[k % len(definitions)]
         running = k < n_running
-        progress = {"at": now.isoformat(), "uris_done": rng.randrange(10**6), "uris_queued": rng.randrange(10**5),
-                    "uris_failed": rng.randrange(1000), "bytes": rng.randrange(10**11),
-                    "uri_rate": rng.random() * 50, "kb_rate": rng.random() * 5000,
-                    "domains": {f"d{i}.fr": {"objects": i, "bytes": i * 1000} for i in range(50)}} if running else {}
-        jobs.append(Job(harvest=definition, harvest_run=1 + k // 50, channel=definition.channel, spec={"domains": []},
-                        status="STARTED" if running else rng.choice(statuses), created=now, progress=progress,
-                        harvester=f"harvester-{k % 40}@host{k % 40}" if running else "",
-                        last_heartbeat=now if running else None))
+        progress = (
+            {
+                "at": now.isoformat(),
+                "uris_done": rng.randrange(10**6),
+                "uris_queued": rng.randrange(10**5),
+                "uris_failed": rng.randrange(1000),
+                "bytes": rng.randrange(10**11),
+                "uri_rate": rng.random() * 50,
+                "kb_rate": rng.random() * 5000,
+                "domains": {f"d{i}.fr": {"objects": i, "bytes": i * 1000} for i in range(50)},
+            }
+            if running
+            else {}
+        )
+        jobs.append(
+            Job(
+                harvest=definition,
+                harvest_run=1 + k // 50,
+                channel=definition.channel,
+                spec={"domains": []},
+                status="STARTED" if running else rng.choice(statuses),
+                created=now,
+                progress=progress,
+                harvester=f"harvester-{k % 40}@host{k % 40}" if running else "",
+                last_heartbeat=now if running else None,
+            )
+        )
     Job.objects.bulk_create(jobs, batch_size=2000)
     job_ids = list(Job.objects.values_list("id", flat=True))
     pending = ["HARVESTED", "INGESTED", "INDEXED", "TRANSFERRED", "BACKED_UP", "FAILED"]
     files = []
     for i in range(n_files):
         state = "CLEANED" if rng.random() < 0.95 else rng.choice(pending)
-        files.append(ArchiveFile(name=f"f{i:08d}.warc.gz", job_id=job_ids[i % len(job_ids)], size=10**9, sha256="",
-                                 index_state=state, failed_step="INDEXED" if state == "FAILED" else ""))
+        files.append(
+            ArchiveFile(
+                name=f"f{i:08d}.warc.gz",
+                job_id=job_ids[i % len(job_ids)],
+                size=10**9,
+                sha256="",
+                index_state=state,
+                failed_step="INDEXED" if state == "FAILED" else "",
+            )
+        )
         if len(files) == 20_000:
             ArchiveFile.objects.bulk_create(files)
             files = []
@@ -89,8 +116,9 @@ def main() -> None:
     args = parser.parse_args()
     from fresh_database import fresh_database
 
-    os.environ.update(fresh_database(args.database, "bench-api-",
-                                     {"DJANGO_SETTINGS_MODULE": "orchestrator.settings"})[0])
+    os.environ.update(
+        fresh_database(args.database, "bench-api-", {"DJANGO_SETTINGS_MODULE": "orchestrator.settings"})[0]
+    )
     import django
 
     django.setup()
@@ -106,8 +134,11 @@ def main() -> None:
     seed(args.jobs, args.running, args.files)
     with connection.cursor() as cur:
         cur.execute("ANALYZE")
-    print(f"seeded {args.jobs:,} jobs ({args.running:,} running), {args.files:,} archive files in "
-          f"{time.monotonic() - t0:.0f} s", flush=True)
+    print(
+        f"seeded {args.jobs:,} jobs ({args.running:,} running), {args.files:,} archive files in "
+        f"{time.monotonic() - t0:.0f} s",
+        flush=True,
+    )
     setup_test_environment()
     token = tokens.create(User.objects.create_superuser("bench", password="x"))[1]
     client = Client(REMOTE_ADDR="127.0.0.1")
@@ -116,11 +147,13 @@ def main() -> None:
 
     job = Job.objects.filter(status="STARTED").values_list("id", flat=True).first()
     print(f"| request | median | max | SQL queries | (n={args.repeat}) |\n|---|---|---|---|---|")
-    for label, url, headers in (("metrics scrape", "/metrics", {}),
-                                ("GET /api/v1/jobs (first page of 100)", "/api/v1/jobs", auth),
-                                ("GET /api/v1/jobs?status=FAILED", "/api/v1/jobs?status=FAILED", auth),
-                                ("GET /api/v1/jobs/{id} (running)", f"/api/v1/jobs/{job}", auth),
-                                ("GET /api/v1/definitions", "/api/v1/definitions", auth)):
+    for label, url, headers in (
+        ("metrics scrape", "/metrics", {}),
+        ("GET /api/v1/jobs (first page of 100)", "/api/v1/jobs", auth),
+        ("GET /api/v1/jobs?status=FAILED", "/api/v1/jobs?status=FAILED", auth),
+        ("GET /api/v1/jobs/{id} (running)", f"/api/v1/jobs/{job}", auth),
+        ("GET /api/v1/definitions", "/api/v1/definitions", auth),
+    ):
         median, worst, queries = timed(client, url, args.repeat, **headers)
         print(f"| {label} | {median:.1f} ms | {worst:.1f} ms | {queries} | `{url}` |", flush=True)
     text = client.get("/metrics").content.decode()

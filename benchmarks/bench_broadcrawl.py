@@ -38,8 +38,13 @@ SAMPLE_S = 0.5
 
 def _celery(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen:
     exe = str(Path(sys.executable).parent / "celery")
-    return subprocess.Popen([exe, *args, "--without-gossip", "--without-mingle", "--loglevel", "WARNING"],
-                            env=env, stdout=log.open("w"), stderr=subprocess.STDOUT, cwd=ROOT)
+    return subprocess.Popen(
+        [exe, *args, "--without-gossip", "--without-mingle", "--loglevel", "WARNING"],
+        env=env,
+        stdout=log.open("w"),
+        stderr=subprocess.STDOUT,
+        cwd=ROOT,
+    )
 
 
 def measure(args: argparse.Namespace) -> dict[str, float]:
@@ -47,10 +52,18 @@ def measure(args: argparse.Namespace) -> dict[str, float]:
     import redis
     from fresh_database import fresh_database
 
-    env, _, work = fresh_database(args.database, "sim-broadcrawl-", {
-        "NETHARVEST_LOG_LEVEL": "WARNING", "DJANGO_SETTINGS_MODULE": "orchestrator.settings",
-        "PYTHONPATH": str(ROOT), "NETHARVEST_MAX_CONFIGS_PER_JOB": str(args.configs_per_job),
-        "NETHARVEST_SPEC_BASE_URL": "", "NETHARVEST_DEMO": "0"})
+    env, _, work = fresh_database(
+        args.database,
+        "sim-broadcrawl-",
+        {
+            "NETHARVEST_LOG_LEVEL": "WARNING",
+            "DJANGO_SETTINGS_MODULE": "orchestrator.settings",
+            "PYTHONPATH": str(ROOT),
+            "NETHARVEST_MAX_CONFIGS_PER_JOB": str(args.configs_per_job),
+            "NETHARVEST_SPEC_BASE_URL": "",
+            "NETHARVEST_DEMO": "0",
+        },
+    )
     os.environ.update(env)
     import django
 
@@ -65,10 +78,16 @@ def measure(args: argparse.Namespace) -> dict[str, float]:
     n = args.domains
     for first in range(1, n + 1, 20_000):
         create_domains([f"sim{i}.dk" for i in range(first, min(first + 20_000, n + 1))])
-    HarvestDefinition.objects.create(name="national", kind="snapshot", active=True, max_objects=10000,
-                                                channel=HarvestChannel.objects.get(name="snapshot"))
-    news = HarvestDefinition.objects.create(name="news", kind="selective", active=False,
-                                            channel=HarvestChannel.objects.get(name="focused"))
+    HarvestDefinition.objects.create(
+        name="national",
+        kind="snapshot",
+        active=True,
+        max_objects=10000,
+        channel=HarvestChannel.objects.get(name="snapshot"),
+    )
+    news = HarvestDefinition.objects.create(
+        name="news", kind="selective", active=False, channel=HarvestChannel.objects.get(name="focused")
+    )
     news.configurations.set([d.default_configuration for d in Domain.objects.order_by("id")[:5]])
     client = redis.Redis.from_url(os.environ["NETHARVEST_BROKER_URL"])
     queues = ("harvest.snapshot", "harvest.focused", "events")
@@ -83,12 +102,29 @@ def measure(args: argparse.Namespace) -> dict[str, float]:
 
     penv = {**env, "STANDIN_JOB_SECONDS": str(args.job_seconds)}
     procs = [
-        _celery(["-A", "orchestrator", "worker", "-Q", "events", "-c", "2", "-n", "events@%h"], env,
-                work / "events.log"),
-        _celery(["-A", "tests.standin_harvester", "worker", "-Q", "harvest.snapshot", "-c", str(args.harvesters),
-                 "-n", "low@%h"], penv, work / "low.log"),
-        _celery(["-A", "tests.standin_harvester", "worker", "-Q", "harvest.focused", "-c", "1", "-n", "high@%h"],
-                {**penv, "STANDIN_JOB_SECONDS": "1"}, work / "high.log"),
+        _celery(
+            ["-A", "orchestrator", "worker", "-Q", "events", "-c", "2", "-n", "events@%h"], env, work / "events.log"
+        ),
+        _celery(
+            [
+                "-A",
+                "tests.standin_harvester",
+                "worker",
+                "-Q",
+                "harvest.snapshot",
+                "-c",
+                str(args.harvesters),
+                "-n",
+                "low@%h",
+            ],
+            penv,
+            work / "low.log",
+        ),
+        _celery(
+            ["-A", "tests.standin_harvester", "worker", "-Q", "harvest.focused", "-c", "1", "-n", "high@%h"],
+            {**penv, "STANDIN_JOB_SECONDS": "1"},
+            work / "high.log",
+        ),
     ]
     figures: dict[str, float] = {}
     try:
@@ -115,8 +151,11 @@ def measure(args: argparse.Namespace) -> dict[str, float]:
                 selective_id = jobgen.generate_jobs(news, 1)[0]
                 selective_sent = time.monotonic()
                 dispatch.submit_jobs([selective_id])
-            if selective_id and waited is None and Job.objects.filter(pk=selective_id,
-                                                                      started_at__isnull=False).exists():
+            if (
+                selective_id
+                and waited is None
+                and Job.objects.filter(pk=selective_id, started_at__isnull=False).exists()
+            ):
                 waited = time.monotonic() - selective_sent
             left = Job.objects.exclude(status="DONE").count()
             if not left:
@@ -138,11 +177,17 @@ def measure(args: argparse.Namespace) -> dict[str, float]:
     expected = sum(Job.objects.values_list("domain_count", flat=True))
     if infos != expected:
         sys.exit(f"lost results: {infos} HarvestInfo rows for {expected} domain configurations")
-    figures.update(wall_s=wall, domains_done=infos, selective_wait_s=waited if waited is not None else -1,
-                   peak_snapshot_queue=peak["harvest.snapshot"], peak_events_queue=peak["events"],
-                   db_xact_per_s=(x1 - x0) / wall, redis_cmd_per_s=(r1 - r0) / wall,
-                   # each job sends started, a progress a second and its result (the stand-in's cadence)
-                   events=Job.objects.count() * (math.ceil(args.job_seconds) + 2))
+    figures.update(
+        wall_s=wall,
+        domains_done=infos,
+        selective_wait_s=waited if waited is not None else -1,
+        peak_snapshot_queue=peak["harvest.snapshot"],
+        peak_events_queue=peak["events"],
+        db_xact_per_s=(x1 - x0) / wall,
+        redis_cmd_per_s=(r1 - r0) / wall,
+        # each job sends started, a progress a second and its result (the stand-in's cadence)
+        events=Job.objects.count() * (math.ceil(args.job_seconds) + 2),
+    )
     figures["events_per_s"] = figures["events"] / wall
     client.delete(*queues)
     return figures
@@ -173,28 +218,40 @@ def model(p: argparse.Namespace, measured: dict[str, float] | None) -> list[tupl
         (f"jobs (of {p.national_configs_per_job:,} domains each)", f"{jobs:,}"),
         ("URIs to fetch", f"{uris:,.0f}"),
         ("bytes to fetch", f"{bytes_total / 1e12:,.1f} TB"),
-        (f"crawl time at {p.uri_rate:g} URIs/s per worker", f"{crawl_s / 86400:,.1f} days "
-         f"({crawl_s / window_s:.0%} of the {p.weeks}-week window)"),
+        (
+            f"crawl time at {p.uri_rate:g} URIs/s per worker",
+            f"{crawl_s / 86400:,.1f} days ({crawl_s / window_s:.0%} of the {p.weeks}-week window)",
+        ),
         ("snapshot queue depth at dispatch", f"{jobs - p.workers:,} jobs waiting (one running per worker)"),
         ("queue drain", f"one job ends every {crawl_s / jobs / 60:,.0f} min"),
-        ("fetch rate, whole platform", f"{fetch_rate:,.0f} URIs/s, {fetch_rate * p.bytes_per_object * 8 / 1e9:.2f} "
-         f"Gbit/s"),
+        (
+            "fetch rate, whole platform",
+            f"{fetch_rate:,.0f} URIs/s, {fetch_rate * p.bytes_per_object * 8 / 1e9:.2f} Gbit/s",
+        ),
         ("dedup lookups", f"{dedup:,.0f}/s"),
         ("broker commands", f"{broker_cmd:,.0f}/s"),
         ("database transactions", f"{db_xact:,.1f}/s"),
         (f"WARCs closed ({p.warc_bytes / 1e6:,.0f} MB each)", f"{warcs_per_s * 3600:,.0f}/hour"),
         ("CDX index growth", f"{cdx_bytes / 1e9:,.0f} GB ({cdx_bytes / crawl_s * 86400 / 1e9:,.1f} GB/day)"),
         ("dedup index growth (SQLite, 364 MiB/million)", f"{dedup_bytes / 1e9:,.0f} GB"),
-        ("indexer chain input", f"{fetch_rate * p.bytes_per_object / 1e6:,.0f} MB/s: {chain_procs:,.0f} chain "
-         f"processes at {p.chain_mb_s:g} MB/s each"),
-        ("archive writes (copy + replica)", f"{2 * fetch_rate * p.bytes_per_object / 1e6:,.0f} MB/s, "
-         f"{2 * bytes_total / 1e12:,.1f} TB stored"),
+        (
+            "indexer chain input",
+            f"{fetch_rate * p.bytes_per_object / 1e6:,.0f} MB/s: {chain_procs:,.0f} chain "
+            f"processes at {p.chain_mb_s:g} MB/s each",
+        ),
+        (
+            "archive writes (copy + replica)",
+            f"{2 * fetch_rate * p.bytes_per_object / 1e6:,.0f} MB/s, {2 * bytes_total / 1e12:,.1f} TB stored",
+        ),
     ]
     if measured:
         needed = progress_per_s + warcs_per_s
         rows += [
-            ("events the intake must record", f"{needed:,.1f}/s; handled here {measured['events_per_s']:,.1f}/s with "
-             f"the events queue at most {measured['peak_events_queue']:.0f} deep (a lower bound of its capacity)"),
+            (
+                "events the intake must record",
+                f"{needed:,.1f}/s; handled here {measured['events_per_s']:,.1f}/s with "
+                f"the events queue at most {measured['peak_events_queue']:.0f} deep (a lower bound of its capacity)",
+            ),
         ]
     return rows
 
@@ -213,18 +270,31 @@ def main() -> None:
     model_args.add_argument("--national-configs-per-job", type=int, default=10_000)
     model_args.add_argument("--workers", type=int, default=40)
     model_args.add_argument("--weeks", type=float, default=10)
-    model_args.add_argument("--objects-per-domain", type=float, default=600,
-                            help="mean URIs per domain under a 10,000-object budget (an assumption: set yours)")
-    model_args.add_argument("--bytes-per-object", type=float, default=38_000,
-                            help="NetarchiveSuite's default, as jobgen's estimator")
+    model_args.add_argument(
+        "--objects-per-domain",
+        type=float,
+        default=600,
+        help="mean URIs per domain under a 10,000-object budget (an assumption: set yours)",
+    )
+    model_args.add_argument(
+        "--bytes-per-object", type=float, default=38_000, help="NetarchiveSuite's default, as jobgen's estimator"
+    )
     model_args.add_argument("--uri-rate", type=float, default=25, help="URIs/s one harvester worker sustains")
     model_args.add_argument("--progress-interval-s", type=float, default=5.0)
     model_args.add_argument("--warc-bytes", type=float, default=1e9)
-    model_args.add_argument("--dedup-lookups-per-uri", type=float, default=2.0,
-                            help="a digest lookup per response and a URL lookup (validators) per URI")
+    model_args.add_argument(
+        "--dedup-lookups-per-uri",
+        type=float,
+        default=2.0,
+        help="a digest lookup per response and a URL lookup (validators) per URI",
+    )
     model_args.add_argument("--cdx-line-bytes", type=float, default=300)
-    model_args.add_argument("--chain-mb-s", type=float, default=2.0,
-                            help="one indexer chain process (docs/BENCHMARKS.md, Indexer chain: 2.0 MB/s at load 10)")
+    model_args.add_argument(
+        "--chain-mb-s",
+        type=float,
+        default=2.0,
+        help="one indexer chain process (docs/BENCHMARKS.md, Indexer chain: 2.0 MB/s at load 10)",
+    )
     model_args.add_argument("--dedup-bytes-per-capture", type=float, default=364 * 2**20 / 1e6)
     args = parser.parse_args()
     measured = None
@@ -232,21 +302,32 @@ def main() -> None:
         if not os.environ.get("NETHARVEST_BROKER_URL", "").startswith("redis://"):
             sys.exit("set NETHARVEST_BROKER_URL to a Redis database the simulation may fill (and empty)")
         measured = measure(args)
-        print(f"measured: {args.domains:,} domains, {measured['jobs']:.0f} snapshot jobs, {args.harvesters} stand-in "
-              f"harvesters, {args.job_seconds:g} s per job, load average {os.getloadavg()[0]:.1f}")
-        print(f"  generate + dispatch: {measured['generate_dispatch_s']:.2f} s "
-              f"(generate {measured['generate_s']:.2f} s)")
-        print(f"  all jobs DONE in {measured['wall_s']:.1f} s; {measured['domains_done']:,} HarvestInfo rows "
-              f"(one per domain configuration: nothing lost)")
-        print(f"  peak queue depth: harvest.snapshot {measured['peak_snapshot_queue']:.0f}, "
-              f"events {measured['peak_events_queue']:.0f}")
+        print(
+            f"measured: {args.domains:,} domains, {measured['jobs']:.0f} snapshot jobs, {args.harvesters} stand-in "
+            f"harvesters, {args.job_seconds:g} s per job, load average {os.getloadavg()[0]:.1f}"
+        )
+        print(
+            f"  generate + dispatch: {measured['generate_dispatch_s']:.2f} s (generate {measured['generate_s']:.2f} s)"
+        )
+        print(
+            f"  all jobs DONE in {measured['wall_s']:.1f} s; {measured['domains_done']:,} HarvestInfo rows "
+            f"(one per domain configuration: nothing lost)"
+        )
+        print(
+            f"  peak queue depth: harvest.snapshot {measured['peak_snapshot_queue']:.0f}, "
+            f"events {measured['peak_events_queue']:.0f}"
+        )
         if "snapshot_queue_at_selective" in measured:
-            print(f"  selective job: submitted with {measured['snapshot_queue_at_selective']:.0f} snapshot jobs "
-                  f"queued, started after {measured['selective_wait_s']:.2f} s")
+            print(
+                f"  selective job: submitted with {measured['snapshot_queue_at_selective']:.0f} snapshot jobs "
+                f"queued, started after {measured['selective_wait_s']:.2f} s"
+            )
         else:  # the harvesters took every job while dispatch was still sending: no queue to overtake
             print("  selective job: not measured (the snapshot queue was never deep: more jobs or longer ones)")
-        print(f"  intake: {measured['events_per_s']:.1f} events/s; PostgreSQL {measured['db_xact_per_s']:.1f} "
-              f"transactions/s; Redis {measured['redis_cmd_per_s']:.0f} commands/s")
+        print(
+            f"  intake: {measured['events_per_s']:.1f} events/s; PostgreSQL {measured['db_xact_per_s']:.1f} "
+            f"transactions/s; Redis {measured['redis_cmd_per_s']:.0f} commands/s"
+        )
     print(f"model: {args.national_domains:,} domains, {args.workers} workers, {args.weeks:g} weeks")
     for label, value in model(args, measured):
         print(f"  {label}: {value}")

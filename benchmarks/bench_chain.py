@@ -46,10 +46,12 @@ def make_warc(path: Path, records: int) -> None:
         writer = WARCWriter(out, gzip=True)
         for i in range(records):
             body = ("<html><body>" + " ".join(rng.choices(words, k=300)) + "</body></html>").encode()
-            headers = StatusAndHeaders("200 OK", [("Content-Type", "text/html"), ("Content-Length", str(len(body)))],
-                                       protocol="HTTP/1.1")
-            record = writer.create_warc_record(f"http://host{i % 50}.example.fr/page/{i}", "response",
-                                               payload=BytesIO(body), http_headers=headers)
+            headers = StatusAndHeaders(
+                "200 OK", [("Content-Type", "text/html"), ("Content-Length", str(len(body)))], protocol="HTTP/1.1"
+            )
+            record = writer.create_warc_record(
+                f"http://host{i % 50}.example.fr/page/{i}", "response", payload=BytesIO(body), http_headers=headers
+            )
             writer.write_record(record)
 
 
@@ -88,7 +90,7 @@ def index_step(paths: list[Path], work: Path, rounds: int) -> dict[str, list[tup
     variants = [("two passes (before)", two_passes), ("one pass (index step)", one_pass)]
     times: dict[str, list[tuple[float, float]]] = {name: [] for name, _ in variants}
     for i in range(rounds):
-        for name, step in (variants if i % 2 == 0 else variants[::-1]):
+        for name, step in variants if i % 2 == 0 else variants[::-1]:
             out = work / "index-step"
             out.mkdir()
             cpu, wall = time.process_time(), time.perf_counter()
@@ -107,13 +109,21 @@ def main() -> int:
     parser.add_argument("--database", default=DB, help="made afresh (dropped first if it exists)")
     args = parser.parse_args()
 
-    env, netharvest, work = fresh_database(args.database, "bench-chain-", {
-        "DJANGO_SETTINGS_MODULE": "orchestrator.settings", "NETHARVEST_LOG_LEVEL": "WARNING"}, args.workdir)
+    env, netharvest, work = fresh_database(
+        args.database,
+        "bench-chain-",
+        {"DJANGO_SETTINGS_MODULE": "orchestrator.settings", "NETHARVEST_LOG_LEVEL": "WARNING"},
+        args.workdir,
+    )
     for name in ("node1", "node2", "backup", "spool"):
         (work / name).mkdir()
-    env.update({"NETHARVEST_INDEX_DIR": str(work / "index"),
-                "NETHARVEST_STORAGE_LOCATIONS": f"node1={work / 'node1'},node2={work / 'node2'}",
-                "NETHARVEST_BACKUP_LOCATION": f"backup={work / 'backup'}"})
+    env.update(
+        {
+            "NETHARVEST_INDEX_DIR": str(work / "index"),
+            "NETHARVEST_STORAGE_LOCATIONS": f"node1={work / 'node1'},node2={work / 'node2'}",
+            "NETHARVEST_BACKUP_LOCATION": f"backup={work / 'backup'}",
+        }
+    )
     os.environ.update(env)
 
     import django
@@ -135,8 +145,16 @@ def main() -> int:
         dest = spool / f"{job.pk}-{job.harvest_id}-20261123120000-{i:05d}-bench.warc.gz"
         shutil.copyfile(warc, dest)
         files.append({"name": dest.name, "path": str(dest), "size": dest.stat().st_size, "sha256": digest})
-    intake.record_result({"version": 1, "job_id": job.pk, "status": "DONE", "ended": "2026-11-23T12:00:00Z",
-                          "files": files, "domains": []})
+    intake.record_result(
+        {
+            "version": 1,
+            "job_id": job.pk,
+            "status": "DONE",
+            "ended": "2026-11-23T12:00:00Z",
+            "files": files,
+            "domains": [],
+        }
+    )
     total = sum(f["size"] for f in files)
     with gzip.open(warc) as g:
         uncompressed = len(g.read()) * args.files
@@ -149,19 +167,27 @@ def main() -> int:
     lines = sum(1 for _ in open(work / "index" / "master.cdx", "rb")) - 1
 
     mb = total / 1024 / 1024
-    print(f"{args.files} WARCs x {args.records} records: {mb:.1f} MB gzipped ({uncompressed / 1024 / 1024:.0f} MB "
-          f"uncompressed), {args.files * args.records} records")
+    print(
+        f"{args.files} WARCs x {args.records} records: {mb:.1f} MB gzipped ({uncompressed / 1024 / 1024:.0f} MB "
+        f"uncompressed), {args.files * args.records} records"
+    )
     for name, samples in step_times.items():
         cpu = sorted(c for c, _ in samples)[len(samples) // 2]
         wall = sorted(w for _, w in samples)[len(samples) // 2]
-        print(f"index step, {name:22s} {cpu:7.2f} s CPU  {wall:7.2f} s wall  "
-              f"{args.files * args.records / max(cpu, 1e-9):8.0f} records/CPU-s  (median of {len(samples)})")
+        print(
+            f"index step, {name:22s} {cpu:7.2f} s CPU  {wall:7.2f} s wall  "
+            f"{args.files * args.records / max(cpu, 1e-9):8.0f} records/CPU-s  (median of {len(samples)})"
+        )
     print(f"sha256sum of the spool files:     {sha_wall:7.2f} s  {mb / sha_wall:7.1f} MB/s")
-    print(f"index run (whole chain, 1 proc):  {chain_wall:7.2f} s  {mb / chain_wall:7.1f} MB/s  "
-          f"{args.files / chain_wall:6.1f} files/s  {args.files * args.records / chain_wall:8.0f} records/s  "
-          f"peak RSS {chain_rss:.0f} MB")
-    print(f"index merge --big:                {merge_wall:7.2f} s  {lines} master CDX lines  "
-          f"{lines / merge_wall:8.0f} lines/s  peak RSS {merge_rss:.0f} MB")
+    print(
+        f"index run (whole chain, 1 proc):  {chain_wall:7.2f} s  {mb / chain_wall:7.1f} MB/s  "
+        f"{args.files / chain_wall:6.1f} files/s  {args.files * args.records / chain_wall:8.0f} records/s  "
+        f"peak RSS {chain_rss:.0f} MB"
+    )
+    print(
+        f"index merge --big:                {merge_wall:7.2f} s  {lines} master CDX lines  "
+        f"{lines / merge_wall:8.0f} lines/s  peak RSS {merge_rss:.0f} MB"
+    )
     shutil.rmtree(work)
     return 0
 

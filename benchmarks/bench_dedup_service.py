@@ -46,8 +46,17 @@ def captures_of(n: int, seed: int = 3) -> tuple[list[str], list[str], Callable[[
     def gen(lo: int, hi: int) -> Iterator[Capture]:
         for i in range(lo, hi):
             name = f"1-7-20261123000000-{i % 500:05d}-h.warc.gz"
-            yield Capture(digests[i], urls[i], f"2026112300{i % 10000:04d}", name, (i * 7919) % 10**9,
-                          "text/html", f'"{i:x}"', "Mon, 23 Nov 2026 00:00:00 GMT")
+            yield Capture(
+                digests[i],
+                urls[i],
+                f"2026112300{i % 10000:04d}",
+                name,
+                (i * 7919) % 10**9,
+                "text/html",
+                f'"{i:x}"',
+                "Mon, 23 Nov 2026 00:00:00 GMT",
+            )
+
     return digests, urls, gen
 
 
@@ -58,6 +67,7 @@ def _rate(fn: Callable[[str], object], keys: list[str]) -> tuple[float, int]:
 
 
 # ---------------------------------------------------------------- engines
+
 
 class Lmdb:
     def __init__(self, path: Path) -> None:
@@ -93,8 +103,13 @@ def bench_engines(out: Path, n: int, database: str | None) -> None:
     hits_u = [urls[i] for i in sample]
     rows: list[tuple[str, float, float, tuple[float, float, float], str]] = []
 
-    def run(name: str, add: Callable[[], None], size: Callable[[], int], by_digest: Callable[[str], object],
-            by_url: Callable[[str], object]) -> None:
+    def run(
+        name: str,
+        add: Callable[[], None],
+        size: Callable[[], int],
+        by_digest: Callable[[str], object],
+        by_url: Callable[[str], object],
+    ) -> None:
         start = time.perf_counter()
         add()
         t_add = time.perf_counter() - start
@@ -111,8 +126,13 @@ def bench_engines(out: Path, n: int, database: str | None) -> None:
         store.db.flush()
         store.db.compact_range(None, None)
 
-    run("RocksDB (rocksdict, LZ4 + ZSTD, bloom)", rocks_add, lambda: disk_bytes(out / "rocks"), store.by_digest,
-        store.by_url)
+    run(
+        "RocksDB (rocksdict, LZ4 + ZSTD, bloom)",
+        rocks_add,
+        lambda: disk_bytes(out / "rocks"),
+        store.by_digest,
+        store.by_url,
+    )
     store.close()
 
     try:
@@ -120,12 +140,18 @@ def bench_engines(out: Path, n: int, database: str | None) -> None:
     except ImportError:
         print("LMDB: not measured (pip install lmdb)")
     else:
+
         def lmdb_add() -> None:
             for lo in range(0, n, 100_000):
                 env.add(gen(lo, min(n, lo + 100_000)))
 
-        run("LMDB (py-lmdb, same keys and values)", lmdb_add, env.size,
-            lambda d: env.get(digest_key(d)), lambda u: env.get(url_key(u)))
+        run(
+            "LMDB (py-lmdb, same keys and values)",
+            lmdb_add,
+            env.size,
+            lambda d: env.get(digest_key(d)),
+            lambda u: env.get(url_key(u)),
+        )
 
     if database:
         bench_postgres(database, n, gen, run)
@@ -138,8 +164,7 @@ def bench_engines(out: Path, n: int, database: str | None) -> None:
             idx.add(gen(lo, min(n, lo + 100_000)))
         idx.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
-    run("SQLite (indexer/dedup.py, today)", sqlite_add, lambda: sqlite_path.stat().st_size, idx.by_digest,
-        idx.by_url)
+    run("SQLite (indexer/dedup.py, today)", sqlite_add, lambda: sqlite_path.stat().st_size, idx.by_digest, idx.by_url)
     idx.close()
 
     print(f"\nEngines: {n:,} captures, {len(sample):,} lookups of each kind, one key per call; {load()}")
@@ -169,15 +194,20 @@ def bench_postgres(database: str, n: int, gen: Callable[[int, int], Iterator[Cap
             with conn.cursor() as cur:
                 for lo in range(0, n, 10_000):
                     batch = list(gen(lo, min(n, lo + 10_000)))
-                    psycopg2.extras.execute_values(cur, "INSERT INTO by_digest VALUES %s ON CONFLICT (digest) DO "
-                                                   "UPDATE SET value=excluded.value, ts=excluded.ts WHERE "
-                                                   "excluded.ts < by_digest.ts",
-                                                   [(digest_key(c.digest), _digest_value(c), c.timestamp)
-                                                    for c in batch])
-                    psycopg2.extras.execute_values(cur, "INSERT INTO by_url VALUES %s ON CONFLICT (url) DO UPDATE "
-                                                   "SET value=excluded.value, ts=excluded.ts WHERE "
-                                                   "excluded.ts >= by_url.ts",
-                                                   [(c.url, _url_value(c), c.timestamp) for c in batch])
+                    psycopg2.extras.execute_values(
+                        cur,
+                        "INSERT INTO by_digest VALUES %s ON CONFLICT (digest) DO "
+                        "UPDATE SET value=excluded.value, ts=excluded.ts WHERE "
+                        "excluded.ts < by_digest.ts",
+                        [(digest_key(c.digest), _digest_value(c), c.timestamp) for c in batch],
+                    )
+                    psycopg2.extras.execute_values(
+                        cur,
+                        "INSERT INTO by_url VALUES %s ON CONFLICT (url) DO UPDATE "
+                        "SET value=excluded.value, ts=excluded.ts WHERE "
+                        "excluded.ts >= by_url.ts",
+                        [(c.url, _url_value(c), c.timestamp) for c in batch],
+                    )
             conn.commit()
             with conn.cursor() as cur:
                 conn.autocommit = True
@@ -208,6 +238,7 @@ def bench_postgres(database: str, n: int, gen: Callable[[int, int], Iterator[Cap
 
 # ---------------------------------------------------------------- the service
 
+
 def bench_service(out: Path, n: int, uris: int, links: int) -> None:
     digests, urls, gen = captures_of(n, seed=11)
     port_probe = __import__("socket").socket()
@@ -215,8 +246,20 @@ def bench_service(out: Path, n: int, uris: int, links: int) -> None:
     port = port_probe.getsockname()[1]
     port_probe.close()
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    proc = subprocess.Popen([sys.executable, "-m", "indexer.dedupservice", "serve", "--store", str(out / "svc"),
-                             "--bind", f"127.0.0.1:{port}"], env=env, stdout=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "indexer.dedupservice",
+            "serve",
+            "--store",
+            str(out / "svc"),
+            "--bind",
+            f"127.0.0.1:{port}",
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+    )
     client = DedupClient(f"http://127.0.0.1:{port}")
     try:
         deadline = time.monotonic() + 30
@@ -246,9 +289,9 @@ def bench_service(out: Path, n: int, uris: int, links: int) -> None:
         start = time.perf_counter()
         url_hits = digest_hits = 0
         for lo in range(0, uris, links):
-            _, found = client.lookup([], page_urls[lo:lo + links])
+            _, found = client.lookup([], page_urls[lo : lo + links])
             url_hits += len(found)
-            for d in page_digests[lo:lo + links]:
+            for d in page_digests[lo : lo + links]:
                 digest_hits += len(client.lookup([d], [])[0])
         per_uri_ms = (time.perf_counter() - start) * 1000 / uris
         singles = [time.perf_counter()]
@@ -264,14 +307,20 @@ def bench_service(out: Path, n: int, uris: int, links: int) -> None:
         client.close()
         proc.send_signal(signal.SIGTERM)
         code = proc.wait(60)
-    print(f"\nDedup service: {fed:,} captures fed in {t_feed:.1f} s ({fed / t_feed:,.0f}/s, batches of 10,000 over "
-          f"HTTP); re-feeding {min(n, 100_000):,} of them {t_refeed:.1f} s; store {store_bytes / 2**20:,.0f} MiB = "
-          f"{store_bytes / n:,.0f} bytes per capture ({health['keys']:,} keys, before the final compaction); "
-          f"SIGTERM exit {code}; {load()}")
-    print(f"harvester pattern: {uris:,} URIs, outlinks prefetched {links} per lookup, one digest lookup per URI: "
-          f"{per_uri_ms:.3f} ms per URI ({url_hits:,} URL hits, {digest_hits:,} digest hits)")
-    print(f"single digest lookup: median {gaps[len(gaps) // 2]:.3f} ms, p99 {gaps[int(len(gaps) * 0.99)]:.3f} ms; "
-          f"one lookup of 5,000 digests: {batch_rate:,.0f} digests/s ({got:,} found)")
+    print(
+        f"\nDedup service: {fed:,} captures fed in {t_feed:.1f} s ({fed / t_feed:,.0f}/s, batches of 10,000 over "
+        f"HTTP); re-feeding {min(n, 100_000):,} of them {t_refeed:.1f} s; store {store_bytes / 2**20:,.0f} MiB = "
+        f"{store_bytes / n:,.0f} bytes per capture ({health['keys']:,} keys, before the final compaction); "
+        f"SIGTERM exit {code}; {load()}"
+    )
+    print(
+        f"harvester pattern: {uris:,} URIs, outlinks prefetched {links} per lookup, one digest lookup per URI: "
+        f"{per_uri_ms:.3f} ms per URI ({url_hits:,} URL hits, {digest_hits:,} digest hits)"
+    )
+    print(
+        f"single digest lookup: median {gaps[len(gaps) // 2]:.3f} ms, p99 {gaps[int(len(gaps) * 0.99)]:.3f} ms; "
+        f"one lookup of 5,000 digests: {batch_rate:,.0f} digests/s ({got:,} found)"
+    )
 
 
 def main() -> None:

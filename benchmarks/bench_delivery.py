@@ -50,10 +50,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=2, help="times each operation is run (default 2)")
     args = parser.parse_args(argv)
     port = _free_port()
-    server = subprocess.Popen([str(Path(sys.executable).parent / "moto_server"), "-H", "127.0.0.1", "-p", str(port)],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    os.environ.update({"NETHARVEST_S3_ENDPOINT_URL": f"http://127.0.0.1:{port}", "AWS_ACCESS_KEY_ID": "bench",
-                       "AWS_SECRET_ACCESS_KEY": "bench", "AWS_DEFAULT_REGION": "us-east-1"})
+    server = subprocess.Popen(
+        [str(Path(sys.executable).parent / "moto_server"), "-H", "127.0.0.1", "-p", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    os.environ.update(
+        {
+            "NETHARVEST_S3_ENDPOINT_URL": f"http://127.0.0.1:{port}",
+            "AWS_ACCESS_KEY_ID": "bench",
+            "AWS_SECRET_ACCESS_KEY": "bench",
+            "AWS_DEFAULT_REGION": "us-east-1",
+        }
+    )
     try:
         for _ in range(100):
             try:
@@ -74,12 +83,21 @@ def main(argv: list[str] | None = None) -> int:
                 url, stored = f"s3://bench/delivery/{r}/bench.warc.gz", f"s3://bench/archive/{r}/bench.warc.gz"
                 fetched = Path(tmp) / f"fetched-{r}"
                 _timed("sha256 of the file (baseline)", size, partial(sha256_file, src))
-                _timed("delivery put (multipart, part checksums)", size,
-                       partial(objectstore.put, src, url, digest, state=Path(tmp) / f"{r}.upload.json"))
-                _timed("chain upload_verified (put + read back)", size,
-                       partial(objectstore.upload_verified, src, stored, digest))
-                _timed("chain download_verified (fetch + hash)", size,
-                       partial(objectstore.download_verified, url, fetched, digest))
+                _timed(
+                    "delivery put (multipart, part checksums)",
+                    size,
+                    partial(objectstore.put, src, url, digest, state=Path(tmp) / f"{r}.upload.json"),
+                )
+                _timed(
+                    "chain upload_verified (put + read back)",
+                    size,
+                    partial(objectstore.upload_verified, src, stored, digest),
+                )
+                _timed(
+                    "chain download_verified (fetch + hash)",
+                    size,
+                    partial(objectstore.download_verified, url, fetched, digest),
+                )
                 for key in (url, stored):
                     objectstore.delete(key)
                 fetched.unlink()

@@ -130,11 +130,25 @@ def start_server(pages: int) -> tuple[subprocess.Popen[str], int]:
 
 def jobspec(seed: str, job_id: int, valence: int) -> dict[str, Any]:
     return {
-        "version": 1, "job_id": job_id, "harvest_id": 1, "harvest_name": "bench", "harvest_run": 1,
-        "kind": "selective", "channel": "bench", "template": "bench",
-        "settings": {"scope": "host", "max_hops": 100, "robots": "ignore", "delay_factor": 0.0,
-                     "min_delay_ms": 0, "max_delay_ms": 0, "host_valence": valence, "max_retries": 0,
-                     "dedup": True},
+        "version": 1,
+        "job_id": job_id,
+        "harvest_id": 1,
+        "harvest_name": "bench",
+        "harvest_run": 1,
+        "kind": "selective",
+        "channel": "bench",
+        "template": "bench",
+        "settings": {
+            "scope": "host",
+            "max_hops": 100,
+            "robots": "ignore",
+            "delay_factor": 0.0,
+            "min_delay_ms": 0,
+            "max_delay_ms": 0,
+            "host_valence": valence,
+            "max_retries": 0,
+            "dedup": True,
+        },
         "domains": [{"name": "127.0.0.1", "configuration": "bench", "seeds": [seed]}],
     }
 
@@ -145,8 +159,7 @@ def _rusage_run(args: list[str], **kw: Any) -> tuple[float, float, int, int]:
     proc = subprocess.Popen(args, **kw)
     _, status, usage = os.wait4(proc.pid, 0)
     proc.returncode = os.waitstatus_to_exitcode(status)
-    return (time.monotonic() - t0, usage.ru_utime + usage.ru_stime, usage.ru_maxrss // 1024,
-            proc.returncode)
+    return (time.monotonic() - t0, usage.ru_utime + usage.ru_stime, usage.ru_maxrss // 1024, proc.returncode)
 
 
 def _pages_in_crawl_log(job_dir: Path) -> int:
@@ -166,8 +179,11 @@ def run_netharvest(seed: str, work: Path, valence: int, archive: bool = True) ->
     args = [sys.executable, "-m", "harvester.process", str(job_dir)] + ([] if archive else ["--no-archive"])
     wall, cpu, rss, rc = _rusage_run(args, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     assert rc == 0, (job_dir / "logs" / "harvester.log").read_text()[-3000:]
-    pages = _pages_in_crawl_log(job_dir) if archive else json.loads(
-        (job_dir / "jobresult.json").read_text())["stats"]["uris_done"]
+    pages = (
+        _pages_in_crawl_log(job_dir)
+        if archive
+        else json.loads((job_dir / "jobresult.json").read_text())["stats"]["uris_done"]
+    )
     warc = sum(p.stat().st_size for p in (job_dir / "warcs").glob("*.warc.gz")) if archive else 0
     return {"pages": pages, "wall": wall, "cpu": cpu, "rss_mb": rss, "warc_mb": round(warc / 2**20, 1)}
 
@@ -177,8 +193,12 @@ def run_scrapy(seed: str, work: Path, concurrency: int, valence: int, items: int
     out.mkdir()
     result = out / "result.json"
     with open(result, "w") as f:
-        wall, cpu, rss, rc = _rusage_run([sys.executable, "-c", PLAIN_SCRAPY, seed, str(out), str(concurrency),
-                                          str(valence), str(items)], cwd=ROOT, stdout=f, stderr=subprocess.DEVNULL)
+        wall, cpu, rss, rc = _rusage_run(
+            [sys.executable, "-c", PLAIN_SCRAPY, seed, str(out), str(concurrency), str(valence), str(items)],
+            cwd=ROOT,
+            stdout=f,
+            stderr=subprocess.DEVNULL,
+        )
     assert rc == 0, (out / "scrapy.log").read_text()[-3000:]
     pages = json.loads(result.read_text().strip().splitlines()[-1])["pages"]
     return {"pages": pages, "wall": wall, "cpu": cpu, "rss_mb": rss}
@@ -187,13 +207,32 @@ def run_scrapy(seed: str, work: Path, concurrency: int, valence: int, items: int
 def run_wget(seed: str, work: Path) -> dict[str, Any]:
     out = work / "wget"
     out.mkdir()
-    args = ["wget", "-r", "-l", "inf", "-np", "-nd", "-nv", "--delete-after", "-e", "robots=off",
-            "-P", str(out / "files"), f"--warc-file={out / 'bench'}", "--no-warc-keep-log", "-o",
-            str(out / "wget.log"), seed]
+    args = [
+        "wget",
+        "-r",
+        "-l",
+        "inf",
+        "-np",
+        "-nd",
+        "-nv",
+        "--delete-after",
+        "-e",
+        "robots=off",
+        "-P",
+        str(out / "files"),
+        f"--warc-file={out / 'bench'}",
+        "--no-warc-keep-log",
+        "-o",
+        str(out / "wget.log"),
+        seed,
+    ]
     wall, cpu, rss, rc = _rusage_run(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     assert rc in (0, 8), (out / "wget.log").read_text()[-2000:]  # 8: some 404 (none expected)
-    pages = sum(1 for line in (out / "wget.log").read_text().splitlines() if line.endswith('" [1]')
-                or " URL:" in line and ".html" in line)
+    pages = sum(
+        1
+        for line in (out / "wget.log").read_text().splitlines()
+        if line.endswith('" [1]') or " URL:" in line and ".html" in line
+    )
     warc = (out / "bench.warc.gz").stat().st_size
     return {"pages": pages, "wall": wall, "cpu": cpu, "rss_mb": rss, "warc_mb": round(warc / 2**20, 1)}
 
@@ -206,8 +245,17 @@ def run_pair(seeds: list[str], work: Path, valence: int) -> dict[str, Any]:
         job_dir = work / f"pair{i}"
         job_dir.mkdir(parents=True)
         (job_dir / "jobspec.json").write_text(json.dumps(jobspec(seed, 10 + i, valence)))
-        procs.append((subprocess.Popen([sys.executable, "-m", "harvester.process", str(job_dir)], cwd=ROOT,
-                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL), job_dir))
+        procs.append(
+            (
+                subprocess.Popen(
+                    [sys.executable, "-m", "harvester.process", str(job_dir)],
+                    cwd=ROOT,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                ),
+                job_dir,
+            )
+        )
     cpu = 0.0
     for proc, _ in procs:
         _, status, usage = os.wait4(proc.pid, 0)
@@ -221,8 +269,10 @@ def run_pair(seeds: list[str], work: Path, valence: int) -> dict[str, Any]:
 def show(name: str, r: dict[str, Any]) -> str:
     rate = r["pages"] / r["wall"]
     extra = "".join(f"  {k}={r[k]}" for k in ("rss_mb", "warc_mb") if k in r)
-    return (f"{name:15s} pages={r['pages']:6d}  wall={r['wall']:7.1f}s  pages/s={rate:7.1f}  "
-            f"cpu={r['cpu']:6.1f}s  cpu/page={1000 * r['cpu'] / max(r['pages'], 1):5.2f}ms{extra}")
+    return (
+        f"{name:15s} pages={r['pages']:6d}  wall={r['wall']:7.1f}s  pages/s={rate:7.1f}  "
+        f"cpu={r['cpu']:6.1f}s  cpu/page={1000 * r['cpu'] / max(r['pages'], 1):5.2f}ms{extra}"
+    )
 
 
 def main() -> int:
@@ -231,8 +281,11 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--valence", type=int, default=8, help="parallel connections per host")
     parser.add_argument("--concurrency", type=int, default=32, help="Scrapy CONCURRENT_REQUESTS (ours: 32)")
-    parser.add_argument("--only", choices=("netharvest", "engine-no-warc", "scrapy", "scrapy-items1", "wget",
-                                           "netharvest-x2", "memory"), action="append")
+    parser.add_argument(
+        "--only",
+        choices=("netharvest", "engine-no-warc", "scrapy", "scrapy-items1", "wget", "netharvest-x2", "memory"),
+        action="append",
+    )
     args = parser.parse_args()
     modes = args.only or ["netharvest", "engine-no-warc", "scrapy", "scrapy-items1", "wget", "netharvest-x2"]
     if shutil.which("wget") is None and "wget" in modes:
@@ -272,8 +325,7 @@ def main() -> int:
             if s is not None:
                 s.terminate()
                 s.wait()
-    print(f"\nmedian of {args.rounds} rounds (load average at end: "
-          f"{' / '.join(f'{x:.1f}' for x in os.getloadavg())}):")
+    print(f"\nmedian of {args.rounds} rounds (load average at end: {' / '.join(f'{x:.1f}' for x in os.getloadavg())}):")
     med = {mode: median_run(rs) for mode, rs in runs.items()}
     for mode, r in med.items():
         print(show(mode, r))
@@ -284,16 +336,19 @@ def main() -> int:
             print(f"{mode:15s} {rate[mode] / rate['scrapy']:5.2f} x plain Scrapy's pages/s")
     if "wget" in med:
         for mode in med:
-            print(f"{mode:15s} {rate[mode] / rate['wget']:5.2f} x wget's pages/s, "
-                  f"{per_page[mode] / per_page['wget']:5.2f} x wget's CPU per page")
+            print(
+                f"{mode:15s} {rate[mode] / rate['wget']:5.2f} x wget's pages/s, "
+                f"{per_page[mode] / per_page['wget']:5.2f} x wget's CPU per page"
+            )
     return 0
 
 
 def median_run(rs: list[dict[str, Any]]) -> dict[str, Any]:
     """Each figure's median over the rounds (pages, wall, CPU and RSS separately; the lower middle one
     of an even number of rounds, so each figure is one that was measured)."""
-    return {k: (statistics.median_low(r[k] for r in rs) if isinstance(rs[0][k], int | float) else rs[0][k])
-            for k in rs[0]}
+    return {
+        k: (statistics.median_low(r[k] for r in rs) if isinstance(rs[0][k], int | float) else rs[0][k]) for k in rs[0]
+    }
 
 
 if __name__ == "__main__":

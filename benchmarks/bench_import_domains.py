@@ -56,16 +56,22 @@ def main() -> None:
 
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     started = time.monotonic()
-    result = subprocess.run([exe, "import-domains", str(source), "--parallel", str(args.parallel),
-                             "--show-errors", "0"], env=env, capture_output=True, text=True)
+    result = subprocess.run(
+        [exe, "import-domains", str(source), "--parallel", str(args.parallel), "--show-errors", "0"],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     elapsed = time.monotonic() - started
     peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     # Exit status 1 says lines were refused: this file has invalid lines on purpose (one in 1,000).
     if result.returncode not in (0, 1):
         sys.exit(result.stderr)
     print(result.stdout.strip())
-    print(f"domains: {args.domains:,}  parallel: {args.parallel}  wall: {elapsed:.1f} s  "
-          f"rate: {args.domains / elapsed:,.0f} lines/s  peak RSS of the command: {max(peak_kb, before) / 1024:.0f} MB")
+    print(
+        f"domains: {args.domains:,}  parallel: {args.parallel}  wall: {elapsed:.1f} s  "
+        f"rate: {args.domains / elapsed:,.0f} lines/s  peak RSS of the command: {max(peak_kb, before) / 1024:.0f} MB"
+    )
 
 
 if __name__ == "__main__":

@@ -42,8 +42,9 @@ from harvester.warcwriter import WarcRecord, warc_date, warcinfo_record, write_m
 PY = sys.executable
 
 
-def run_measured(cmd: list[str], stdout_path: str | None = None,
-                 env: dict[str, str] | None = None) -> tuple[float, float, int]:
+def run_measured(
+    cmd: list[str], stdout_path: str | None = None, env: dict[str, str] | None = None
+) -> tuple[float, float, int]:
     """Run a command; return (CPU seconds, wall seconds, peak RSS in MiB) of that process, as GNU
     time reports them (wait4's ru_maxrss would count the forking Python process's pages). Rates are
     computed on CPU time (user + system): on this shared 2-core machine the wall time mostly
@@ -61,16 +62,23 @@ def run_measured(cmd: list[str], stdout_path: str | None = None,
     return max(float(user) + float(system), 0.01), wall, int(rss) // 1024
 
 
-def interleaved(rows: list[tuple[str, list[str], dict[str, object]]],
-                repeat: int) -> dict[str, tuple[float, float, int]]:
+def interleaved(
+    rows: list[tuple[str, list[str], dict[str, object]]], repeat: int
+) -> dict[str, tuple[float, float, int]]:
     """Run the contenders in turn, ``repeat`` rounds (a load change hits all of them alike);
     each one's median CPU, wall and RSS."""
     runs: dict[str, list[tuple[float, float, int]]] = {label: [] for label, _, _ in rows}
     for _ in range(repeat):
         for label, cmd, kw in rows:
             runs[label].append(run_measured(cmd, **kw))  # type: ignore[arg-type]
-    return {label: (statistics.median(r[0] for r in rs), statistics.median(r[1] for r in rs),
-                    int(statistics.median(r[2] for r in rs))) for label, rs in runs.items()}
+    return {
+        label: (
+            statistics.median(r[0] for r in rs),
+            statistics.median(r[1] for r in rs),
+            int(statistics.median(r[2] for r in rs)),
+        )
+        for label, rs in runs.items()
+    }
 
 
 def load() -> str:
@@ -79,14 +87,15 @@ def load() -> str:
 
 # ---------------------------------------------------------------- CDX
 
-WORDS = ("archive web harvest national library deposit crawl page news article culture museum "
-         "government research school sport music film book history science data open public "
-         "the of and to in for on with by from at as is are was be this that it").split()
+WORDS = (
+    "archive web harvest national library deposit crawl page news article culture museum "
+    "government research school sport music film book history science data open public "
+    "the of and to in for on with by from at as is are was be this that it"
+).split()
 
 
 def _pools(rng: random.Random) -> tuple[bytes, bytes]:
-    text = " ".join(rng.choice(WORDS) + ("</p>\n<p>" if rng.random() < 0.05 else "")
-                    for _ in range(900_000)).encode()
+    text = " ".join(rng.choice(WORDS) + ("</p>\n<p>" if rng.random() < 0.05 else "") for _ in range(900_000)).encode()
     return text, rng.randbytes(16 << 20)
 
 
@@ -121,36 +130,60 @@ def make_warcs(directory: Path, total_mb: int, file_mb: int = 100, seed: int = 7
                 if kind < 0.55:
                     size = int(rng.lognormvariate(9.6, 0.8))  # median ~15 KB of HTML
                     start = rng.randrange(len(text) - size - 1)
-                    body = b"<html><body><p>" + text[start:start + size] + b"</p></body></html>"
+                    body = b"<html><body><p>" + text[start : start + size] + b"</p></body></html>"
                     url, ctype = f"http://{host}/page/{n}.html", "text/html; charset=utf-8"
                 elif kind < 0.9:
                     size = int(rng.lognormvariate(9.8, 1.0))  # images: incompressible
                     start = rng.randrange(len(noise) - size - 1) if size < len(noise) - 1 else 0
-                    body = noise[start:start + size]
+                    body = noise[start : start + size]
                     url, ctype = f"http://{host}/img/{n}.jpg", "image/jpeg"
                 else:
                     body = b"<a href='/'>moved</a>"
                     url, ctype = f"http://{host}/old/{n}", "text/html"
                 status = "301 Moved Permanently" if kind >= 0.9 else "200 OK"
-                head = (f"HTTP/1.1 {status}\r\nServer: bench\r\nContent-Type: {ctype}\r\n"
-                        f"Content-Length: {len(body)}\r\n" + (f"Location: http://{host}/\r\n" if kind >= 0.9 else "")
-                        + "\r\n").encode()
+                head = (
+                    f"HTTP/1.1 {status}\r\nServer: bench\r\nContent-Type: {ctype}\r\n"
+                    f"Content-Length: {len(body)}\r\n"
+                    + (f"Location: http://{host}/\r\n" if kind >= 0.9 else "")
+                    + "\r\n"
+                ).encode()
                 date = warc_date(datetime(2026, 11, 23, n // 3600 % 24, n // 60 % 60, n % 60, tzinfo=UTC))
                 digest = _sha1(body)
                 common = [("WARC-Date", date), ("WARC-Target-URI", url), ("WARC-IP-Address", "192.0.2.1")]
                 if rng.random() < 0.08:
-                    rec = WarcRecord("revisit", [*common, ("WARC-Profile",
-                                     "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"),
-                                     ("WARC-Payload-Digest", digest)], [head], len(head),
-                                     "application/http; msgtype=response")
+                    rec = WarcRecord(
+                        "revisit",
+                        [
+                            *common,
+                            ("WARC-Profile", "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"),
+                            ("WARC-Payload-Digest", digest),
+                        ],
+                        [head],
+                        len(head),
+                        "application/http; msgtype=response",
+                    )
                 else:
-                    rec = WarcRecord("response", [*common, ("WARC-Payload-Digest", digest),
-                                                  ("WARC-Block-Digest", _sha1(head + body))],
-                                     [head, body], len(head) + len(body), "application/http; msgtype=response")
+                    rec = WarcRecord(
+                        "response",
+                        [*common, ("WARC-Payload-Digest", digest), ("WARC-Block-Digest", _sha1(head + body))],
+                        [head, body],
+                        len(head) + len(body),
+                        "application/http; msgtype=response",
+                    )
                 write_member(out, rec, info.record_id, 6)
                 req = f"GET /{n} HTTP/1.1\r\nHost: {host}\r\nUser-Agent: bench\r\nConnection: close\r\n\r\n".encode()
-                write_member(out, WarcRecord("request", [("WARC-Date", date), ("WARC-Target-URI", url)], [req],
-                                             len(req), "application/http; msgtype=request"), info.record_id, 6)
+                write_member(
+                    out,
+                    WarcRecord(
+                        "request",
+                        [("WARC-Date", date), ("WARC-Target-URI", url)],
+                        [req],
+                        len(req),
+                        "application/http; msgtype=request",
+                    ),
+                    info.record_id,
+                    6,
+                )
             written += out.tell()
         files.append(path)
         print(f"  generated {path.name}: {path.stat().st_size / 2**20:.0f} MiB", flush=True)
@@ -164,14 +197,15 @@ def bench_cdx(out: Path, total_mb: int, repeat: int) -> None:
     names = [str(p) for p in warcs]
     cdx_dir = out / "cdx"
     cdx_dir.mkdir(exist_ok=True)
-    ours = ("import sys, zlib, indexer.warcscan as w\n"
-            "from pathlib import Path\nfrom indexer.cdx import write_cdx\n"
-            "if sys.argv[1] == 'zlib': w._inflate_lib = zlib\n"
-            "n = sum(write_cdx(p, Path(sys.argv[2]) / (Path(p).name + '.cdx')) for p in sys.argv[3:])\n"
-            "print(n)\n")
+    ours = (
+        "import sys, zlib, indexer.warcscan as w\n"
+        "from pathlib import Path\nfrom indexer.cdx import write_cdx\n"
+        "if sys.argv[1] == 'zlib': w._inflate_lib = zlib\n"
+        "n = sum(write_cdx(p, Path(sys.argv[2]) / (Path(p).name + '.cdx')) for p in sys.argv[3:])\n"
+        "print(n)\n"
+    )
     lines_file = out / "cdx-lines.txt"
-    subprocess.run([PY, "-c", ours, "isal", str(cdx_dir), *names], check=True, cwd=ROOT,
-                   stdout=open(lines_file, "wb"))
+    subprocess.run([PY, "-c", ours, "isal", str(cdx_dir), *names], check=True, cwd=ROOT, stdout=open(lines_file, "wb"))
     records = int(lines_file.read_text())
     print(f"\nCDX: {len(warcs)} files, {size / 2**20:.0f} MiB compressed, {records} CDX lines; {load()}")
     print("| run | CPU time | wall time | MB/s (CPU) | records/s (CPU) | peak RSS |")
@@ -179,19 +213,22 @@ def bench_cdx(out: Path, total_mb: int, repeat: int) -> None:
         ("zcat FILES > /dev/null", ["zcat", *names], {}),
         ("netharvest write_cdx (isal)", [PY, "-c", ours, "isal", str(cdx_dir), *names], {}),
         ("netharvest write_cdx (zlib)", [PY, "-c", ours, "zlib", str(cdx_dir), *names], {}),
-        ("cdxj-indexer -11", [str(Path(PY).with_name("cdxj-indexer")), "-11", "-o", str(out / "ref.cdx"), *names],
-         {}),
+        ("cdxj-indexer -11", [str(Path(PY).with_name("cdxj-indexer")), "-11", "-o", str(out / "ref.cdx"), *names], {}),
     ]
     results = {}
     for label, (cpu, wall, rss) in interleaved(rows, repeat).items():
         results[label] = cpu
-        print(f"| {label} | {cpu:.2f} s | {wall:.1f} s | {size / 2**20 / cpu:.0f} MB/s "
-              f"| {records / cpu:,.0f} records/s | {rss} MiB |", flush=True)
+        print(
+            f"| {label} | {cpu:.2f} s | {wall:.1f} s | {size / 2**20 / cpu:.0f} MB/s "
+            f"| {records / cpu:,.0f} records/s | {rss} MiB |",
+            flush=True,
+        )
     ratio = results["cdxj-indexer -11"] / results["netharvest write_cdx (isal)"]
     print(f"ours (isal) vs cdxj-indexer: {ratio:.2f}x; {load()}")
 
 
 # ---------------------------------------------------------------- merge
+
 
 def make_sorted_files(directory: Path, lines: int, files: int, seed: int = 11) -> list[Path]:
     directory.mkdir(parents=True, exist_ok=True)
@@ -210,8 +247,10 @@ def make_sorted_files(directory: Path, lines: int, files: int, seed: int = 11) -
             ts = f"2026{rng.randrange(1, 13):02d}{rng.randrange(1, 29):02d}{rng.randrange(10**6):06d}"
             digest = b32encode(rng.randbytes(20)).decode()
             warc = f"{i}-7-20261123000000-{j % 97:05d}-h.warc.gz"
-            batch.append(f"{host}){path_part} {ts} http://www.site{host}{path_part} text/html 200 {digest} - - "
-                         f"{rng.randrange(500, 90000)} {rng.randrange(10**9)} {warc}\n".encode())
+            batch.append(
+                f"{host}){path_part} {ts} http://www.site{host}{path_part} text/html 200 {digest} - - "
+                f"{rng.randrange(500, 90000)} {rng.randrange(10**9)} {warc}\n".encode()
+            )
         batch.sort()
         path.write_bytes(b"".join(batch))
     done.touch()
@@ -223,29 +262,37 @@ def bench_merge(out: Path, lines: int, files: int, repeat: int) -> None:
     size = sum(p.stat().st_size for p in inputs)
     names = [str(p) for p in inputs]
     ours_out, sort_out = out / "merged-ours.cdx", out / "merged-sort.cdx"
-    ours = ("import sys\nfrom pathlib import Path\nfrom indexer.merge import merge_sorted\n"
-            "merge_sorted([Path(p) for p in sys.argv[2:]], Path(sys.argv[1]))\n")
+    ours = (
+        "import sys\nfrom pathlib import Path\nfrom indexer.merge import merge_sorted\n"
+        "merge_sorted([Path(p) for p in sys.argv[2:]], Path(sys.argv[1]))\n"
+    )
     print(f"\nMerge: {lines:,} lines in {files} sorted files, {size / 2**20:.0f} MiB; {load()}")
     env = {"LC_ALL": "C"}
     print("| run | CPU time | wall time | lines/s (CPU) | peak RSS |")
-    med = interleaved([("sort -m", ["sort", "-m", "-o", str(sort_out), *names], {"env": env}),
-                       ("sort -m -u", ["sort", "-m", "-u", "-o", str(sort_out) + ".u", *names], {"env": env}),
-                       ("ours", [PY, "-c", ours, str(ours_out), *names], {})], repeat)
+    med = interleaved(
+        [
+            ("sort -m", ["sort", "-m", "-o", str(sort_out), *names], {"env": env}),
+            ("sort -m -u", ["sort", "-m", "-u", "-o", str(sort_out) + ".u", *names], {"env": env}),
+            ("ours", [PY, "-c", ours, str(ours_out), *names], {}),
+        ],
+        repeat,
+    )
     (t_sort, w_sort, rss_sort), (t_sortu, w_sortu, rss_sortu), (t_ours, w_ours, rss_ours) = med.values()
     print(f"| LC_ALL=C sort -m | {t_sort:.2f} s | {w_sort:.1f} s | {lines / t_sort:,.0f} | {rss_sort} MiB |")
-    print(f"| LC_ALL=C sort -m -u | {t_sortu:.2f} s | {w_sortu:.1f} s | {lines / t_sortu:,.0f} "
-          f"| {rss_sortu} MiB |")
-    print(f"| merge_sorted | {t_ours:.2f} s | {w_ours:.1f} s | {lines / t_ours:,.0f} | {rss_ours} MiB |",
-          flush=True)
+    print(f"| LC_ALL=C sort -m -u | {t_sortu:.2f} s | {w_sortu:.1f} s | {lines / t_sortu:,.0f} | {rss_sortu} MiB |")
+    print(f"| merge_sorted | {t_ours:.2f} s | {w_ours:.1f} s | {lines / t_ours:,.0f} | {rss_ours} MiB |", flush=True)
     # merge_sorted collapses identical lines, as `sort -m -u` does: that is the peer its output must equal.
     same = subprocess.run(["cmp", "-s", str(ours_out), str(sort_out) + ".u"]).returncode == 0
-    print(f"ours / sort -m -u: {t_ours / t_sortu:.2f}x CPU time, {w_ours / w_sortu:.2f}x wall time; "
-          f"ours / sort -m: {t_ours / t_sort:.2f}x CPU time; outputs identical to sort -m -u: {same}; {load()}")
+    print(
+        f"ours / sort -m -u: {t_ours / t_sortu:.2f}x CPU time, {w_ours / w_sortu:.2f}x wall time; "
+        f"ours / sort -m: {t_ours / t_sort:.2f}x CPU time; outputs identical to sort -m -u: {same}; {load()}"
+    )
     for p in (ours_out, sort_out, Path(str(sort_out) + ".u")):
         p.unlink(missing_ok=True)
 
 
 # ---------------------------------------------------------------- dedup
+
 
 def bench_dedup(out: Path, captures: int) -> None:
     from indexer.dedup import Capture, DedupIndex
@@ -260,8 +307,16 @@ def bench_dedup(out: Path, captures: int) -> None:
     def gen(lo: int, hi: int):
         for i in range(lo, hi):
             name = f"1-7-20261123000000-{i % 500:05d}-h.warc.gz"
-            yield Capture(digests[i], urls[i], f"2026112300{i % 10000:04d}", name, rng.randrange(10**9), "text/html",
-                          f'"{i:x}"', "Mon, 23 Nov 2026 00:00:00 GMT")
+            yield Capture(
+                digests[i],
+                urls[i],
+                f"2026112300{i % 10000:04d}",
+                name,
+                rng.randrange(10**9),
+                "text/html",
+                f'"{i:x}"',
+                "Mon, 23 Nov 2026 00:00:00 GMT",
+            )
 
     start = time.perf_counter()
     cpu = time.process_time()
@@ -284,9 +339,11 @@ def bench_dedup(out: Path, captures: int) -> None:
             start, cpu = time.perf_counter(), time.process_time()
             found = sum(fn(k) is not None for k in keys)
             timings[label] = (n / (time.perf_counter() - start), n / (time.process_time() - cpu), found)
-    print(f"\nDedup index: {captures:,} captures added in {t_add:.1f} s wall ({captures / t_add:,.0f}/s), "
-          f"{c_add:.1f} s CPU ({captures / c_add:,.0f}/s); "
-          f"file {size / 2**20:.0f} MiB = {size / 2**20 / (captures / 1e6):.0f} MiB per million captures; {load()}")
+    print(
+        f"\nDedup index: {captures:,} captures added in {t_add:.1f} s wall ({captures / t_add:,.0f}/s), "
+        f"{c_add:.1f} s CPU ({captures / c_add:,.0f}/s); "
+        f"file {size / 2**20:.0f} MiB = {size / 2**20 / (captures / 1e6):.0f} MiB per million captures; {load()}"
+    )
     print("| lookups | per second (wall) | per second (CPU) | found |")
     for label, (rate, cpu_rate, found) in timings.items():
         print(f"| {label} | {rate:,.0f} | {cpu_rate:,.0f} | {found} of {n} |")

@@ -48,15 +48,21 @@ def seed(n: int) -> float:
     for first in range(1, n + 1, 20_000):
         create_domains([f"d{i}.dk" for i in range(first, min(first + 20_000, n + 1))])
     execute("UPDATE harvest_domain SET alias_of_id = id - 1 WHERE id %% 200 = 0")
-    execute("UPDATE harvest_domain SET alias_of_id = id - 1, alias_expires = now() - interval '1 day' "
-            "WHERE id %% 1000 = 500")
-    execute("UPDATE harvest_domainconfiguration SET max_objects = "
-            "CASE WHEN id %% 250 = 1 THEN 0 WHEN id %% 7 = 0 THEN 2000 ELSE -1 END")
+    execute(
+        "UPDATE harvest_domain SET alias_of_id = id - 1, alias_expires = now() - interval '1 day' "
+        "WHERE id %% 1000 = 500"
+    )
+    execute(
+        "UPDATE harvest_domainconfiguration SET max_objects = "
+        "CASE WHEN id %% 250 = 1 THEN 0 WHEN id %% 7 = 0 THEN 2000 ELSE -1 END"
+    )
     snapshot = HarvestChannel.objects.get(name="snapshot")
-    HarvestDefinition.objects.create(name="broad-2025", kind="snapshot", active=False, runs=1, max_objects=10000,
-                                     channel=snapshot)
-    HarvestDefinition.objects.create(name="broad-2026", kind="snapshot", active=True, max_objects=10000,
-                                     channel=snapshot)
+    HarvestDefinition.objects.create(
+        name="broad-2025", kind="snapshot", active=False, runs=1, max_objects=10000, channel=snapshot
+    )
+    HarvestDefinition.objects.create(
+        name="broad-2026", kind="snapshot", active=True, max_objects=10000, channel=snapshot
+    )
     execute("ANALYZE")
     return time.monotonic() - started
 
@@ -72,41 +78,82 @@ def seed_history(n: int) -> float:
     old = HarvestDefinition.objects.get(name="broad-2025")
     current = HarvestDefinition.objects.get(name="broad-2026")
     # an older snapshot over every configuration, in 100 jobs (100 more for the top-up below)
-    insert_select(Job, {"harvest": str(old.pk), "harvest_run": "1", "channel": str(old.channel_id),
-                        "status": "'DONE'", "spec": "'{}'", "created": "now() - interval '1 year'"},
-                  "FROM generate_series(1, 200)")
+    insert_select(
+        Job,
+        {
+            "harvest": str(old.pk),
+            "harvest_run": "1",
+            "channel": str(old.channel_id),
+            "status": "'DONE'",
+            "spec": "'{}'",
+            "created": "now() - interval '1 year'",
+        },
+        "FROM generate_series(1, 200)",
+    )
     first = Job.objects.filter(harvest=old).order_by("id").values_list("id", flat=True).first()
-    insert_select(HarvestInfo, {
-        "job": f"{first} + c.id %% 100", "harvest": str(old.pk), "domain": "c.domain_id", "configuration": "c.id",
-        "objects_count": "50 + (c.id * 7919) %% 4000",
-        "bytes_count": "(50 + (c.id * 7919) %% 4000) * (10000 + c.id %% 50000)",
-        "stop_reason": "CASE WHEN c.id %% 3 = 0 THEN 'OBJECT_LIMIT' ELSE 'DOWNLOAD_COMPLETE' END",
-        "date": "now() - interval '1 year'"}, "FROM harvest_domainconfiguration c")
+    insert_select(
+        HarvestInfo,
+        {
+            "job": f"{first} + c.id %% 100",
+            "harvest": str(old.pk),
+            "domain": "c.domain_id",
+            "configuration": "c.id",
+            "objects_count": "50 + (c.id * 7919) %% 4000",
+            "bytes_count": "(50 + (c.id * 7919) %% 4000) * (10000 + c.id %% 50000)",
+            "stop_reason": "CASE WHEN c.id %% 3 = 0 THEN 'OBJECT_LIMIT' ELSE 'DOWNLOAD_COMPLETE' END",
+            "date": "now() - interval '1 year'",
+        },
+        "FROM harvest_domainconfiguration c",
+    )
     # the results of the snapshot just generated, then a top-up to exactly 2 × N rows
-    insert_select(HarvestInfo, {
-        "job": "jd.job_id", "harvest": "j.harvest_id", "domain": "c.domain_id", "configuration": "c.id",
-        "objects_count": "100 + (c.id * 104729) %% 6000", "bytes_count": "(100 + (c.id * 104729) %% 6000) * 30000",
-        "stop_reason": "CASE WHEN (c.id * 31) %% 100 < 60 THEN 'DOWNLOAD_COMPLETE' "
-                       "WHEN (c.id * 31) %% 100 < 68 THEN 'DOWNLOAD_UNFINISHED' "
-                       "WHEN (c.id * 31) %% 100 < 83 THEN CASE WHEN jd.max_objects = c.max_objects "
-                       "THEN 'CONFIG_OBJECT_LIMIT' ELSE 'OBJECT_LIMIT' END "
-                       "WHEN (c.id * 31) %% 100 < 90 THEN 'SIZE_LIMIT' WHEN (c.id * 31) %% 100 < 95 THEN 'TIME_LIMIT' "
-                       "ELSE 'CONFIG_SIZE_LIMIT' END",
-        "date": "now() - interval '30 days'"},
+    insert_select(
+        HarvestInfo,
+        {
+            "job": "jd.job_id",
+            "harvest": "j.harvest_id",
+            "domain": "c.domain_id",
+            "configuration": "c.id",
+            "objects_count": "100 + (c.id * 104729) %% 6000",
+            "bytes_count": "(100 + (c.id * 104729) %% 6000) * 30000",
+            "stop_reason": "CASE WHEN (c.id * 31) %% 100 < 60 THEN 'DOWNLOAD_COMPLETE' "
+            "WHEN (c.id * 31) %% 100 < 68 THEN 'DOWNLOAD_UNFINISHED' "
+            "WHEN (c.id * 31) %% 100 < 83 THEN CASE WHEN jd.max_objects = c.max_objects "
+            "THEN 'CONFIG_OBJECT_LIMIT' ELSE 'OBJECT_LIMIT' END "
+            "WHEN (c.id * 31) %% 100 < 90 THEN 'SIZE_LIMIT' WHEN (c.id * 31) %% 100 < 95 THEN 'TIME_LIMIT' "
+            "ELSE 'CONFIG_SIZE_LIMIT' END",
+            "date": "now() - interval '30 days'",
+        },
         "FROM harvest_jobdomain jd JOIN harvest_job j ON j.id = jd.job_id "
-        "JOIN harvest_domainconfiguration c ON c.id = jd.configuration_id WHERE j.harvest_id = %s", [current.pk])
+        "JOIN harvest_domainconfiguration c ON c.id = jd.configuration_id WHERE j.harvest_id = %s",
+        [current.pk],
+    )
     missing = 2 * n - HarvestInfo.objects.count()
-    insert_select(HarvestInfo, {
-        "job": f"{first} + 100 + c.id %% 100", "harvest": str(old.pk), "domain": "c.domain_id", "configuration": "c.id",
-        "objects_count": "80", "bytes_count": "80 * 20000", "stop_reason": "'DOWNLOAD_COMPLETE'",
-        "date": "now() - interval '2 years'"},
+    insert_select(
+        HarvestInfo,
+        {
+            "job": f"{first} + 100 + c.id %% 100",
+            "harvest": str(old.pk),
+            "domain": "c.domain_id",
+            "configuration": "c.id",
+            "objects_count": "80",
+            "bytes_count": "80 * 20000",
+            "stop_reason": "'DOWNLOAD_COMPLETE'",
+            "date": "now() - interval '2 years'",
+        },
         "FROM (SELECT * FROM harvest_domainconfiguration ORDER BY id LIMIT greatest(%s, 0)) c",
-        [missing])
+        [missing],
+    )
     Job.objects.filter(harvest=current).update(status="DONE")
     # a third of the configurations stopped by their own object limit had it raised since
     execute("UPDATE harvest_domainconfiguration SET max_objects = 3000 WHERE max_objects = 2000 AND id %% 3 = 0")
-    HarvestDefinition.objects.create(name="broad-2026-part-2", kind="snapshot", active=True, max_objects=20000,
-                                     channel_id=current.channel_id, previous=current)
+    HarvestDefinition.objects.create(
+        name="broad-2026-part-2",
+        kind="snapshot",
+        active=True,
+        max_objects=20000,
+        channel_id=current.channel_id,
+        previous=current,
+    )
     execute("ANALYZE")
     return time.monotonic() - started
 
@@ -132,14 +179,22 @@ def phase() -> None:
     submitted = dispatch.submit_jobs(ids)
     total, cpu2, db2 = time.monotonic() - started, _cpu_self(), _cpu_of(backend)
     jobs = Job.objects.filter(pk__in=ids)
-    print(json.dumps({
-        "jobs": len(ids), "submitted": submitted, "domains": sum(j.domain_count for j in jobs.only("domain_count")),
-        "generate_s": round(generated, 1), "dispatch_s": round(total - generated, 1), "total_s": round(total, 1),
-        "generate_cpu_s": {"python": round(cpu1 - cpu0, 1), "postgres": round(db1 - db0, 1)},
-        "dispatch_cpu_s": {"python": round(cpu2 - cpu1, 1), "postgres": round(db2 - db1, 1)},
-        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
-        "load_average": [round(load, 1), round(os.getloadavg()[0], 1)],
-    }))
+    print(
+        json.dumps(
+            {
+                "jobs": len(ids),
+                "submitted": submitted,
+                "domains": sum(j.domain_count for j in jobs.only("domain_count")),
+                "generate_s": round(generated, 1),
+                "dispatch_s": round(total - generated, 1),
+                "total_s": round(total, 1),
+                "generate_cpu_s": {"python": round(cpu1 - cpu0, 1), "postgres": round(db1 - db0, 1)},
+                "dispatch_cpu_s": {"python": round(cpu2 - cpu1, 1), "postgres": round(db2 - db1, 1)},
+                "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+                "load_average": [round(load, 1), round(os.getloadavg()[0], 1)],
+            }
+        )
+    )
 
 
 def _cpu_self() -> float:
@@ -164,8 +219,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--domains", type=int, default=1_000_000)
     parser.add_argument("--database", default="nh_bench_jobgen", help="made afresh (dropped first if it exists)")
-    parser.add_argument("--inline", action="store_true",
-                        help="publish whole JobSpecs (as before issue 15), not JobRefs (dispatch by reference)")
+    parser.add_argument(
+        "--inline",
+        action="store_true",
+        help="publish whole JobSpecs (as before issue 15), not JobRefs (dispatch by reference)",
+    )
     parser.add_argument("--phase", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.phase:
@@ -176,10 +234,17 @@ def main() -> None:
         sys.exit("set NETHARVEST_BROKER_URL to the Redis database the benchmark may fill (and empty)")
     from fresh_database import fresh_database
 
-    env, _, _ = fresh_database(args.database, "bench-jobgen-", {
-        "NETHARVEST_LOG_LEVEL": "WARNING", "DJANGO_SETTINGS_MODULE": "orchestrator.settings", "PYTHONPATH": str(ROOT),
-        # By reference, the message names where the harvester reads the spec; no harvester runs here.
-        "NETHARVEST_SPEC_BASE_URL": "" if args.inline else "http://orchestrator.invalid:8000"})
+    env, _, _ = fresh_database(
+        args.database,
+        "bench-jobgen-",
+        {
+            "NETHARVEST_LOG_LEVEL": "WARNING",
+            "DJANGO_SETTINGS_MODULE": "orchestrator.settings",
+            "PYTHONPATH": str(ROOT),
+            # By reference, the message names where the harvester reads the spec; no harvester runs here.
+            "NETHARVEST_SPEC_BASE_URL": "" if args.inline else "http://orchestrator.invalid:8000",
+        },
+    )
     print(f"dispatch: {'whole JobSpecs (--inline)' if args.inline else 'by reference (JobRef)'}")
     os.environ.update(env)
     import django
@@ -201,8 +266,10 @@ def main() -> None:
     import redis
 
     client = redis.Redis.from_url(broker)
-    print(f"broker: removed {client.llen('harvest.snapshot')} published job messages from harvest.snapshot "
-          f"({(client.memory_usage('harvest.snapshot') or 0) / 1e6:.2f} MB in Redis)")
+    print(
+        f"broker: removed {client.llen('harvest.snapshot')} published job messages from harvest.snapshot "
+        f"({(client.memory_usage('harvest.snapshot') or 0) / 1e6:.2f} MB in Redis)"
+    )
     client.delete("harvest.snapshot")
     print(f"load average after the run: {os.getloadavg()}")
 

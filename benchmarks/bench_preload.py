@@ -30,8 +30,11 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def name(i: int, rng: random.Random) -> str:
-    return "".join(rng.choices(string.ascii_lowercase, k=rng.randint(4, 10))) + str(i) + rng.choice(
-        [".fr", ".fr", ".fr", ".re", ".nc", ".com"])
+    return (
+        "".join(rng.choices(string.ascii_lowercase, k=rng.randint(4, 10)))
+        + str(i)
+        + rng.choice([".fr", ".fr", ".fr", ".re", ".nc", ".com"])
+    )
 
 
 def make_sources(work: Path, count: int) -> tuple[list[Path], list[str], int]:
@@ -63,8 +66,13 @@ def make_sources(work: Path, count: int) -> tuple[list[Path], list[str], int]:
 
 def start_server(module: str, port: int, env: dict[str, str]) -> subprocess.Popen[str]:
     """One of the tests' loopback servers in its own process (the other core), once it listens."""
-    server = subprocess.Popen([sys.executable, "-m", f"tests.preload.{module}", "--port", str(port)],
-                              cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
+    server = subprocess.Popen(
+        [sys.executable, "-m", f"tests.preload.{module}", "--port", str(port)],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     assert server.stdout is not None
     if not server.stdout.readline():
         sys.exit(f"the loopback {module} did not start (is port {port} taken?)")
@@ -79,8 +87,12 @@ def main() -> None:
     parser.add_argument("--database", default=DB, help="made afresh (dropped first if it exists)")
     parser.add_argument("--dns-port", type=int, default=15353)
     parser.add_argument("--http-port", type=int, default=18080)
-    parser.add_argument("--redirect-sample", type=int, default=20000,
-                        help="then a second preload of this many domains with redirect probes on (0 = none)")
+    parser.add_argument(
+        "--redirect-sample",
+        type=int,
+        default=20000,
+        help="then a second preload of this many domains with redirect probes on (0 = none)",
+    )
     args = parser.parse_args()
 
     env, exe, work = fresh_database(args.database, "bench-preload-", {"PYTHONPATH": str(ROOT)})
@@ -92,9 +104,17 @@ def main() -> None:
 
     dns = start_server("dns_server", args.dns_port, env)
     try:
-        command = [exe, "preload", "--workdir", str(work / "preload"),
-                   "--nameserver", f"127.0.0.1:{args.dns_port}", "--dns-concurrency", str(args.concurrency),
-                   "--skip-redirects"]
+        command = [
+            exe,
+            "preload",
+            "--workdir",
+            str(work / "preload"),
+            "--nameserver",
+            f"127.0.0.1:{args.dns_port}",
+            "--dns-concurrency",
+            str(args.concurrency),
+            "--skip-redirects",
+        ]
         command += [f"--source={p.stem}={p}" for p in sources]
         started = time.monotonic()
         result = subprocess.run(command, env=env, capture_output=True, text=True)
@@ -107,9 +127,11 @@ def main() -> None:
         print("\n".join(steps))
         stats = json.loads((work / "preload" / "stats.json").read_text())
         d = stats["dns"]
-        print(f"total wall time {elapsed:,.1f} s; DNS {d['checked_this_run']:,} domains in {d['seconds']:,.1f} s = "
-              f"{d['domains_per_s']:,.0f} domains/s, {d['queries_per_s']:,.0f} queries/s at concurrency "
-              f"{args.concurrency}; peak RSS of the command {peak_kb / 1024:,.0f} MB")
+        print(
+            f"total wall time {elapsed:,.1f} s; DNS {d['checked_this_run']:,} domains in {d['seconds']:,.1f} s = "
+            f"{d['domains_per_s']:,.0f} domains/s, {d['queries_per_s']:,.0f} queries/s at concurrency "
+            f"{args.concurrency}; peak RSS of the command {peak_kb / 1024:,.0f} MB"
+        )
         if args.redirect_sample:
             redirect_sample(args, domains[: args.redirect_sample])
     finally:
@@ -124,9 +146,24 @@ def redirect_sample(args: argparse.Namespace, domains: list[str]) -> None:
     http = start_server("http_server", args.http_port, env)
     try:
         started = time.monotonic()
-        result = subprocess.run([exe, "preload", "--workdir", str(work / "preload"), f"--source=sample={source}",
-                                 "--nameserver", f"127.0.0.1:{args.dns_port}", "--http-port", str(args.http_port),
-                                 "--dns-concurrency", str(args.concurrency)], env=env, capture_output=True, text=True)
+        result = subprocess.run(
+            [
+                exe,
+                "preload",
+                "--workdir",
+                str(work / "preload"),
+                f"--source=sample={source}",
+                "--nameserver",
+                f"127.0.0.1:{args.dns_port}",
+                "--http-port",
+                str(args.http_port),
+                "--dns-concurrency",
+                str(args.concurrency),
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+        )
         elapsed = time.monotonic() - started
     finally:
         http.terminate()
@@ -135,9 +172,11 @@ def redirect_sample(args: argparse.Namespace, domains: list[str]) -> None:
     stats = json.loads((work / "preload" / "stats.json").read_text())
     r = stats["redirects"]
     rate = r["requests_this_run"] / max(r["seconds"], 0.001)  # a tiny sample can take less than the 0.1 s stamp
-    print(f"redirect sample: {len(domains):,} domains, {r['domains_probed']:,} live probed with "
-          f"{r['requests_this_run']:,} requests in {r['seconds']:,.1f} s = {rate:,.0f} requests/s, "
-          f"{r['new_domains']:,} new domains found; whole run {elapsed:,.1f} s")
+    print(
+        f"redirect sample: {len(domains):,} domains, {r['domains_probed']:,} live probed with "
+        f"{r['requests_this_run']:,} requests in {r['seconds']:,.1f} s = {rate:,.0f} requests/s, "
+        f"{r['new_domains']:,} new domains found; whole run {elapsed:,.1f} s"
+    )
 
 
 if __name__ == "__main__":

@@ -52,8 +52,10 @@ def make_master(path: Path, lines: int) -> None:
             key = surt_key(url)
             for k in range(4):
                 ts = f"202{k}0{rng.randint(1, 9)}1{rng.randint(0, 9)}120000"
-                yield (f"{key} {ts} {url} text/html 200 {'A' * 32} - - {rng.randint(500, 90000)} "
-                       f"{rng.randint(0, 10**9)} job{k}-{i % 100:05d}.warc.gz\n").encode()
+                yield (
+                    f"{key} {ts} {url} text/html 200 {'A' * 32} - - {rng.randint(500, 90000)} "
+                    f"{rng.randint(0, 10**9)} job{k}-{i % 100:05d}.warc.gz\n"
+                ).encode()
 
     write_sorted(generate(), path, CDX_HEADER)
 
@@ -76,30 +78,45 @@ def main() -> int:
     if not layout.master_cdx.is_file():
         started = time.perf_counter()
         make_master(layout.master_cdx, args.lines)
-        print(f"generated master.cdx: {args.lines:,} lines, {layout.master_cdx.stat().st_size / 2**20:,.1f} MB "
-              f"in {time.perf_counter() - started:.1f} s")
+        print(
+            f"generated master.cdx: {args.lines:,} lines, {layout.master_cdx.stat().st_size / 2**20:,.1f} MB "
+            f"in {time.perf_counter() - started:.1f} s"
+        )
     layout.ensure()
     link = layout.indexes(ALL) / "master.cdx"
     if not link.is_symlink():
         link.symlink_to(layout.master_cdx)
     rng = random.Random(2)
     urls = max(1, args.lines // 4)
-    keys = [url_of(rng.randrange(urls)) if n % 2 == 0 else f"http://never{n}.example.org/" for n in
-            range(args.lookups)]
-    print(f"master.cdx: {args.lines:,} lines, {layout.master_cdx.stat().st_size / 2**20:,.1f} MB; "
-          f"{len(keys):,} lookups (half of captured URLs)")
+    keys = [url_of(rng.randrange(urls)) if n % 2 == 0 else f"http://never{n}.example.org/" for n in range(args.lookups)]
+    print(
+        f"master.cdx: {args.lines:,} lines, {layout.master_cdx.stat().st_size / 2**20:,.1f} MB; "
+        f"{len(keys):,} lookups (half of captured URLs)"
+    )
 
     started = time.perf_counter()
     ours = [len(list(iter_key(layout.master_cdx, surt_key(u)))) for u in keys]
     elapsed = time.perf_counter() - started
-    print(f"| netharvest iter_key (binary search) | {len(keys) / elapsed:,.0f} lookups/s | "
-          f"{elapsed / len(keys) * 1000:.3f} ms |")
+    print(
+        f"| netharvest iter_key (binary search) | {len(keys) / elapsed:,.0f} lookups/s | "
+        f"{elapsed / len(keys) * 1000:.3f} ms |"
+    )
 
     if PYWB_PYTHON.exists():
         port = free_port()
         log = open(Path(tempfile.gettempdir()) / f"bench-replay-{port}.log", "wb")
-        proc = subprocess.Popen([str(PYWB_PYTHON), str(ROOT / "deploy" / "replay_server.py"), "--index-dir",
-                                 str(index_dir), "--bind", f"127.0.0.1:{port}"], stdout=log, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(
+            [
+                str(PYWB_PYTHON),
+                str(ROOT / "deploy" / "replay_server.py"),
+                "--index-dir",
+                str(index_dir),
+                "--bind",
+                f"127.0.0.1:{port}",
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
         try:
             for _ in range(600):
                 try:
@@ -115,8 +132,10 @@ def main() -> int:
                 with urllib.request.urlopen(base + urllib.request.quote(u, safe=""), timeout=60) as r:
                     theirs.append(sum(1 for line in r.read().splitlines() if line.strip()))
             elapsed = time.perf_counter() - started
-            print(f"| pywb CDX API (HTTP, 127.0.0.1) | {len(keys) / elapsed:,.0f} lookups/s | "
-                  f"{elapsed / len(keys) * 1000:.3f} ms |")
+            print(
+                f"| pywb CDX API (HTTP, 127.0.0.1) | {len(keys) / elapsed:,.0f} lookups/s | "
+                f"{elapsed / len(keys) * 1000:.3f} ms |"
+            )
             print(f"same captures found by both: {ours == theirs}")
         finally:
             proc.terminate()

@@ -51,26 +51,34 @@ def settings_for(policy: str, urls: int, budget: float, freshness_weight: float 
 
 def row(label: str, budget_name: str, s: Score, budget: float, days: float, wall: float) -> str:
     used = s.visits / (budget * days * DAY)
-    return (f"| {label} | {budget_name} | {s.versions:,} | {s.captured:,} | {s.capture_share:.3f} | "
-            f"{s.freshness:.3f} | {s.visits:,} | {used:.2f} | {s.wasted:,} | {s.header_only:,} | "
-            f"{s.bytes_downloaded / 1e6:,.1f} | {s.bytes_stored / 1e6:,.1f} | {s.politeness_violations} | "
-            f"{s.budget_violations} | {s.header_misses} | {wall:.1f} |")
+    return (
+        f"| {label} | {budget_name} | {s.versions:,} | {s.captured:,} | {s.capture_share:.3f} | "
+        f"{s.freshness:.3f} | {s.visits:,} | {used:.2f} | {s.wasted:,} | {s.header_only:,} | "
+        f"{s.bytes_downloaded / 1e6:,.1f} | {s.bytes_stored / 1e6:,.1f} | {s.politeness_violations} | "
+        f"{s.budget_violations} | {s.header_misses} | {wall:.1f} |"
+    )
 
 
-HEADER = ("| policy | budget | versions >= 1 h | captured | share | freshness | visits | budget used | wasted | "
-          "header-only | MB down | MB stored | polite viol. | budget viol. | header misses | wall s |\n"
-          "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+HEADER = (
+    "| policy | budget | versions >= 1 h | captured | share | freshness | visits | budget used | wasted | "
+    "header-only | MB down | MB stored | polite viol. | budget viol. | header misses | wall s |\n"
+    "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+)
 
 
 def print_by_class(ar: Score, ours: Score) -> None:
     print("\nstarved budget, by class of page: Heritrix AR | adaptive\n")
-    print("| class | pages | versions >= 1 h | AR captured | AR visits | AR freshness | adaptive captured | "
-          "adaptive visits | adaptive freshness |\n|---|---|---|---|---|---|---|---|---|")
+    print(
+        "| class | pages | versions >= 1 h | AR captured | AR visits | AR freshness | adaptive captured | "
+        "adaptive visits | adaptive freshness |\n|---|---|---|---|---|---|---|---|---|"
+    )
     for name in sorted(ar.by_class):
         pages, versions, cap, visits, fresh, life = ar.by_class[name]
         _, _, cap2, visits2, fresh2, _ = ours.by_class[name]
-        print(f"| {name} | {pages:,} | {versions:,} | {cap:,} | {visits:,} | {fresh / life:.3f} | {cap2:,} | "
-              f"{visits2:,} | {fresh2 / life:.3f} |")
+        print(
+            f"| {name} | {pages:,} | {versions:,} | {cap:,} | {visits:,} | {fresh / life:.3f} | {cap2:,} | "
+            f"{visits2:,} | {fresh2 / life:.3f} |"
+        )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -81,8 +89,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--mixes", default="mixed,news,archive")
     parser.add_argument("--starved", type=float, default=17.0, help="visits per URL per 30 days")
     parser.add_argument("--ample", type=float, default=120.0, help="visits per URL per 30 days")
-    parser.add_argument("--freshness-weight", type=float, default=None,
-                        help="the adaptive policy's freshness_weight (default: RevisitSettings' default)")
+    parser.add_argument(
+        "--freshness-weight",
+        type=float,
+        default=None,
+        help="the adaptive policy's freshness_weight (default: RevisitSettings' default)",
+    )
     parser.add_argument("--by-class", action="store_true", help="per class of page at the starved budget")
     parser.add_argument("--oracle", action="store_true", help="also the adaptive policy with the true rates")
     parser.add_argument("--tiny", action="store_true", help="200 URLs x 4 days, one seed, one mix")
@@ -91,9 +103,11 @@ def main(argv: list[str] | None = None) -> int:
         args.urls, args.days, args.seeds, args.mixes = 200, 4.0, "1", "mixed"
     seeds = [int(s) for s in args.seeds.split(",")]
     mixes = args.mixes.split(",")
-    print(f"machine: {platform.machine()} {os.cpu_count()} cores, Python {platform.python_version()}; "
-          f"{args.urls:,} URLs x {args.days:g} days; starved {args.starved:g}, ample {args.ample:g} "
-          f"visits/URL/30 days")
+    print(
+        f"machine: {platform.machine()} {os.cpu_count()} cores, Python {platform.python_version()}; "
+        f"{args.urls:,} URLs x {args.days:g} days; starved {args.starved:g}, ample {args.ample:g} "
+        f"visits/URL/30 days"
+    )
     month = 30 * DAY
     budgets = {"starved": args.starved * args.urls / month, "ample": args.ample * args.urls / month}
     summary = []
@@ -123,11 +137,15 @@ def main(argv: list[str] | None = None) -> int:
             met &= ok
             summary.append((mix, seed, ratio, ours.freshness, ar.freshness, ample_ratio, ok))
     print("\n### summary\n")
-    print("| mix | seed | starved: captured adaptive / AR | freshness adaptive | freshness AR | "
-          "ample: captured adaptive / fixed | goals met |\n|---|---|---|---|---|---|---|")
+    print(
+        "| mix | seed | starved: captured adaptive / AR | freshness adaptive | freshness AR | "
+        "ample: captured adaptive / fixed | goals met |\n|---|---|---|---|---|---|---|"
+    )
     for mix, seed, ratio, fresh, fresh_ar, ample_ratio, ok in summary:
-        print(f"| {mix} | {seed} | {ratio:.2f} | {fresh:.3f} | {fresh_ar:.3f} | {ample_ratio:.2f} | "
-              f"{'yes' if ok else 'NO'} |")
+        print(
+            f"| {mix} | {seed} | {ratio:.2f} | {fresh:.3f} | {fresh_ar:.3f} | {ample_ratio:.2f} | "
+            f"{'yes' if ok else 'NO'} |"
+        )
     print(f"\nall goals met: {'yes' if met else 'NO'}")
     return 0
 

@@ -41,10 +41,12 @@ HOSTILE = [r"(.|.)*Z", r".*(.*/)*calendar/.*"]
 
 def trap(i: int) -> str:
     """One of four common trap shapes, numbered so that every line is distinct."""
-    return (rf"https?://(www\.)?example\.org/section{i}/trap/.*",
-            rf"https?://(www\.)?site{i}\.dk/.*[?&](sid|session)=.*",
-            rf"https?://[^/]*\.site{i}\.org/calendar/\d{{4}}/\d{{2}}/.*",
-            rf"http://host{i}\.fr/(archive|print)/(a|b)+/page{i}\.html")[i % 4]
+    return (
+        rf"https?://(www\.)?example\.org/section{i}/trap/.*",
+        rf"https?://(www\.)?site{i}\.dk/.*[?&](sid|session)=.*",
+        rf"https?://[^/]*\.site{i}\.org/calendar/\d{{4}}/\d{{2}}/.*",
+        rf"http://host{i}\.fr/(archive|print)/(a|b)+/page{i}\.html",
+    )[i % 4]
 
 
 def uris(n: int, traps: int) -> list[str]:
@@ -109,8 +111,10 @@ def bench_save_and_jobgen(n_lines: int, n_jobs: int, results: dict[str, Any]) ->
     print(f"  the list: {n_lines:,} lines, {len(text.encode()) / 1e6:.1f} MB", flush=True)
 
     def save() -> GlobalCrawlerTrapList:
-        form = TrapListForm(data={"name": "big", "description": "", "active": "on", "traps": ""},
-                            files={"upload": SimpleUploadedFile("traps.txt", text.encode(), "text/plain")})
+        form = TrapListForm(
+            data={"name": "big", "description": "", "active": "on", "traps": ""},
+            files={"upload": SimpleUploadedFile("traps.txt", text.encode(), "text/plain")},
+        )
         assert form.is_valid(), form.errors.as_text()[:2000]
         return form.save()
 
@@ -119,8 +123,9 @@ def bench_save_and_jobgen(n_lines: int, n_jobs: int, results: dict[str, Any]) ->
 
     names = [f"trapbench{i}.dk" for i in range(n_jobs)]
     create_domains(names)
-    definition = HarvestDefinition.objects.create(name="trapbench", kind="selective",
-                                                  channel=HarvestChannel.objects.get(name="focused"))
+    definition = HarvestDefinition.objects.create(
+        name="trapbench", kind="selective", channel=HarvestChannel.objects.get(name="focused")
+    )
     definition.configurations.set([d.default_configuration for d in Domain.objects.filter(name__in=names)])
     ids = timed("jobgen", lambda: jobgen.generate_jobs(definition, run=1, max_configs=1), results)
     assert len(ids) == n_jobs
@@ -139,12 +144,17 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--jobs", type=int, default=4)
     parser.add_argument("--database", default="nh_bench_traps")
     parser.add_argument("--json", help="also write the figures to this file")
-    parser.add_argument("--no-hostile", action="store_true",
-                        help="leave the two hostile traps out (to time a backtracking engine, which never ends)")
+    parser.add_argument(
+        "--no-hostile",
+        action="store_true",
+        help="leave the two hostile traps out (to time a backtracking engine, which never ends)",
+    )
     args = parser.parse_args(argv)
     results: dict[str, Any] = {"traps": args.traps, "uris": args.uris, "lines": args.lines}
-    print(f"match: {args.traps:,} traps (+{0 if args.no_hostile else len(HOSTILE)} hostile), {args.uris:,} URIs",
-          flush=True)
+    print(
+        f"match: {args.traps:,} traps (+{0 if args.no_hostile else len(HOSTILE)} hostile), {args.uris:,} URIs",
+        flush=True,
+    )
     bench_match(args.traps, args.uris, results, hostile=not args.no_hostile)
     print(f"save + jobgen on PostgreSQL ({args.database})", flush=True)
     setup_django(args.database)

@@ -11,8 +11,9 @@ from pathlib import Path
 import psycopg2
 
 
-def fresh_database(name: str, prefix: str, extra_env: dict[str, str] | None = None,
-                   parent: str | None = None) -> tuple[dict[str, str], str, Path]:
+def fresh_database(
+    name: str, prefix: str, extra_env: dict[str, str] | None = None, parent: str | None = None
+) -> tuple[dict[str, str], str, Path]:
     """Drop and create database ``name``, migrate it; returns (environment, netharvest executable, work dir)."""
     admin = psycopg2.connect(host="127.0.0.1", user="postgres", dbname="postgres")
     admin.autocommit = True
@@ -21,8 +22,12 @@ def fresh_database(name: str, prefix: str, extra_env: dict[str, str] | None = No
         cur.execute(f"CREATE DATABASE {name}")
     admin.close()
     work = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
-    env = {**os.environ, "NETHARVEST_DATABASE_URL": f"postgres://postgres@127.0.0.1:5432/{name}",
-           "NETHARVEST_DATA_DIR": str(work), **(extra_env or {})}
+    env = {
+        **os.environ,
+        "NETHARVEST_DATABASE_URL": f"postgres://postgres@127.0.0.1:5432/{name}",
+        "NETHARVEST_DATA_DIR": str(work),
+        **(extra_env or {}),
+    }
     exe = str(Path(sys.executable).parent / "netharvest")
     subprocess.run([exe, "migrate", "-v0"], env=env, check=True)
     return env, exe, work

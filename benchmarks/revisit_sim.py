@@ -64,12 +64,18 @@ LIE_PROBABILITY = 0.3
 
 #: Scenario mixes: share of text pages by change process, and of validator behaviour by host.
 MIXES = {
-    "mixed": {"processes": {"static": 0.25, "poisson": 0.45, "periodic": 0.15, "bursty": 0.15},
-              "validators": {"good": 0.45, "lastmod": 0.15, "none": 0.25, "liar": 0.15}},
-    "news": {"processes": {"static": 0.10, "poisson": 0.45, "periodic": 0.25, "bursty": 0.20},
-             "validators": {"good": 0.30, "lastmod": 0.10, "none": 0.45, "liar": 0.15}},
-    "archive": {"processes": {"static": 0.55, "poisson": 0.35, "periodic": 0.05, "bursty": 0.05},
-                "validators": {"good": 0.60, "lastmod": 0.15, "none": 0.10, "liar": 0.15}},
+    "mixed": {
+        "processes": {"static": 0.25, "poisson": 0.45, "periodic": 0.15, "bursty": 0.15},
+        "validators": {"good": 0.45, "lastmod": 0.15, "none": 0.25, "liar": 0.15},
+    },
+    "news": {
+        "processes": {"static": 0.10, "poisson": 0.45, "periodic": 0.25, "bursty": 0.20},
+        "validators": {"good": 0.30, "lastmod": 0.10, "none": 0.45, "liar": 0.15},
+    },
+    "archive": {
+        "processes": {"static": 0.55, "poisson": 0.35, "periodic": 0.05, "bursty": 0.05},
+        "validators": {"good": 0.60, "lastmod": 0.15, "none": 0.10, "liar": 0.15},
+    },
 }
 
 
@@ -166,8 +172,14 @@ def make_web(urls: int, days: float, seed: int, mix: str = "mixed", per_host: in
     end = days * DAY
     hosts = []
     for h in range(max(1, urls // per_host)):
-        hosts.append(Host(f"host{h}.example", latency_s=rng.uniform(0.05, 1.0), bandwidth=rng.uniform(2e5, 5e6),
-                          validators=_pick(rng, MIXES[mix]["validators"])))
+        hosts.append(
+            Host(
+                f"host{h}.example",
+                latency_s=rng.uniform(0.05, 1.0),
+                bandwidth=rng.uniform(2e5, 5e6),
+                validators=_pick(rng, MIXES[mix]["validators"]),
+            )
+        )
     pages = []
     for i in range(urls):
         host = hosts[i % len(hosts)]
@@ -183,8 +195,16 @@ def make_web(urls: int, days: float, seed: int, mix: str = "mixed", per_host: in
             kind = "static" if rng.random() < 0.85 else "poisson"
         born = 0.0 if rng.random() < 0.9 else rng.uniform(0, end * 0.8)
         changes = _process(kind, rng, born, end, "text" if ctype.startswith("text/") else "other")
-        page = Page(f"http://{host.name}/p{i}.html", host, ctype, size, born, changes,
-                    noise=ctype.startswith("text/") and host.validators == "none" and rng.random() < 0.7, kind=kind)
+        page = Page(
+            f"http://{host.name}/p{i}.html",
+            host,
+            ctype,
+            size,
+            born,
+            changes,
+            noise=ctype.startswith("text/") and host.validators == "none" and rng.random() < 0.7,
+            kind=kind,
+        )
         epoch = [0]
         for _ in changes:
             keep = host.validators == "liar" and rng.random() < LIE_PROBABILITY
@@ -219,9 +239,15 @@ class Politeness:
 class Simulation:
     """The frontier: per-host priority queues, politeness, the global budget; a DES over fetches."""
 
-    def __init__(self, pages: list[Page], settings: RevisitSettings, budget_per_s: float, days: float,
-                 politeness: Politeness | None = None,
-                 make_policy: Callable[[RevisitSettings, float], RevisitPolicy] = RevisitPolicy) -> None:
+    def __init__(
+        self,
+        pages: list[Page],
+        settings: RevisitSettings,
+        budget_per_s: float,
+        days: float,
+        politeness: Politeness | None = None,
+        make_policy: Callable[[RevisitSettings, float], RevisitPolicy] = RevisitPolicy,
+    ) -> None:
         self.pages = {p.uri: p for p in pages}
         self.settings = settings
         self.policy = make_policy(settings, budget_per_s)
@@ -263,16 +289,24 @@ class Simulation:
             while hosts_heap:
                 key, host = hosts_heap[0]
                 queue = queues.get(host)
-                if host in busy or not queue or due.get(queue[0][1]) != queue[0][0] or \
-                        key != max(host_ready.get(host, 0.0), queue[0][0]):
+                if (
+                    host in busy
+                    or not queue
+                    or due.get(queue[0][1]) != queue[0][0]
+                    or key != max(host_ready.get(host, 0.0), queue[0][0])
+                ):
                     heapq.heappop(hosts_heap)
                     if host not in busy:
                         push_host(host)
                     continue
                 break
             start_at = max(hosts_heap[0][0], last_start + spacing, now) if hosts_heap else math.inf
-            events = [start_at, completions[0][0] if completions else math.inf,
-                      births[b][0] if b < len(births) else math.inf, policy.next_replan_at]
+            events = [
+                start_at,
+                completions[0][0] if completions else math.inf,
+                births[b][0] if b < len(births) else math.inf,
+                policy.next_replan_at,
+            ]
             t = min(events)
             if t >= end:
                 break
@@ -348,8 +382,9 @@ def page_class(page: Page) -> str:
     return name
 
 
-def score(pages: list[Page], log: list[Fetch], days: float, budget_per_s: float,
-          politeness: Politeness | None = None) -> Score:
+def score(
+    pages: list[Page], log: list[Fetch], days: float, budget_per_s: float, politeness: Politeness | None = None
+) -> Score:
     """Score a fetch log against the web's truth (see the module docstring)."""
     politeness = politeness or Politeness()
     end = days * DAY
@@ -371,8 +406,12 @@ def score(pages: list[Page], log: list[Fetch], days: float, budget_per_s: float,
     for page in pages:
         bounds = [page.born, *page.changes, end]
         life_time += end - page.born
-        fresh_before, versions_before, captured_before, visits_before = fresh_time, out.versions, out.captured, \
-            out.visits
+        fresh_before, versions_before, captured_before, visits_before = (
+            fresh_time,
+            out.versions,
+            out.captured,
+            out.visits,
+        )
         first_capture: dict[int, float] = {}
         header_checked: set[int] = set()
         seen_version: int | None = None
@@ -407,15 +446,28 @@ def score(pages: list[Page], log: list[Fetch], days: float, budget_per_s: float,
                 elif version in header_checked:
                     out.header_misses += 1
         cls = out.by_class.setdefault(page_class(page), [0, 0, 0, 0, 0.0, 0.0])
-        for i, value in enumerate((1, out.versions - versions_before, out.captured - captured_before,
-                                   out.visits - visits_before, fresh_time - fresh_before, end - page.born)):
+        for i, value in enumerate(
+            (
+                1,
+                out.versions - versions_before,
+                out.captured - captured_before,
+                out.visits - visits_before,
+                fresh_time - fresh_before,
+                end - page.born,
+            )
+        ):
             cls[i] += value
     out.freshness = fresh_time / life_time if life_time else 0.0
     return out
 
 
-def simulate(pages: list[Page], settings: RevisitSettings, budget_per_s: float, days: float,
-             make_policy: Callable[[RevisitSettings, float], RevisitPolicy] = RevisitPolicy) -> Score:
+def simulate(
+    pages: list[Page],
+    settings: RevisitSettings,
+    budget_per_s: float,
+    days: float,
+    make_policy: Callable[[RevisitSettings, float], RevisitPolicy] = RevisitPolicy,
+) -> Score:
     """Run one policy over one web and score it."""
     sim = Simulation(pages, settings, budget_per_s, days, make_policy=make_policy)
     return score(pages, sim.run(), days, budget_per_s, sim.politeness)
@@ -430,8 +482,9 @@ def oracle_policy(pages: list[Page], days: float) -> Callable[[RevisitSettings, 
     from harvester.revisit.adaptive import AdaptiveStrategy
 
     end = days * DAY
-    true = {p.uri: (1 / (120 * DAY) if p.kind == "static" else max(len(p.changes), 0.2) / (end - p.born))
-            for p in pages}
+    true = {
+        p.uri: (1 / (120 * DAY) if p.kind == "static" else max(len(p.changes), 0.2) / (end - p.born)) for p in pages
+    }
 
     class Oracle(AdaptiveStrategy):
         def rate(self, state: object) -> float:

@@ -21,8 +21,13 @@ from typing import Any
 from django.db import connection, models
 
 
-def insert_select(model: type[models.Model], values: dict[str, str], source: str,
-                  params: list[Any] | None = None, label: str | None = None) -> int:
+def insert_select(
+    model: type[models.Model],
+    values: dict[str, str],
+    source: str,
+    params: list[Any] | None = None,
+    label: str | None = None,
+) -> int:
     """``INSERT INTO <model's table> (every column) SELECT … <source>``; returns the number of rows.
 
     ``values`` maps field names (``harvest`` or ``harvest_id`` for a foreign key, ``objects_count``
@@ -54,12 +59,15 @@ def insert_select(model: type[models.Model], values: dict[str, str], source: str
         elif field.null:
             expression = "NULL"
         else:
-            raise ValueError(f"{model.__name__}.{field.name} is required and has no default: "
-                             f"the benchmark must give it")
+            raise ValueError(
+                f"{model.__name__}.{field.name} is required and has no default: the benchmark must give it"
+            )
         columns.append(connection.ops.quote_name(field.column))
         expressions.append(expression)
-    sql = (f"INSERT INTO {connection.ops.quote_name(model._meta.db_table)} ({', '.join(columns)}) "
-           f"SELECT {', '.join(expressions)} {source}")
+    sql = (
+        f"INSERT INTO {connection.ops.quote_name(model._meta.db_table)} ({', '.join(columns)}) "
+        f"SELECT {', '.join(expressions)} {source}"
+    )
     started = time.monotonic()
     with connection.cursor() as cur:
         cur.execute(sql, params or [])

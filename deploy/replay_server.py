@@ -43,10 +43,10 @@ def mounted(app: WSGIApp, prefix: str) -> WSGIApp:
             start_response("404 Not Found", [("Content-Type", "text/plain; charset=utf-8")])
             return [f"the replay service answers under {prefix}/ only\n".encode()]
         environ["SCRIPT_NAME"] = prefix
-        environ["PATH_INFO"] = path[len(prefix):] or "/"
+        environ["PATH_INFO"] = path[len(prefix) :] or "/"
         uri = environ.get("REQUEST_URI")
         if uri and uri.startswith(prefix):
-            environ["REQUEST_URI"] = uri[len(prefix):] or "/"
+            environ["REQUEST_URI"] = uri[len(prefix) :] or "/"
         return app(environ, start_response)
 
     return wrapped
@@ -64,8 +64,9 @@ def resolve_revisits_in_all(layout: ReplayLayout) -> None:
     everything = CacheDirectoryIndexSource(base_prefix=str(layout.collections), base_dir=f"{ALL}/indexes/")
     in_collection = ResolvingLoader.load_cdx_for_dupe
 
-    def load_cdx_for_dupe(self: ResolvingLoader, url: str, timestamp: str, digest: str,
-                          cdx_loader: Callable[..., Any]) -> Iterable[Any]:
+    def load_cdx_for_dupe(
+        self: ResolvingLoader, url: str, timestamp: str, digest: str, cdx_loader: Callable[..., Any]
+    ) -> Iterable[Any]:
         try:
             found = list(in_collection(self, url, timestamp, digest, cdx_loader))
         except NotFoundException:

@@ -101,7 +101,10 @@ def _exception_code(exc: BaseException) -> int:
     if isinstance(exc, txerror.TimeoutError) or name == "DownloadTimeoutError":
         return S_TIMEOUT
     if isinstance(exc, txerror.ConnectionLost | txerror.ConnectionDone) or name in (
-            "DownloadFailedError", "ResponseDataLossError", "ResponseFailed"):
+        "DownloadFailedError",
+        "ResponseDataLossError",
+        "ResponseFailed",
+    ):
         return S_CONNECT_LOST
     return S_RUNTIME_ERROR
 
@@ -131,10 +134,14 @@ class ArchiveMiddleware:
         for seed in self._configured_seeds():
             self.stats.add_seed(seed)
         self.crawllog = crawllog.CrawlLog(self.log_dir / "crawl.log")
-        self.writer = RotatingWarcWriter(self.warc_dir, self.prefix, max_bytes=self.warc_max_bytes,
-                                         warcinfo=self._warcinfo_fields(),
-                                         compresslevel=self.compresslevel,
-                                         max_age_s=nh_setting(settings, "NH_WARC_ROTATE_S"))
+        self.writer = RotatingWarcWriter(
+            self.warc_dir,
+            self.prefix,
+            max_bytes=self.warc_max_bytes,
+            warcinfo=self._warcinfo_fields(),
+            compresslevel=self.compresslevel,
+            max_age_s=nh_setting(settings, "NH_WARC_ROTATE_S"),
+        )
         #: A continuous job's judge (harvester.continuous.ContinuousCrawlJob): decides per fetch whether
         #: the document changed (full response) or not (a revisit referring to its last capture), and
         #: adds the adaptive-revisit annotations. None for other jobs.
@@ -186,8 +193,7 @@ class ArchiveMiddleware:
             ("template", str(j.get("template", ""))),
         ]
 
-    def _will_retry(self, request: Request, *, status: int | None = None,
-                    exc: BaseException | None = None) -> bool:
+    def _will_retry(self, request: Request, *, status: int | None = None, exc: BaseException | None = None) -> bool:
         return self.retry.will_retry(request.meta, status=status, exc=exc)
 
     # -- keys ----------------------------------------------------------------------------------
@@ -225,8 +231,7 @@ class ArchiveMiddleware:
             request.meta["nh_conditional"] = capture
         return None
 
-    def process_response(self, request: Request, response: Response,
-                         spider: Spider | None = None) -> Response:
+    def process_response(self, request: Request, response: Response, spider: Spider | None = None) -> Response:
         capture: RawCapture | DnsCapture | None = request.meta.get("nh_capture")
         if capture is None or capture.url != request.url or capture.status == 0:
             return response  # not fetched by RawHTTPDownloadHandler: nothing raw to archive
@@ -242,8 +247,7 @@ class ArchiveMiddleware:
             capture.close()
         return response
 
-    def process_exception(self, request: Request, exception: BaseException,
-                          spider: Spider | None = None) -> None:
+    def process_exception(self, request: Request, exception: BaseException, spider: Spider | None = None) -> None:
         if isinstance(exception, IgnoreRequest):
             return None
         if self._will_retry(request, exc=exception):
@@ -276,7 +280,7 @@ class ArchiveMiddleware:
             pass
         elif capture.status == 304 and conditional is not None:
             referent = self.dedup.not_modified(conditional)
-        elif (capture.body_length > 0 and not capture.truncated and 200 <= capture.status < 300):
+        elif capture.body_length > 0 and not capture.truncated and 200 <= capture.status < 300:
             referent = self.dedup.lookup(digest)
 
         common = [("WARC-Date", date), ("WARC-Target-URI", url)]
@@ -285,10 +289,12 @@ class ArchiveMiddleware:
         if referent is None:
             response_record = WarcRecord(
                 type="response",
-                headers=[*common,
-                         ("WARC-Payload-Digest", digest),
-                         ("WARC-Block-Digest", sha1_b32(capture.block_sha1)),
-                         *([("WARC-Truncated", capture.truncated)] if capture.truncated else [])],
+                headers=[
+                    *common,
+                    ("WARC-Payload-Digest", digest),
+                    ("WARC-Block-Digest", sha1_b32(capture.block_sha1)),
+                    *([("WARC-Truncated", capture.truncated)] if capture.truncated else []),
+                ],
                 parts=[capture.response_head, capture.body],
                 length=capture.content_size,
                 content_type="application/http; msgtype=response",
@@ -298,22 +304,26 @@ class ArchiveMiddleware:
             refers = [("WARC-Refers-To", referent.record_id)] if referent.record_id else []
             response_record = WarcRecord(
                 type="revisit",
-                headers=[*common,
-                         ("WARC-Profile", referent.profile),
-                         ("WARC-Refers-To-Target-URI", referent.target_uri),
-                         ("WARC-Refers-To-Date", referent.date),
-                         *refers,
-                         ("WARC-Payload-Digest", referent.payload_digest),
-                         ("WARC-Block-Digest", head_digest)],
+                headers=[
+                    *common,
+                    ("WARC-Profile", referent.profile),
+                    ("WARC-Refers-To-Target-URI", referent.target_uri),
+                    ("WARC-Refers-To-Date", referent.date),
+                    *refers,
+                    ("WARC-Payload-Digest", referent.payload_digest),
+                    ("WARC-Block-Digest", head_digest),
+                ],
                 parts=[capture.response_head],
                 length=len(capture.response_head),
                 content_type="application/http; msgtype=response",
             )
         request_record = WarcRecord(
             type="request",
-            headers=[*common,
-                     ("WARC-Concurrent-To", response_record.record_id),
-                     ("WARC-Block-Digest", sha1_b32(hashlib.sha1(capture.request_bytes).digest()))],
+            headers=[
+                *common,
+                ("WARC-Concurrent-To", response_record.record_id),
+                ("WARC-Block-Digest", sha1_b32(hashlib.sha1(capture.request_bytes).digest())),
+            ],
             parts=[capture.request_bytes],
             length=len(capture.request_bytes),
             content_type="application/http; msgtype=request",
@@ -326,13 +336,13 @@ class ArchiveMiddleware:
             if referent is None:
                 self.continuous.stored(request, url, date, response_record.record_id, digest)
             elif referent.annotation != "unchanged":
-                self.continuous.stored(request, referent.target_uri, referent.date, referent.record_id,
-                                       referent.payload_digest)
+                self.continuous.stored(
+                    request, referent.target_uri, referent.date, referent.record_id, referent.payload_digest
+                )
 
         # crawl.log and statistics: once per archived attempt (a WARC record always has its line);
         # an attempt the frontier will retry is annotated so, and is not the URI's disposition.
-        kind = NOVEL if referent is None else (
-            NOT_MODIFIED if referent.profile == PROFILE_NOT_MODIFIED else DUPLICATE)
+        kind = NOVEL if referent is None else (NOT_MODIFIED if referent.profile == PROFILE_NOT_MODIFIED else DUPLICATE)
         notes = []
         if capture.truncated:
             notes.append(crawllog.TRUNCATION_ANNOTATIONS.get(capture.truncated, "unspecifiedTrunc"))
@@ -348,27 +358,46 @@ class ArchiveMiddleware:
         path, via, seed = self._path_via(request)
         content_type = capture.header("Content-Type")
         self.crawllog.log(
-            status=capture.status, size=capture.body_length, uri=url, path=path, via=via,
-            mime=content_type if content_type is not None else "", thread=capture.thread,
-            fetch_began=capture.started, duration_ms=capture.duration_ms, digest=digest,
-            source_tag=crawllog.source_of(request.meta), annotations=notes,
+            status=capture.status,
+            size=capture.body_length,
+            uri=url,
+            path=path,
+            via=via,
+            mime=content_type if content_type is not None else "",
+            thread=capture.thread,
+            fetch_began=capture.started,
+            duration_ms=capture.duration_ms,
+            digest=digest,
+            source_tag=crawllog.source_of(request.meta),
+            annotations=notes,
         )
         host = urlparse_cached(request).hostname or ""
         domain = self._domain_of(request, host)
         location = capture.header("Location")
         self.stats.record_fetch(
-            host=host, domain=domain, status=capture.status,
+            host=host,
+            domain=domain,
+            status=capture.status,
             mime=crawllog.truncate_mime(content_type if content_type is not None else ""),
-            content_size=capture.content_size, payload=capture.body_length, kind=kind,
+            content_size=capture.content_size,
+            payload=capture.body_length,
+            kind=kind,
             seed=url if (seed or url in self.stats.seeds) else None,
             redirect=urljoin(url, location) if location else None,
         )
         if retry:
             return  # not disposed of: no budget charge, no links (Heritrix's FetchStats RETRIED stage)
         self.crawler.signals.send_catch_log(
-            uri_archived, request=request, response=response, domain=domain, host=host,
-            status=capture.status, size=capture.body_length, content_size=capture.content_size,
-            revisit="" if referent is None else referent.short_profile)
+            uri_archived,
+            request=request,
+            response=response,
+            domain=domain,
+            host=host,
+            status=capture.status,
+            size=capture.body_length,
+            content_size=capture.content_size,
+            revisit="" if referent is None else referent.short_profile,
+        )
 
     def _archive_dns(self, request: Request, capture: DnsCapture) -> None:
         """A ``dns:`` lookup, as Heritrix's WARC writer stores it: a ``response`` record, Content-Type
@@ -380,33 +409,59 @@ class ArchiveMiddleware:
         if capture.resolver_ip:
             headers.append(("WARC-IP-Address", capture.resolver_ip))
         headers += [("WARC-Payload-Digest", digest), ("WARC-Block-Digest", digest)]
-        record = WarcRecord(type="response", headers=headers, parts=[capture.block],
-                            length=capture.content_size, content_type=DNS_MIME)
+        record = WarcRecord(
+            type="response", headers=headers, parts=[capture.block], length=capture.content_size, content_type=DNS_MIME
+        )
         self.writer.write([record])
         path, via, _ = self._path_via(request)
         self.crawllog.log(
-            status=capture.status, size=capture.content_size, uri=request.url, path=path, via=via,
-            mime=DNS_MIME, thread=capture.thread, fetch_began=capture.started,
-            duration_ms=capture.duration_ms, digest=digest, source_tag=crawllog.source_of(request.meta),
+            status=capture.status,
+            size=capture.content_size,
+            uri=request.url,
+            path=path,
+            via=via,
+            mime=DNS_MIME,
+            thread=capture.thread,
+            fetch_began=capture.started,
+            duration_ms=capture.duration_ms,
+            digest=digest,
+            source_tag=crawllog.source_of(request.meta),
             annotations=[f"content-size:{capture.content_size}", *self._attempts(request)],
         )
-        self.stats.record_fetch(host=DNS_HOST, domain=None, status=capture.status, mime=DNS_MIME,
-                                content_size=capture.content_size, payload=capture.content_size, kind=NOVEL)
+        self.stats.record_fetch(
+            host=DNS_HOST,
+            domain=None,
+            status=capture.status,
+            mime=DNS_MIME,
+            content_size=capture.content_size,
+            payload=capture.content_size,
+            kind=NOVEL,
+        )
 
     def _log_unfetched(self, request: Request, status: int, notes: list[str]) -> None:
         # Nothing was fetched, so no fetch time and digest: Heritrix writes "-" for them too.
         path, via, seed = self._path_via(request)
         self.crawllog.log(
-            status=status, size=None, uri=request.url, path=path, via=via, mime=None,
-            thread=int(request.meta.get("nh_thread", 0)), source_tag=crawllog.source_of(request.meta),
+            status=status,
+            size=None,
+            uri=request.url,
+            path=path,
+            via=via,
+            mime=None,
+            thread=int(request.meta.get("nh_thread", 0)),
+            source_tag=crawllog.source_of(request.meta),
             annotations=notes,
         )
         if is_dns(request.url):
             self.stats.record_unfetched(host=DNS_HOST, domain=None, status=status)
             return
         host = urlparse_cached(request).hostname or ""
-        self.stats.record_unfetched(host=host, domain=self._domain_of(request, host), status=status,
-                                    seed=request.url if (seed or request.url in self.stats.seeds) else None)
+        self.stats.record_unfetched(
+            host=host,
+            domain=self._domain_of(request, host),
+            status=status,
+            seed=request.url if (seed or request.url in self.stats.seeds) else None,
+        )
 
     # -- statistics ----------------------------------------------------------------------------
     def restore_stats(self, state: Mapping[str, Any]) -> None:
@@ -435,9 +490,14 @@ class ArchiveMiddleware:
         return self.stats.total.snapshot()
 
     # -- the end -------------------------------------------------------------------------------
-    def finish(self, *, frontier_summary: str | Mapping[str, Any] | None = None,
-               stop_reasons: Mapping[str, str] | None = None, crawl_status: str = "Finished",
-               remaining: Mapping[str, int] | None = None) -> list[FileResult]:
+    def finish(
+        self,
+        *,
+        frontier_summary: str | Mapping[str, Any] | None = None,
+        stop_reasons: Mapping[str, str] | None = None,
+        crawl_status: str = "Finished",
+        remaining: Mapping[str, int] | None = None,
+    ) -> list[FileResult]:
         """Close WARCs, write reports, then the metadata WARC; return all files (idempotent)."""
         if self._files is not None:
             return self._files
@@ -450,18 +510,35 @@ class ArchiveMiddleware:
         self.crawllog.close()
         self.dedup.close()
         crawl_name = str(self.job.get("harvest_name") or f"job {self.job_id}")
-        reports = write_reports(self.report_dir, self.stats, crawl_name=crawl_name,
-                                crawl_status=crawl_status, frontier_summary=frontier_summary,
-                                stop_reasons=stop_reasons, domains=self._configured_domains(),
-                                remaining=remaining, crawl_log=self.crawllog.path,
-                                notes=self.dedup.report_lines())
+        reports = write_reports(
+            self.report_dir,
+            self.stats,
+            crawl_name=crawl_name,
+            crawl_status=crawl_status,
+            frontier_summary=frontier_summary,
+            stop_reasons=stop_reasons,
+            domains=self._configured_domains(),
+            remaining=remaining,
+            crawl_log=self.crawllog.path,
+            notes=self.dedup.report_lines(),
+        )
         metadata = write_metadata_warc(
-            self.warc_dir, job=self.job, job_id=self.job_id, harvest_id=self.harvest_id,
-            crawl_log=self.crawllog.path, reports=reports, seeds=list(self.stats.seeds),
-            warcinfo=self._warcinfo_fields(), compresslevel=self.compresslevel)
+            self.warc_dir,
+            job=self.job,
+            job_id=self.job_id,
+            harvest_id=self.harvest_id,
+            crawl_log=self.crawllog.path,
+            reports=reports,
+            seeds=list(self.stats.seeds),
+            warcinfo=self._warcinfo_fields(),
+            compresslevel=self.compresslevel,
+        )
         # Every WARC in the directory: this job's, and those taken over from a job it continues.
-        files = [file_result(p, "warc") for p in sorted(self.warc_dir.glob("*.warc.gz"))
-                 if p != metadata and not p.name.endswith("-metadata-1.warc.gz")]
+        files = [
+            file_result(p, "warc")
+            for p in sorted(self.warc_dir.glob("*.warc.gz"))
+            if p != metadata and not p.name.endswith("-metadata-1.warc.gz")
+        ]
         files.append(file_result(metadata, "metadata"))
         self._files = files
         return files
@@ -473,19 +550,29 @@ def file_result(path: Path, kind: str) -> FileResult:
     with open(path, "rb") as f:
         while chunk := f.read(1 << 20):
             h.update(chunk)
-    return FileResult(name=path.name, path=str(path), size=path.stat().st_size, sha256=h.hexdigest(),
-                      kind=kind)
+    return FileResult(name=path.name, path=str(path), size=path.stat().st_size, sha256=h.hexdigest(), kind=kind)
 
 
-def write_metadata_warc(directory: Path, *, job: Mapping[str, Any], job_id: str, harvest_id: str,
-                        crawl_log: Path, reports: list[Path], seeds: list[str],
-                        warcinfo: list[tuple[str, str]], compresslevel: int = 6) -> Path:
+def write_metadata_warc(
+    directory: Path,
+    *,
+    job: Mapping[str, Any],
+    job_id: str,
+    harvest_id: str,
+    crawl_log: Path,
+    reports: list[Path],
+    seeds: list[str],
+    warcinfo: list[tuple[str, str]],
+    compresslevel: int = 6,
+) -> Path:
     """``{job}-metadata-1.warc.gz``: crawl.log, each report, the JobSpec and the seeds, as
     ``metadata`` records with NetarchiveSuite-style URIs (docs/FORMATS.md, "Metadata WARC"):
     ``metadata://netharvest/crawl/<logs|reports|setup>/<name>?netharvestVersion=…&harvestid=…
     &harvestnum=…&jobid=…``."""
-    query = (f"?netharvestVersion={harvester.__version__}&harvestid={harvest_id}"
-             f"&harvestnum={job.get('harvest_run', 0)}&jobid={job_id}")
+    query = (
+        f"?netharvestVersion={harvester.__version__}&harvestid={harvest_id}"
+        f"&harvestnum={job.get('harvest_run', 0)}&jobid={job_id}"
+    )
     now = warc_date(datetime.now(UTC))
     spec = job.get("jobspec") or {k: v for k, v in job.items() if k != "seeds"}
     items: list[tuple[str, str, Any]] = [("logs", "crawl.log", crawl_log)]
@@ -501,18 +588,24 @@ def write_metadata_warc(directory: Path, *, job: Mapping[str, Any], job_id: str,
                     digest, size = file_sha1(f)
                     yield _metadata_record(folder, name, query, now, ctype, [f], size, digest)
             else:
-                yield _metadata_record(folder, name, query, now, ctype, [content], len(content),
-                                       hashlib.sha1(content).digest())
+                yield _metadata_record(
+                    folder, name, query, now, ctype, [content], len(content), hashlib.sha1(content).digest()
+                )
 
     return write_warc_file(directory / f"{job_id}-metadata-1.warc.gz", records(), warcinfo, compresslevel)
 
 
-def _metadata_record(folder: str, name: str, query: str, date: str, ctype: str, parts: list[Any],
-                     length: int, digest: bytes) -> WarcRecord:
+def _metadata_record(
+    folder: str, name: str, query: str, date: str, ctype: str, parts: list[Any], length: int, digest: bytes
+) -> WarcRecord:
     return WarcRecord(
         type="metadata",
-        headers=[("WARC-Date", date),
-                 ("WARC-Target-URI", f"metadata://{METADATA_HOST}/crawl/{folder}/{name}{query}"),
-                 ("WARC-Block-Digest", sha1_b32(digest))],
-        parts=parts, length=length, content_type=ctype,
+        headers=[
+            ("WARC-Date", date),
+            ("WARC-Target-URI", f"metadata://{METADATA_HOST}/crawl/{folder}/{name}{query}"),
+            ("WARC-Block-Digest", sha1_b32(digest)),
+        ],
+        parts=parts,
+        length=length,
+        content_type=ctype,
     )

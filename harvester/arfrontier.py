@@ -78,9 +78,17 @@ class ARFrontier(Frontier):
     """See the module docstring. ``policy`` is the job's :class:`~harvester.revisit.policy.RevisitPolicy`:
     it times each new URI's first visit (``add``) and holds the URI states this frontier journals."""
 
-    def __init__(self, db_path: str | Path | None, politeness: Politeness, queue_of: Callable[[str], str],
-                 group_of: Callable[[dict[str, Any]], str] | None = None, *, policy: Any,
-                 budget_per_s: float | None = None, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        db_path: str | Path | None,
+        politeness: Politeness,
+        queue_of: Callable[[str], str],
+        group_of: Callable[[dict[str, Any]], str] | None = None,
+        *,
+        policy: Any,
+        budget_per_s: float | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self.policy = policy
         self.clock = clock  # when a URI is added (the policy is told "now"; tests give their own clock)
         self.budget_per_s = budget_per_s
@@ -102,17 +110,20 @@ class ARFrontier(Frontier):
     # -- persistence ---------------------------------------------------------------------------
     def _load_queued(self) -> None:
         assert self.db is not None
-        self.db.execute("CREATE TABLE IF NOT EXISTS ar (id INTEGER PRIMARY KEY, next_at REAL NOT NULL, "
-                        "policy TEXT, capture TEXT)")
+        self.db.execute(
+            "CREATE TABLE IF NOT EXISTS ar (id INTEGER PRIMARY KEY, next_at REAL NOT NULL, policy TEXT, capture TEXT)"
+        )
         hosts = self.kv.get("ar_hosts") or {}
         for host, state in hosts.items():
             self.policy.restore_host(host, state)
         counters = self.kv.get("ar_policy_counters")
         if counters:
             self.policy.counters.update(counters)
-        rows = self.db.execute("SELECT u.id, u.queue, u.url, u.nh, u.retries, a.next_at, a.policy, a.capture "
-                               "FROM uris u LEFT JOIN ar a ON a.id = u.id "
-                               f"WHERE u.state={QUEUED} ORDER BY u.id")
+        rows = self.db.execute(
+            "SELECT u.id, u.queue, u.url, u.nh, u.retries, a.next_at, a.policy, a.capture "
+            "FROM uris u LEFT JOIN ar a ON a.id = u.id "
+            f"WHERE u.state={QUEUED} ORDER BY u.id"
+        )
         for id_, queue, url, nh, retries, next_at, policy_state, capture in rows:
             data = json.loads(nh)
             entry = Entry(id_, url, queue, data, retries)
@@ -136,8 +147,14 @@ class ARFrontier(Frontier):
                 continue
             state = None if id_ in self.one_shot else self.policy.state_of(entry.url)
             capture = self.capture.get(id_)
-            rows.append((id_, self.next_at[id_], None if state is None else json.dumps(state),
-                         None if capture is None else json.dumps(capture)))
+            rows.append(
+                (
+                    id_,
+                    self.next_at[id_],
+                    None if state is None else json.dumps(state),
+                    None if capture is None else json.dumps(capture),
+                )
+            )
         db.executemany("INSERT OR REPLACE INTO ar (id, next_at, policy, capture) VALUES (?,?,?,?)", rows)
         if self._dirty_hosts:
             hosts = dict(self.kv.get("ar_hosts") or {})
@@ -275,8 +292,14 @@ class ARFrontier(Frontier):
         self.in_flight = max(self.in_flight - 1, 0)
         return q
 
-    def finished(self, entry: Entry, now: float, duration_s: float,
-                 snooze_until: float | None = None, crawl_delay_s: float | None = None) -> None:
+    def finished(
+        self,
+        entry: Entry,
+        now: float,
+        duration_s: float,
+        snooze_until: float | None = None,
+        crawl_delay_s: float | None = None,
+    ) -> None:
         q = self._release(entry)
         q.spent += 1
         self.done += 1
@@ -402,8 +425,13 @@ class ARFrontier(Frontier):
 
     def queue_states(self, now: float) -> dict[str, int]:
         s = self.ar_queue_states(now)
-        return {"ready": s["ready"], "in-process": s["busy"], "snoozed": s["snoozed"],
-                "active": s["ready"] + s["busy"] + s["snoozed"], "exhausted": s["empty"]}
+        return {
+            "ready": s["ready"],
+            "in-process": s["busy"],
+            "snoozed": s["snoozed"],
+            "active": s["ready"] + s["busy"] + s["snoozed"],
+            "exhausted": s["empty"],
+        }
 
     def queue_report(self, now: float) -> list[dict[str, Any]]:
         state_names = {"busy": "in-process", "empty": "exhausted"}
@@ -411,11 +439,20 @@ class ARFrontier(Frontier):
         for q in self.arq.values():
             state = self._state(q, now)
             head = self._head(q)
-            out.append({"queue": q.key, "state": state_names.get(state, state), "size": max(q.size, 0),
-                        "enqueues": q.enqueues, "spent": q.spent, "errors": q.errors,
-                        "last_dequeue": q.last_dequeue or None,
-                        "wake_in_s": (max(head[0], q.wake) - now) if state == "snoozed" and head else None,
-                        "last_peeked": q.last_peeked or None, "last_queued": q.last_queued or None})
+            out.append(
+                {
+                    "queue": q.key,
+                    "state": state_names.get(state, state),
+                    "size": max(q.size, 0),
+                    "enqueues": q.enqueues,
+                    "spent": q.spent,
+                    "errors": q.errors,
+                    "last_dequeue": q.last_dequeue or None,
+                    "wake_in_s": (max(head[0], q.wake) - now) if state == "snoozed" and head else None,
+                    "last_peeked": q.last_peeked or None,
+                    "last_queued": q.last_queued or None,
+                }
+            )
         return out
 
     def hosts(self, now: float) -> list[dict[str, Any]]:
@@ -424,8 +461,15 @@ class ARFrontier(Frontier):
         for q in self.arq.values():
             head = self._head(q)
             at = max(head[0], q.wake) if head else None
-            rows.append({"host": q.key, "state": self._state(q, now), "uris": max(q.size, 0),
-                         "next_at": iso(at), "_at": at if at is not None else float("inf")})
+            rows.append(
+                {
+                    "host": q.key,
+                    "state": self._state(q, now),
+                    "uris": max(q.size, 0),
+                    "next_at": iso(at),
+                    "_at": at if at is not None else float("inf"),
+                }
+            )
         rows.sort(key=lambda r: (r["_at"], r["host"]))
         for r in rows:
             del r["_at"]

@@ -58,7 +58,8 @@ class Budgets:
 
     def __init__(self, domains: tuple[DomainSpec, ...] | list[DomainSpec]) -> None:
         self.domains: dict[str, DomainBudget] = {
-            d.name: DomainBudget(d.name, d.configuration, d.max_objects, d.max_bytes) for d in domains}
+            d.name: DomainBudget(d.name, d.configuration, d.max_objects, d.max_bytes) for d in domains
+        }
 
     def get(self, domain: str) -> DomainBudget:
         b = self.domains.get(domain)
@@ -112,18 +113,25 @@ class Budgets:
             return "TIME_LIMIT" if ended_by == "time_limit" else "DOWNLOAD_UNFINISHED"
         return "DOWNLOAD_UNFINISHED" if b.unseen else "DOWNLOAD_COMPLETE"
 
-    def results(self, remaining: dict[str, int], ended_by: str,
-                only: list[str] | None = None) -> list[DomainResult]:
+    def results(self, remaining: dict[str, int], ended_by: str, only: list[str] | None = None) -> list[DomainResult]:
         names = only if only is not None else list(self.domains)
-        return [DomainResult(name=n, configuration=self.get(n).configuration, objects=self.get(n).objects,
-                             bytes=self.get(n).bytes,
-                             stop_reason=self.stop_reason(n, remaining.get(n, 0), ended_by))
-                for n in names]
+        return [
+            DomainResult(
+                name=n,
+                configuration=self.get(n).configuration,
+                objects=self.get(n).objects,
+                bytes=self.get(n).bytes,
+                stop_reason=self.stop_reason(n, remaining.get(n, 0), ended_by),
+            )
+            for n in names
+        ]
 
     # -- persistence (through the frontier's key/value state) --------------------------------
     def snapshot(self) -> dict[str, Any]:
-        return {n: {k: v for k, v in asdict(b).items() if k in ("objects", "bytes", "limit", "unseen")}
-                for n, b in self.domains.items()}
+        return {
+            n: {k: v for k, v in asdict(b).items() if k in ("objects", "bytes", "limit", "unseen")}
+            for n, b in self.domains.items()
+        }
 
     def restore(self, data: dict[str, Any]) -> None:
         for name, values in (data or {}).items():

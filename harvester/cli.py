@@ -102,22 +102,21 @@ def _load_json(text: str, what: str) -> Any:
         raise UsageError(f"{what}: not valid JSON: {exc}") from None
 
 
-def resolve_settings(template: str | None, templates_file: Path | None,
-                     settings: str | None) -> dict[str, Any]:
+def resolve_settings(template: str | None, templates_file: Path | None, settings: str | None) -> dict[str, Any]:
     """The effective settings dict: template values, overridden by ``--settings``; validated."""
     templates = dict(BUILTIN_TEMPLATES)
     if templates_file is not None:
         loaded = _load_json(f"@{templates_file}", "--templates")
         if not isinstance(loaded, dict) or not all(isinstance(v, dict) for v in loaded.values()):
-            raise UsageError(f"{templates_file}: expected an object mapping template names to "
-                             "settings objects")
+            raise UsageError(f"{templates_file}: expected an object mapping template names to settings objects")
         templates.update(loaded)
     values: dict[str, Any] = {}
     if template is not None:
         if template not in templates:
             known = ", ".join(sorted(templates))
-            raise UsageError(f"--template {template!r}: unknown template (known: {known}; "
-                             "give more with --templates FILE)")
+            raise UsageError(
+                f"--template {template!r}: unknown template (known: {known}; give more with --templates FILE)"
+            )
         values.update(templates[template])
     if settings is not None:
         extra = _load_json(settings, "--settings")
@@ -131,8 +130,15 @@ def resolve_settings(template: str | None, templates_file: Path | None,
     return values
 
 
-def build_spec(seeds: list[str], settings: dict[str, Any], template: str, max_objects: int, max_bytes: int,
-               time_limit: int, traps: list[str] | None = None) -> JobSpec:
+def build_spec(
+    seeds: list[str],
+    settings: dict[str, Any],
+    template: str,
+    max_objects: int,
+    max_bytes: int,
+    time_limit: int,
+    traps: list[str] | None = None,
+) -> JobSpec:
     """A trial JobSpec (job 0 of harvest 0): one domain per registrable domain of the seeds; ``traps``
     are its global traps (as a harvest's global trap lists are a job's)."""
     from harvester.hosts import registrable_domain
@@ -141,11 +147,28 @@ def build_spec(seeds: list[str], settings: dict[str, Any], template: str, max_ob
     for seed in seeds:
         domains.setdefault(registrable_domain(seed), []).append(seed)
     data = {
-        "version": 1, "job_id": 0, "harvest_id": 0, "harvest_name": "trial crawl", "harvest_run": 1,
-        "kind": "selective", "channel": "trial", "template": template, "settings": settings,
-        "domains": [{"name": name, "configuration": template, "seeds": s, "max_objects": max_objects,
-                     "max_bytes": max_bytes, "traps": []} for name, s in domains.items()],
-        "global_traps": list(traps or []), "time_limit_s": time_limit,
+        "version": 1,
+        "job_id": 0,
+        "harvest_id": 0,
+        "harvest_name": "trial crawl",
+        "harvest_run": 1,
+        "kind": "selective",
+        "channel": "trial",
+        "template": template,
+        "settings": settings,
+        "domains": [
+            {
+                "name": name,
+                "configuration": template,
+                "seeds": s,
+                "max_objects": max_objects,
+                "max_bytes": max_bytes,
+                "traps": [],
+            }
+            for name, s in domains.items()
+        ],
+        "global_traps": list(traps or []),
+        "time_limit_s": time_limit,
     }
     try:
         return JobSpec.from_dict(data)
@@ -154,8 +177,7 @@ def build_spec(seeds: list[str], settings: dict[str, Any], template: str, max_ob
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="netharvest crawl",
-                                description="Trial crawl: one job, no database, no broker.")
+    p = argparse.ArgumentParser(prog="netharvest crawl", description="Trial crawl: one job, no database, no broker.")
     p.add_argument("--seeds", type=Path, required=True, help="file of seed URLs, one per line")
     p.add_argument("--template", help="template name: 'default' or one from --templates")
     p.add_argument("--templates", type=Path, help="JSON file: {template name: {setting: value}}")
@@ -183,8 +205,9 @@ def crawl_main(argv: list[str]) -> int:
         seeds = read_seeds(args.seeds)
         traps = read_traps(args.traps) if args.traps is not None else []
         settings = resolve_settings(args.template, args.templates, args.settings)
-        spec = build_spec(seeds, settings, args.template or "custom", args.max_objects, args.max_bytes,
-                          args.time_limit, traps)
+        spec = build_spec(
+            seeds, settings, args.template or "custom", args.max_objects, args.max_bytes, args.time_limit, traps
+        )
         out = prepare_out(args.out)
     except UsageError as exc:
         for line in str(exc).splitlines():
@@ -216,8 +239,10 @@ def run_trial(spec: JobSpec, out: Path, quiet: bool = False) -> int:
     resuming = (out / "state" / "frontier.sqlite").exists()
 
     write_json_atomic(out / JOBSPEC_FILE, spec.to_dict())
-    print(f"{'resuming' if resuming else 'crawling'} {sum(len(d.seeds) for d in spec.domains)} seed(s) "
-          f"into {out}", flush=True)
+    print(
+        f"{'resuming' if resuming else 'crawling'} {sum(len(d.seeds) for d in spec.domains)} seed(s) into {out}",
+        flush=True,
+    )
     child = start_child(out, control=False)
     last = 0.0
     try:
@@ -232,13 +257,17 @@ def run_trial(spec: JobSpec, out: Path, quiet: bool = False) -> int:
         child.wait()
     result_file = out / RESULT_FILE
     if not result_file.exists():
-        print(f"netharvest crawl: the crawl process ended with status {child.returncode} and no result; "
-              f"see {out / 'logs'}; run the same command again to resume", file=sys.stderr)
+        print(
+            f"netharvest crawl: the crawl process ended with status {child.returncode} and no result; "
+            f"see {out / 'logs'}; run the same command again to resume",
+            file=sys.stderr,
+        )
         return 1
     result = json.loads(result_file.read_text(encoding="utf-8"))
     if result["status"] != "DONE":
-        print(f"netharvest crawl: FAILED ({result.get('error_category')}): {result.get('error_detail')}",
-              file=sys.stderr)
+        print(
+            f"netharvest crawl: FAILED ({result.get('error_category')}): {result.get('error_detail')}", file=sys.stderr
+        )
         return 1
     for d in result["domains"]:
         print(f"{d['name']}: {d['objects']} objects, {d['bytes']} bytes, {d['stop_reason']}")
@@ -253,15 +282,21 @@ def _print_progress(path: Path) -> None:
         p = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return
-    print(f"{p['at']} done {p['uris_done']} queued {p['uris_queued']} failed {p['uris_failed']} "
-          f"{p['uri_rate']:.1f} URI/s {p['kb_rate']:.1f} KB/s", flush=True)
+    print(
+        f"{p['at']} done {p['uris_done']} queued {p['uris_queued']} failed {p['uris_failed']} "
+        f"{p['uri_rate']:.1f} URI/s {p['kb_rate']:.1f} KB/s",
+        flush=True,
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] != "crawl":
-        print("usage: python -m harvester.cli crawl --seeds FILE (--template NAME | --settings JSON) "
-              "--out DIR [--traps FILE] [--max-objects N] [--time-limit S]", file=sys.stderr)
+        print(
+            "usage: python -m harvester.cli crawl --seeds FILE (--template NAME | --settings JSON) "
+            "--out DIR [--traps FILE] [--max-objects N] [--time-limit S]",
+            file=sys.stderr,
+        )
         return EXIT_USAGE
     return crawl_main(argv[1:])
 

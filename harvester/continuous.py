@@ -135,8 +135,10 @@ class ContinuousCrawlJob(CrawlJob):
             for d in self.spec.domains:
                 for seed in d.seeds:
                     if self.ar.entry_of(seed) is None and seed not in self.seeds_removed:
-                        nh = _tagged({"path": "", "via": None, "hops": 0, "domain": d.name, "seed": True},
-                                     seed if self.spec.settings.source_tag_seeds else None)
+                        nh = _tagged(
+                            {"path": "", "via": None, "hops": 0, "domain": d.name, "seed": True},
+                            seed if self.spec.settings.source_tag_seeds else None,
+                        )
                         if self.frontier.add(seed, self.canonical_key(seed), nh) is None:
                             self.ar.readd(seed, nh)
             if kv.get(FRESH_SEEDS):
@@ -151,8 +153,9 @@ class ContinuousCrawlJob(CrawlJob):
             self._drop(url)
         if stale:
             self._rescope(sweep=True)
-            logger.info("%d seed(s) no longer in the definition left the frontier: %s", len(stale),
-                        " ".join(stale[:10]))
+            logger.info(
+                "%d seed(s) no longer in the definition left the frontier: %s", len(stale), " ".join(stale[:10])
+            )
         self.frontier.set_state(FRESH_SEEDS, False)
 
     def checkpoint(self) -> None:
@@ -217,8 +220,11 @@ class ContinuousCrawlJob(CrawlJob):
             url, policy = entry.url, self.policy
 
             def unchanged_by_headers(capture: RawCapture) -> bool:
-                return bool(policy.unchanged_by_headers(url, capture.header("ETag"), capture.header("Last-Modified"),
-                                                        time.time()))
+                return bool(
+                    policy.unchanged_by_headers(
+                        url, capture.header("ETag"), capture.header("Last-Modified"), time.time()
+                    )
+                )
 
             request.meta["nh_midfetch"] = unchanged_by_headers
         return request
@@ -240,12 +246,19 @@ class ContinuousCrawlJob(CrawlJob):
         if downloaded and capture.status != 304 and not capture.truncated:  # a 404 page has versions too
             body = _decoded(response.body, capture.header("Content-Encoding"), self.max_decoded_bytes)
             digest = stripped_digest(body, self.revisit.strip)
-        not_modified = capture.status == 304 and bool(request.headers.get(b"If-None-Match")
-                                                      or request.headers.get(b"If-Modified-Since"))
-        visit = Visit(status=capture.status, content_type=capture.header("Content-Type"), size=capture.body_length,
-                      duration_s=capture.duration_ms / 1000.0, etag=capture.header("ETag"),
-                      last_modified=capture.header("Last-Modified"), digest=digest,
-                      downloaded=downloaded and not not_modified)
+        not_modified = capture.status == 304 and bool(
+            request.headers.get(b"If-None-Match") or request.headers.get(b"If-Modified-Since")
+        )
+        visit = Visit(
+            status=capture.status,
+            content_type=capture.header("Content-Type"),
+            size=capture.body_length,
+            duration_s=capture.duration_ms / 1000.0,
+            etag=capture.header("ETag"),
+            last_modified=capture.header("Last-Modified"),
+            digest=digest,
+            downloaded=downloaded and not not_modified,
+        )
         at = self.policy.visited(entry.url, visit, now)
         self.ar.planned(entry, at)
         self.counts["visits"] += 1
@@ -289,8 +302,12 @@ class ContinuousCrawlJob(CrawlJob):
     def on_response(self, response: Response) -> None:
         request = response.request
         entry: Entry | None = request.meta.get("nh_entry") if request is not None else None
-        if entry is not None and not self._prerequisite(entry) and entry.id not in self.ar._planned \
-                and response.status not in (429, 503):
+        if (
+            entry is not None
+            and not self._prerequisite(entry)
+            and entry.id not in self.ar._planned
+            and response.status not in (429, 503)
+        ):
             self._unjudged(entry, response.status)
         super().on_response(response)
 
@@ -299,8 +316,9 @@ class ContinuousCrawlJob(CrawlJob):
         entry: Entry | None = request.meta.get("nh_entry") if request is not None else None
         if entry is not None and not self._prerequisite(entry) and entry.id not in self.ar._planned:
             code = int(request.meta.get("nh_failure") or -5)
-            retrying = entry.retries < self.max_retries and isinstance(getattr(failure, "value", None),
-                                                                       self._retry_exceptions)
+            retrying = entry.retries < self.max_retries and isinstance(
+                getattr(failure, "value", None), self._retry_exceptions
+            )
             if not retrying:
                 self._unjudged(entry, code)
         super().on_failure(failure)
@@ -310,9 +328,20 @@ class ContinuousCrawlJob(CrawlJob):
         visit says nothing about change); counted as an error. Not for a URI removed meanwhile."""
         if self.ar.removed(entry):
             return
-        at = self.policy.visited(entry.url, Visit(status=min(status, 0) if status <= 0 else -5, content_type=None,
-                                                  size=0, duration_s=0.0, etag=None, last_modified=None,
-                                                  digest=None, downloaded=False), time.time())
+        at = self.policy.visited(
+            entry.url,
+            Visit(
+                status=min(status, 0) if status <= 0 else -5,
+                content_type=None,
+                size=0,
+                duration_s=0.0,
+                etag=None,
+                last_modified=None,
+                digest=None,
+                downloaded=False,
+            ),
+            time.time(),
+        )
         self.ar.planned(entry, at)
         self.counts["errors"] += 1
 
@@ -332,8 +361,10 @@ class ContinuousCrawlJob(CrawlJob):
             self.seeds_added.append([url, domain])
             if url in self.seeds_removed:
                 self.seeds_removed.remove(url)
-            nh = _tagged({"path": "", "via": None, "hops": 0, "domain": domain, "seed": True},
-                         url if self.spec.settings.source_tag_seeds else None)
+            nh = _tagged(
+                {"path": "", "via": None, "hops": 0, "domain": domain, "seed": True},
+                url if self.spec.settings.source_tag_seeds else None,
+            )
             self._ensure_robots(url, "", None, domain, nh.get("source"))
             if self.frontier.add(url, self.canonical_key(url), nh) is None:
                 self.ar.readd(url, nh)
@@ -354,8 +385,10 @@ class ContinuousCrawlJob(CrawlJob):
             added.setdefault(domain, []).append(url)
         removed = set(self.seeds_removed)
         rule = self.spec.settings.scope
-        self.scope.domains = [DomainScope(d.name, [s for s in d.seeds if s not in removed] + added.get(d.name, []),
-                                          rule) for d in self.spec.domains]
+        self.scope.domains = [
+            DomainScope(d.name, [s for s in d.seeds if s not in removed] + added.get(d.name, []), rule)
+            for d in self.spec.domains
+        ]
         if not sweep:
             return
         for entry in list(self.ar.entries.values()):
@@ -396,12 +429,25 @@ class ContinuousCrawlJob(CrawlJob):
         due = []
         for entry, at in f.due_next():
             state = self.policy.uris.get(entry.url)
-            due.append({"uri": entry.url, "at": iso(at), "wait_s": round((getattr(state, "wait_ms", 0) or 0) / 1000, 3),
-                        "visits": getattr(state, "visits", 0), "versions": getattr(state, "versions", 0)})
-        return {"budget_per_s": self.budget_per_s, "fetch_rate": self.fetch_rate(now), **self.counts,
-                "validator_misses": int(self.policy.counters.get("validator_misses", 0)),
-                "queues": f.ar_queue_states(now), "hosts": f.hosts(now), "due_next": due,
-                "freshness": self.policy.freshness(now)}
+            due.append(
+                {
+                    "uri": entry.url,
+                    "at": iso(at),
+                    "wait_s": round((getattr(state, "wait_ms", 0) or 0) / 1000, 3),
+                    "visits": getattr(state, "visits", 0),
+                    "versions": getattr(state, "versions", 0),
+                }
+            )
+        return {
+            "budget_per_s": self.budget_per_s,
+            "fetch_rate": self.fetch_rate(now),
+            **self.counts,
+            "validator_misses": int(self.policy.counters.get("validator_misses", 0)),
+            "queues": f.ar_queue_states(now),
+            "hosts": f.hosts(now),
+            "due_next": due,
+            "freshness": self.policy.freshness(now),
+        }
 
     def progress(self) -> Progress:
         return dataclasses.replace(super().progress(), continuous=self.continuous_progress())
@@ -409,8 +455,10 @@ class ContinuousCrawlJob(CrawlJob):
     def continuous_tallies(self) -> dict[str, int]:
         """The job's revisit figures (visits and what they found), cumulative: written into its crawl-report
         so they stay in the archive with the job's metadata, not only in its last progress message."""
-        return {**{k: int(v) for k, v in self.counts.items()},
-                "validator_misses": int(self.policy.counters.get("validator_misses", 0))}
+        return {
+            **{k: int(v) for k, v in self.counts.items()},
+            "validator_misses": int(self.policy.counters.get("validator_misses", 0)),
+        }
 
     def frontier_summary(self) -> dict[str, Any]:
         return {**super().frontier_summary(), "continuous": self.continuous_tallies()}

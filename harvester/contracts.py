@@ -129,8 +129,15 @@ class CrawlSettings:
         for key, allowed in choices.items():
             if getattr(self, key) not in allowed:
                 raise _fail(f"{path}.{key}", f"must be one of {', '.join(allowed)}, got {getattr(self, key)!r}")
-        for key in ("max_hops", "max_embed_hops", "min_delay_ms", "max_delay_ms", "max_retries",
-                    "retry_delay_s", "respect_crawl_delay_up_to_s"):
+        for key in (
+            "max_hops",
+            "max_embed_hops",
+            "min_delay_ms",
+            "max_delay_ms",
+            "max_retries",
+            "retry_delay_s",
+            "respect_crawl_delay_up_to_s",
+        ):
             if getattr(self, key) < 0:
                 raise _fail(f"{path}.{key}", "must not be negative")
         for key in ("host_valence", "connect_timeout_s", "read_timeout_s", "warc_max_bytes"):
@@ -166,12 +173,14 @@ class DomainSpec:
         spec = cls(
             name=_get(data, "name", str, path),
             configuration=_get(data, "configuration", str, path),
-            seeds=tuple(validate_seed(_str(s, f"{path}.seeds[{i}]"), f"{path}.seeds[{i}]")
-                        for i, s in enumerate(seeds)),
+            seeds=tuple(
+                validate_seed(_str(s, f"{path}.seeds[{i}]"), f"{path}.seeds[{i}]") for i, s in enumerate(seeds)
+            ),
             max_objects=_get(data, "max_objects", int, path, -1),
             max_bytes=_get(data, "max_bytes", int, path, -1),
-            traps=tuple(validate_regex(_str(t, f"{path}.traps[{i}]"), f"{path}.traps[{i}]")
-                        for i, t in enumerate(traps)),
+            traps=tuple(
+                validate_regex(_str(t, f"{path}.traps[{i}]"), f"{path}.traps[{i}]") for i, t in enumerate(traps)
+            ),
         )
         for key in ("max_objects", "max_bytes"):
             if getattr(spec, key) < -1:
@@ -226,8 +235,9 @@ class ContinuousSpec:
             if isinstance(interval, bool) or not isinstance(interval, int | float) or not interval > 0:
                 raise _fail(where, "the interval must be a positive number of seconds")
             pinned[uri] = float(interval)
-        return cls(revisit=revisit, budget_per_s=None if budget is None else float(budget),
-                   warc_rotate_s=rotate, pinned=pinned)
+        return cls(
+            revisit=revisit, budget_per_s=None if budget is None else float(budget), warc_rotate_s=rotate, pinned=pinned
+        )
 
 
 @dataclass(frozen=True)
@@ -264,8 +274,7 @@ class JobSpec:
             raise ContractError(f"JobSpec: expected a JSON object, got {type(data).__name__}")
         version = _get(data, "version", int, "")
         if version != JOBSPEC_VERSION:
-            raise _fail("version", f"unsupported JobSpec version {version} (this harvester speaks "
-                                   f"{JOBSPEC_VERSION})")
+            raise _fail("version", f"unsupported JobSpec version {version} (this harvester speaks {JOBSPEC_VERSION})")
         kind = _get(data, "kind", str, "")
         if kind not in JOB_KINDS:
             raise _fail("kind", f"must be one of {', '.join(JOB_KINDS)}")
@@ -285,10 +294,12 @@ class JobSpec:
             channel=_get(data, "channel", str, ""),
             template=_get(data, "template", str, ""),
             settings=CrawlSettings.from_dict(_get(data, "settings", dict, ""), "settings"),
-            domains=tuple(DomainSpec.from_dict(_dict(d, f"domains[{i}]"), f"domains[{i}]")
-                          for i, d in enumerate(domains)),
-            global_traps=tuple(validate_regex(_str(t, f"global_traps[{i}]"), f"global_traps[{i}]")
-                               for i, t in enumerate(traps)),
+            domains=tuple(
+                DomainSpec.from_dict(_dict(d, f"domains[{i}]"), f"domains[{i}]") for i, d in enumerate(domains)
+            ),
+            global_traps=tuple(
+                validate_regex(_str(t, f"global_traps[{i}]"), f"global_traps[{i}]") for i, t in enumerate(traps)
+            ),
             dedup_index=_get(data, "dedup_index", (str, type(None)), "", None),
             time_limit_s=_get(data, "time_limit_s", int, "", 0),
             continues_job=_get(data, "continues_job", (int, type(None)), "", None),
@@ -321,11 +332,15 @@ class JobRef:
     def from_dict(cls, data: Any) -> JobRef:
         if not isinstance(data, dict):
             raise ContractError(f"JobRef: expected a JSON object, got {type(data).__name__}")
-        ref = cls(job_id=_get(data, "job_id", int, ""), spec_url=_get(data, "spec_url", str, ""),
-                  version=_get(data, "version", int, ""))
+        ref = cls(
+            job_id=_get(data, "job_id", int, ""),
+            spec_url=_get(data, "spec_url", str, ""),
+            version=_get(data, "version", int, ""),
+        )
         if ref.version != JOBSPEC_VERSION:
-            raise _fail("version", f"unsupported JobSpec version {ref.version} (this harvester speaks "
-                                   f"{JOBSPEC_VERSION})")
+            raise _fail(
+                "version", f"unsupported JobSpec version {ref.version} (this harvester speaks {JOBSPEC_VERSION})"
+            )
         if not ref.spec_url.startswith(("http://", "https://")):
             raise _fail("spec_url", f"expected an http(s) URL, got {ref.spec_url[:80]!r}")
         return ref
@@ -438,10 +453,10 @@ class JobResult:
             status=status,
             started=_get(data, "started", (str, type(None)), "", None),
             ended=_get(data, "ended", str, ""),
-            domains=tuple(DomainResult.from_dict(_dict(d, f"domains[{i}]"), f"domains[{i}]")
-                          for i, d in enumerate(domains)),
-            files=tuple(FileResult.from_dict(_dict(f, f"files[{i}]"), f"files[{i}]")
-                        for i, f in enumerate(files)),
+            domains=tuple(
+                DomainResult.from_dict(_dict(d, f"domains[{i}]"), f"domains[{i}]") for i, d in enumerate(domains)
+            ),
+            files=tuple(FileResult.from_dict(_dict(f, f"files[{i}]"), f"files[{i}]") for i, f in enumerate(files)),
             error_category=_get(data, "error_category", str, "", ""),
             error_detail=_get(data, "error_detail", str, "", ""),
             harvester=_get(data, "harvester", str, "", ""),
@@ -533,15 +548,16 @@ def seed_changes(argument: str, path: str = "argument") -> tuple[tuple[str, ...]
     except ValueError as exc:
         raise _fail(path, f"not JSON: {exc}") from None
     if not isinstance(data, dict):
-        raise _fail(path, "expected an object {\"add\": [...], \"remove\": [...]}")
+        raise _fail(path, 'expected an object {"add": [...], "remove": [...]}')
     unknown = set(data) - {"add", "remove"}
     if unknown:
         raise _fail(path, f"unknown key(s): {', '.join(sorted(unknown))}")
     out = []
     for key in ("add", "remove"):
         seeds = _get(data, key, list, path, [])
-        out.append(tuple(validate_seed(_str(s, f"{path}.{key}[{i}]"), f"{path}.{key}[{i}]")
-                         for i, s in enumerate(seeds)))
+        out.append(
+            tuple(validate_seed(_str(s, f"{path}.{key}[{i}]"), f"{path}.{key}[{i}]") for i, s in enumerate(seeds))
+        )
     return out[0], out[1]
 
 

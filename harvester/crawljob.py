@@ -106,10 +106,12 @@ class CrawlJob:
             # A dns: URI has a queue of its own: one lookup per TTL, never delayed by politeness.
             return url.lower() if is_dns(url) else host_queue(url)
 
-        self.frontier = self._make_frontier(self.out_dir / "state" / "frontier.sqlite",
-                                            Politeness(s.delay_factor, s.min_delay_ms, s.max_delay_ms,
-                                                       s.host_valence, s.respect_crawl_delay_up_to_s),
-                                            queue_of, lambda nh: str(nh.get("domain", "")))
+        self.frontier = self._make_frontier(
+            self.out_dir / "state" / "frontier.sqlite",
+            Politeness(s.delay_factor, s.min_delay_ms, s.max_delay_ms, s.host_valence, s.respect_crawl_delay_up_to_s),
+            queue_of,
+            lambda nh: str(nh.get("domain", "")),
+        )
         self.max_retries = s.max_retries
         self.retry_delay_s = float(s.retry_delay_s)
         self.javascript = s.extract_javascript
@@ -158,14 +160,17 @@ class CrawlJob:
             self.started_iso = str(kv.get("started", self.started_iso))
             self.frontier.set_state("started", self.started_iso)  # none after a DONE job's takeover: now
             self.failed = int(kv.get("failed", 0))
-            logger.info("resumed job %s: %d queued, %d done", self.spec.job_id, self.frontier.queued,
-                        self.frontier.done)
+            logger.info(
+                "resumed job %s: %d queued, %d done", self.spec.job_id, self.frontier.queued, self.frontier.done
+            )
         else:
             self.frontier.set_state("started", self.started_iso)
             for d in self.spec.domains:
                 for seed in d.seeds:
-                    nh = _tagged({"path": "", "via": None, "hops": 0, "domain": d.name, "seed": True},
-                                 seed if self.spec.settings.source_tag_seeds else None)
+                    nh = _tagged(
+                        {"path": "", "via": None, "hops": 0, "domain": d.name, "seed": True},
+                        seed if self.spec.settings.source_tag_seeds else None,
+                    )
                     self._ensure_robots(seed, "", None, d.name, nh.get("source"))
                     self.frontier.add(seed, self.canonical_key(seed), nh)
         self.checkpoint()
@@ -219,8 +224,7 @@ class CrawlJob:
         if self.crawler is None:
             return
         request = Request(url, meta={"nh": nh}, dont_filter=True)
-        self.crawler.signals.send_catch_log(uri_rejected, request=request, status=status,
-                                            annotation=annotation)
+        self.crawler.signals.send_catch_log(uri_rejected, request=request, status=status, annotation=annotation)
 
     # -- discovery -----------------------------------------------------------------------------
     def _ensure_dns(self, url: str, path: str, domain: str, now: float, source: str | None = None) -> None:
@@ -231,22 +235,21 @@ class CrawlJob:
             return
         n = self.dns.mark_pending(host)
         uri = dns_uri(host)
-        nh = _tagged({"path": path + "P", "via": url, "hops": link_hops(path), "domain": domain, "seed": False},
-                     source)
+        nh = _tagged({"path": path + "P", "via": url, "hops": link_hops(path), "domain": domain, "seed": False}, source)
         # A lookup repeated after its TTL needs a seen-set key of its own.
         if self.frontier.add(uri, uri if n == 0 else f"{uri}#{n}", nh, front=True) is None:
             self.dns.forget(host)  # that key was already used: the host's next URI asks under the next one
 
-    def _ensure_robots(self, url: str, path: str, via: str | None, domain: str,
-                       source: str | None = None) -> None:
+    def _ensure_robots(self, url: str, path: str, via: str | None, domain: str, source: str | None = None) -> None:
         host = host_key(url)
         if self.robots.requested(host):
             return  # a known host's expired lookup is renewed by issue(), not on every link
         self._ensure_dns(url, path, domain, time.time(), source)
         self.robots.mark_pending(host)
         r_url = robots_url(url)
-        nh = _tagged({"path": path + "P", "via": via or url, "hops": link_hops(path), "domain": domain,
-                      "seed": False}, source)
+        nh = _tagged(
+            {"path": path + "P", "via": via or url, "hops": link_hops(path), "domain": domain, "seed": False}, source
+        )
         if self.frontier.add(r_url, self.canonical_key(r_url), nh, front=True) is None:
             self.robots.load(host, None)  # already fetched under another name: nothing to wait for
 
@@ -257,8 +260,10 @@ class CrawlJob:
         if self.frontier.was_seen(key):
             return False
         decision = self.scope.decide(url, path, parent.get("domain"))
-        nh = _tagged({"path": path, "via": via, "hops": link_hops(path), "domain": decision.domain, "seed": False},
-                     parent.get("source"))
+        nh = _tagged(
+            {"path": path, "via": via, "hops": link_hops(path), "domain": decision.domain, "seed": False},
+            parent.get("source"),
+        )
         if not decision.accepted:
             if decision.status:
                 # Logged once: the key joins the seen-set so the next sighting is silent.
@@ -309,8 +314,9 @@ class CrawlJob:
                     f.schedule(entry, now + 0.2)  # wait for the host's robots.txt
                     continue
                 if not self.robots.requested(host):
-                    self._ensure_robots(entry.url, nh.get("path", ""), nh.get("via"), nh.get("domain", ""),
-                                        nh.get("source"))
+                    self._ensure_robots(
+                        entry.url, nh.get("path", ""), nh.get("via"), nh.get("domain", ""), nh.get("source")
+                    )
                     f.schedule(entry, now)
                     continue
                 if host in self.robots_unavailable:
@@ -336,15 +342,23 @@ class CrawlJob:
             return self._request(entry)
 
     def _request(self, entry: Entry) -> Request:
-        meta = {"nh": entry.nh, "nh_entry": entry, "retry_times": entry.retries,
-                "handle_httpstatus_all": True, "dont_redirect": True, "dont_retry": False,
-                "download_slot": entry.queue, "nh_issued": time.time()}
+        meta = {
+            "nh": entry.nh,
+            "nh_entry": entry,
+            "retry_times": entry.retries,
+            "handle_httpstatus_all": True,
+            "dont_redirect": True,
+            "dont_retry": False,
+            "download_slot": entry.queue,
+            "nh_issued": time.time(),
+        }
         try:
             kind = DnsRequest if is_dns(entry.url) else Request
             return kind(entry.url, callback=self._callback, errback=self._errback, meta=meta, dont_filter=True)
         except ValueError:  # a URL Scrapy refuses: give the entry a Request it can carry anyway
-            return Request("http://invalid.invalid/", callback=self._callback, errback=self._errback,
-                           meta=meta, dont_filter=True)
+            return Request(
+                "http://invalid.invalid/", callback=self._callback, errback=self._errback, meta=meta, dont_filter=True
+            )
 
     @property
     def _callback(self) -> Any:
@@ -389,8 +403,7 @@ class CrawlJob:
             if self.archive is None:  # no archive side (plain Scrapy run): charge what we got
                 self.budgets.charge(domain, len(response.body))
                 request.meta["nh_charged"] = True
-        retry_after = retry_after_seconds(response.headers.get(b"Retry-After")) \
-            if status in RETRY_STATUSES else None
+        retry_after = retry_after_seconds(response.headers.get(b"Retry-After")) if status in RETRY_STATUSES else None
         if status in RETRY_STATUSES and entry.retries < self.max_retries:
             if not request.meta.get("nh_charged"):
                 self.budgets.release(domain)
@@ -407,8 +420,9 @@ class CrawlJob:
             logger.exception("processing %s failed", entry.url)
         snooze = now + retry_after if retry_after is not None else None
         # After _extract: a host's robots.txt, just read, already spaces the host's next fetch.
-        self.frontier.finished(entry, now, self._duration(request), snooze,
-                               self.robots.crawl_delay(host_key(entry.url)))
+        self.frontier.finished(
+            entry, now, self._duration(request), snooze, self.robots.crawl_delay(host_key(entry.url))
+        )
 
     def _extract(self, entry: Entry, response: Response) -> None:
         url = entry.url
@@ -424,15 +438,26 @@ class CrawlJob:
             # per domain; crawl.log's linksUnseen:304 annotation lists every such URI).
             self.budgets.links_unseen(nh.get("domain", ""))
             if self.budgets.get(nh.get("domain", "")).unseen == 1:
-                self.alerts.append(f"{url} answered 304 Not Modified to an unconditional request: its links "
-                                   "could not be followed (crawl.log: linksUnseen:304)")
+                self.alerts.append(
+                    f"{url} answered 304 Not Modified to an unconditional request: its links "
+                    "could not be followed (crawl.log: linksUnseen:304)"
+                )
         ctype = response.headers.get(b"Content-Type", b"").decode("latin-1", "replace")
         location = response.headers.get(b"Location")
         text = None
         encoding = getattr(response, "encoding", None)
-        found = linkx.extract(url, nh.get("path", ""), ctype, response.body, text, encoding, status,
-                              location.decode("latin-1", "replace") if location else None, self.javascript,
-                              self.max_decoded_bytes)
+        found = linkx.extract(
+            url,
+            nh.get("path", ""),
+            ctype,
+            response.body,
+            text,
+            encoding,
+            status,
+            location.decode("latin-1", "replace") if location else None,
+            self.javascript,
+            self.max_decoded_bytes,
+        )
         queued = [link for link, letter in found if self.discover(link, letter, nh, url)]
         if queued and self.archive is not None:
             self.archive.dedup.prefetch(queued)  # one dedup-service batch for the page's new outlinks
@@ -512,18 +537,24 @@ class CrawlJob:
 
     def stop_reasons(self) -> dict[str, str]:
         remaining = self.remaining_by_domain()
-        return {d.name: self.budgets.stop_reason(d.name, remaining.get(d.name, 0), self.ended_by)
-                for d in self.spec.domains}
+        return {
+            d.name: self.budgets.stop_reason(d.name, remaining.get(d.name, 0), self.ended_by) for d in self.spec.domains
+        }
 
     def frontier_summary(self) -> dict[str, Any]:
         f = self.frontier
-        return {"queued": f.queued, "in_flight": f.in_flight, "done": f.done,
-                "queues": f.queue_states(time.time()), "seen": len(f.seen),
-                "ended_by": self.ended_by, "queue_report": f.queue_report(time.time())}
+        return {
+            "queued": f.queued,
+            "in_flight": f.in_flight,
+            "done": f.done,
+            "queues": f.queue_states(time.time()),
+            "seen": len(f.seen),
+            "ended_by": self.ended_by,
+            "queue_report": f.queue_report(time.time()),
+        }
 
     def domain_results(self) -> list[Any]:
-        return self.budgets.results(self.remaining_by_domain(), self.ended_by,
-                                    only=[d.name for d in self.spec.domains])
+        return self.budgets.results(self.remaining_by_domain(), self.ended_by, only=[d.name for d in self.spec.domains])
 
     def progress(self) -> Progress:
         now = time.time()
@@ -537,18 +568,30 @@ class CrawlJob:
         elapsed = max(self.crawl_seconds(), 1e-6)
         states = f.queue_states(now)
         remaining = self.remaining_by_domain()
-        domains = {name: {"objects": b.objects, "bytes": b.bytes, "queued": remaining.get(name, 0)}
-                   for name, b in self.budgets.domains.items()}
+        domains = {
+            name: {"objects": b.objects, "bytes": b.bytes, "queued": remaining.get(name, 0)}
+            for name, b in self.budgets.domains.items()
+        }
         return Progress(
-            job_id=self.spec.job_id, at=_now_iso(), uris_done=done, uris_queued=f.queued,
-            uris_failed=self.failed, bytes=nbytes, uri_rate=round((done - d0) / span, 2),
-            avg_uri_rate=round(done / elapsed, 2), kb_rate=round((nbytes - b0) / 1024 / span, 2),
-            avg_kb_rate=round(nbytes / 1024 / elapsed, 2), queues_active=states["active"],
-            queues_snoozed=states["snoozed"], queues_exhausted=states["exhausted"], paused=self.paused,
-            domains=domains, alerts=tuple(self._alerts()[-10:]))
+            job_id=self.spec.job_id,
+            at=_now_iso(),
+            uris_done=done,
+            uris_queued=f.queued,
+            uris_failed=self.failed,
+            bytes=nbytes,
+            uri_rate=round((done - d0) / span, 2),
+            avg_uri_rate=round(done / elapsed, 2),
+            kb_rate=round((nbytes - b0) / 1024 / span, 2),
+            avg_kb_rate=round(nbytes / 1024 / elapsed, 2),
+            queues_active=states["active"],
+            queues_snoozed=states["snoozed"],
+            queues_exhausted=states["exhausted"],
+            paused=self.paused,
+            domains=domains,
+            alerts=tuple(self._alerts()[-10:]),
+        )
 
     def _alerts(self) -> list[str]:
         """The job's alerts, and the dedup service's outage line while there is one."""
         dedup_alert = self.archive.dedup.alert if self.archive is not None else None
         return [*self.alerts, dedup_alert] if dedup_alert else self.alerts
-

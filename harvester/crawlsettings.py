@@ -77,16 +77,29 @@ def job_metadata(spec: JobSpec) -> dict[str, Any]:
     """``NH_JOB``: what the archive side writes into warcinfo, reports and the metadata WARC."""
     s = spec.settings
     return {
-        "job_id": spec.job_id, "harvest_id": spec.harvest_id, "harvest_name": spec.harvest_name,
-        "harvest_run": spec.harvest_run, "template": spec.template, "kind": spec.kind,
-        "channel": spec.channel, "operator": s.operator_contact, "robots": s.robots,
-        "user_agent": s.effective_user_agent, "jobspec": spec.to_dict(),
+        "job_id": spec.job_id,
+        "harvest_id": spec.harvest_id,
+        "harvest_name": spec.harvest_name,
+        "harvest_run": spec.harvest_run,
+        "template": spec.template,
+        "kind": spec.kind,
+        "channel": spec.channel,
+        "operator": s.operator_contact,
+        "robots": s.robots,
+        "user_agent": s.effective_user_agent,
+        "jobspec": spec.to_dict(),
         "seeds": [seed for d in spec.domains for seed in d.seeds],
     }
 
 
-def build_settings(spec: JobSpec, out_dir: str | Path, *, archive: bool = True,
-                   concurrency: int = CRAWL_CONCURRENCY, log_file: str | None = None) -> dict[str, Any]:
+def build_settings(
+    spec: JobSpec,
+    out_dir: str | Path,
+    *,
+    archive: bool = True,
+    concurrency: int = CRAWL_CONCURRENCY,
+    log_file: str | None = None,
+) -> dict[str, Any]:
     """The settings dict for ``CrawlerProcess``/``Crawler``. ``archive=False`` gives the same crawl
     with Scrapy's own download handler and no WARC (the benchmark's "plain Scrapy" baseline)."""
     s = spec.settings

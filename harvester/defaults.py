@@ -118,6 +118,7 @@ def decoded_limit(max_document_bytes: int) -> int:
     :data:`MAX_DECODED_BYTES`."""
     return MAX_DECODED_BYTES if max_document_bytes < 0 else min(max_document_bytes, MAX_DECODED_BYTES)
 
+
 #: A job message by reference (harvester.contracts.JobRef): the harvester reads the job's JobSpec from the
 #: orchestrator's API, trying this many times (1, 2, 4, 8, 16, then 30 s apart: ~1.5 minutes, enough for the
 #: web service's restart) when the orchestrator does not answer or answers 5xx, each try waiting at most

@@ -58,8 +58,9 @@ def receipt_url(delivered: str) -> str:
     """``…/<prefix>/<job>/<name>`` → ``…/<prefix>/receipts/<job>/<name>``: what the chain writes once the file
     is stored and verified (orchestrator.harvest.chain.steps.delete)."""
     job_dir = objectstore.parent(delivered)
-    return objectstore.join(objectstore.parent(job_dir), RECEIPTS, job_dir.rsplit("/", 1)[1],
-                            delivered.rsplit("/", 1)[1])
+    return objectstore.join(
+        objectstore.parent(job_dir), RECEIPTS, job_dir.rsplit("/", 1)[1], delivered.rsplit("/", 1)[1]
+    )
 
 
 def record_path(job_dir: Path, name: str) -> Path:
@@ -114,12 +115,18 @@ def deliver_extras(job_dir: Path, delivery: str, tick: Tick = no_tick) -> None:
         for p in sorted((job_dir / sub).glob("*")) if (job_dir / sub).is_dir() else []:
             if p.is_file():
                 url = objectstore.join(delivery, job_dir.name, sub, p.name)
-                objectstore.put(p, url, sha256_file(p), tick=tick,
-                                state=job_dir / DELIVERY_DIR / f"{sub}-{p.name}.upload.json")
+                objectstore.put(
+                    p, url, sha256_file(p), tick=tick, state=job_dir / DELIVERY_DIR / f"{sub}-{p.name}.upload.json"
+                )
 
 
-def deliver_result(result: JobResult, job_dir: Path, delivery: str | None = None,
-                   retry_max_s: float = RETRY_MAX_S, tick: Tick = no_tick) -> JobResult:
+def deliver_result(
+    result: JobResult,
+    job_dir: Path,
+    delivery: str | None = None,
+    retry_max_s: float = RETRY_MAX_S,
+    tick: Tick = no_tick,
+) -> JobResult:
     """``result`` with every file delivered; retries through an outage of the store (the files wait in the
     spool; the upload resumes), calling ``tick`` all along (the upload and the waits between tries). A file
     that cannot be delivered for good (:func:`indexer.objectstore.permanent`: gone from the spool, damaged, a
@@ -156,8 +163,7 @@ def _until_delivered(f: FileResult, job_dir: Path, delivery: str, retry_max_s: f
                 logger.error("job %s: %s not delivered, for good: %s", job_dir.name, f.name, exc)
                 return f
             # an outage, a dropped connection: the upload resumes from its parts
-            logger.warning("job %s: delivering %s failed (%s); retrying in %.0f s", job_dir.name, f.name, exc,
-                           delay)
+            logger.warning("job %s: delivering %s failed (%s); retrying in %.0f s", job_dir.name, f.name, exc, delay)
             wait(delay, tick)
             delay = min(delay * 2, retry_max_s)
 
@@ -195,8 +201,14 @@ def sweep_receipts(spool: Path) -> int:
                 _write_record(record, {**data, "swept": True})
             continue
         if body.decode("ascii", "replace").strip().lower() != want:
-            logger.error("receipt sweep: %s says %r, but %s has SHA-256 %s: spool copy kept (one delivery prefix "
-                         "per deployment, never reused)", receipt, body[:80], path, want)
+            logger.error(
+                "receipt sweep: %s says %r, but %s has SHA-256 %s: spool copy kept (one delivery prefix "
+                "per deployment, never reused)",
+                receipt,
+                body[:80],
+                path,
+                want,
+            )
             continue
         try:
             path.unlink(missing_ok=True)

@@ -229,13 +229,19 @@ class DNSDownloadHandler:
         if not addresses:
             request.meta["nh_failure"] = S_DNS_FAILED
             raise CannotResolveHostError(f"DNS lookup failed for {host}: no address")
-        capture = DnsCapture(url=request.url, host=host, started=started, thread=thread, addresses=addresses,
-                             ttl_s=self.ttl_s, block=zone_block(host, started, addresses, self.ttl_s),
-                             resolver_ip=self.resolver_ip,
-                             duration_ms=int((time.monotonic() - t0) * 1000))
+        capture = DnsCapture(
+            url=request.url,
+            host=host,
+            started=started,
+            thread=thread,
+            addresses=addresses,
+            ttl_s=self.ttl_s,
+            block=zone_block(host, started, addresses, self.ttl_s),
+            resolver_ip=self.resolver_ip,
+            duration_ms=int((time.monotonic() - t0) * 1000),
+        )
         request.meta["nh_capture"] = capture
-        return Response(url=request.url, status=S_DNS_SUCCESS, headers={"Content-Type": DNS_MIME},
-                        body=capture.block)
+        return Response(url=request.url, status=S_DNS_SUCCESS, headers={"Content-Type": DNS_MIME}, body=capture.block)
 
     async def close(self) -> None:
         return None

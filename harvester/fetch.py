@@ -301,8 +301,8 @@ class ConnectionPool:
         if not hasattr(crawler, "nh_connection_pool"):
             idle_s = nh_setting(crawler.settings, "NH_KEEPALIVE_IDLE_S")
             crawler.nh_connection_pool = (  # type: ignore[attr-defined]
-                ConnectionPool(idle_s, nh_setting(crawler.settings, "NH_KEEPALIVE_MAX_IDLE"))
-                if idle_s > 0 else None)
+                ConnectionPool(idle_s, nh_setting(crawler.settings, "NH_KEEPALIVE_MAX_IDLE")) if idle_s > 0 else None
+            )
         return crawler.nh_connection_pool  # type: ignore[attr-defined]
 
     def take(self, key: tuple[str, str, int]) -> _RawHTTPClient | None:
@@ -371,8 +371,7 @@ class ConnectionPool:
 class _Fetch:
     """State of one fetch; separate from the protocol so timeouts can reach it before connect."""
 
-    def __init__(self, request: Request, capture: RawCapture, max_bytes: int, spool_memory: int,
-                 reactor: Any) -> None:
+    def __init__(self, request: Request, capture: RawCapture, max_bytes: int, spool_memory: int, reactor: Any) -> None:
         self.request = request
         self.capture = capture
         self.max_bytes = max_bytes
@@ -423,8 +422,7 @@ class _Fetch:
             end, sep = self._find_head_end()
             if end < 0:
                 if len(self.head) > MAX_HEAD_BYTES:
-                    self._fail(DownloadFailedError(f"response head over {MAX_HEAD_BYTES} bytes"),
-                               S_CONNECT_LOST)
+                    self._fail(DownloadFailedError(f"response head over {MAX_HEAD_BYTES} bytes"), S_CONNECT_LOST)
                 return
             rest = bytes(self.head[end + sep :])
             head = bytes(self.head[: end + sep])
@@ -446,17 +444,28 @@ class _Fetch:
     def connection_lost(self, reason: Failure) -> None:
         if self.state == _RawHTTPClient.DONE:
             return
-        if (self.state == _RawHTTPClient.HEAD and self.reused and not self.received_any and not self.retried
-                and self.reconnect is not None):
+        if (
+            self.state == _RawHTTPClient.HEAD
+            and self.reused
+            and not self.received_any
+            and not self.retried
+            and self.reconnect is not None
+        ):
             self._retry_fresh()
             return
         if self.state == _RawHTTPClient.HEAD:
             if not self.received_any and reason.check(txerror.ConnectionDone):  # a clean close; a reset is -3
-                self._fail(DownloadFailedError(f"empty response (connection closed before any byte): "
-                                               f"{reason.getErrorMessage()}"), S_EMPTY_RESPONSE)
+                self._fail(
+                    DownloadFailedError(
+                        f"empty response (connection closed before any byte): {reason.getErrorMessage()}"
+                    ),
+                    S_EMPTY_RESPONSE,
+                )
                 return
-            self._fail(DownloadFailedError(f"connection lost inside the response head: {reason.getErrorMessage()}"),
-                       S_CONNECT_LOST)
+            self._fail(
+                DownloadFailedError(f"connection lost inside the response head: {reason.getErrorMessage()}"),
+                S_CONNECT_LOST,
+            )
             return
         if self.framing == "close" or self.capture.malformed:
             self._complete()
@@ -608,8 +617,7 @@ class _Fetch:
         """May the connection carry another request (RFC 9112 section 9.3)? Only after a message
         whose end its framing told, with nothing after it, from a server that did not refuse."""
         cap = self.capture
-        if self.leftover or cap.malformed or cap.status == 101 or self.framing not in ("length", "chunked",
-                                                                                       "none"):
+        if self.leftover or cap.malformed or cap.status == 101 or self.framing not in ("length", "chunked", "none"):
             return False
         tokens: set[bytes] = set()
         for name, value in cap.headers:
@@ -630,8 +638,15 @@ class _Fetch:
         respcls = responsetypes.from_args(headers=headers, url=self.request.url, body=body)
         ip = _ip_address(cap.peer_ip) if cap.peer_ip else None
         flags = ["truncated"] if truncated else None
-        response = respcls(url=self.request.url, status=cap.status, headers=headers, body=body,
-                           flags=flags, ip_address=ip, protocol=cap.http_version)
+        response = respcls(
+            url=self.request.url,
+            status=cap.status,
+            headers=headers,
+            body=body,
+            flags=flags,
+            ip_address=ip,
+            protocol=cap.http_version,
+        )
         self.finished.callback(response)
 
     def _fail(self, exc: Exception, code: int) -> None:
@@ -721,7 +736,8 @@ class RawHTTPDownloadHandler:
                 self._context_factory = loader(self.crawler)
             else:  # pragma: no cover - older Scrapy
                 self._context_factory = contextfactory.load_context_factory_from_settings(
-                    self.crawler.settings, self.crawler)
+                    self.crawler.settings, self.crawler
+                )
         return self._context_factory
 
     async def download_request(self, request: Request) -> Response:
@@ -730,8 +746,12 @@ class RawHTTPDownloadHandler:
         thread = self.slots.take()
         request.meta["nh_thread"] = thread
         pool = self.pool
-        capture = RawCapture(url=request.url, request_bytes=build_request_bytes(request, pool is not None),
-                             started=datetime.now(UTC), thread=thread)
+        capture = RawCapture(
+            url=request.url,
+            request_bytes=build_request_bytes(request, pool is not None),
+            started=datetime.now(UTC),
+            thread=thread,
+        )
         request.meta["nh_capture"] = capture
         fetch = _Fetch(request, capture, self.max_bytes, self.spool_memory, reactor)
         fetch.pool = pool
@@ -767,7 +787,8 @@ class RawHTTPDownloadHandler:
         except ValueError:
             is_v6 = False
         endpoint: Any = (TCP6ClientEndpoint if is_v6 else TCP4ClientEndpoint)(
-            reactor, host, port, timeout=max(1, int(round(timeout))))
+            reactor, host, port, timeout=max(1, int(round(timeout)))
+        )
         if scheme == "https":
             creator = self._tls_policy().creatorForNetloc(host.encode("idna"), port)
             endpoint = wrapClientTLS(creator, endpoint)
@@ -783,8 +804,10 @@ class RawHTTPDownloadHandler:
             elif failure.check(txerror.TimeoutError):
                 fetch._fail(DownloadTimeoutError(f"connect to {host}:{port} timed out"), S_CONNECT_FAILED)
             else:
-                fetch._fail(DownloadFailedError(f"connect to {host}:{port} failed: "
-                                                f"{failure.getErrorMessage()}"), S_CONNECT_FAILED)
+                fetch._fail(
+                    DownloadFailedError(f"connect to {host}:{port} failed: {failure.getErrorMessage()}"),
+                    S_CONNECT_FAILED,
+                )
             return None
 
         d.addErrback(failed)

@@ -54,8 +54,9 @@ HEAD_MAX = 200
 
 def fingerprint(key: str) -> int:
     """A signed 64-bit fingerprint of a canonical key (fits SQLite's INTEGER; 1 collision in ~10^19)."""
-    return int.from_bytes(hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=8).digest(),
-                          "big", signed=True)
+    return int.from_bytes(
+        hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "big", signed=True
+    )
 
 
 @dataclass(slots=True)
@@ -100,8 +101,9 @@ class Politeness:
     crawl_delay_up_to_s: float = 0  # robots.txt Crawl-delay honoured up to this (0: ignored)
 
     def delay(self, duration_s: float, crawl_delay_s: float | None = None) -> float:
-        return politeness_delay(duration_s, self.delay_factor, self.min_delay_ms, self.max_delay_ms,
-                                crawl_delay_s, self.crawl_delay_up_to_s)
+        return politeness_delay(
+            duration_s, self.delay_factor, self.min_delay_ms, self.max_delay_ms, crawl_delay_s, self.crawl_delay_up_to_s
+        )
 
 
 class FrontierBase(ABC):
@@ -120,8 +122,14 @@ class FrontierBase(ABC):
         """Put an emitted URI back in its queue, to be processed not before ``when``."""
 
     @abstractmethod
-    def finished(self, entry: Entry, now: float, duration_s: float,
-                 snooze_until: float | None = None, crawl_delay_s: float | None = None) -> None:
+    def finished(
+        self,
+        entry: Entry,
+        now: float,
+        duration_s: float,
+        snooze_until: float | None = None,
+        crawl_delay_s: float | None = None,
+    ) -> None:
         """An emitted URI is done: release its queue after the politeness delay (at least the host's
         robots.txt ``crawl_delay_s``, up to the politeness's cap)."""
 
@@ -137,9 +145,14 @@ class FrontierBase(ABC):
 class Frontier(FrontierBase):
     """The breadth-first, per-queue politeness frontier of one job (see the module docstring)."""
 
-    def __init__(self, db_path: str | Path | None, politeness: Politeness,
-                 queue_of: Callable[[str], str], group_of: Callable[[dict[str, Any]], str] | None = None,
-                 head_max: int = HEAD_MAX) -> None:
+    def __init__(
+        self,
+        db_path: str | Path | None,
+        politeness: Politeness,
+        queue_of: Callable[[str], str],
+        group_of: Callable[[dict[str, Any]], str] | None = None,
+        head_max: int = HEAD_MAX,
+    ) -> None:
         self.politeness = politeness
         self.queue_of = queue_of
         self.group_of = group_of or (lambda nh: "")
@@ -196,7 +209,8 @@ class Frontier(FrontierBase):
         """Put the journal's queued URIs back in their queues (a resume); the AR frontier orders its own."""
         assert self.db is not None
         for id_, queue, url, nh, retries in self.db.execute(
-                f"SELECT id, queue, url, nh, retries FROM uris WHERE state={QUEUED} ORDER BY id"):
+            f"SELECT id, queue, url, nh, retries FROM uris WHERE state={QUEUED} ORDER BY id"
+        ):
             data = json.loads(nh)
             self._count(data, 1)
             q = self._queue(queue)
@@ -216,21 +230,31 @@ class Frontier(FrontierBase):
             self._pending_retry.clear()
             self._pending_seen.clear()
             return
-        if not (self._pending_insert or self._pending_done or self._pending_retry or self._pending_seen
-                or self._dirty_kv or self._pending_journal or self._extra_pending()):
+        if not (
+            self._pending_insert
+            or self._pending_done
+            or self._pending_retry
+            or self._pending_seen
+            or self._dirty_kv
+            or self._pending_journal
+            or self._extra_pending()
+        ):
             return
         db = self.db
         db.execute("BEGIN")
         try:
-            db.executemany("INSERT OR REPLACE INTO uris (id, queue, url, nh, retries) VALUES (?,?,?,?,?)",
-                           self._pending_insert)
+            db.executemany(
+                "INSERT OR REPLACE INTO uris (id, queue, url, nh, retries) VALUES (?,?,?,?,?)", self._pending_insert
+            )
             db.executemany("INSERT OR IGNORE INTO seen (fp) VALUES (?)", ((f,) for f in self._pending_seen))
             db.executemany("UPDATE uris SET retries=? WHERE id=?", self._pending_retry)
             db.executemany(f"UPDATE uris SET state={DONE} WHERE id=?", ((i,) for i in self._pending_done))
             db.executemany("INSERT OR IGNORE INTO journal (kind, k, v) VALUES (?,?,?)", self._pending_journal)
             if self._dirty_kv:
-                db.executemany("INSERT OR REPLACE INTO kv (k, v) VALUES (?, ?)",
-                               ((k, json.dumps(self.kv[k])) for k in self._dirty_kv))
+                db.executemany(
+                    "INSERT OR REPLACE INTO kv (k, v) VALUES (?, ?)",
+                    ((k, json.dumps(self.kv[k])) for k in self._dirty_kv),
+                )
             self._write_extra(db)
             db.execute("COMMIT")
         except BaseException:
@@ -334,14 +358,21 @@ class Frontier(FrontierBase):
         then the batch not yet committed), skipping those already in memory."""
         assert self.db is not None
         want = min(self.head_max, q.spilled)
-        rows = [r for r in self.db.execute(
-            f"SELECT id, url, nh, retries FROM uris WHERE queue=? AND state={QUEUED} AND id>? "
-            "ORDER BY id LIMIT ?",
-            (q.key, q.tail_id, want + len(q.off_sequence))) if r[0] not in q.off_sequence]
+        rows = [
+            r
+            for r in self.db.execute(
+                f"SELECT id, url, nh, retries FROM uris WHERE queue=? AND state={QUEUED} AND id>? ORDER BY id LIMIT ?",
+                (q.key, q.tail_id, want + len(q.off_sequence)),
+            )
+            if r[0] not in q.off_sequence
+        ]
         if len(rows) < want:
             last = rows[-1][0] if rows else q.tail_id
-            rows += [(i, url, nh, retries) for i, queue, url, nh, retries in self._pending_insert
-                     if queue == q.key and i > last and i not in q.off_sequence]
+            rows += [
+                (i, url, nh, retries)
+                for i, queue, url, nh, retries in self._pending_insert
+                if queue == q.key and i > last and i not in q.off_sequence
+            ]
         taken = rows[:want]
         for id_, url, nh, retries in taken:
             q.items.append(Entry(id_, url, q.key, json.loads(nh), retries))
@@ -423,8 +454,14 @@ class Frontier(FrontierBase):
             heapq.heappop(self._snoozed)
         return None
 
-    def finished(self, entry: Entry, now: float, duration_s: float,
-                 snooze_until: float | None = None, crawl_delay_s: float | None = None) -> None:
+    def finished(
+        self,
+        entry: Entry,
+        now: float,
+        duration_s: float,
+        snooze_until: float | None = None,
+        crawl_delay_s: float | None = None,
+    ) -> None:
         q = self._queue(entry.queue)
         q.busy = max(q.busy - 1, 0)
         q.spent += 1
@@ -489,10 +526,20 @@ class Frontier(FrontierBase):
                 state = "snoozed"
             else:
                 state = "ready"
-            out.append({"queue": q.key, "state": state, "size": size, "enqueues": q.enqueues,
-                        "spent": q.spent, "errors": q.errors, "last_dequeue": q.last_dequeue or None,
-                        "wake_in_s": q.wake - now if state == "snoozed" else None,
-                        "last_peeked": q.last_peeked or None, "last_queued": q.last_queued or None})
+            out.append(
+                {
+                    "queue": q.key,
+                    "state": state,
+                    "size": size,
+                    "enqueues": q.enqueues,
+                    "spent": q.spent,
+                    "errors": q.errors,
+                    "last_dequeue": q.last_dequeue or None,
+                    "wake_in_s": q.wake - now if state == "snoozed" else None,
+                    "last_peeked": q.last_peeked or None,
+                    "last_queued": q.last_queued or None,
+                }
+            )
         return out
 
     def queue_states(self, now: float) -> dict[str, int]:
@@ -509,8 +556,13 @@ class Frontier(FrontierBase):
                 snoozed += 1
             else:
                 ready += 1
-        return {"ready": ready, "in-process": busy, "snoozed": snoozed,
-                "active": ready + busy + snoozed, "exhausted": exhausted}
+        return {
+            "ready": ready,
+            "in-process": busy,
+            "snoozed": snoozed,
+            "active": ready + busy + snoozed,
+            "exhausted": exhausted,
+        }
 
     def has_pending(self) -> bool:
         return self.queued > 0 or self.in_flight > 0

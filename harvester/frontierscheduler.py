@@ -49,8 +49,12 @@ class FrontierScheduler(BaseScheduler):
         nh = request.meta.get("nh") or {}
         if self.job.frontier.was_seen(self.job.canonical_key(request.url)):
             return False
-        self.job.discover(request.url, "L", {"path": nh.get("path", ""), "domain": nh.get("domain"),
-                                            "source": nh.get("source")}, nh.get("via") or request.url)
+        self.job.discover(
+            request.url,
+            "L",
+            {"path": nh.get("path", ""), "domain": nh.get("domain"), "source": nh.get("source")},
+            nh.get("via") or request.url,
+        )
         return True
 
     def next_request(self) -> Request | None:

@@ -60,8 +60,12 @@ def read_lines(stream: BinaryIO, max_bytes: int = MAX_LINE_BYTES) -> Iterator[Li
                     break
                 length += len(raw) - raw.endswith(b"\n")
             start = content[:PREVIEW_CHARS].decode("utf-8", "replace")
-            yield Line(number, "", f"line longer than {max_bytes:,} bytes ({length:,} bytes, "
-                                   f"starting {start!r}…): not a line of this list")
+            yield Line(
+                number,
+                "",
+                f"line longer than {max_bytes:,} bytes ({length:,} bytes, "
+                f"starting {start!r}…): not a line of this list",
+            )
             continue
         try:
             text = content.decode("utf-8").strip()

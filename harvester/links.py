@@ -40,27 +40,55 @@ Link = tuple[str, str]  # (absolute url, path letter)
 _CSS_URL = re.compile(r"""url\(\s*(?:"([^"]*)"|'([^']*)'|([^)\s]*))\s*\)""", re.IGNORECASE)
 _CSS_IMPORT = re.compile(r"""@import\s+(?:"([^"]+)"|'([^']+)')""", re.IGNORECASE)
 _META_REFRESH = re.compile(r"""^\s*\d*\s*[;,]?\s*(?:url\s*=\s*)?["']?([^"'\s]+)""", re.IGNORECASE)
-_JS_STRING = re.compile(r"""(?:"|')((?:https?:)?//[^\s"'<>\\]{3,}|/[^\s"'<>\\]*|"""
-                        r"""[\w\-./]+\.(?:html?|php|aspx?|jsp|css|js|png|gif|jpe?g|svg|webp|pdf|json|xml))"""
-                        r"""(?:"|')""", re.IGNORECASE)
+_JS_STRING = re.compile(
+    r"""(?:"|')((?:https?:)?//[^\s"'<>\\]{3,}|/[^\s"'<>\\]*|"""
+    r"""[\w\-./]+\.(?:html?|php|aspx?|jsp|css|js|png|gif|jpe?g|svg|webp|pdf|json|xml))"""
+    r"""(?:"|')""",
+    re.IGNORECASE,
+)
 _ROBOTS_SITEMAP = re.compile(r"^\s*sitemap\s*:\s*(\S+)", re.IGNORECASE | re.MULTILINE)
 _SITEMAP_LOC = re.compile(rb"<(?:\w+:)?loc>\s*([^<\s]+)\s*</(?:\w+:)?loc>", re.IGNORECASE)
 
 #: rel values of <link> that the page needs to render (E); any other rel is navigation (L).
-_EMBED_RELS = frozenset({
-    "stylesheet", "icon", "shortcut", "apple-touch-icon", "apple-touch-icon-precomposed",
-    "preload", "prefetch", "modulepreload", "mask-icon", "manifest", "image_src",
-})
+_EMBED_RELS = frozenset(
+    {
+        "stylesheet",
+        "icon",
+        "shortcut",
+        "apple-touch-icon",
+        "apple-touch-icon-precomposed",
+        "preload",
+        "prefetch",
+        "modulepreload",
+        "mask-icon",
+        "manifest",
+        "image_src",
+    }
+)
 
 # (tag, attribute, letter): single-URL attributes.
 _URL_ATTRS: tuple[tuple[str, str, str], ...] = (
-    ("a", "href", "L"), ("area", "href", "L"),
-    ("img", "src", "E"), ("img", "lowsrc", "E"), ("img", "data-src", "E"),
-    ("script", "src", "E"), ("iframe", "src", "E"), ("frame", "src", "E"),
-    ("embed", "src", "E"), ("object", "data", "E"), ("source", "src", "E"),
-    ("video", "src", "E"), ("video", "poster", "E"), ("audio", "src", "E"), ("track", "src", "E"),
-    ("input", "src", "E"), ("body", "background", "E"), ("table", "background", "E"),
-    ("td", "background", "E"), ("th", "background", "E"), ("applet", "code", "E"),
+    ("a", "href", "L"),
+    ("area", "href", "L"),
+    ("img", "src", "E"),
+    ("img", "lowsrc", "E"),
+    ("img", "data-src", "E"),
+    ("script", "src", "E"),
+    ("iframe", "src", "E"),
+    ("frame", "src", "E"),
+    ("embed", "src", "E"),
+    ("object", "data", "E"),
+    ("source", "src", "E"),
+    ("video", "src", "E"),
+    ("video", "poster", "E"),
+    ("audio", "src", "E"),
+    ("track", "src", "E"),
+    ("input", "src", "E"),
+    ("body", "background", "E"),
+    ("table", "background", "E"),
+    ("td", "background", "E"),
+    ("th", "background", "E"),
+    ("applet", "code", "E"),
 )
 #: tag → its single-URL attributes; every tag :func:`_tag_into` reads is a key.
 _TAG_RULES: dict[str, tuple[tuple[str, str], ...]] = {
@@ -103,8 +131,7 @@ def _rooted(url: str) -> bool:
     """Whether ``urljoin(base, url)`` is exactly the base's origin + ``url`` (fragment already cut):
     a root-relative path (``/p/1.html``, most links of a site) with nothing ``urljoin`` would
     rewrite: no dot segment, no ``;params``, no empty ``?``, no network path (``//host``)."""
-    return (url[:1] == "/" and url[1:2] != "/" and "/." not in url and ";" not in url
-            and not url.endswith("?"))
+    return url[:1] == "/" and url[1:2] != "/" and "/." not in url and ";" not in url and not url.endswith("?")
 
 
 def absolutize(base: str, raw: str | None) -> str | None:
@@ -193,8 +220,7 @@ def _js_into(out: _Collector, text: str, base: str) -> None:
         out.add(base, candidate, "X")
 
 
-def html_links(body: bytes | str, base: str, encoding: str | None = None,
-               javascript: bool = False) -> list[Link]:
+def html_links(body: bytes | str, base: str, encoding: str | None = None, javascript: bool = False) -> list[Link]:
     """Every outlink of an HTML document; ``<base href>`` is honoured.
 
     The tree parser reads it first. When that parse is implausible (the bytes hold many more
@@ -214,8 +240,9 @@ def html_links(body: bytes | str, base: str, encoding: str | None = None,
     if not data.strip():
         return []
     try:
-        parser = lxml.html.HTMLParser(encoding=encoding or None, recover=True, remove_comments=True,
-                                      no_network=True, huge_tree=False)
+        parser = lxml.html.HTMLParser(
+            encoding=encoding or None, recover=True, remove_comments=True, no_network=True, huge_tree=False
+        )
         root = etree.fromstring(data, parser=parser)
     except (etree.LxmlError, ValueError, LookupError):
         try:  # an unknown declared encoding: let libxml2 guess
@@ -319,14 +346,14 @@ def _attrs(raw: str) -> dict[str, str]:
     for m in _TAG_ATTR.finditer(raw):
         name = m.group(1).lower()
         if name not in found:
-            value = m.group(2) if m.group(2) is not None else m.group(3) if m.group(3) is not None \
-                else m.group(4)
+            value = m.group(2) if m.group(2) is not None else m.group(3) if m.group(3) is not None else m.group(4)
             found[name] = html.unescape(value) if "&" in value else value
     return found
 
 
-def _tag_into(out: _Collector, base: str, tag: str, get: Callable[[str], str | None], text: str | None,
-              javascript: bool) -> None:
+def _tag_into(
+    out: _Collector, base: str, tag: str, get: Callable[[str], str | None], text: str | None, javascript: bool
+) -> None:
     """The links of one element, whoever read it (the tree or the tolerant scan): one set of rules."""
     for attr, letter in _TAG_RULES.get(tag, ()):
         value = get(attr)
@@ -451,14 +478,24 @@ def _sitemap_document(body: bytes, check: str, limit: int) -> bytes | None:
     return gunzip(body, limit) if gzipped else body
 
 
-def extract(url: str, path: str, content_type: str, body: bytes, text: str | None,
-            encoding: str | None, status: int, location: str | None,
-            javascript: bool = False, max_decoded: int = MAX_DECODED_BYTES) -> list[Link]:
+def extract(
+    url: str,
+    path: str,
+    content_type: str,
+    body: bytes,
+    text: str | None,
+    encoding: str | None,
+    status: int,
+    location: str | None,
+    javascript: bool = False,
+    max_decoded: int = MAX_DECODED_BYTES,
+) -> list[Link]:
     """All outlinks of one fetched URI, whatever its kind (the spider's one entry point).
     ``max_decoded``: the most a gzipped sitemap is decompressed to (the job's ``DOWNLOAD_MAXSIZE``)."""
     try:
-        return list(_extract(url, path, content_type.lower(), body, text, encoding, status, location,
-                             javascript, max_decoded))
+        return list(
+            _extract(url, path, content_type.lower(), body, text, encoding, status, location, javascript, max_decoded)
+        )
     except Exception:  # never let a hostile document kill the crawl
         logger.warning("link extraction failed for %s", url, exc_info=True)
         return []
@@ -486,16 +523,25 @@ def parser_for(url: str, path: str, content_type: str, javascript: bool = False)
         return HTML
     if "css" in ctype:
         return CSS
-    if ("xml" in ctype or "text/plain" in ctype or any(t in ctype for t in _GZIP_TYPES)) \
-            and is_sitemap_url(url, path):
+    if ("xml" in ctype or "text/plain" in ctype or any(t in ctype for t in _GZIP_TYPES)) and is_sitemap_url(url, path):
         return SITEMAP  # a gzip at a sitemap place: never asked for conditionally, always opened
     if javascript and ("javascript" in ctype or ctype.endswith("/json")):
         return JS
     return ""
 
 
-def _extract(url: str, path: str, ctype: str, body: bytes, text: str | None, encoding: str | None,
-             status: int, location: str | None, javascript: bool, max_decoded: int) -> Iterable[Link]:
+def _extract(
+    url: str,
+    path: str,
+    ctype: str,
+    body: bytes,
+    text: str | None,
+    encoding: str | None,
+    status: int,
+    location: str | None,
+    javascript: bool,
+    max_decoded: int,
+) -> Iterable[Link]:
     if 300 <= status < 400 and location:
         yield from redirect_link(location, url)
     reader = parser_for(url, path, ctype, javascript)

@@ -122,19 +122,20 @@ def compile_pattern(pattern: str, where: str, used_for: str = TRAPS) -> re2._Reg
     if not pattern.strip():
         raise PatternError(f"{where}: enter a regular expression")
     if len(pattern) > MAX_PATTERN_CHARS:
-        raise PatternError(f"{where}: a regular expression of at most {MAX_PATTERN_CHARS} characters "
-                           f"(this one has {len(pattern)})")
+        raise PatternError(
+            f"{where}: a regular expression of at most {MAX_PATTERN_CHARS} characters (this one has {len(pattern)})"
+        )
     try:
         return _compile(pattern, _PATTERN_OPTIONS)
     except re2.error as exc:
-        detail = exc.args[0].decode("utf-8", "replace") if exc.args and isinstance(exc.args[0], bytes) \
-            else str(exc)
+        detail = exc.args[0].decode("utf-8", "replace") if exc.args and isinstance(exc.args[0], bytes) else str(exc)
         reason = _reason(pattern, detail)
         if reason:
             raise PatternError(f"{where}: {reason}: {used_for}") from None
         if "pattern too large" in detail:
-            raise PatternError(f"{where}: the regular expression is too large for {ENGINE} (make its "
-                               "repeats smaller)") from None
+            raise PatternError(
+                f"{where}: the regular expression is too large for {ENGINE} (make its repeats smaller)"
+            ) from None
         raise PatternError(f"{where}: {_short(pattern)} is not a valid regular expression ({detail})") from None
 
 
@@ -196,8 +197,7 @@ class FullMatchSet:
         batches = _split(new)
         for batch in batches:
             # The binary counter: a small last chunk no bigger than this batch is merged into it.
-            while (self._chunks and len(self._chunks[-1][0]) <= len(batch)
-                   and _fits(self._chunks[-1][0], batch)):
+            while self._chunks and len(self._chunks[-1][0]) <= len(batch) and _fits(self._chunks[-1][0], batch):
                 batch = self._chunks.pop()[0] + batch
             self._chunks.append((batch, self._program(batch)))
         return new
@@ -234,8 +234,9 @@ class FullMatchSet:
 
 
 def _fits(a: list[str], b: list[str]) -> bool:
-    return (len(a) + len(b) <= CHUNK_PATTERNS
-            and sum(map(len, a)) + sum(map(len, b)) + 6 * (len(a) + len(b)) <= CHUNK_CHARS)
+    return (
+        len(a) + len(b) <= CHUNK_PATTERNS and sum(map(len, a)) + sum(map(len, b)) + 6 * (len(a) + len(b)) <= CHUNK_CHARS
+    )
 
 
 def _split(patterns: list[str]) -> list[list[str]]:

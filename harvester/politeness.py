@@ -18,8 +18,14 @@ from email.utils import parsedate_to_datetime
 MAX_RETRY_AFTER_S = 24 * 3600
 
 
-def politeness_delay(duration_s: float, delay_factor: float, min_delay_ms: int, max_delay_ms: int,
-                     crawl_delay_s: float | None = None, crawl_delay_up_to_s: float = 0) -> float:
+def politeness_delay(
+    duration_s: float,
+    delay_factor: float,
+    min_delay_ms: int,
+    max_delay_ms: int,
+    crawl_delay_s: float | None = None,
+    crawl_delay_up_to_s: float = 0,
+) -> float:
     """Seconds a queue waits after a fetch that took ``duration_s`` seconds: the clamped delay, or
     the host's robots.txt ``crawl_delay_s`` (at most ``crawl_delay_up_to_s``) if that is longer."""
     delay = max(duration_s, 0.0) * delay_factor

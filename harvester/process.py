@@ -82,8 +82,15 @@ def write_json_atomic(path: Path, data: Any) -> None:
 
 
 def failed_result(job_id: int, category: str, detail: str, started: str | None = None) -> JobResult:
-    return JobResult(job_id=job_id, status="FAILED", started=started, ended=now_iso(),
-                     error_category=category, error_detail=detail[-4000:], harvester=socket.gethostname())
+    return JobResult(
+        job_id=job_id,
+        status="FAILED",
+        started=started,
+        ended=now_iso(),
+        error_category=category,
+        error_detail=detail[-4000:],
+        harvester=socket.gethostname(),
+    )
 
 
 class _Controller:
@@ -115,8 +122,11 @@ class _Controller:
         self.early.clear()
 
     def stop_timers(self) -> None:
-        for loop in (getattr(self, "_progress", None), getattr(self, "_checkpoint", None),
-                     getattr(self, "_alive", None)):
+        for loop in (
+            getattr(self, "_progress", None),
+            getattr(self, "_checkpoint", None),
+            getattr(self, "_alive", None),
+        ):
             if loop is not None and loop.running:
                 loop.stop()
 
@@ -266,19 +276,27 @@ def run(job_dir: Path, control_stdin: bool = False, archive: bool = True) -> int
     job = getattr(crawler.spider, "job", None)
     if failure or job is None:
         detail = failure[0] if failure else "the crawl did not start"
-        write_json_atomic(job_dir / RESULT_FILE,
-                          failed_result(spec.job_id, "crawl-error", detail).to_dict())
+        write_json_atomic(job_dir / RESULT_FILE, failed_result(spec.job_id, "crawl-error", detail).to_dict())
         return EXIT_FAILED
     controller.write_progress()
     archive_mw = getattr(crawler, "nh_archive", None)
     files = archive_mw.finish() if archive_mw is not None else []
     job.checkpoint()
     result = JobResult(
-        job_id=spec.job_id, status="DONE", started=job.started_iso, ended=now_iso(),
-        domains=tuple(job.domain_results()), files=tuple(files), harvester=socket.gethostname(),
-        stats={"uris_done": job.frontier.done, "uris_failed": job.failed, "ended_by": job.ended_by,
-               "crawl_seconds": round(job.crawl_seconds(), 1),
-               "queued_left": job.frontier.queued},
+        job_id=spec.job_id,
+        status="DONE",
+        started=job.started_iso,
+        ended=now_iso(),
+        domains=tuple(job.domain_results()),
+        files=tuple(files),
+        harvester=socket.gethostname(),
+        stats={
+            "uris_done": job.frontier.done,
+            "uris_failed": job.failed,
+            "ended_by": job.ended_by,
+            "crawl_seconds": round(job.crawl_seconds(), 1),
+            "queued_left": job.frontier.queued,
+        },
     )
     job.frontier.close()
     write_json_atomic(job_dir / RESULT_FILE, result.to_dict())
@@ -293,9 +311,14 @@ def start_child(job_dir: Path, control: bool = True) -> subprocess.Popen[bytes]:
         args = [sys.executable, "-m", "harvester.process", str(job_dir)]
         if control:
             args.append("--control-stdin")
-        return subprocess.Popen(args, stdin=subprocess.PIPE if control else subprocess.DEVNULL,
-                                stdout=out, stderr=subprocess.STDOUT, close_fds=True,
-                                env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        return subprocess.Popen(
+            args,
+            stdin=subprocess.PIPE if control else subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            close_fds=True,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
     finally:
         out.close()
 
@@ -303,10 +326,14 @@ def start_child(job_dir: Path, control: bool = True) -> subprocess.Popen[bytes]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m harvester.process", description=__doc__.split("\n")[0])
     parser.add_argument("job_dir", type=Path)
-    parser.add_argument("--control-stdin", action="store_true",
-                        help="read Control JSON lines on stdin; end of input interrupts (resumable)")
-    parser.add_argument("--no-archive", action="store_true",
-                        help="Scrapy's own download handler and no WARC (benchmark baseline)")
+    parser.add_argument(
+        "--control-stdin",
+        action="store_true",
+        help="read Control JSON lines on stdin; end of input interrupts (resumable)",
+    )
+    parser.add_argument(
+        "--no-archive", action="store_true", help="Scrapy's own download handler and no WARC (benchmark baseline)"
+    )
     args = parser.parse_args(argv)
     job_dir: Path = args.job_dir.resolve()
     if not (job_dir / JOBSPEC_FILE).is_file():

@@ -145,9 +145,19 @@ class CrawlStats:
     def add_seed(self, url: str) -> None:
         self.seeds.setdefault(url, SeedRecord())
 
-    def record_fetch(self, *, host: str, domain: str | None, status: int, mime: str, content_size: int,
-                     payload: int, kind: str = NOVEL, seed: str | None = None,
-                     redirect: str | None = None) -> None:
+    def record_fetch(
+        self,
+        *,
+        host: str,
+        domain: str | None,
+        status: int,
+        mime: str,
+        content_size: int,
+        payload: int,
+        kind: str = NOVEL,
+        seed: str | None = None,
+        redirect: str | None = None,
+    ) -> None:
         for tally in (self.total, *self._pair(host, domain)):
             tally.add_fetch(status, mime, content_size, payload, kind)
         if seed is not None:
@@ -165,10 +175,13 @@ class CrawlStats:
 
     # -- persistence: journalled with the frontier, so a resumed job's reports cover all of it ---
     def to_state(self) -> dict[str, Any]:
-        return {"started": self.started.isoformat(), "total": _tally_state(self.total),
-                "hosts": {k: _tally_state(v) for k, v in self.hosts.items()},
-                "domains": {k: _tally_state(v) for k, v in self.domains.items()},
-                "seeds": {k: [v.status, v.redirect] for k, v in self.seeds.items()}}
+        return {
+            "started": self.started.isoformat(),
+            "total": _tally_state(self.total),
+            "hosts": {k: _tally_state(v) for k, v in self.hosts.items()},
+            "domains": {k: _tally_state(v) for k, v in self.domains.items()},
+            "seeds": {k: [v.status, v.redirect] for k, v in self.seeds.items()},
+        }
 
     @classmethod
     def from_state(cls, data: Mapping[str, Any]) -> CrawlStats:
@@ -235,14 +248,20 @@ def parse_duration(text: str) -> int | None:
 
 # -- the reports -------------------------------------------------------------------------------
 #: crawl-report.txt's lines for a continuous job's revisit figures (issue 12): key → label.
-CONTINUOUS_LINES = (("visits", "revisit visits"), ("changed", "visits finding a change"),
-                    ("unchanged", "visits finding no change"), ("not_modified", "not-modified (304) visits"),
-                    ("header_skipped", "downloads skipped by the validators (mid-fetch filter)"),
-                    ("validator_misses", "validator misses"), ("errors", "failed visits"))
+CONTINUOUS_LINES = (
+    ("visits", "revisit visits"),
+    ("changed", "visits finding a change"),
+    ("unchanged", "visits finding no change"),
+    ("not_modified", "not-modified (304) visits"),
+    ("header_skipped", "downloads skipped by the validators (mid-fetch filter)"),
+    ("validator_misses", "validator misses"),
+    ("errors", "failed visits"),
+)
 
 
-def crawl_report(stats: CrawlStats, *, crawl_name: str, crawl_status: str,
-                 continuous: Mapping[str, int] | None = None) -> str:
+def crawl_report(
+    stats: CrawlStats, *, crawl_name: str, crawl_status: str, continuous: Mapping[str, int] | None = None
+) -> str:
     """crawl-report.txt (Heritrix ``CrawlSummaryReport``); a continuous job's revisit figures (``continuous``,
     keys as :data:`CONTINUOUS_LINES`) follow as a block of their own."""
     t = stats.total
@@ -273,15 +292,20 @@ def crawl_report(stats: CrawlStats, *, crawl_name: str, crawl_status: str,
         lines.append(f"duplicate-by-hash URIs: {t.dup_urls}")
     if t.not_modified_urls:
         lines.append(f"not-modified URIs: {t.not_modified_urls}")
-    lines += ["", f"total crawled bytes: {total_bytes} ({format_bytes(total_bytes)}) ",
-              f"novel crawled bytes: {t.novel_bytes} ({format_bytes(t.novel_bytes)})"]
+    lines += [
+        "",
+        f"total crawled bytes: {total_bytes} ({format_bytes(total_bytes)}) ",
+        f"novel crawled bytes: {t.novel_bytes} ({format_bytes(t.novel_bytes)})",
+    ]
     if t.dup_urls:
         lines.append(f"duplicate-by-hash crawled bytes: {t.dup_bytes} ({format_bytes(t.dup_bytes)}) ")
     if t.not_modified_urls:
-        lines.append(f"not-modified crawled bytes: {t.not_modified_bytes} "
-                     f"({format_bytes(t.not_modified_bytes)}) ")
-    lines += ["", f"URIs/sec: {t.urls / secs:,.2f}".rstrip("0").rstrip(".") if t.urls else "URIs/sec: 0",
-              f"KB/sec: {int(total_bytes / 1024 / secs)}"]
+        lines.append(f"not-modified crawled bytes: {t.not_modified_bytes} ({format_bytes(t.not_modified_bytes)}) ")
+    lines += [
+        "",
+        f"URIs/sec: {t.urls / secs:,.2f}".rstrip("0").rstrip(".") if t.urls else "URIs/sec: 0",
+        f"KB/sec: {int(total_bytes / 1024 / secs)}",
+    ]
     if continuous is not None:
         lines.append("")
         lines += [f"{label}: {int(continuous.get(key, 0))}" for key, label in CONTINUOUS_LINES]
@@ -301,12 +325,25 @@ def seeds_report(stats: CrawlStats) -> str:
 
 def hosts_report(stats: CrawlStats, remaining: Mapping[str, int] | None = None) -> str:
     """hosts-report.txt (Heritrix ``HostsReport``); each line ends with a blank, as Heritrix's does."""
-    out = ["[#urls] [#bytes] [host] [#robots] [#remaining] [#novel-urls] [#novel-bytes] "
-           "[#dup-by-hash-urls] [#dup-by-hash-bytes] [#not-modified-urls] [#not-modified-bytes]\n"]
+    out = [
+        "[#urls] [#bytes] [host] [#robots] [#remaining] [#novel-urls] [#novel-bytes] "
+        "[#dup-by-hash-urls] [#dup-by-hash-bytes] [#not-modified-urls] [#not-modified-bytes]\n"
+    ]
     remaining = remaining or {}
     for host, t in sorted(stats.hosts.items(), key=lambda kv: (-kv[1].urls, kv[0])):
-        fields = (t.urls, t.bytes, host, t.robots, remaining.get(host, 0), t.novel_urls, t.novel_bytes,
-                  t.dup_urls, t.dup_bytes, t.not_modified_urls, t.not_modified_bytes)
+        fields = (
+            t.urls,
+            t.bytes,
+            host,
+            t.robots,
+            remaining.get(host, 0),
+            t.novel_urls,
+            t.novel_bytes,
+            t.dup_urls,
+            t.dup_bytes,
+            t.not_modified_urls,
+            t.not_modified_bytes,
+        )
         out.append("".join(f"{f} " for f in fields) + "\n")
     return "".join(out)
 
@@ -328,8 +365,13 @@ def responsecode_report(stats: CrawlStats) -> str:
     return "".join(out)
 
 
-def frontier_summary_report(summary: str | Mapping[str, Any] | None, *, job_name: str,
-                            stats: CrawlStats | None = None, when: datetime | None = None) -> str:
+def frontier_summary_report(
+    summary: str | Mapping[str, Any] | None,
+    *,
+    job_name: str,
+    stats: CrawlStats | None = None,
+    when: datetime | None = None,
+) -> str:
     """frontier-summary-report.txt. The crawl engine owns the frontier, so it supplies either the
     finished text or the numbers (keys as below); missing numbers come from our own tallies."""
     if isinstance(summary, str):
@@ -345,8 +387,10 @@ def frontier_summary_report(summary: str | Mapping[str, Any] | None, *, job_name
         "failed": s.get("failed", t.failed),
         "disregarded": s.get("disregarded", t.disregarded),
     }
-    queues = {k: s.get(k, 0) for k in ("all_queues", "active", "in_process", "ready", "snoozed",
-                                        "inactive", "retired", "exhausted")}
+    queues = {
+        k: s.get(k, 0)
+        for k in ("all_queues", "active", "in_process", "ready", "snoozed", "inactive", "retired", "exhausted")
+    }
     stamp = (when or datetime.now(UTC)).strftime("%Y%m%d%H%M")
     return (
         f"Frontier report - {stamp}\n"
@@ -375,10 +419,18 @@ def frontier_summary_report(summary: str | Mapping[str, Any] | None, *, job_name
 
 #: Heritrix 3's per-queue sections (its frontier report template), in its order; netharvest adds the
 #: exhausted queues so a finished crawl still shows each queue's totals.
-QUEUE_SECTIONS = (("in-process", "IN-PROCESS"), ("ready", "READY"), ("snoozed", "SNOOZED"),
-                  ("inactive", "INACTIVE"), ("retired", "RETIRED"), ("exhausted", "EXHAUSTED"))
-QUEUE_LEGEND = ("queue precedence currentSize totalEnqueues sessionBalance lastCost (averageCost) "
-                "lastDequeueTime wakeTime totalSpend/totalBudget errorCount lastPeekUri lastQueueUri")
+QUEUE_SECTIONS = (
+    ("in-process", "IN-PROCESS"),
+    ("ready", "READY"),
+    ("snoozed", "SNOOZED"),
+    ("inactive", "INACTIVE"),
+    ("retired", "RETIRED"),
+    ("exhausted", "EXHAUSTED"),
+)
+QUEUE_LEGEND = (
+    "queue precedence currentSize totalEnqueues sessionBalance lastCost (averageCost) "
+    "lastDequeueTime wakeTime totalSpend/totalBudget errorCount lastPeekUri lastQueueUri"
+)
 #: Every queue has Heritrix's default precedence (BaseQueuePrecedencePolicy) and no budget (-1).
 QUEUE_PRECEDENCE, QUEUE_BUDGET = 3, -1
 
@@ -393,8 +445,9 @@ def frontier_report(queues: Iterable[Mapping[str, Any]] | None) -> str:
     for state, title in QUEUE_SECTIONS:
         if nonempty or state == "exhausted":
             out.append(f"\n -----===== {title} QUEUES =====-----\n{QUEUE_LEGEND}\n")
-            out.extend(_queue_line(r) for r in sorted((r for r in rows if r["state"] == state),
-                                                      key=lambda r: r["queue"]))
+            out.extend(
+                _queue_line(r) for r in sorted((r for r in rows if r["state"] == state), key=lambda r: r["queue"])
+            )
     return "".join(out)
 
 
@@ -403,11 +456,13 @@ def _queue_line(r: Mapping[str, Any]) -> str:
     cost = 1 if spent else 0  # Heritrix's default UnitCostAssignmentPolicy
     dequeued = r.get("last_dequeue")
     wake = r.get("wake_in_s")
-    return (f"{r['queue']} {QUEUE_PRECEDENCE} {r.get('size', 0)} {r.get('enqueues', 0)} - {cost} ({cost}) "
-            f"{date17(datetime.fromtimestamp(dequeued, UTC)) if dequeued else '-'} "
-            f"{format_duration(int(wake * 1000)) if wake is not None else '-'} "
-            f"{spent} {QUEUE_BUDGET} {r.get('errors', 0)} {r.get('last_peeked') or '-'} "
-            f"{r.get('last_queued') or '-'}\n")
+    return (
+        f"{r['queue']} {QUEUE_PRECEDENCE} {r.get('size', 0)} {r.get('enqueues', 0)} - {cost} ({cost}) "
+        f"{date17(datetime.fromtimestamp(dequeued, UTC)) if dequeued else '-'} "
+        f"{format_duration(int(wake * 1000)) if wake is not None else '-'} "
+        f"{spent} {QUEUE_BUDGET} {r.get('errors', 0)} {r.get('last_peeked') or '-'} "
+        f"{r.get('last_queued') or '-'}\n"
+    )
 
 
 def source_report(crawl_log: str | Path | None) -> str:
@@ -430,8 +485,9 @@ def source_report(crawl_log: str | Path | None) -> str:
     return "".join(out)
 
 
-def domain_report(stats: CrawlStats, stop_reasons: Mapping[str, str] | None,
-                  domains: Iterable[str] = ()) -> dict[str, Any]:
+def domain_report(
+    stats: CrawlStats, stop_reasons: Mapping[str, str] | None, domains: Iterable[str] = ()
+) -> dict[str, Any]:
     """domain-report.json: per domain objects, bytes, stop reason (reasons come from the engine)."""
     stop_reasons = stop_reasons or {}
     names = sorted(set(domains) | set(stats.domains) | set(stop_reasons))
@@ -444,36 +500,54 @@ def domain_report(stats: CrawlStats, stop_reasons: Mapping[str, str] | None,
     return {"domains": out}
 
 
-REPORT_NAMES = ("crawl-report.txt", "seeds-report.txt", "hosts-report.txt", "mimetype-report.txt",
-                "responsecode-report.txt", "frontier-summary-report.txt", "frontier-report.txt",
-                "source-report.txt", "domain-report.json")
+REPORT_NAMES = (
+    "crawl-report.txt",
+    "seeds-report.txt",
+    "hosts-report.txt",
+    "mimetype-report.txt",
+    "responsecode-report.txt",
+    "frontier-summary-report.txt",
+    "frontier-report.txt",
+    "source-report.txt",
+    "domain-report.json",
+)
 
 
-def write_reports(directory: str | Path, stats: CrawlStats, *, crawl_name: str,
-                  crawl_status: str = "Finished", frontier_summary: str | Mapping[str, Any] | None = None,
-                  stop_reasons: Mapping[str, str] | None = None, domains: Iterable[str] = (),
-                  remaining: Mapping[str, int] | None = None, crawl_log: str | Path | None = None,
-                  notes: Iterable[str] = ()) -> list[Path]:
+def write_reports(
+    directory: str | Path,
+    stats: CrawlStats,
+    *,
+    crawl_name: str,
+    crawl_status: str = "Finished",
+    frontier_summary: str | Mapping[str, Any] | None = None,
+    stop_reasons: Mapping[str, str] | None = None,
+    domains: Iterable[str] = (),
+    remaining: Mapping[str, int] | None = None,
+    crawl_log: str | Path | None = None,
+    notes: Iterable[str] = (),
+) -> list[Path]:
     """Write all reports into ``directory`` (each via a temporary name, then renamed); ``notes`` (e.g. a
     dedup service outage) end crawl-report.txt."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     contents = {
-        "crawl-report.txt": crawl_report(stats, crawl_name=crawl_name, crawl_status=crawl_status,
-                                         continuous=frontier_summary.get("continuous")
-                                         if isinstance(frontier_summary, Mapping) else None)
+        "crawl-report.txt": crawl_report(
+            stats,
+            crawl_name=crawl_name,
+            crawl_status=crawl_status,
+            continuous=frontier_summary.get("continuous") if isinstance(frontier_summary, Mapping) else None,
+        )
         + "".join(f"{line}\n" for line in notes),
         "seeds-report.txt": seeds_report(stats),
         "hosts-report.txt": hosts_report(stats, remaining),
         "mimetype-report.txt": mimetype_report(stats),
         "responsecode-report.txt": responsecode_report(stats),
-        "frontier-summary-report.txt": frontier_summary_report(frontier_summary, job_name=crawl_name,
-                                                               stats=stats),
+        "frontier-summary-report.txt": frontier_summary_report(frontier_summary, job_name=crawl_name, stats=stats),
         "frontier-report.txt": frontier_report(
-            frontier_summary.get("queue_report") if isinstance(frontier_summary, Mapping) else None),
+            frontier_summary.get("queue_report") if isinstance(frontier_summary, Mapping) else None
+        ),
         "source-report.txt": source_report(crawl_log),
-        "domain-report.json": json.dumps(domain_report(stats, stop_reasons, domains), indent=2,
-                                         sort_keys=True) + "\n",
+        "domain-report.json": json.dumps(domain_report(stats, stop_reasons, domains), indent=2, sort_keys=True) + "\n",
     }
     paths = []
     for name in REPORT_NAMES:

@@ -44,12 +44,16 @@ class RetryPolicy:
 
     @classmethod
     def from_settings(cls, settings: Any) -> RetryPolicy:
-        return cls(enabled=settings.getbool("RETRY_ENABLED"), times=settings.getint("RETRY_TIMES"),
-                   http_codes=frozenset(int(c) for c in settings.getlist("RETRY_HTTP_CODES")),
-                   exceptions=load_exceptions(settings.getlist("RETRY_EXCEPTIONS")))
+        return cls(
+            enabled=settings.getbool("RETRY_ENABLED"),
+            times=settings.getint("RETRY_TIMES"),
+            http_codes=frozenset(int(c) for c in settings.getlist("RETRY_HTTP_CODES")),
+            exceptions=load_exceptions(settings.getlist("RETRY_EXCEPTIONS")),
+        )
 
-    def will_retry(self, meta: Mapping[str, Any], *, status: int | None = None,
-                   exc: BaseException | None = None) -> bool:
+    def will_retry(
+        self, meta: Mapping[str, Any], *, status: int | None = None, exc: BaseException | None = None
+    ) -> bool:
         """Whether the attempt of a request with this ``meta`` that got ``status`` or failed with
         ``exc`` will be tried again (``meta["retry_times"]``: the attempts before this one)."""
         if not self.enabled or meta.get("dont_retry"):

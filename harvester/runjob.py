@@ -126,8 +126,13 @@ def _broker_errors() -> tuple[type[BaseException], ...]:
 def publish(task: str, args: list[Any]) -> None:
     """One message to the ``events`` queue, or the broker's error within a second or two: the caller
     (an outbox flush) keeps the message and tries again later, so Celery's own retries are short."""
-    app.send_task(task, args=args, queue=EVENTS_QUEUE, retry=True,
-                  retry_policy={"max_retries": 1, "interval_start": 0, "interval_step": 0.5, "interval_max": 0.5})
+    app.send_task(
+        task,
+        args=args,
+        queue=EVENTS_QUEUE,
+        retry=True,
+        retry_policy={"max_retries": 1, "interval_start": 0, "interval_step": 0.5, "interval_max": 0.5},
+    )
 
 
 class BrokerLink:
@@ -171,8 +176,11 @@ class BrokerLink:
     def _failed(self, exc: BaseException) -> None:
         if self._down_since is None:
             self._down_since = time.monotonic()
-            logger.warning("job %s: the broker is unreachable (%s); the crawl goes on, its messages wait in the "
-                           "outbox", self.job_id, exc)
+            logger.warning(
+                "job %s: the broker is unreachable (%s); the crawl goes on, its messages wait in the outbox",
+                self.job_id,
+                exc,
+            )
         self._delay = min(max(self._delay * 2, 0.5), BROKER_RETRY_MAX_S)
         self._retry_at = time.monotonic() + self._delay
         self.close()
@@ -279,11 +287,16 @@ def _old_job_stopped(old_dir: Path, spec: JobSpec) -> Iterator[None]:
                 yield
                 return
         if time.monotonic() >= deadline:
-            raise TakeoverBusy(f"job {old_dir.name}, which job {spec.job_id} continues, is still being crawled "
-                               f"on this machine after {TAKEOVER_WAIT_S:.0f} s: stop it (its worker), then resubmit")
+            raise TakeoverBusy(
+                f"job {old_dir.name}, which job {spec.job_id} continues, is still being crawled "
+                f"on this machine after {TAKEOVER_WAIT_S:.0f} s: stop it (its worker), then resubmit"
+            )
         if not said:
-            logger.warning("job %s: job %s is still being crawled here; waiting for it to stop before taking it over",
-                           spec.job_id, old_dir.name)
+            logger.warning(
+                "job %s: job %s is still being crawled here; waiting for it to stop before taking it over",
+                spec.job_id,
+                old_dir.name,
+            )
             said = True
         time.sleep(1.0)
 
@@ -444,8 +457,9 @@ class _FilesRelay(_LinesRelay):
                     continue
                 self.undelivered.append(entry)
                 self.delay = min(max(self.delay * 2, 0.5), delivery.RETRY_MAX_S)
-                logger.warning("job %s: delivering %s failed (%s); retrying in %.1f s", self.job_id, f.name, exc,
-                               self.delay)
+                logger.warning(
+                    "job %s: delivering %s failed (%s); retrying in %.1f s", self.job_id, f.name, exc, self.delay
+                )
         if not self.undelivered:
             self.delay = 0.0
         self.retry_at = time.monotonic() + self.delay
@@ -525,8 +539,9 @@ def _close_stdin(child: subprocess.Popen[bytes]) -> None:
             pass
 
 
-def supervise(spec: JobSpec, job_dir: Path, link: BrokerLink, outbox: Outbox,
-              waiting: list[Any] | None = None) -> JobResult | None:
+def supervise(
+    spec: JobSpec, job_dir: Path, link: BrokerLink, outbox: Outbox, waiting: list[Any] | None = None
+) -> JobResult | None:
     """Run the child to its end, relaying progress and controls; the JobResult to send, or None when the
     orchestrator cancelled the job meanwhile (the child checkpointed: a resubmission takes it over)."""
     child = start_child(job_dir)
@@ -557,13 +572,20 @@ def supervise(spec: JobSpec, job_dir: Path, link: BrokerLink, outbox: Outbox,
                 if cancelled:  # the orchestrator has ended this job: never start it again
                     break
                 if stalls > STALL_RESTARTS:
-                    stalled = failed_result(spec.job_id, "crawl-process-stalled",
-                                            f"the crawl process made no progress for {quiet:.0f} s, again after "
-                                            f"a restart from its checkpoint; killed\n{_log_tail(job_dir)}".strip(),
-                                            started)
+                    stalled = failed_result(
+                        spec.job_id,
+                        "crawl-process-stalled",
+                        f"the crawl process made no progress for {quiet:.0f} s, again after "
+                        f"a restart from its checkpoint; killed\n{_log_tail(job_dir)}".strip(),
+                        started,
+                    )
                     break
-                logger.warning("job %s: the crawl process made no progress for %.0f s: killed, starting it again "
-                               "from its checkpoint", spec.job_id, quiet)
+                logger.warning(
+                    "job %s: the crawl process made no progress for %.0f s: killed, starting it again "
+                    "from its checkpoint",
+                    spec.job_id,
+                    quiet,
+                )
                 child = start_child(job_dir)
                 watch.restart()
                 messages = []
@@ -616,8 +638,9 @@ def _refuse(spec_dict: Any, category: str, exc: Exception) -> dict[str, Any]:
     """A job message that cannot be run: a FAILED result saying why (the intake takes it only for a job no
     harvester has started), not raised, so a bad message is not redelivered for ever."""
     job_id = spec_dict.get("job_id") if isinstance(spec_dict, dict) else None
-    result = failed_result(job_id if isinstance(job_id, int) and not isinstance(job_id, bool) else 0,
-                           category, str(exc))
+    result = failed_result(
+        job_id if isinstance(job_id, int) and not isinstance(job_id, bool) else 0, category, str(exc)
+    )
     logger.error("rejected the job message: %s", exc)
     BrokerLink(result.job_id).until_done(lambda: publish(RESULT_TASK, [result.to_dict()]))
     return result.to_dict()
@@ -635,8 +658,10 @@ def run_job(self: Any, spec_dict: Any) -> dict[str, Any]:
         finally:
             early.close()
         if cancelled:
-            logger.warning("job %s: cancelled by the orchestrator: this stale message is dropped, its spec not "
-                           "read", spec_dict["job_id"])
+            logger.warning(
+                "job %s: cancelled by the orchestrator: this stale message is dropped, its spec not read",
+                spec_dict["job_id"],
+            )
             return {"job_id": spec_dict["job_id"], "status": "CANCELLED"}
     try:
         spec = JobSpec.from_dict(resolve(spec_dict))  # a JobRef's spec is read from the orchestrator first
@@ -644,8 +669,9 @@ def run_job(self: Any, spec_dict: Any) -> dict[str, Any]:
         if exc.this_harvester:
             # This machine cannot read specs (no or a wrong token, the API out of reach): the job is not at
             # fault. Say so, wait, and hand the message back for a harvester that can.
-            logger.error("cannot read the job's spec here, handing the message back in %.0f s: %s",
-                         SPEC_HANDBACK_S, exc)
+            logger.error(
+                "cannot read the job's spec here, handing the message back in %.0f s: %s", SPEC_HANDBACK_S, exc
+            )
             time.sleep(SPEC_HANDBACK_S)
             raise Reject(str(exc), requeue=True) from None
         return _refuse(spec_dict, "jobspec-unreadable", exc)
@@ -655,13 +681,18 @@ def run_job(self: Any, spec_dict: Any) -> dict[str, Any]:
     try:
         cancelled, waiting = fence(link)
         if cancelled:
-            logger.warning("job %s: cancelled by the orchestrator (reaped, resubmitted or rejected): this stale "
-                           "message is dropped, nothing crawled", spec.job_id)
+            logger.warning(
+                "job %s: cancelled by the orchestrator (reaped, resubmitted or rejected): this stale "
+                "message is dropped, nothing crawled",
+                spec.job_id,
+            )
             return {"job_id": spec.job_id, "status": "CANCELLED"}
         with running_alone(spool_dir() / str(spec.job_id)) as alone:
             if not alone:  # a duplicate message of a job this spool is crawling right now
-                logger.warning("job %s is already being crawled from this spool: this message is a duplicate, "
-                               "not crawled again", spec.job_id)
+                logger.warning(
+                    "job %s is already being crawled from this spool: this message is a duplicate, not crawled again",
+                    spec.job_id,
+                )
                 return {"job_id": spec.job_id, "duplicate": True}
             return _run(spec, hostname, link, waiting)
     finally:
@@ -701,8 +732,9 @@ def _run(spec: JobSpec, hostname: str, link: BrokerLink, waiting: list[Any]) -> 
     logger.info("job %s: crawling in %s", spec.job_id, job_dir)
     result = supervise(spec, job_dir, link, outbox, waiting)
     if result is None:
-        logger.warning("job %s: cancelled by the orchestrator while crawling; stopped, spool kept for a "
-                       "resubmission", spec.job_id)
+        logger.warning(
+            "job %s: cancelled by the orchestrator while crawling; stopped, spool kept for a resubmission", spec.job_id
+        )
         _deliver(link, outbox)
         return {"job_id": spec.job_id, "status": "CANCELLED"}
     heartbeat = Heartbeat(_ProgressRelay(job_dir, outbox), link, outbox)

@@ -39,8 +39,9 @@ def child_stall_s() -> float:
         value = 0.0
     if value <= 0:
         # A worker must not refuse its jobs over it: say so once per job and keep the default.
-        logging.getLogger(__name__).error("NETHARVEST_CHILD_STALL_S=%r: expected a number of seconds greater "
-                                          "than 0; using %.0f", text, CHILD_STALL_S)
+        logging.getLogger(__name__).error(
+            "NETHARVEST_CHILD_STALL_S=%r: expected a number of seconds greater than 0; using %.0f", text, CHILD_STALL_S
+        )
         return CHILD_STALL_S
     return value
 
@@ -65,17 +66,25 @@ def broker_transport_options() -> dict[str, object]:
         # Jobs run for hours or days: Redis must not hand an unacknowledged job to a second worker
         # while the first is still on it (docs/DESIGN.md, "Long jobs and redelivery").
         options: dict[str, object] = {
-            "visibility_timeout": int(os.environ.get("NETHARVEST_VISIBILITY_TIMEOUT", 7 * 24 * 3600))}
+            "visibility_timeout": int(os.environ.get("NETHARVEST_VISIBILITY_TIMEOUT", 7 * 24 * 3600))
+        }
         if broker_url().startswith(("redis://", "rediss://")):
             # A broker host that vanishes without a reset (powered off, cut off) must be noticed in seconds,
             # not at TCP's ~15-minute give-up: until then a harvester's messages (heartbeats included) hang
             # on a dead socket and the reaper takes its live job for dead. Longer than kombu's 1 s BRPOP.
-            options.update(socket_connect_timeout=BROKER_CONNECT_TIMEOUT_S, socket_timeout=BROKER_SOCKET_TIMEOUT_S,
-                           socket_keepalive=True)
+            options.update(
+                socket_connect_timeout=BROKER_CONNECT_TIMEOUT_S,
+                socket_timeout=BROKER_SOCKET_TIMEOUT_S,
+                socket_keepalive=True,
+            )
         return options
     root = data_dir() / "broker"
-    folders = {"data_folder_in": root / "queue", "data_folder_out": root / "queue",
-               "control_folder": root / "control", "processed_folder": root / "processed"}
+    folders = {
+        "data_folder_in": root / "queue",
+        "data_folder_out": root / "queue",
+        "control_folder": root / "control",
+        "processed_folder": root / "processed",
+    }
     for folder in folders.values():
         folder.mkdir(parents=True, exist_ok=True)
     return {**{k: str(v) for k, v in folders.items()}, "store_processed": False, "polling_interval": 0.5}

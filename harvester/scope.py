@@ -228,8 +228,10 @@ _WWWN = re.compile(r"^(https?://)www[0-9]*\.([^/]*/.+)$")
 # strips those names whatever the value, as it always has, because a server that renews a short id
 # on every page (the test site's /hostile/session) is a crawler trap with that rule. ``sid`` is the
 # exception: as in Heritrix only a 32-character value is a session (``sid=5`` is a story id as often).
-_SESSION_PARAM = re.compile(r"^(?:jsessionid|phpsessid|aspsessionid[a-z]{8}|sessionid|cfid|cftoken)=|"
-                            r"^sid=[0-9a-z]{32}$")
+_SESSION_PARAM = re.compile(
+    r"^(?:jsessionid|phpsessid|aspsessionid[a-z]{8}|sessionid|cfid|cftoken)=|"
+    r"^sid=[0-9a-z]{32}$"
+)
 _PATH_SESSION = re.compile(r";jsessionid=[^/?#]*")
 
 
@@ -255,7 +257,7 @@ def _fixup_query(url: str) -> str:
     if q == len(url) - 1:
         return url[:-1]
     if url[q + 1] == "&":
-        return url[:q] if q + 2 == len(url) else url[:q + 1] + url[q + 2:]
+        return url[:q] if q + 2 == len(url) else url[: q + 1] + url[q + 2 :]
     return url[:-1] if url.endswith("&") else url
 
 
@@ -298,7 +300,8 @@ def heritrix_sorted_key(url: str) -> str:
 
 
 _LEGACY_SESSION_PARAMS = re.compile(
-    r"^(?:jsessionid|phpsessid|aspsessionid[a-z]{8}|sid|sessionid|cfid|cftoken)$", re.IGNORECASE)
+    r"^(?:jsessionid|phpsessid|aspsessionid[a-z]{8}|sid|sessionid|cfid|cftoken)$", re.IGNORECASE
+)
 _LEGACY_PATH_SESSION = re.compile(r";jsessionid=[^/?#]*", re.IGNORECASE)
 
 

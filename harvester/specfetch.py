@@ -55,13 +55,15 @@ def fetch_spec(ref: JobRef, tries: int = SPEC_FETCH_TRIES, sleep: Any = time.sle
             reason = f"HTTP {exc.code} {exc.reason}"
             if exc.code < 500:
                 hint = " (set NETHARVEST_API_TOKEN to a token with the read role)" if exc.code in (401, 403) else ""
-                raise SpecUnreadable(f"job {ref.job_id}: {ref.spec_url}: {reason}{hint}",
-                                     this_harvester=exc.code in (401, 403)) from None
+                raise SpecUnreadable(
+                    f"job {ref.job_id}: {ref.spec_url}: {reason}{hint}", this_harvester=exc.code in (401, 403)
+                ) from None
         except (urllib.error.URLError, OSError) as exc:
             reason = " ".join(str(getattr(exc, "reason", exc)).split())[:200]
     else:
-        raise SpecUnreadable(f"job {ref.job_id}: {ref.spec_url}: {reason} (after {max(1, tries)} tries)",
-                             this_harvester=True)
+        raise SpecUnreadable(
+            f"job {ref.job_id}: {ref.spec_url}: {reason} (after {max(1, tries)} tries)", this_harvester=True
+        )
     try:
         data = json.loads(body)
     except ValueError as exc:

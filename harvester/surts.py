@@ -32,7 +32,7 @@ def surt_form(url: str) -> str:
     host, port = netloc, ""
     if netloc.startswith("["):  # IPv6 literal
         end = netloc.find("]")
-        host, rest = netloc[: end + 1], netloc[end + 1:]
+        host, rest = netloc[: end + 1], netloc[end + 1 :]
         port = rest[1:] if rest.startswith(":") else ""
     elif ":" in netloc:
         host, port = netloc.rsplit(":", 1)
@@ -51,7 +51,7 @@ def surt_form(url: str) -> str:
         authority += f"@{userinfo}"
     # Everything after the authority, exactly as given (so a missing "/" stays missing).
     raw = url.strip()
-    after = raw[raw.find("://") + 3 + len(parts.netloc):].split("#", 1)[0]
+    after = raw[raw.find("://") + 3 + len(parts.netloc) :].split("#", 1)[0]
     return f"{scheme}://({authority}){after}".lower()
 
 

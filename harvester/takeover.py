@@ -83,8 +83,9 @@ def take_over(old_dir: Path, job_dir: Path, spec: JobSpec) -> bool:
     finished = spec.continues_done
     previous = old_dir / "state" / "frontier.sqlite"
     if not previous.exists():
-        logger.info("job %s continues job %s, whose state is not on this machine: starting over",
-                    spec.job_id, old_dir.name)
+        logger.info(
+            "job %s continues job %s, whose state is not on this machine: starting over", spec.job_id, old_dir.name
+        )
         return False
     old_warcs, warcs = old_dir / "warcs", job_dir / "warcs"
     warcs.mkdir(parents=True, exist_ok=True)
@@ -111,8 +112,9 @@ def take_over(old_dir: Path, job_dir: Path, spec: JobSpec) -> bool:
             # A new job has its own control history: it never starts paused because the old one was.
             dst.execute("UPDATE kv SET v='false' WHERE k='paused'")
             if finished:
-                dst.execute(f"DELETE FROM kv WHERE k IN ({','.join('?' * len(TALLIES + SEED_EDITS))})",
-                            TALLIES + SEED_EDITS)
+                dst.execute(
+                    f"DELETE FROM kv WHERE k IN ({','.join('?' * len(TALLIES + SEED_EDITS))})", TALLIES + SEED_EDITS
+                )
                 # This job's JobSpec was made from the definition as it is now: its seeds are the seeds
                 # (harvester.continuous forgets the frontier's seeds that are no longer among them).
                 dst.execute(f"INSERT OR REPLACE INTO kv (k, v) VALUES ('{FRESH_SEEDS}', 'true')")
@@ -122,6 +124,10 @@ def take_over(old_dir: Path, job_dir: Path, spec: JobSpec) -> bool:
     finally:
         src.close()
     os.replace(tmp, state)
-    logger.info("job %s takes over job %s's %s", spec.job_id, old_dir.name,
-                "URI states (it ended DONE: fresh tallies)" if finished else "frontier and files")
+    logger.info(
+        "job %s takes over job %s's %s",
+        spec.job_id,
+        old_dir.name,
+        "URI states (it ended DONE: fresh tallies)" if finished else "frontier and files",
+    )
     return True

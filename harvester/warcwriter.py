@@ -135,13 +135,15 @@ def warcinfo_block(fields: Iterable[tuple[str, str]]) -> bytes:
 
 def warcinfo_record(filename: str, fields: Sequence[tuple[str, str]]) -> WarcRecord:
     """The ``warcinfo`` record that opens every file: who wrote it, how, for which job."""
-    block = warcinfo_block([
-        ("software", SOFTWARE),
-        ("hostname", socket.gethostname()),
-        ("format", "WARC File Format 1.1"),
-        ("conformsTo", CONFORMS_TO),
-        *fields,
-    ])
+    block = warcinfo_block(
+        [
+            ("software", SOFTWARE),
+            ("hostname", socket.gethostname()),
+            ("format", "WARC File Format 1.1"),
+            ("conformsTo", CONFORMS_TO),
+            *fields,
+        ]
+    )
     return WarcRecord(
         type="warcinfo",
         headers=[("WARC-Date", warc_date(datetime.now(UTC))), ("WARC-Filename", filename)],
@@ -151,8 +153,9 @@ def warcinfo_record(filename: str, fields: Sequence[tuple[str, str]]) -> WarcRec
     )
 
 
-def write_warc_file(path: str | Path, records: Iterable[WarcRecord], warcinfo: Sequence[tuple[str, str]],
-                    compresslevel: int = 6) -> Path:
+def write_warc_file(
+    path: str | Path, records: Iterable[WarcRecord], warcinfo: Sequence[tuple[str, str]], compresslevel: int = 6
+) -> Path:
     """Write a whole small WARC (warcinfo + ``records``) under ``<path>.open``, then rename it.
 
     Used for the metadata WARC; replaces an existing file of the same name atomically.
@@ -340,7 +343,7 @@ def next_serial(directory: str | Path, prefix: str) -> int:
     """One past the highest serial already used by ``prefix`` in ``directory`` (0 for none)."""
     highest = -1
     for path in Path(directory).glob(f"{prefix}-*.warc.gz*"):
-        match = _SERIAL_RE.search(path.name[len(prefix):])
+        match = _SERIAL_RE.search(path.name[len(prefix) :])
         if match:
             highest = max(highest, int(match.group(1)))
     return highest + 1

@@ -29,7 +29,8 @@ EXIT_FAILED = 1
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="netharvest index cdx",
-        description="Print the sorted CDX (11 fields, ' CDX N b a m s k r M S V g') of WARC files.")
+        description="Print the sorted CDX (11 fields, ' CDX N b a m s k r M S V g') of WARC files.",
+    )
     p.add_argument("warcs", nargs="+", metavar="WARC", help=".warc.gz (one gzip member per record) or .warc files")
     p.add_argument("--cdxj", action="store_true", help="print pywb's CDXJ instead (no header line)")
     p.add_argument("--unsorted", action="store_true", help="print lines in file order, as records are read")

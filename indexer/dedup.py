@@ -134,8 +134,10 @@ class DedupIndex:
                     "digest=excluded.digest, timestamp=excluded.timestamp, filename=excluded.filename, "
                     "offset=excluded.offset, etag=excluded.etag, last_modified=excluded.last_modified, "
                     "mime=excluded.mime WHERE excluded.timestamp >= by_url.timestamp",
-                    [(c.url, c.digest, c.timestamp, c.filename, c.offset, c.etag, c.last_modified, c.mime)
-                     for c in batch],
+                    [
+                        (c.url, c.digest, c.timestamp, c.filename, c.offset, c.etag, c.last_modified, c.mime)
+                        for c in batch
+                    ],
                 )
                 count += len(batch)
         return count

@@ -48,8 +48,7 @@ def capture_from_row(row: Any) -> Capture:
     if not isinstance(row, list) or len(row) != 8:
         raise ValueError(f"a capture is a list of 8 fields, got {str(row)[:80]}")
     digest, url, ts, filename, offset, mime, etag, last_modified = row
-    return Capture(str(digest), str(url), str(ts), str(filename), int(offset), str(mime), str(etag),
-                   str(last_modified))
+    return Capture(str(digest), str(url), str(ts), str(filename), int(offset), str(mime), str(etag), str(last_modified))
 
 
 class DedupClient:
@@ -104,15 +103,16 @@ class DedupClient:
     def health(self) -> dict[str, Any]:
         return dict(self._call("GET", "/health"))
 
-    def lookup(self, digests: Sequence[str] = (), urls: Sequence[str] = ()
-               ) -> tuple[dict[str, Capture], dict[str, Capture]]:
+    def lookup(
+        self, digests: Sequence[str] = (), urls: Sequence[str] = ()
+    ) -> tuple[dict[str, Capture], dict[str, Capture]]:
         """Earlier captures by digest (earliest) and by URL (latest), for every key known to the service."""
         by_digest: dict[str, Capture] = {}
         by_url: dict[str, Capture] = {}
         digests, urls = list(digests), list(urls)
         while digests or urls:
             d, digests = digests[:LOOKUP_CHUNK], digests[LOOKUP_CHUNK:]
-            u, urls = urls[:LOOKUP_CHUNK - len(d)], urls[LOOKUP_CHUNK - len(d):]
+            u, urls = urls[: LOOKUP_CHUNK - len(d)], urls[LOOKUP_CHUNK - len(d) :]
             answer = self._call("POST", "/lookup", {"digests": d, "urls": u})
             try:
                 by_digest.update((k, capture_from_row(v)) for k, v in answer["digests"].items())
@@ -127,7 +127,6 @@ class DedupClient:
         count = 0
         it = iter(captures)
         while chunk := list(islice(it, ADD_CHUNK)):
-            answer = self._call("POST", "/add", {"captures": [capture_row(c) for c in chunk]},
-                                timeout_s=ADD_TIMEOUT_S)
+            answer = self._call("POST", "/add", {"captures": [capture_row(c) for c in chunk]}, timeout_s=ADD_TIMEOUT_S)
             count += int(answer.get("added", 0))
         return count

@@ -103,14 +103,20 @@ class Handler(BaseHTTPRequestHandler):
 
     def _lookup(self, body: dict[str, Any]) -> dict[str, Any]:
         digests, urls = body.get("digests", []), body.get("urls", [])
-        if not (isinstance(digests, list) and isinstance(urls, list)
-                and all(isinstance(k, str) for k in digests) and all(isinstance(k, str) for k in urls)):
+        if not (
+            isinstance(digests, list)
+            and isinstance(urls, list)
+            and all(isinstance(k, str) for k in digests)
+            and all(isinstance(k, str) for k in urls)
+        ):
             raise BadRequest('"digests" and "urls" must be lists of strings')
         if len(digests) + len(urls) > MAX_KEYS:
             raise BadRequest(f"{len(digests) + len(urls)} keys: at most {MAX_KEYS} per lookup")
         store = self.server.store
-        return {"digests": {k: capture_row(c) for k, c in store.by_digests(digests).items()},
-                "urls": {k: capture_row(c) for k, c in store.by_urls(urls).items()}}
+        return {
+            "digests": {k: capture_row(c) for k, c in store.by_digests(digests).items()},
+            "urls": {k: capture_row(c) for k, c in store.by_urls(urls).items()},
+        }
 
     def _add(self, body: dict[str, Any]) -> dict[str, Any]:
         rows = body.get("captures")
@@ -172,11 +178,17 @@ def load_sqlite(client: DedupClient, sqlite_path: str | Path) -> int:
         # The digest table first, then the URL table. Every digest row's URL has a URL row at least as recent
         # (both tables see every capture), so the URL rows replace what the digest rows wrote for their URLs
         # (latest wins, ties too), and never a digest's referent (only a strictly earlier capture does).
-        digests = (Capture(d, u, ts, f, o, m) for d, u, ts, f, o, m in db.execute(
-            "SELECT digest, url, timestamp, filename, offset, mime FROM by_digest"))
+        digests = (
+            Capture(d, u, ts, f, o, m)
+            for d, u, ts, f, o, m in db.execute("SELECT digest, url, timestamp, filename, offset, mime FROM by_digest")
+        )
         n = client.add(digests)
-        urls = (Capture(d, u, ts, f, o, m, e, lm) for u, d, ts, f, o, e, lm, m in db.execute(
-            f"SELECT url, digest, timestamp, filename, offset, etag, last_modified, {mime} FROM by_url"))
+        urls = (
+            Capture(d, u, ts, f, o, m, e, lm)
+            for u, d, ts, f, o, e, lm, m in db.execute(
+                f"SELECT url, digest, timestamp, filename, offset, etag, last_modified, {mime} FROM by_url"
+            )
+        )
         return n + client.add(urls)
     finally:
         db.close()

@@ -51,8 +51,9 @@ def _digest_value(c: Capture) -> bytes:
 
 
 def _url_value(c: Capture) -> bytes:
-    return SEP.join((c.digest, c.timestamp, c.filename, str(c.offset), c.etag, c.last_modified,
-                     c.mime)).encode("utf-8", "surrogatepass")
+    return SEP.join((c.digest, c.timestamp, c.filename, str(c.offset), c.etag, c.last_modified, c.mime)).encode(
+        "utf-8", "surrogatepass"
+    )
 
 
 def _from_digest_value(digest: str, raw: bytes) -> Capture:

@@ -89,8 +89,9 @@ class IndexedWarc:
     captures: CaptureSpool = field(default_factory=CaptureSpool)
 
 
-def index_warc(warc_path: str | Path, cdx_out: str | Path, filename: str | None = None,
-               captures: bool = True) -> IndexedWarc:
+def index_warc(
+    warc_path: str | Path, cdx_out: str | Path, filename: str | None = None, captures: bool = True
+) -> IndexedWarc:
     """Write the sorted CDX of ``warc_path`` to ``cdx_out`` (as :func:`indexer.cdx.write_cdx`) and collect
     its dedup captures (as :func:`indexer.dedupfeed.iter_captures`, ``g``/filename = ``filename`` or the
     file's name) in the same read of the file. ``captures=False`` (a metadata WARC) collects none. The

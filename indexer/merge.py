@@ -83,8 +83,7 @@ class _Run:
                 return
         if lines:
             if (self.last is not None and lines[0] < self.last) or lines != sorted(lines):
-                bad = next((b for a, b in zip([self.last or lines[0], *lines], lines, strict=False) if b < a),
-                           lines[0])
+                bad = next((b for a, b in zip([self.last or lines[0], *lines], lines, strict=False) if b < a), lines[0])
                 raise UnsortedInputError(f"{self.name} is not sorted in LC_ALL=C byte order (near {bad[:200]!r})")
             self.last = lines[-1]
         self.lines, self.pos = lines, 0
@@ -105,14 +104,14 @@ def _merged_batches(files: list[BinaryIO], names: list[str], head: bytes | None)
             return
         if len(active) == 1:
             r = active[0]
-            batch = r.lines[r.pos:]
+            batch = r.lines[r.pos :]
             r.pos = len(r.lines)
         else:
             limit = min(r.lines[-1] for r in active)
             batch = []
             for r in active:
                 j = bisect_right(r.lines, limit, r.pos)
-                batch += r.lines[r.pos:j]
+                batch += r.lines[r.pos : j]
                 r.pos = j
             batch.sort()
         if any(map(eq, batch, islice(batch, 1, None))):  # rare (a file indexed twice): only then group

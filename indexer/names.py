@@ -10,8 +10,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-_CONTENT = re.compile(r"^(?P<job>\d+)-(?P<harvest>\d+)-(?P<ts>\d{14})-(?P<serial>\d{5})-(?P<host>[A-Za-z0-9._-]+)"
-                      r"\.warc(?:\.gz)?$")
+_CONTENT = re.compile(
+    r"^(?P<job>\d+)-(?P<harvest>\d+)-(?P<ts>\d{14})-(?P<serial>\d{5})-(?P<host>[A-Za-z0-9._-]+)"
+    r"\.warc(?:\.gz)?$"
+)
 _METADATA = re.compile(r"^(?P<job>\d+)-metadata-(?P<n>\d+)\.warc(?:\.gz)?$")
 
 
@@ -35,5 +37,7 @@ def parse_archive_name(filename: str) -> ArchiveName:
     m = _METADATA.match(filename)
     if m:
         return ArchiveName(int(m["job"]), None, True, serial=int(m["n"]))
-    raise ValueError(f"{filename!r} is not a netharvest archive file name "
-                     "({job}-{harvest}-{YYYYmmddHHMMSS}-{serial}-{host}.warc.gz or {job}-metadata-N.warc.gz)")
+    raise ValueError(
+        f"{filename!r} is not a netharvest archive file name "
+        "({job}-{harvest}-{YYYYmmddHHMMSS}-{serial}-{host}.warc.gz or {job}-metadata-N.warc.gz)"
+    )

@@ -75,8 +75,9 @@ def _client(endpoint: str | None) -> Any:
     import boto3
     from botocore.config import Config
 
-    return boto3.client("s3", endpoint_url=endpoint or None,
-                        config=Config(retries={"mode": "standard", "max_attempts": 5}))
+    return boto3.client(
+        "s3", endpoint_url=endpoint or None, config=Config(retries={"mode": "standard", "max_attempts": 5})
+    )
 
 
 def client() -> Any:
@@ -176,8 +177,10 @@ def verify_copy(url: str, sha256: str) -> str:
 def _existing(url: str, sha256: str, tick: Tick) -> str:
     found = sha256_object(url, tick)
     if found != sha256:
-        raise NameConflict(f"{url} already exists with SHA-256 {found}, not {sha256}: refusing to replace an "
-                           "archived file with a different one of the same name")
+        raise NameConflict(
+            f"{url} already exists with SHA-256 {found}, not {sha256}: refusing to replace an "
+            "archived file with a different one of the same name"
+        )
     return url
 
 
@@ -185,8 +188,14 @@ def _b64(digest: bytes) -> str:
     return base64.b64encode(digest).decode("ascii")
 
 
-def put(src: str | Path, url: str, sha256: str, state: Path | None = None, tick: Tick = no_tick,
-        part_size: int | None = None) -> str:
+def put(
+    src: str | Path,
+    url: str,
+    sha256: str,
+    state: Path | None = None,
+    tick: Tick = no_tick,
+    part_size: int | None = None,
+) -> str:
     """Store file ``src`` as object ``url`` unless it is there already; returns ``url``.
 
     Not verified by reading back (see :func:`upload_verified`): the harvester's delivery uses it, and the
@@ -209,8 +218,14 @@ def put(src: str | Path, url: str, sha256: str, state: Path | None = None, tick:
                 data = f.read()
             if hashlib.sha256(data).hexdigest() != sha256:
                 raise ChecksumMismatch(f"{src}: SHA-256 is not {sha256}; not uploaded")
-            client().put_object(Bucket=bucket, Key=key, Body=data, Metadata=meta, IfNoneMatch="*",
-                                ChecksumSHA256=_b64(hashlib.sha256(data).digest()))
+            client().put_object(
+                Bucket=bucket,
+                Key=key,
+                Body=data,
+                Metadata=meta,
+                IfNoneMatch="*",
+                ChecksumSHA256=_b64(hashlib.sha256(data).digest()),
+            )
         else:
             _multipart(Path(src), bucket, key, sha256, length, meta, state, tick, part_size)
     except Exception as exc:
@@ -220,8 +235,17 @@ def put(src: str | Path, url: str, sha256: str, state: Path | None = None, tick:
     return url
 
 
-def _multipart(src: Path, bucket: str, key: str, sha256: str, length: int, meta: dict[str, str],
-               state: Path | None, tick: Tick, part_size: int) -> None:
+def _multipart(
+    src: Path,
+    bucket: str,
+    key: str,
+    sha256: str,
+    length: int,
+    meta: dict[str, str],
+    state: Path | None,
+    tick: Tick,
+    part_size: int,
+) -> None:
     s3 = client()
     saved = _load_state(state, bucket, key, sha256, length)
     have: dict[int, str] = {}
@@ -236,11 +260,21 @@ def _multipart(src: Path, bucket: str, key: str, sha256: str, length: int, meta:
                 raise
             saved = None
     if not saved:
-        upload_id = s3.create_multipart_upload(Bucket=bucket, Key=key, Metadata=meta,
-                                               ChecksumAlgorithm="SHA256")["UploadId"]
+        upload_id = s3.create_multipart_upload(Bucket=bucket, Key=key, Metadata=meta, ChecksumAlgorithm="SHA256")[
+            "UploadId"
+        ]
         if state is not None:
-            _write_state(state, {"bucket": bucket, "key": key, "sha256": sha256, "size": length,
-                                 "part_size": part_size, "upload_id": upload_id})
+            _write_state(
+                state,
+                {
+                    "bucket": bucket,
+                    "key": key,
+                    "sha256": sha256,
+                    "size": length,
+                    "part_size": part_size,
+                    "upload_id": upload_id,
+                },
+            )
     whole = hashlib.sha256()
     parts = []
     with open(src, "rb") as f:
@@ -252,16 +286,18 @@ def _multipart(src: Path, bucket: str, key: str, sha256: str, length: int, meta:
             md5 = hashlib.md5(data, usedforsecurity=False).hexdigest()
             digest = _b64(hashlib.sha256(data).digest())
             if have.get(number) != md5:  # missing, or a part the store holds different bytes for
-                s3.upload_part(Bucket=bucket, Key=key, UploadId=upload_id, PartNumber=number, Body=data,
-                               ChecksumSHA256=digest)
+                s3.upload_part(
+                    Bucket=bucket, Key=key, UploadId=upload_id, PartNumber=number, Body=data, ChecksumSHA256=digest
+                )
             parts.append({"PartNumber": number, "ETag": f'"{md5}"', "ChecksumSHA256": digest})
     if whole.hexdigest() != sha256:
         s3.abort_multipart_upload(Bucket=bucket, Key=key, UploadId=upload_id)
         if state is not None:
             state.unlink(missing_ok=True)
         raise ChecksumMismatch(f"{src}: SHA-256 is {whole.hexdigest()}, expected {sha256}; upload aborted")
-    s3.complete_multipart_upload(Bucket=bucket, Key=key, UploadId=upload_id, IfNoneMatch="*",
-                                 MultipartUpload={"Parts": parts})
+    s3.complete_multipart_upload(
+        Bucket=bucket, Key=key, UploadId=upload_id, IfNoneMatch="*", MultipartUpload={"Parts": parts}
+    )
     if state is not None:
         state.unlink(missing_ok=True)
 
@@ -274,8 +310,12 @@ def _load_state(state: Path | None, bucket: str, key: str, sha256: str, length: 
         saved = json.loads(state.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    if not isinstance(saved, dict) or (saved.get("bucket"), saved.get("key"), saved.get("sha256"),
-                                       saved.get("size")) != (bucket, key, sha256, length):
+    if not isinstance(saved, dict) or (
+        saved.get("bucket"),
+        saved.get("key"),
+        saved.get("sha256"),
+        saved.get("size"),
+    ) != (bucket, key, sha256, length):
         return None
     return saved
 
@@ -287,8 +327,7 @@ def _write_state(state: Path, data: dict[str, Any]) -> None:
     os.replace(tmp, state)
 
 
-def upload_verified(src: str | Path, url: str, sha256: str, tick: Tick = no_tick,
-                    state: Path | None = None) -> str:
+def upload_verified(src: str | Path, url: str, sha256: str, tick: Tick = no_tick, state: Path | None = None) -> str:
     """:func:`put`, then read the object back and hash it: the chain's copy into an object location. A copy
     that reads back wrong is deleted (it is the one this call made: the put was conditional) and raises
     :class:`ChecksumMismatch`."""
@@ -298,8 +337,9 @@ def upload_verified(src: str | Path, url: str, sha256: str, tick: Tick = no_tick
     if found != sha256.lower():
         if not existed:
             delete(url)
-        raise ChecksumMismatch(f"{url}: the copy read back has SHA-256 {found}, expected {sha256}"
-                               + ("" if existed else "; removed"))
+        raise ChecksumMismatch(
+            f"{url}: the copy read back has SHA-256 {found}, expected {sha256}" + ("" if existed else "; removed")
+        )
     return url
 
 

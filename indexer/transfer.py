@@ -75,8 +75,7 @@ def sha256_file(path: str | Path, tick: Tick = _no_tick) -> str:
     return h.hexdigest()
 
 
-def choose_location(locations: Iterable[Any], size: int, replica: bool = False,
-                    exclude: Iterable[str] = ()) -> Any:
+def choose_location(locations: Iterable[Any], size: int, replica: bool = False, exclude: Iterable[str] = ()) -> Any:
     """The location with the most free space among those that can take ``size`` bytes: non-replica
     locations for the primary copy (``replica=False``), replica locations for a backup. ``exclude``
     names locations already holding a copy. A location whose directory is missing or unreadable (a bucket
@@ -164,8 +163,10 @@ def copy_verified(src: str | Path, dest: Path, sha256: str, tick: Tick = _no_tic
 def _existing(dest: Path, sha256: str, tick: Tick = _no_tick) -> Path:
     found = sha256_file(dest, tick)
     if found != sha256:
-        raise NameConflict(f"{dest} already exists with SHA-256 {found}, not {sha256}: refusing to replace "
-                           "an archived file with a different one of the same name")
+        raise NameConflict(
+            f"{dest} already exists with SHA-256 {found}, not {sha256}: refusing to replace "
+            "an archived file with a different one of the same name"
+        )
     return dest
 
 

@@ -170,8 +170,24 @@ class _RecordParser:
     """Accumulates a record's decompressed bytes: keeps the head, hashes the payload when needed,
     counts the rest. Shared by the gzip and the plain path."""
 
-    __slots__ = ("head", "head_done", "headers", "warc_len", "block_len", "total", "http_start", "status_line",
-                 "http_headers", "want_http", "hasher", "payload_start", "trailer", "path", "offset", "first_line")
+    __slots__ = (
+        "head",
+        "head_done",
+        "headers",
+        "warc_len",
+        "block_len",
+        "total",
+        "http_start",
+        "status_line",
+        "http_headers",
+        "want_http",
+        "hasher",
+        "payload_start",
+        "trailer",
+        "path",
+        "offset",
+        "first_line",
+    )
 
     def __init__(self, path: Path, offset: int) -> None:
         self.path = path
@@ -210,20 +226,22 @@ class _RecordParser:
         end = self.warc_len + self.block_len
         if self.total > end and len(self.trailer) <= MAX_TRAILER:
             cut = max(0, end - start)
-            self.trailer += out[cut: cut + MAX_TRAILER + 1]
+            self.trailer += out[cut : cut + MAX_TRAILER + 1]
 
     def _hash(self, data: bytes | bytearray, start: int) -> None:
         """Hash the part of ``data`` (which begins at record offset ``start``) inside the payload."""
         lo = max(self.payload_start, start)
         hi = min(self.warc_len + self.block_len, start + len(data))
         if hi > lo:
-            self.hasher.update(memoryview(data)[lo - start: hi - start])  # type: ignore[union-attr]
+            self.hasher.update(memoryview(data)[lo - start : hi - start])  # type: ignore[union-attr]
 
     def _try_head(self) -> None:
         if self.headers is None:
             if len(self.head) >= 5 and not self.head.startswith(b"WARC/"):
-                raise WarcFormatError(f"{self.path}: not a WARC record at offset {self.offset} "
-                                      f"(starts with {bytes(self.head[:20])!r}; ARC files are not supported)")
+                raise WarcFormatError(
+                    f"{self.path}: not a WARC record at offset {self.offset} "
+                    f"(starts with {bytes(self.head[:20])!r}; ARC files are not supported)"
+                )
             end = _head_end(self.head)
             if end < 0:
                 if len(self.head) > MAX_HEAD:
@@ -236,18 +254,22 @@ class _RecordParser:
             else:
                 self.first_line, self.headers = _parse_header_lines(raw)
             if not self.first_line.startswith("WARC/"):
-                raise WarcFormatError(f"{self.path}: not a WARC record at offset {self.offset} "
-                                      f"(starts with {bytes(self.head[:20])!r}; ARC files are not supported)")
+                raise WarcFormatError(
+                    f"{self.path}: not a WARC record at offset {self.offset} "
+                    f"(starts with {bytes(self.head[:20])!r}; ARC files are not supported)"
+                )
             self.warc_len = end
             try:
                 self.block_len = int(self.headers.get("content-length", ""))
             except ValueError:
-                raise WarcFormatError(f"{self.path}: record at offset {self.offset} has no valid "
-                                      "Content-Length") from None
+                raise WarcFormatError(
+                    f"{self.path}: record at offset {self.offset} has no valid Content-Length"
+                ) from None
             rec_type = self.headers.get("warc-type", "")
             uri = self.headers.get("warc-target-uri", "").lstrip("<")
-            self.want_http = (self.block_len > 0 and rec_type in HTTP_RECORD_TYPES
-                              and uri.startswith(("http:", "https:")))
+            self.want_http = (
+                self.block_len > 0 and rec_type in HTTP_RECORD_TYPES and uri.startswith(("http:", "https:"))
+            )
             self.payload_start = end
             if not self.want_http:
                 self._finish_head()
@@ -256,11 +278,11 @@ class _RecordParser:
         end = _head_end(self.head, self.warc_len)
         if end < 0 or end > block_end:
             if len(self.head) >= block_end:  # the block ends without a blank line: all of it is the head
-                self._set_http(bytes(self.head[self.warc_len:block_end]) + b"\r\n")
+                self._set_http(bytes(self.head[self.warc_len : block_end]) + b"\r\n")
                 self.payload_start = block_end
                 self._finish_head()
             return
-        self._set_http(bytes(self.head[self.warc_len:end]))
+        self._set_http(bytes(self.head[self.warc_len : end]))
         self.payload_start = end
         self._finish_head()
 
@@ -278,7 +300,7 @@ class _RecordParser:
             self._hash(self.head, 0)
         end = self.warc_len + self.block_len
         if len(self.head) > end:  # a small record's whole member came in one slice: keep what follows it
-            self.trailer += self.head[end: end + MAX_TRAILER + 1]
+            self.trailer += self.head[end : end + MAX_TRAILER + 1]
         self.head = b""  # nothing of the head is needed any more; free it
 
     def result(self, length: int, block_present: bool = False) -> WarcRecordHead:
@@ -289,18 +311,22 @@ class _RecordParser:
         if not self.head_done:
             self._finish_head()
         if not block_present and self.total < self.warc_len + self.block_len:
-            raise WarcFormatError(f"{self.path}: truncated record at offset {self.offset}: Content-Length "
-                                  f"{self.block_len}, only {self.total - self.warc_len} bytes present")
+            raise WarcFormatError(
+                f"{self.path}: truncated record at offset {self.offset}: Content-Length "
+                f"{self.block_len}, only {self.total - self.warc_len} bytes present"
+            )
         if self.trailer.strip():
             raise WarcFormatError(
                 f"{self.path}: the gzip member at offset {self.offset} holds more than one record "
                 "(a whole-file gzip is not indexable: replay needs one gzip member per record; "
-                "`warcio recompress` fixes such a file)")
+                "`warcio recompress` fixes such a file)"
+            )
         digest = None
         if self.hasher is not None:
             digest = "sha1:" + b32encode(self.hasher.digest()).decode("ascii")
-        return WarcRecordHead(self.offset, length, self.headers, self.status_line, self.http_headers,
-                              digest, self.block_len)
+        return WarcRecordHead(
+            self.offset, length, self.headers, self.status_line, self.http_headers, digest, self.block_len
+        )
 
 
 def _iter_gzip(f: BinaryIO, path: Path) -> Iterator[WarcRecordHead]:
@@ -322,7 +348,7 @@ def _iter_gzip(f: BinaryIO, path: Path) -> Iterator[WarcRecordHead]:
                 buf, base, pos = f.read(READ_SIZE), base + len(buf), 0
                 if not buf:
                     raise WarcFormatError(f"{path}: truncated gzip member at offset {offset} (end of file)")
-            piece = memoryview(buf)[pos: pos + step]
+            piece = memoryview(buf)[pos : pos + step]
             try:
                 out = d.decompress(piece, MAX_OUT)
                 parser.feed(out)

@@ -31,14 +31,18 @@ app.conf.update(
     task_routes={"orchestrator.index.*": {"queue": "indexer"}, "orchestrator.qa.*": {"queue": "qa"}},
     beat_schedule={
         # NETHARVEST_REAPER_INTERVAL_S (orchestrator.settings), read here before Django is set up
-        "reap-jobs": {"task": "orchestrator.reap_jobs",
-                      "schedule": float(os.environ.get("NETHARVEST_REAPER_INTERVAL_S", 15))},
+        "reap-jobs": {
+            "task": "orchestrator.reap_jobs",
+            "schedule": float(os.environ.get("NETHARVEST_REAPER_INTERVAL_S", 15)),
+        },
         # Jobs left NEW (the broker was down when their run was made, a dispatcher died): sent within a minute
         # of the broker answering again.
         "submit-new-jobs": {"task": "orchestrator.submit_new_jobs", "schedule": 60.0},
         # NETHARVEST_SCHEDULER_INTERVAL_S (orchestrator.settings), read here before Django is set up
-        "schedule-due-harvests": {"task": "orchestrator.schedule_due_harvests",
-                                  "schedule": float(os.environ.get("NETHARVEST_SCHEDULER_INTERVAL_S", 30))},
+        "schedule-due-harvests": {
+            "task": "orchestrator.schedule_due_harvests",
+            "schedule": float(os.environ.get("NETHARVEST_SCHEDULER_INTERVAL_S", 30)),
+        },
         # The indexer chain: the sweep recovers files left behind; merge + bigmerge once a day (UTC).
         # Every minute: a dead worker's claim (lease NETHARVEST_INDEX_LEASE_S, 2 min) is taken over within 3 min.
         "index-sweep": {"task": "orchestrator.index.sweep", "schedule": 60.0},

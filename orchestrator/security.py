@@ -28,8 +28,9 @@ from django.core.exceptions import ImproperlyConfigured
 #: The tag of netharvest's own deployment checks (``netharvest check --deploy --tag netharvest``).
 TAG = "netharvest"
 #: What example files and tutorials put where a key belongs.
-_PLACEHOLDER = re.compile(r"change[-_ ]?me|placeholder|your[-_ ]?secret|^(secret|netharvest|django-insecure-.*)$",
-                          re.IGNORECASE)
+_PLACEHOLDER = re.compile(
+    r"change[-_ ]?me|placeholder|your[-_ ]?secret|^(secret|netharvest|django-insecure-.*)$", re.IGNORECASE
+)
 #: Django's own bar for a key (security.W009): at least 50 characters, at least 5 different ones.
 MIN_LENGTH, MIN_UNIQUE = 50, 5
 HOW_TO_MAKE = "make one with: python3 -c 'import secrets; print(secrets.token_urlsafe(50))'"
@@ -42,8 +43,9 @@ def is_placeholder(key: str) -> bool:
 def refuse_placeholder_key(key: str | None) -> None:
     """Settings time, every process: a placeholder in ``NETHARVEST_SECRET_KEY`` is an error."""
     if key is not None and is_placeholder(key):
-        raise ImproperlyConfigured(f"NETHARVEST_SECRET_KEY is a placeholder ({key[:12]!r}…), not a secret: "
-                                   f"{HOW_TO_MAKE}")
+        raise ImproperlyConfigured(
+            f"NETHARVEST_SECRET_KEY is a placeholder ({key[:12]!r}…), not a secret: {HOW_TO_MAKE}"
+        )
 
 
 def secret_key_problem(environ: dict[str, str] | os._Environ[str], debug: bool) -> str | None:
@@ -52,13 +54,17 @@ def secret_key_problem(environ: dict[str, str] | os._Environ[str], debug: bool) 
     if not key:
         if debug:
             return None
-        return ("NETHARVEST_SECRET_KEY is not set: a production web server needs its own secret key in the "
-                f"environment (the embedded default's key in the data directory is for `netharvest up`); {HOW_TO_MAKE}")
+        return (
+            "NETHARVEST_SECRET_KEY is not set: a production web server needs its own secret key in the "
+            f"environment (the embedded default's key in the data directory is for `netharvest up`); {HOW_TO_MAKE}"
+        )
     if is_placeholder(key):
         return f"NETHARVEST_SECRET_KEY is a placeholder, not a secret: {HOW_TO_MAKE}"
     if len(key) < MIN_LENGTH or len(set(key)) < MIN_UNIQUE:
-        return (f"NETHARVEST_SECRET_KEY is too weak (it needs at least {MIN_LENGTH} characters, {MIN_UNIQUE} of "
-                f"them different): {HOW_TO_MAKE}")
+        return (
+            f"NETHARVEST_SECRET_KEY is too weak (it needs at least {MIN_LENGTH} characters, {MIN_UNIQUE} of "
+            f"them different): {HOW_TO_MAKE}"
+        )
     return None
 
 

@@ -190,8 +190,9 @@ NETHARVEST_DEFAULT_TEMPLATE = os.environ.get("NETHARVEST_DEFAULT_TEMPLATE", "def
 # --- indexer chain: storage locations and indexes (orchestrator/harvest/chain/storage.py reads these) -------
 #: Where the chain stores WARCs: ``name=/path`` pairs, comma-separated; the transfer step picks the one with
 #: the most free space. Default: one location, ``archive``, in the archive directory.
-NETHARVEST_STORAGE_LOCATIONS = os.environ.get("NETHARVEST_STORAGE_LOCATIONS", "").strip() or \
-    f"archive={NETHARVEST_ARCHIVE_DIR}"
+NETHARVEST_STORAGE_LOCATIONS = (
+    os.environ.get("NETHARVEST_STORAGE_LOCATIONS", "").strip() or f"archive={NETHARVEST_ARCHIVE_DIR}"
+)
 #: An optional replica location (``name=/path`` or a bare path, named ``backup``); unset = no backup step.
 NETHARVEST_BACKUP_LOCATION = os.environ.get("NETHARVEST_BACKUP_LOCATION", "").strip()
 #: The dedup index the chain feeds and every new job's JobSpec names.

@@ -19,15 +19,18 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
 
     from tests.settings import BACKENDS
 
-    return [f"netharvest backends: database = {BACKENDS['database']}, broker = {BACKENDS['broker']}",
-            f"netharvest data dir: {settings.DATA_DIR}"]
+    return [
+        f"netharvest backends: database = {BACKENDS['database']}, broker = {BACKENDS['broker']}",
+        f"netharvest data dir: {settings.DATA_DIR}",
+    ]
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     from tests.settings import BACKENDS
 
     terminalreporter.write_line(
-        f"netharvest backends used: database = {BACKENDS['database']}, broker = {BACKENDS['broker']}")
+        f"netharvest backends used: database = {BACKENDS['database']}, broker = {BACKENDS['broker']}"
+    )
 
 
 def uses_postgres() -> bool:
@@ -59,17 +62,30 @@ def _stack_processes(only: str, queues: str) -> Iterator[Path]:
     if connection.vendor != "postgresql" or not os.environ.get("NETHARVEST_BROKER_URL", "").startswith("redis"):
         pytest.skip("a worker process needs the test database on PostgreSQL and a Redis broker")
     db = connection.settings_dict
-    env = {**os.environ, "NETHARVEST_DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
-           "NETHARVEST_DATA_DIR": str(settings.DATA_DIR), "DJANGO_SETTINGS_MODULE": "orchestrator.settings",
-           # No demo site: its fixed ports clash between test runs side by side, and its harvest is not the test's.
-           "NETHARVEST_DEMO": "0"}
+    env = {
+        **os.environ,
+        "NETHARVEST_DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
+        "NETHARVEST_DATA_DIR": str(settings.DATA_DIR),
+        "DJANGO_SETTINGS_MODULE": "orchestrator.settings",
+        # No demo site: its fixed ports clash between test runs side by side, and its harvest is not the test's.
+        "NETHARVEST_DEMO": "0",
+    }
     # Jobs that other tests dispatched and no worker took are still queued: not this test's to crawl.
-    subprocess.run([str(Path(sys.executable).parent / "celery"), "-A", "harvester.worker", "purge", "-f", "-Q",
-                    queues], env=env, check=True, capture_output=True)
+    subprocess.run(
+        [str(Path(sys.executable).parent / "celery"), "-A", "harvester.worker", "purge", "-f", "-Q", queues],
+        env=env,
+        check=True,
+        capture_output=True,
+    )
     log = open(settings.DATA_DIR / "up.log", "wb")
     # --no-demo: the tests serve their own sites; the demo's fixed ports may be taken by another stack.
-    process = subprocess.Popen([str(Path(sys.executable).parent / "netharvest"), "up", "--only", only, "--no-demo"],
-                               env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    process = subprocess.Popen(
+        [str(Path(sys.executable).parent / "netharvest"), "up", "--only", only, "--no-demo"],
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     yield settings.DATA_DIR / "up.log"
     stop_processes(process)
     log.close()
@@ -179,11 +195,25 @@ def s3_endpoint() -> Iterator[str]:
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
     server.start()
     endpoint = f"http://127.0.0.1:{port}"
-    saved = {k: os.environ.get(k) for k in ("NETHARVEST_S3_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "AWS_ACCESS_KEY_ID",
-                                            "AWS_SECRET_ACCESS_KEY", "AWS_DEFAULT_REGION")}
-    os.environ.update({"NETHARVEST_S3_ENDPOINT_URL": endpoint, "AWS_ENDPOINT_URL_S3": endpoint,
-                       "AWS_ACCESS_KEY_ID": "netharvest-test", "AWS_SECRET_ACCESS_KEY": "netharvest-test",
-                       "AWS_DEFAULT_REGION": "us-east-1"})
+    saved = {
+        k: os.environ.get(k)
+        for k in (
+            "NETHARVEST_S3_ENDPOINT_URL",
+            "AWS_ENDPOINT_URL_S3",
+            "AWS_ACCESS_KEY_ID",
+            "AWS_SECRET_ACCESS_KEY",
+            "AWS_DEFAULT_REGION",
+        )
+    }
+    os.environ.update(
+        {
+            "NETHARVEST_S3_ENDPOINT_URL": endpoint,
+            "AWS_ENDPOINT_URL_S3": endpoint,
+            "AWS_ACCESS_KEY_ID": "netharvest-test",
+            "AWS_SECRET_ACCESS_KEY": "netharvest-test",
+            "AWS_DEFAULT_REGION": "us-east-1",
+        }
+    )
     yield endpoint
     for key, value in saved.items():
         if value is None:

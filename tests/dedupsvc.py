@@ -21,8 +21,21 @@ class ServiceProcess:
         self.url = f"http://127.0.0.1:{self.port}"
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "indexer.dedupservice", "serve", "--store", str(store), "--bind",
-             f"127.0.0.1:{self.port}"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            [
+                sys.executable,
+                "-m",
+                "indexer.dedupservice",
+                "serve",
+                "--store",
+                str(store),
+                "--bind",
+                f"127.0.0.1:{self.port}",
+            ],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
         client = DedupClient(self.url)
 
         def up() -> bool:

@@ -51,8 +51,12 @@ def start_replay(index_dir: Path, log: Path) -> ReplayService:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     out = open(log, "wb")
-    process = subprocess.Popen([str(pywb_python()), str(LAUNCHER), "--index-dir", str(index_dir),
-                                "--bind", f"127.0.0.1:{port}"], stdout=out, stderr=subprocess.STDOUT, cwd=REPO)
+    process = subprocess.Popen(
+        [str(pywb_python()), str(LAUNCHER), "--index-dir", str(index_dir), "--bind", f"127.0.0.1:{port}"],
+        stdout=out,
+        stderr=subprocess.STDOUT,
+        cwd=REPO,
+    )
     out.close()
     for _ in range(600):  # up to 60 s on a loaded machine
         if process.poll() is not None:

@@ -46,13 +46,19 @@ def run_job(spec_data: dict) -> None:
     app.send_task(STARTED_TASK, args=[spec.job_id, f"standin@{socket.gethostname()}"], queue=EVENTS_QUEUE)
     deadline = time.monotonic() + float(os.environ.get("STANDIN_JOB_SECONDS", "0"))
     while time.monotonic() < deadline:
-        app.send_task(PROGRESS_TASK, args=[Progress(job_id=spec.job_id, at=_now(), uris_done=1).to_dict()],
-                      queue=EVENTS_QUEUE)
+        app.send_task(
+            PROGRESS_TASK, args=[Progress(job_id=spec.job_id, at=_now(), uris_done=1).to_dict()], queue=EVENTS_QUEUE
+        )
         time.sleep(min(1.0, max(0.0, deadline - time.monotonic())))
     result = JobResult(
-        job_id=spec.job_id, status="DONE", started=started, ended=_now(),
-        domains=tuple(DomainResult(d.name, d.configuration, objects=3, bytes=3000, stop_reason="DOWNLOAD_COMPLETE")
-                      for d in spec.domains),
+        job_id=spec.job_id,
+        status="DONE",
+        started=started,
+        ended=_now(),
+        domains=tuple(
+            DomainResult(d.name, d.configuration, objects=3, bytes=3000, stop_reason="DOWNLOAD_COMPLETE")
+            for d in spec.domains
+        ),
         harvester=f"standin@{socket.gethostname()}",
     )
     app.send_task(RESULT_TASK, args=[result.to_dict()], queue=EVENTS_QUEUE)

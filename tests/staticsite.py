@@ -12,8 +12,10 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 #: A 1x1 PNG; each image file gets a distinct tail so every payload digest differs.
-PNG = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000"
-                    "1f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082")
+PNG = bytes.fromhex(
+    "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+    "1f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082"
+)
 
 
 def write_site(root: Path, pages: int = 60) -> set[str]:
@@ -32,14 +34,15 @@ def write_site(root: Path, pages: int = 60) -> set[str]:
     (root / "site.css").write_text("body { background: url(img/bg.png) }\n")
     heads = "".join(f'<a href="/p{i}.html">part {i // 10}</a>' for i in range(0, pages, 10))
     (root / "index.html").write_text(
-        '<!doctype html><html><head><link rel="stylesheet" href="/site.css"></head>'
-        f'<body>{heads}</body></html>\n')
+        f'<!doctype html><html><head><link rel="stylesheet" href="/site.css"></head><body>{heads}</body></html>\n'
+    )
     for i in range(pages):
         nxt = f'<a href="/p{i + 1}.html">next</a>' if (i + 1) % 10 and i + 1 < pages else ""
         pdf = f'<a href="/doc{i}.pdf">report</a>' if i % 10 == 0 else ""
         (root / f"p{i}.html").write_text(
             f'<!doctype html><html><head><title>page {i}</title><link rel="stylesheet" href="/site.css">'
-            f'</head><body><h1>Page {i}</h1><img src="/img/i{i}.png">{nxt}{pdf}</body></html>\n')
+            f'</head><body><h1>Page {i}</h1><img src="/img/i{i}.png">{nxt}{pdf}</body></html>\n'
+        )
         (root / "img" / f"i{i}.png").write_bytes(PNG + str(i).encode())
         reached |= {f"/p{i}.html", f"/img/i{i}.png"}
         if pdf:

@@ -55,119 +55,222 @@ TINY: dict[str, Tiny] = {
     "bench_api.py": Tiny(
         lambda tmp: ["--jobs", "200", "--running", "20", "--files", "1000", "--repeat", "1"],
         [r"^seeded 200 jobs \(20 running\), 1,000 archive files"]
-        + [rf"^\| {re.escape(label)} \| {NUMBER} ms \| {NUMBER} ms \| {NUMBER} \|" for label in (
-            "metrics scrape", "GET /api/v1/jobs (first page of 100)", "GET /api/v1/jobs/{id} (running)")]
+        + [
+            rf"^\| {re.escape(label)} \| {NUMBER} ms \| {NUMBER} ms \| {NUMBER} \|"
+            for label in ("metrics scrape", "GET /api/v1/jobs (first page of 100)", "GET /api/v1/jobs/{id} (running)")
+        ]
         + [rf"^  {family} +{NUMBER} ms" for family in ("jobs", "running", "chain")],
-        database=True, needs_redis=True),
+        database=True,
+        needs_redis=True,
+    ),
     "bench_broadcrawl.py": Tiny(
         lambda tmp: ["--domains", "300", "--configs-per-job", "50", "--harvesters", "2", "--job-seconds", "1"],
-        [rf"^measured: 300 domains, {NUMBER} snapshot jobs, 2 stand-in harvesters",
-         rf"^  all jobs DONE in {NUMBER} s; 305 HarvestInfo rows \(one per domain configuration: nothing lost\)",
-         rf"^  selective job: submitted with \d+ snapshot jobs queued, started after {NUMBER} s",
-         rf"^  intake: {NUMBER} events/s; PostgreSQL {NUMBER} transactions/s; Redis {NUMBER} commands/s",
-         rf"^  dedup lookups: {NUMBER}/s", rf"^  broker commands: {NUMBER}/s",
-         rf"^  indexer chain input: {NUMBER} MB/s: {NUMBER} chain processes"],
-        database=True, needs_redis=True),
+        [
+            rf"^measured: 300 domains, {NUMBER} snapshot jobs, 2 stand-in harvesters",
+            rf"^  all jobs DONE in {NUMBER} s; 305 HarvestInfo rows \(one per domain configuration: nothing lost\)",
+            rf"^  selective job: submitted with \d+ snapshot jobs queued, started after {NUMBER} s",
+            rf"^  intake: {NUMBER} events/s; PostgreSQL {NUMBER} transactions/s; Redis {NUMBER} commands/s",
+            rf"^  dedup lookups: {NUMBER}/s",
+            rf"^  broker commands: {NUMBER}/s",
+            rf"^  indexer chain input: {NUMBER} MB/s: {NUMBER} chain processes",
+        ],
+        database=True,
+        needs_redis=True,
+    ),
     "bench_chain.py": Tiny(
         lambda tmp: ["--files", "2", "--records", "50", "--workdir", str(tmp)],
-        [rf"^index step, {variant} +{NUMBER} s CPU +{NUMBER} s wall +{NUMBER} records/CPU-s"
-         for variant in (r"two passes \(before\)", r"one pass \(index step\)")]
-        + [rf"^sha256sum of the spool files: +\S+ s +{NUMBER} MB/s",
-         rf"^index run \(whole chain, 1 proc\): +{NUMBER} s .* {NUMBER} records/s +peak RSS {NUMBER} MB",
-         rf"^index merge --big: +{NUMBER} s +100 master CDX lines +{NUMBER} lines/s +peak RSS {NUMBER} MB"],
-        database=True),
+        [
+            rf"^index step, {variant} +{NUMBER} s CPU +{NUMBER} s wall +{NUMBER} records/CPU-s"
+            for variant in (r"two passes \(before\)", r"one pass \(index step\)")
+        ]
+        + [
+            rf"^sha256sum of the spool files: +\S+ s +{NUMBER} MB/s",
+            rf"^index run \(whole chain, 1 proc\): +{NUMBER} s .* {NUMBER} records/s +peak RSS {NUMBER} MB",
+            rf"^index merge --big: +{NUMBER} s +100 master CDX lines +{NUMBER} lines/s +peak RSS {NUMBER} MB",
+        ],
+        database=True,
+    ),
     "bench_delivery.py": Tiny(
         lambda tmp: ["--mb", "6", "--rounds", "1"],
-        [rf"^{re.escape(label)} +\S+ s +{NUMBER} MB/s" for label in (
-            "sha256 of the file (baseline)", "delivery put (multipart, part checksums)",
-            "chain upload_verified (put + read back)", "chain download_verified (fetch + hash)")]),
+        [
+            rf"^{re.escape(label)} +\S+ s +{NUMBER} MB/s"
+            for label in (
+                "sha256 of the file (baseline)",
+                "delivery put (multipart, part checksums)",
+                "chain upload_verified (put + read back)",
+                "chain download_verified (fetch + hash)",
+            )
+        ],
+    ),
     "bench_dedup_service.py": Tiny(
         lambda tmp: ["--captures", "3000", "--compare", "1000", "--uris", "500", "--out", str(tmp / "out")],
-        [rf"^\| {re.escape(engine)} \| {NUMBER} \| {NUMBER} \| {NUMBER} \| {NUMBER} \| {NUMBER} \|"
-         for engine in ("RocksDB (rocksdict, LZ4 + ZSTD, bloom)", "SQLite (indexer/dedup.py, today)")]
-        + [rf"^Dedup service: 3,000 captures fed in \S+ s \({NUMBER}/s, .* = {NUMBER} bytes per capture .*"
-           r"SIGTERM exit 0;",
-           rf"^harvester pattern: 500 URIs, .*: {NUMBER} ms per URI \(250 URL hits, 167 digest hits\)",
-           rf"^single digest lookup: median {NUMBER} ms"]),
+        [
+            rf"^\| {re.escape(engine)} \| {NUMBER} \| {NUMBER} \| {NUMBER} \| {NUMBER} \| {NUMBER} \|"
+            for engine in ("RocksDB (rocksdict, LZ4 + ZSTD, bloom)", "SQLite (indexer/dedup.py, today)")
+        ]
+        + [
+            rf"^Dedup service: 3,000 captures fed in \S+ s \({NUMBER}/s, .* = {NUMBER} bytes per capture .*"
+            r"SIGTERM exit 0;",
+            rf"^harvester pattern: 500 URIs, .*: {NUMBER} ms per URI \(250 URL hits, 167 digest hits\)",
+            rf"^single digest lookup: median {NUMBER} ms",
+        ],
+    ),
     "bench_harvest.py": Tiny(
         lambda tmp: ["--pages", "60", "--rounds", "1"],
         # Wall and CPU seconds are printed to 0.1 s, which a tiny wget run rounds to 0.0: pages/s and cpu/page
         # (computed before rounding) are the figures checked.
-        [rf"^{mode} +pages= +{NUMBER} +wall= +[0-9.]+s +pages/s= +{NUMBER} +cpu= +[0-9.]+s +cpu/page= *{NUMBER}ms"
-         for mode in ("netharvest", "engine-no-warc", "scrapy", "scrapy-items1", "netharvest-x2")
-         + (("wget",) if shutil.which("wget") else ())]
+        [
+            rf"^{mode} +pages= +{NUMBER} +wall= +[0-9.]+s +pages/s= +{NUMBER} +cpu= +[0-9.]+s +cpu/page= *{NUMBER}ms"
+            for mode in ("netharvest", "engine-no-warc", "scrapy", "scrapy-items1", "netharvest-x2")
+            + (("wget",) if shutil.which("wget") else ())
+        ]
         + [rf"^netharvest +{NUMBER} x plain Scrapy"]
-        + ([rf"^netharvest +{NUMBER} x wget's pages/s, +{NUMBER} x wget's CPU per page"] if shutil.which("wget")
-           else [])),
+        + (
+            [rf"^netharvest +{NUMBER} x wget's pages/s, +{NUMBER} x wget's CPU per page"]
+            if shutil.which("wget")
+            else []
+        ),
+    ),
     "bench_import_domains.py": Tiny(
         lambda tmp: ["--domains", "2000", "--parallel", "1"],
-        [rf"2,000 lines imported in {NUMBER} s: {NUMBER} domains created",
-         rf"^domains: 2,000 +parallel: 1 +wall: {NUMBER} s +rate: {NUMBER} lines/s "
-         rf"+peak RSS of the command: {NUMBER} MB"],
-        database=True),
+        [
+            rf"2,000 lines imported in {NUMBER} s: {NUMBER} domains created",
+            rf"^domains: 2,000 +parallel: 1 +wall: {NUMBER} s +rate: {NUMBER} lines/s "
+            rf"+peak RSS of the command: {NUMBER} MB",
+        ],
+        database=True,
+    ),
     "bench_replay.py": Tiny(
         lambda tmp: ["--lines", "4000", "--lookups", "40", "--out", str(tmp / "out")],
-        [rf"^\| netharvest iter_key \(binary search\) \| {NUMBER} lookups/s \| {NUMBER} ms \|",
-         rf"^\| pywb CDX API \(HTTP, 127.0.0.1\) \| {NUMBER} lookups/s \| {NUMBER} ms \|",
-         r"^same captures found by both: True",
-         rf"^\| linear scan \| {NUMBER} lookups/s \| {NUMBER} ms \|"]),
+        [
+            rf"^\| netharvest iter_key \(binary search\) \| {NUMBER} lookups/s \| {NUMBER} ms \|",
+            rf"^\| pywb CDX API \(HTTP, 127.0.0.1\) \| {NUMBER} lookups/s \| {NUMBER} ms \|",
+            r"^same captures found by both: True",
+            rf"^\| linear scan \| {NUMBER} lookups/s \| {NUMBER} ms \|",
+        ],
+    ),
     "bench_indexer.py": Tiny(
-        lambda tmp: ["--cdx-mb", "1", "--merge-lines", "20000", "--merge-files", "8", "--dedup-captures", "2000",
-                     "--repeat", "1", "--out", str(tmp / "out")],
-        [rf"^\| netharvest write_cdx \(isal\) \| {NUMBER} s \| {NUMBER} s \| {NUMBER} MB/s \| {NUMBER} records/s",
-         rf"^\| cdxj-indexer -11 \| {NUMBER} s \| {NUMBER} s \| {NUMBER} MB/s \| {NUMBER} records/s",
-         rf"^ours \(isal\) vs cdxj-indexer: {NUMBER}x",
-         rf"^\| merge_sorted \| \S+ s \| \S+ s \| {NUMBER} \|",  # a tiny merge takes 0.0 s: lines/s is the figure
-         r"outputs identical to sort -m -u: True",
-         rf"^Dedup index: 2,000 captures added in \S+ s wall \({NUMBER}/s\)",
-         rf"^\| digest hits \| {NUMBER} \| {NUMBER} \| 2000 of 2000 \|"]),
+        lambda tmp: [
+            "--cdx-mb",
+            "1",
+            "--merge-lines",
+            "20000",
+            "--merge-files",
+            "8",
+            "--dedup-captures",
+            "2000",
+            "--repeat",
+            "1",
+            "--out",
+            str(tmp / "out"),
+        ],
+        [
+            rf"^\| netharvest write_cdx \(isal\) \| {NUMBER} s \| {NUMBER} s \| {NUMBER} MB/s \| {NUMBER} records/s",
+            rf"^\| cdxj-indexer -11 \| {NUMBER} s \| {NUMBER} s \| {NUMBER} MB/s \| {NUMBER} records/s",
+            rf"^ours \(isal\) vs cdxj-indexer: {NUMBER}x",
+            rf"^\| merge_sorted \| \S+ s \| \S+ s \| {NUMBER} \|",  # a tiny merge takes 0.0 s: lines/s is the figure
+            r"outputs identical to sort -m -u: True",
+            rf"^Dedup index: 2,000 captures added in \S+ s wall \({NUMBER}/s\)",
+            rf"^\| digest hits \| {NUMBER} \| {NUMBER} \| 2000 of 2000 \|",
+        ],
+    ),
     "bench_jobgen.py": Tiny(
         lambda tmp: ["--domains", "1000"],
-        [r"^seeded 1,000 domains",
-         rf'^snapshot: {{"jobs": {NUMBER}, "submitted": {NUMBER}, "domains": {NUMBER}, .*"peak_rss_mb": {NUMBER}',
-         r"^seeded 2,000 HarvestInfo rows",
-         rf'^continuation: {{"jobs": {NUMBER}, "submitted": {NUMBER}, "domains": {NUMBER}, .*"peak_rss_mb": {NUMBER}'],
-        database=True, needs_redis=True),
+        [
+            r"^seeded 1,000 domains",
+            rf'^snapshot: {{"jobs": {NUMBER}, "submitted": {NUMBER}, "domains": {NUMBER}, .*"peak_rss_mb": {NUMBER}',
+            r"^seeded 2,000 HarvestInfo rows",
+            rf'^continuation: {{"jobs": {NUMBER}, "submitted": {NUMBER}, "domains": {NUMBER}, '
+            rf'.*"peak_rss_mb": {NUMBER}',
+        ],
+        database=True,
+        needs_redis=True,
+    ),
     "bench_jobs_pages.py": Tiny(
         lambda tmp: ["--jobs", "60", "--domains", "1000", "--repeat", "1"],
-        [table_row(label, 2) for label in (
-            "jobs list, first page", "jobs list, status=FAILED", "running jobs", "running.json",
-            "job page (1,000 domains)", "QA index", "QA job", "QA broad run (200 jobs)")],
-        database=True),
+        [
+            table_row(label, 2)
+            for label in (
+                "jobs list, first page",
+                "jobs list, status=FAILED",
+                "running jobs",
+                "running.json",
+                "job page (1,000 domains)",
+                "QA index",
+                "QA job",
+                "QA broad run (200 jobs)",
+            )
+        ],
+        database=True,
+    ),
     "bench_preload.py": Tiny(
-        lambda tmp: ["--domains", "1000", "--existing", "100", "--concurrency", "50", "--redirect-sample", "50",
-                     "--dns-port", str(free_port()), "--http-port", str(free_port())],
-        [r"^1,500 source lines, 1,000 unique domains, 100 already in the database",
-         rf"^total wall time {NUMBER} s; DNS 1,000 domains in \S+ s = {NUMBER} domains/s, {NUMBER} queries/s",
-         rf"^redirect sample: 50 domains, {NUMBER} live probed with {NUMBER} requests"],
-        database=True, databases=("", "_redirects")),
+        lambda tmp: [
+            "--domains",
+            "1000",
+            "--existing",
+            "100",
+            "--concurrency",
+            "50",
+            "--redirect-sample",
+            "50",
+            "--dns-port",
+            str(free_port()),
+            "--http-port",
+            str(free_port()),
+        ],
+        [
+            r"^1,500 source lines, 1,000 unique domains, 100 already in the database",
+            rf"^total wall time {NUMBER} s; DNS 1,000 domains in \S+ s = {NUMBER} domains/s, {NUMBER} queries/s",
+            rf"^redirect sample: 50 domains, {NUMBER} live probed with {NUMBER} requests",
+        ],
+        database=True,
+        databases=("", "_redirects"),
+    ),
     "bench_revisit.py": Tiny(
         lambda tmp: ["--tiny", "--by-class", "--oracle"],
         # versions, captured, share, freshness, visits are figures; politeness and budget violations must be 0
-        [rf"^\| {policy} \| {budget} \| {NUMBER} \| {NUMBER} \| {NUMBER} \| {NUMBER} \| {NUMBER} \|"
-         r"(?: [^|]+ \|){5} 0 \| 0 \|"
-         for policy in ("fixed", "heritrix", "adaptive", "oracle") for budget in ("starved", "ample")]
+        [
+            rf"^\| {policy} \| {budget} \| {NUMBER} \| {NUMBER} \| {NUMBER} \| {NUMBER} \| {NUMBER} \|"
+            r"(?: [^|]+ \|){5} 0 \| 0 \|"
+            for policy in ("fixed", "heritrix", "adaptive", "oracle")
+            for budget in ("starved", "ample")
+        ]
         # per class of page: pages, versions, AR captured/visits/freshness, adaptive captured/visits/freshness
         + [rf"^\| {cls} \|(?: {NUMBER} \|){{8}}$" for cls in ("static", "poisson", "periodic")]
-        + [rf"^\| mixed \| 1 \| {NUMBER} \| {NUMBER} \| {NUMBER} \| {NUMBER} \|"]),
+        + [rf"^\| mixed \| 1 \| {NUMBER} \| {NUMBER} \| {NUMBER} \| {NUMBER} \|"],
+    ),
     "bench_traps.py": Tiny(
         lambda tmp: ["--traps", "300", "--uris", "200", "--lines", "300", "--jobs", "2"],
-        [rf"^  match\.build: {NUMBER} s wall",
-         rf"^    first_pass: {NUMBER} ms per URI",
-         r"^  the list: 300 lines",
-         rf"^  save: {NUMBER} s wall",
-         rf"^  jobgen: {NUMBER} s wall",
-         r"^  2 jobs, JobSpec of one job",
-         rf"^peak memory \(max RSS\): {NUMBER} MB"],
-        database=True),
+        [
+            rf"^  match\.build: {NUMBER} s wall",
+            rf"^    first_pass: {NUMBER} ms per URI",
+            r"^  the list: 300 lines",
+            rf"^  save: {NUMBER} s wall",
+            rf"^  jobgen: {NUMBER} s wall",
+            r"^  2 jobs, JobSpec of one job",
+            rf"^peak memory \(max RSS\): {NUMBER} MB",
+        ],
+        database=True,
+    ),
     "bench_webui.py": Tiny(
         lambda tmp: ["--domains", "2000", "--jobs", "50", "--repeat", "1"],
         [r"^  jobs: 50 rows", r"^  archive files: 150 rows"]
-        + [table_row(label, 2) for label in (
-            "dashboard", "domains, first page", "domains, prefix `ab`", "domains, `*shop*` (rare infix)",
-            "domains, in crawler traps `sessionid=4`", "domain page (most history)", "harvest definitions",
-            "selective definition page", "trap lists")],
-        database=True),
+        + [
+            table_row(label, 2)
+            for label in (
+                "dashboard",
+                "domains, first page",
+                "domains, prefix `ab`",
+                "domains, `*shop*` (rare infix)",
+                "domains, in crawler traps `sessionid=4`",
+                "domain page (most history)",
+                "harvest definitions",
+                "selective definition page",
+                "trap lists",
+            )
+        ],
+        database=True,
+    ),
 }
 
 
@@ -207,11 +310,22 @@ def test_benchmark_runs_at_a_tiny_size(script: str, tmp_path: Path) -> None:
     database = f"{url.rsplit('/', 1)[-1]}_{Path(script).stem}"
     args = [*tiny.args(tmp_path), *(["--database", database] if tiny.database else [])]
     (tmp_path / "tmp").mkdir()
-    env = {**os.environ, "PYTHONPATH": str(REPO), "NETHARVEST_DATA_DIR": str(tmp_path),
-           "TMPDIR": str(tmp_path / "tmp"), **tiny.env}
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(REPO),
+        "NETHARVEST_DATA_DIR": str(tmp_path),
+        "TMPDIR": str(tmp_path / "tmp"),
+        **tiny.env,
+    }
     try:
-        proc = subprocess.run([sys.executable, f"benchmarks/{script}", *args], cwd=REPO, env=env,
-                              capture_output=True, text=True, timeout=240)
+        proc = subprocess.run(
+            [sys.executable, f"benchmarks/{script}", *args],
+            cwd=REPO,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=240,
+        )
     finally:
         if tiny.database:
             drop_databases([database + suffix for suffix in tiny.databases])

@@ -26,8 +26,13 @@ from tests.settings import _reachable
 
 pytestmark = pytest.mark.smoke
 
-EXPECTED_QUEUES = {"high": ["harvest.focused"], "low": ["harvest.snapshot"], "continuous": ["harvest.continuous"],
-                   "indexer": ["events", "indexer"], "qa": ["qa"]}
+EXPECTED_QUEUES = {
+    "high": ["harvest.focused"],
+    "low": ["harvest.snapshot"],
+    "continuous": ["harvest.continuous"],
+    "indexer": ["events", "indexer"],
+    "qa": ["qa"],
+}
 
 
 def _descendants(pid: int) -> set[int]:
@@ -91,8 +96,9 @@ def _demo_warc_responses(var: Path) -> int:
 def _chain_states(env: dict[str, str], cwd: Path) -> dict[str, int]:
     """Files per indexer-chain state, as `netharvest index status` shows them."""
     exe = Path(sys.executable).parent / "netharvest"
-    out = subprocess.run([str(exe), "index", "status"], env=env, cwd=cwd, capture_output=True, text=True,
-                         timeout=60).stdout
+    out = subprocess.run(
+        [str(exe), "index", "status"], env=env, cwd=cwd, capture_output=True, text=True, timeout=60
+    ).stdout
     rows = out.split("Files by state", 1)[-1].split("\n\n", 1)[0].splitlines()[3:]
     return {row.split()[0]: int(row.split()[1]) for row in rows if row.strip()}
 
@@ -116,10 +122,12 @@ def _replay_through_web_ui(web: str, var: Path, page: str) -> bytes:
     form = opener.open(f"{web}/login/", timeout=30).read().decode()
     token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', form).group(1)
     password = (var / "admin-password").read_text().strip()
-    data = urllib.parse.urlencode({"csrfmiddlewaretoken": token, "username": "admin", "password": password,
-                                   "next": "/"}).encode()
-    opener.open(urllib.request.Request(f"{web}/login/", data=data, headers={"Referer": f"{web}/login/"}),
-                timeout=30).read()
+    data = urllib.parse.urlencode(
+        {"csrfmiddlewaretoken": token, "username": "admin", "password": password, "next": "/"}
+    ).encode()
+    opener.open(
+        urllib.request.Request(f"{web}/login/", data=data, headers={"Referer": f"{web}/login/"}), timeout=30
+    ).read()
     with opener.open(target, timeout=60) as response:
         return response.read()
 
@@ -149,8 +157,13 @@ def _run_stack(tmp_path: Path, extra_env: dict[str, str], demo: bool) -> None:
     demo_port = _free_port_pair()
     args = ["--demo", "--demo-port", str(demo_port)] if demo else ["--no-demo"]
     args += ["--replay-bind", f"127.0.0.1:{free_port()}", "--dedup-bind", f"127.0.0.1:{free_port()}"]
-    proc = subprocess.Popen([str(exe), "up", "--bind", f"127.0.0.1:{port}", *args], env=env, stdout=log,
-                            stderr=subprocess.STDOUT, cwd=tmp_path)
+    proc = subprocess.Popen(
+        [str(exe), "up", "--bind", f"127.0.0.1:{port}", *args],
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        cwd=tmp_path,
+    )
     try:
         deadline = time.monotonic() + 120
         status = None
@@ -183,11 +196,14 @@ def _run_stack(tmp_path: Path, extra_env: dict[str, str], demo: bool) -> None:
             # ... and the indexer worker takes its files through the whole chain (the intake queues them).
             states: dict[str, int] = {}
             while time.monotonic() < deadline + 300 and not (
-                    states.get("CLEANED") and sum(states.values()) == states["CLEANED"]):
+                states.get("CLEANED") and sum(states.values()) == states["CLEANED"]
+            ):
                 time.sleep(2)
                 states = _chain_states(env, tmp_path)
             assert states.get("CLEANED") and sum(states.values()) == states["CLEANED"], (
-                states, (tmp_path / "up.log").read_text()[-3000:])
+                states,
+                (tmp_path / "up.log").read_text()[-3000:],
+            )
             # ... and "open it in replay": the demo's home page as archived, through the web UI's login.
             home = f"http://127.0.0.1:{demo_port}/"
             with urllib.request.urlopen(home, timeout=30) as live:
@@ -238,7 +254,12 @@ def test_stack_on_postgresql_and_redis(tmp_path):
     broker = urlsplit(os.environ.get("NETHARVEST_BROKER_URL", "") or "redis://127.0.0.1:6379/15")
     db = (int(broker.path.strip("/") or 0) + 8) % 16
     redis.Redis(host=broker.hostname or "127.0.0.1", port=broker.port or 6379, db=db).flushdb()
-    _run_stack(tmp_path, {"NETHARVEST_DATABASE_URL": f"postgres://postgres@127.0.0.1:5432/{name}",
-                          "NETHARVEST_BROKER_URL": f"redis://{broker.hostname}:{broker.port or 6379}/{db}"},
-               demo=False)
+    _run_stack(
+        tmp_path,
+        {
+            "NETHARVEST_DATABASE_URL": f"postgres://postgres@127.0.0.1:5432/{name}",
+            "NETHARVEST_BROKER_URL": f"redis://{broker.hostname}:{broker.port or 6379}/{db}",
+        },
+        demo=False,
+    )
     assert not (tmp_path / "var" / "netharvest.sqlite3").exists()

@@ -57,8 +57,7 @@ def refusal(user: object, permission: str) -> str | None:
         raise ValueError(f"unknown web UI permission {permission!r}")
     if user.has_perm(permission):  # type: ignore[attr-defined]
         return None
-    return (f"this needs the {ROLE_OF[permission]} role "
-            f"(you are {user.get_username()}: ask an administrator)")  # type: ignore[attr-defined]
+    return f"this needs the {ROLE_OF[permission]} role (you are {user.get_username()}: ask an administrator)"  # type: ignore[attr-defined]
 
 
 def require(permission: str) -> Callable[[View], View]:
@@ -102,8 +101,7 @@ def may_create_collection(user: object) -> bool:
 
 def may_transfer(user: object) -> bool:
     """Running the transfer to harvesting: admins, superusers, and whoever was granted ``RUN_TRANSFER``."""
-    return bool(getattr(user, "is_authenticated", False)
-                and (user.has_perm(ADMIN) or user.has_perm(RUN_TRANSFER)))  # type: ignore[attr-defined]
+    return bool(getattr(user, "is_authenticated", False) and (user.has_perm(ADMIN) or user.has_perm(RUN_TRANSFER)))  # type: ignore[attr-defined]
 
 
 def holders(permission: str) -> QuerySet:

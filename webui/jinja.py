@@ -81,8 +81,14 @@ def environment(**options: object) -> Environment:
     env.globals.update(
         static=static,
         url=lambda name, *args, **kwargs: reverse(name, args=args or None, kwargs=kwargs or None),
-        can=access.can, READ=access.READ, CURATE=access.CURATE, ENGINEER=access.ENGINEER,
-        get_messages=get_messages, duration=duration, replay_url=replay_url, crawl_line_replay=crawl_line_replay,
+        can=access.can,
+        READ=access.READ,
+        CURATE=access.CURATE,
+        ENGINEER=access.ENGINEER,
+        get_messages=get_messages,
+        duration=duration,
+        replay_url=replay_url,
+        crawl_line_replay=crawl_line_replay,
         replay_collection=collection_of,
     )
     env.filters.update(filesize=filesize, utc=utc, number=number, plural=plural, duration=duration)

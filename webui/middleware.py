@@ -28,7 +28,10 @@ class RefuseControlCharacters:
                 if found:
                     where = "A parameter name" if _CONTROL.search(key) else f"The parameter {key[:40]!r}"
                     return error_page(
-                        request, 400, "Bad request",
+                        request,
+                        400,
+                        "Bad request",
                         f"{where} holds a control character (U+{ord(found.group()):04X}), which no name, "
-                        "address or search text contains: remove it and try again.")
+                        "address or search text contains: remove it and try again.",
+                    )
         return self.get_response(request)

@@ -25,8 +25,9 @@ def _fmt(value: float) -> str:
     return f"{value:,.0f}".replace(",", "\u202f")
 
 
-def hbars(items: Sequence[tuple[str, float]], fmt: Callable[[float], str] = _fmt, title: str = "",
-          total: float | None = None) -> Markup:
+def hbars(
+    items: Sequence[tuple[str, float]], fmt: Callable[[float], str] = _fmt, title: str = "", total: float | None = None
+) -> Markup:
     """Horizontal bars, one per ``(label, value)``, longest first as given; values with their share of
     ``total`` (default: the sum) written at the end of each bar."""
     if not items:
@@ -35,24 +36,31 @@ def hbars(items: Sequence[tuple[str, float]], fmt: Callable[[float], str] = _fmt
     total = total if total is not None else sum(v for _, v in items)
     height = len(items) * (BAR_HEIGHT + GAP) + GAP
     width = LABEL_WIDTH + BAR_WIDTH + VALUE_WIDTH
-    parts = [f'<svg class="chart" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-             f'role="img" aria-label="{escape(title)}" font-size="12" font-family="sans-serif">']
+    parts = [
+        f'<svg class="chart" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'role="img" aria-label="{escape(title)}" font-size="12" font-family="sans-serif">'
+    ]
     for i, (label, value) in enumerate(items):
         y = GAP + i * (BAR_HEIGHT + GAP)
         w = max(1.0, BAR_WIDTH * value / biggest) if value else 0
         share = f" ({value / total * 100:.1f}%)" if total else ""
         text = f"{fmt(value)}{share}"
         parts.append(
-            f'<g><title>{escape(label)}: {escape(text)}</title>'
+            f"<g><title>{escape(label)}: {escape(text)}</title>"
             f'<text x="{LABEL_WIDTH - 6}" y="{y + BAR_HEIGHT - 4}" text-anchor="end">{escape(_cut(label))}</text>'
             f'<rect x="{LABEL_WIDTH}" y="{y}" width="{w:.1f}" height="{BAR_HEIGHT}" fill="{COLOURS[0]}"/>'
-            f'<text x="{LABEL_WIDTH + w + 4:.1f}" y="{y + BAR_HEIGHT - 4}">{escape(text)}</text></g>')
+            f'<text x="{LABEL_WIDTH + w + 4:.1f}" y="{y + BAR_HEIGHT - 4}">{escape(text)}</text></g>'
+        )
     parts.append("</svg>")
     return Markup("".join(parts))
 
 
-def paired_hbars(items: Sequence[tuple[str, float, float]], names: tuple[str, str],
-                 fmt: Callable[[float], str] = _fmt, title: str = "") -> Markup:
+def paired_hbars(
+    items: Sequence[tuple[str, float, float]],
+    names: tuple[str, str],
+    fmt: Callable[[float], str] = _fmt,
+    title: str = "",
+) -> Markup:
     """Two bars per label (a comparison: run vs run, year vs year), with a legend."""
     if not items:
         return Markup('<p class="muted">No data.</p>')
@@ -60,23 +68,29 @@ def paired_hbars(items: Sequence[tuple[str, float, float]], names: tuple[str, st
     row = 2 * BAR_HEIGHT + GAP
     height = 24 + len(items) * (row + GAP)
     width = LABEL_WIDTH + BAR_WIDTH + VALUE_WIDTH
-    parts = [f'<svg class="chart" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-             f'role="img" aria-label="{escape(title)}" font-size="12" font-family="sans-serif">']
+    parts = [
+        f'<svg class="chart" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'role="img" aria-label="{escape(title)}" font-size="12" font-family="sans-serif">'
+    ]
     for j, name in enumerate(names):
         x = LABEL_WIDTH + j * 170
-        parts.append(f'<rect x="{x}" y="4" width="12" height="12" fill="{COLOURS[j]}"/>'
-                     f'<text x="{x + 16}" y="14">{escape(_cut(name, 24))}</text>')
+        parts.append(
+            f'<rect x="{x}" y="4" width="12" height="12" fill="{COLOURS[j]}"/>'
+            f'<text x="{x + 16}" y="14">{escape(_cut(name, 24))}</text>'
+        )
     for i, (label, a, b) in enumerate(items):
         y = 24 + i * (row + GAP)
-        parts.append(f'<text x="{LABEL_WIDTH - 6}" y="{y + BAR_HEIGHT + 2}" text-anchor="end">'
-                     f'{escape(_cut(label))}</text>')
+        parts.append(
+            f'<text x="{LABEL_WIDTH - 6}" y="{y + BAR_HEIGHT + 2}" text-anchor="end">{escape(_cut(label))}</text>'
+        )
         for j, value in enumerate((a, b)):
             yy = y + j * BAR_HEIGHT
             w = max(1.0, BAR_WIDTH * value / biggest) if value else 0
             parts.append(
-                f'<g><title>{escape(label)}, {escape(names[j])}: {escape(fmt(value))}</title>'
+                f"<g><title>{escape(label)}, {escape(names[j])}: {escape(fmt(value))}</title>"
                 f'<rect x="{LABEL_WIDTH}" y="{yy}" width="{w:.1f}" height="{BAR_HEIGHT - 2}" fill="{COLOURS[j]}"/>'
-                f'<text x="{LABEL_WIDTH + w + 4:.1f}" y="{yy + BAR_HEIGHT - 5}">{escape(fmt(value))}</text></g>')
+                f'<text x="{LABEL_WIDTH + w + 4:.1f}" y="{yy + BAR_HEIGHT - 5}">{escape(fmt(value))}</text></g>'
+            )
     parts.append("</svg>")
     return Markup("".join(parts))
 
@@ -100,9 +114,14 @@ def _short_number(value: float) -> str:
     return f"{value:.2f}".rstrip("0").rstrip(".") if value < 10 else _fmt(value)
 
 
-def line_chart(lines: Sequence[tuple[str, Sequence[tuple[datetime, float]]]], title: str = "",
-               limit: tuple[str, float] | None = None, width: int = 720, height: int = 170,
-               fmt: Callable[[float], str] = _short_number) -> Markup:
+def line_chart(
+    lines: Sequence[tuple[str, Sequence[tuple[datetime, float]]]],
+    title: str = "",
+    limit: tuple[str, float] | None = None,
+    width: int = 720,
+    height: int = 170,
+    fmt: Callable[[float], str] = _short_number,
+) -> Markup:
     """Values over time, one line per ``(name, [(time, value), …])``, with a time axis (UTC) and a value
     axis from 0; ``limit`` (name, value) is drawn as a dashed line (a budget the values should stay under).
 
@@ -128,24 +147,32 @@ def line_chart(lines: Sequence[tuple[str, Sequence[tuple[datetime, float]]]], ti
     def y(v: float) -> float:
         return top + plot_h - max(v, 0) / y_top * plot_h
 
-    parts = [f'<svg class="chart" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-             f'role="img" aria-label="{escape(title)}" font-size="11" font-family="sans-serif">']
+    parts = [
+        f'<svg class="chart" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'role="img" aria-label="{escape(title)}" font-size="11" font-family="sans-serif">'
+    ]
     for frac in (0, 0.5, 1):  # value axis: 0, half, top, with faint grid lines
         yy = top + plot_h - frac * plot_h
-        parts.append(f'<line x1="{left}" y1="{yy:.1f}" x2="{left + plot_w}" y2="{yy:.1f}" stroke="#ddd"/>'
-                     f'<text x="{left - 4}" y="{yy + 4:.1f}" text-anchor="end">{escape(fmt(y_top * frac))}</text>')
+        parts.append(
+            f'<line x1="{left}" y1="{yy:.1f}" x2="{left + plot_w}" y2="{yy:.1f}" stroke="#ddd"/>'
+            f'<text x="{left - 4}" y="{yy + 4:.1f}" text-anchor="end">{escape(fmt(y_top * frac))}</text>'
+        )
     stamp = "%m-%d %H:%M" if span > 86400 else "%H:%M:%S" if span < 600 else "%H:%M"
     # Labels at the axis' ends and middle, not the data's: a first sample alone (end == start) put all
     # three on one spot, one over the other.
     axis_end = start + timedelta(seconds=span)
     for t, anchor in ((start, "start"), (start + (axis_end - start) / 2, "middle"), (axis_end, "end")):
-        parts.append(f'<text x="{x(t):.1f}" y="{height - 6}" text-anchor="{anchor}">'
-                     f'{escape(t.strftime(stamp))}{" UTC" if anchor == "end" else ""}</text>')
+        parts.append(
+            f'<text x="{x(t):.1f}" y="{height - 6}" text-anchor="{anchor}">'
+            f"{escape(t.strftime(stamp))}{' UTC' if anchor == 'end' else ''}</text>"
+        )
     if limit:
         ly = y(limit[1])
-        parts.append(f'<g><title>{escape(limit[0])}: {escape(fmt(limit[1]))}</title>'
-                     f'<line x1="{left}" y1="{ly:.1f}" x2="{left + plot_w}" y2="{ly:.1f}" stroke="{COLOURS[3]}" '
-                     f'stroke-dasharray="6 4"/></g>')
+        parts.append(
+            f"<g><title>{escape(limit[0])}: {escape(fmt(limit[1]))}</title>"
+            f'<line x1="{left}" y1="{ly:.1f}" x2="{left + plot_w}" y2="{ly:.1f}" stroke="{COLOURS[3]}" '
+            f'stroke-dasharray="6 4"/></g>'
+        )
     legend_x = left
     for i, (name, points) in enumerate(drawn):
         colour = COLOURS[i % len(COLOURS)]
@@ -153,24 +180,36 @@ def line_chart(lines: Sequence[tuple[str, Sequence[tuple[datetime, float]]]], ti
         parts.append(f'<polyline fill="none" stroke="{colour}" stroke-width="1.8" points="{path}"/>')
         step = max(1, len(points) // 60)  # hover targets: at most ~60 per line, and always the latest
         for t, v in points[::step] + ([points[-1]] if (len(points) - 1) % step else []):
-            parts.append(f'<circle cx="{x(t):.1f}" cy="{y(v):.1f}" r="2.2" fill="{colour}">'
-                         f'<title>{escape(name)} {escape(t.strftime("%Y-%m-%d %H:%M:%S"))} UTC: '
-                         f'{escape(fmt(v))}</title></circle>')
+            parts.append(
+                f'<circle cx="{x(t):.1f}" cy="{y(v):.1f}" r="2.2" fill="{colour}">'
+                f"<title>{escape(name)} {escape(t.strftime('%Y-%m-%d %H:%M:%S'))} UTC: "
+                f"{escape(fmt(v))}</title></circle>"
+            )
         label = f"{name}: {fmt(points[-1][1])}"
-        parts.append(f'<rect x="{legend_x}" y="5" width="10" height="10" fill="{colour}"/>'
-                     f'<text x="{legend_x + 14}" y="14">{escape(_cut(label, 40))}</text>')
+        parts.append(
+            f'<rect x="{legend_x}" y="5" width="10" height="10" fill="{colour}"/>'
+            f'<text x="{legend_x + 14}" y="14">{escape(_cut(label, 40))}</text>'
+        )
         legend_x += 24 + 6.2 * len(_cut(label, 40))
     if limit:
         label = f"{limit[0]}: {fmt(limit[1])}"
-        parts.append(f'<line x1="{legend_x}" y1="10" x2="{legend_x + 14}" y2="10" stroke="{COLOURS[3]}" '
-                     f'stroke-dasharray="4 2"/><text x="{legend_x + 18}" y="14">{escape(_cut(label, 40))}</text>')
+        parts.append(
+            f'<line x1="{legend_x}" y1="10" x2="{legend_x + 14}" y2="10" stroke="{COLOURS[3]}" '
+            f'stroke-dasharray="4 2"/><text x="{legend_x + 18}" y="14">{escape(_cut(label, 40))}</text>'
+        )
     parts.append("</svg>")
     return Markup("".join(parts))
 
 
-def columns(values: Sequence[float], labels: Sequence[str], titles: Sequence[str] | None = None,
-            fmt: Callable[[float], str] = _short_number, title: str = "", width: int = 720,
-            height: int = 190) -> Markup:
+def columns(
+    values: Sequence[float],
+    labels: Sequence[str],
+    titles: Sequence[str] | None = None,
+    fmt: Callable[[float], str] = _short_number,
+    title: str = "",
+    width: int = 720,
+    height: int = 190,
+) -> Markup:
     """Vertical bars in order (oldest left: a domain's harvests, a definition's runs) with a value axis
     from 0 (its top a round number, labelled with ``fmt``) and as many x labels (dates) as fit without
     overlapping: every k-th label, k chosen from the labels' width. Each bar's hover title says its
@@ -182,21 +221,27 @@ def columns(values: Sequence[float], labels: Sequence[str], titles: Sequence[str
     y_top = _nice(max(values) * 1.05)
     slot = plot_w / len(values)
     bar = max(min(slot * 0.7, 48), 1.5)
-    parts = [f'<svg class="chart" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-             f'role="img" aria-label="{escape(title)}" font-size="11" font-family="sans-serif">']
+    parts = [
+        f'<svg class="chart" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'role="img" aria-label="{escape(title)}" font-size="11" font-family="sans-serif">'
+    ]
     for frac in (0, 0.25, 0.5, 0.75, 1):
         yy = top + plot_h - frac * plot_h
-        parts.append(f'<line x1="{left}" y1="{yy:.1f}" x2="{left + plot_w}" y2="{yy:.1f}" '
-                     f'stroke="{"#999" if frac == 0 else "#e4e7ec"}"/>'
-                     f'<text x="{left - 5}" y="{yy + 4:.1f}" text-anchor="end">{escape(fmt(y_top * frac))}</text>')
+        parts.append(
+            f'<line x1="{left}" y1="{yy:.1f}" x2="{left + plot_w}" y2="{yy:.1f}" '
+            f'stroke="{"#999" if frac == 0 else "#e4e7ec"}"/>'
+            f'<text x="{left - 5}" y="{yy + 4:.1f}" text-anchor="end">{escape(fmt(y_top * frac))}</text>'
+        )
     label_w = 6.4 * max(len(label) for label in labels) + 10  # px a label needs at font-size 11
     every = max(1, math.ceil(label_w / slot))
     for i, value in enumerate(values):
         h = value / y_top * plot_h
         x = left + i * slot + (slot - bar) / 2
         tip = escape(titles[i] if titles else f"{labels[i]}: {fmt(value)}")
-        parts.append(f'<rect x="{x:.1f}" y="{top + plot_h - h:.1f}" width="{bar:.1f}" height="{h:.1f}" '
-                     f'fill="{COLOURS[0]}" rx="1.5"><title>{tip}</title></rect>')
+        parts.append(
+            f'<rect x="{x:.1f}" y="{top + plot_h - h:.1f}" width="{bar:.1f}" height="{h:.1f}" '
+            f'fill="{COLOURS[0]}" rx="1.5"><title>{tip}</title></rect>'
+        )
         # every k-th label, counted from the latest so the newest run is always named
         if (len(values) - 1 - i) % every == 0:
             cx = left + i * slot + slot / 2

@@ -146,8 +146,9 @@ class Deduplicator:
             logger.warning("dedup service %s answers again", self.service_url)
             self._down_until = 0.0
 
-    def _remote_lookup(self, digests: list[str], urls: list[str]
-                       ) -> tuple[dict[str, Capture], dict[str, Capture]] | None:
+    def _remote_lookup(
+        self, digests: list[str], urls: list[str]
+    ) -> tuple[dict[str, Capture], dict[str, Capture]] | None:
         if not self._service_up():
             return None
         assert self.remote is not None
@@ -165,9 +166,11 @@ class Deduplicator:
         if not self.outages:
             return None
         state = "unreachable" if self._down_until else "was unreachable"
-        return (f"dedup service {self.service_url} {state} ({self.outages} outage(s) since "
-                f"{self.first_outage}, {self.skipped} lookups skipped): duplicates of earlier jobs are stored "
-                "in full, within-job dedup goes on")
+        return (
+            f"dedup service {self.service_url} {state} ({self.outages} outage(s) since "
+            f"{self.first_outage}, {self.skipped} lookups skipped): duplicates of earlier jobs are stored "
+            "in full, within-job dedup goes on"
+        )
 
     def report_lines(self) -> list[str]:
         """Lines for crawl-report.txt (none when the service always answered)."""
@@ -207,8 +210,9 @@ class Deduplicator:
         answer = self._remote_lookup([digest], [])
         return answer[0].get(digest) if answer else None
 
-    def conditional_headers(self, url: str, path: str = "",
-                            javascript: bool = False) -> tuple[dict[bytes, bytes], Capture | None]:
+    def conditional_headers(
+        self, url: str, path: str = "", javascript: bool = False
+    ) -> tuple[dict[bytes, bytes], Capture | None]:
         """Validators for a conditional GET of ``url`` (discovery ``path``) from its latest indexed
         capture, only when that capture's type is one the link extractor never reads (``javascript``:
         the job extracts links from scripts). No capture, no validators or a link-bearing or unknown
@@ -232,8 +236,14 @@ class Deduplicator:
         return headers, capture
 
     def not_modified(self, capture: Capture) -> Referent:
-        return Referent(PROFILE_NOT_MODIFIED, capture.url, cdx_to_warc_date(capture.timestamp),
-                        capture.digest, None, "duplicate:server-not-modified")
+        return Referent(
+            PROFILE_NOT_MODIFIED,
+            capture.url,
+            cdx_to_warc_date(capture.timestamp),
+            capture.digest,
+            None,
+            "duplicate:server-not-modified",
+        )
 
     def lookup(self, digest: str) -> Referent | None:
         """An earlier capture with this payload digest, or ``None`` (the payload is novel)."""

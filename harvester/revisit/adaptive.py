@@ -135,8 +135,10 @@ class AdaptiveStrategy(_Strategy):
             acc = totals.setdefault(state.content_class, [0.0, 0.0])
             acc[0] += state.x
             acc[1] += state.isum
-        return {cls: (1.0 + changes) / (self.settings.initial_wait(cls) + observed)
-                for cls, (changes, observed) in totals.items()}
+        return {
+            cls: (1.0 + changes) / (self.settings.initial_wait(cls) + observed)
+            for cls, (changes, observed) in totals.items()
+        }
 
     def frequency(self, rate: float, mu: float, scale: tuple[float, float]) -> float:
         """Visits per second for a page changing at ``rate`` under multiplier ``mu`` (clamped).
@@ -320,15 +322,16 @@ class AdaptiveStrategy(_Strategy):
         self.mu, self.scale = hi, scale  # the side of the bracket that keeps within the budget
         self.planned_rate = planned(hi) + fixed_rate
         moved: dict[str, float] = {}
-        for (uri, state, rate) in free:
+        for uri, state, rate in free:
             if state.last_visit_at is None:
                 continue  # not visited yet: its first visit stands
             wait = min(max(1.0 / self.frequency(rate, self.mu, scale), s.min_wait_s), s.max_wait_s)
             self._move(uri, state, state.last_visit_at + wait, now, moved)
         for uri, state in periodic:
             if state.last_visit_at is not None:
-                self._move(uri, state, state.last_visit_at + self._periodic_next(state, state.last_visit_at), now,
-                           moved)
+                self._move(
+                    uri, state, state.last_visit_at + self._periodic_next(state, state.last_visit_at), now, moved
+                )
         return moved
 
     @staticmethod
@@ -349,9 +352,13 @@ class AdaptiveStrategy(_Strategy):
         self.hosts[host] = {"verified": int(state.get("verified", 0)), "lies": int(state.get("lies", 0))}
 
     def dump(self) -> dict[str, Any]:
-        return {"hosts": {h: dict(v) for h, v in self.hosts.items()}, "mu": self.mu, "scale": list(self.scale),
-                "next_replan_at": self.next_replan_at if math.isfinite(self.next_replan_at) else None,
-                "class_prior": dict(self.class_prior)}
+        return {
+            "hosts": {h: dict(v) for h, v in self.hosts.items()},
+            "mu": self.mu,
+            "scale": list(self.scale),
+            "next_replan_at": self.next_replan_at if math.isfinite(self.next_replan_at) else None,
+            "class_prior": dict(self.class_prior),
+        }
 
     def load(self, data: Mapping[str, Any]) -> None:
         for host, state in data.get("hosts", {}).items():

@@ -75,4 +75,4 @@ def observe(state: UriState, changed: bool, now: float, half_life_visits: float)
     state.obs_at = now
     state.last_changed = changed
     state.history.extend((state.last_visit_at, now, 1.0 if changed else 0.0))
-    del state.history[:-3 * HISTORY]
+    del state.history[: -3 * HISTORY]

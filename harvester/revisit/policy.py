@@ -105,8 +105,9 @@ class RevisitSettings:
     policy: str = "adaptive"
     #: Initial wait per content class (seconds): Heritrix's TextWaitEvaluator 43200, ImageWaitEvaluator
     #: 172800, WaitEvaluator 86400; audio/video one week (not in Heritrix).
-    initial_wait_s: Mapping[str, int] = field(default_factory=lambda: {
-        "text": 12 * HOUR, "image": 2 * DAY, "audio_video": 7 * DAY, "other": DAY})
+    initial_wait_s: Mapping[str, int] = field(
+        default_factory=lambda: {"text": 12 * HOUR, "image": 2 * DAY, "audio_video": 7 * DAY, "other": DAY}
+    )
     content_types: Mapping[str, str] = field(default_factory=lambda: dict(CONTENT_TYPE_REGEXES))
     min_wait_s: int = HOUR  # WaitEvaluator min-wait-interval-seconds
     max_wait_s: int = 28 * DAY  # max-wait-interval-seconds (4 weeks)
@@ -132,8 +133,9 @@ class RevisitSettings:
     def heritrix(cls, **overrides: Any) -> RevisitSettings:
         """Heritrix 1.x adaptive revisiting with its defaults (the baseline): text/image/generic
         WaitEvaluators (audio and video fall to the generic one, 1 day), mid-fetch filter on."""
-        base = dict(policy="heritrix", initial_wait_s={"text": 12 * HOUR, "image": 2 * DAY,
-                                                        "audio_video": DAY, "other": DAY})
+        base = dict(
+            policy="heritrix", initial_wait_s={"text": 12 * HOUR, "image": 2 * DAY, "audio_video": DAY, "other": DAY}
+        )
         base.update(overrides)
         return cls(**base)
 
@@ -192,16 +194,26 @@ class RevisitSettings:
                 raise ContractError(f"{path}.initial_wait_s.{key}: not a content class ({', '.join(CLASSES)})")
         for key in self.content_types:
             if key not in CLASSES or key == "other":
-                raise ContractError(f"{path}.content_types.{key}: not a content class with a regex "
-                                    f"({', '.join(CLASSES[:-1])})")
+                raise ContractError(
+                    f"{path}.content_types.{key}: not a content class with a regex ({', '.join(CLASSES[:-1])})"
+                )
 
     # ------------------------------------------------------------------ helpers for the policies
     def initial_wait(self, content_class: str) -> int:
         return int(self.initial_wait_s.get(content_class, self.initial_wait_s.get("other", DAY)))
 
 
-_POSITIVE_INTS = {"min_wait_s", "max_wait_s", "default_wait_s", "fixed_interval_s", "replan_interval_s",
-                  "history_half_life_visits", "trust_after", "verify_every", "periodic_min_changes"}
+_POSITIVE_INTS = {
+    "min_wait_s",
+    "max_wait_s",
+    "default_wait_s",
+    "fixed_interval_s",
+    "replan_interval_s",
+    "history_half_life_visits",
+    "trust_after",
+    "verify_every",
+    "periodic_min_changes",
+}
 _FACTORS = {"unchanged_factor", "changed_factor"}
 
 
@@ -225,8 +237,7 @@ def _parse(name: str, value: Any, default: Any, path: str) -> Any:
         if not isinstance(value, int | float) or not math.isfinite(value):
             raise ContractError(f"{path}: expected a number, got {value!r}")
         if name in _FACTORS and value < 1:
-            raise ContractError(f"{path}: a factor of at least 1 (Heritrix divides or multiplies by it), "
-                                f"got {value!r}")
+            raise ContractError(f"{path}: a factor of at least 1 (Heritrix divides or multiplies by it), got {value!r}")
         if value < 0:
             raise ContractError(f"{path}: must not be negative, got {value!r}")
         return float(value)
@@ -235,8 +246,12 @@ def _parse(name: str, value: Any, default: Any, path: str) -> Any:
             raise ContractError(f"{path}: expected an object, got {type(value).__name__}")
         out: dict[str, int] = {}
         for key, seconds in value.items():
-            if isinstance(seconds, bool) or not isinstance(seconds, int | float) or seconds != int(seconds) \
-                    or seconds < 1:
+            if (
+                isinstance(seconds, bool)
+                or not isinstance(seconds, int | float)
+                or seconds != int(seconds)
+                or seconds < 1
+            ):
                 raise ContractError(f"{path}.{key}: expected a whole number of seconds >= 1, got {seconds!r}")
             if name == "pinned" and not str(key).lower().startswith(("http://", "https://")):
                 raise ContractError(f"{path}.{key}: not an http(s) URL")
@@ -294,8 +309,9 @@ def host_of(uri: str) -> str:
         return ""
 
 
-def headers_predict_unchanged(old_etag: str | None, old_last_modified: str | None,
-                              etag: str | None, last_modified: str | None) -> bool:
+def headers_predict_unchanged(
+    old_etag: str | None, old_last_modified: str | None, etag: str | None, last_modified: str | None
+) -> bool:
     """HTTPMidFetchUnchangedFilter's prediction: each present indicator predicts "unchanged" when it
     equals the stored one and "changed" otherwise; a missing one does not vote; both present must agree;
     none present predicts a change."""
@@ -381,10 +397,19 @@ class RevisitPolicy:
         self.settings = settings
         self.budget_per_s = budget_per_s
         self.uris: dict[str, UriState] = {}
-        self.counters = {"visits": 0, "changed": 0, "unchanged": 0, "unknown": 0, "failed": 0,
-                         "header_checks": 0, "header_skipped": 0, "validator_misses": 0}
+        self.counters = {
+            "visits": 0,
+            "changed": 0,
+            "unchanged": 0,
+            "unknown": 0,
+            "failed": 0,
+            "header_checks": 0,
+            "header_skipped": 0,
+            "validator_misses": 0,
+        }
         if settings.policy == "adaptive":
             from harvester.revisit.adaptive import AdaptiveStrategy  # it builds on this module
+
             self._strategy: _Strategy = AdaptiveStrategy(self)
         else:
             self._strategy = _STRATEGIES[settings.policy](self)
@@ -435,8 +460,11 @@ class RevisitPolicy:
         state.overdue_ms = max(0, int(round((started - state.next_at) * 1000)))
         if visit.status <= 0:
             self.counters["failed"] += 1
-            wait_ms = state.wait_ms if state.wait_ms is not None else \
-                self.settings.initial_wait(content_class(self.settings, visit.content_type)) * 1000
+            wait_ms = (
+                state.wait_ms
+                if state.wait_ms is not None
+                else self.settings.initial_wait(content_class(self.settings, visit.content_type)) * 1000
+            )
             state.next_at = now + self._pin(uri, wait_ms) / 1000
             return state.next_at
         changed = self._change(state, visit)
@@ -447,8 +475,12 @@ class RevisitPolicy:
             self.counters["changed" if changed else "unchanged"] += 1
         if changed is not None:
             observe(state, changed, now, self.settings.history_half_life_visits)
-        if (changed and visit.downloaded and not self._strategy.verifies_validators
-                and headers_predict_unchanged(state.etag, state.last_modified, visit.etag, visit.last_modified)):
+        if (
+            changed
+            and visit.downloaded
+            and not self._strategy.verifies_validators
+            and headers_predict_unchanged(state.etag, state.last_modified, visit.etag, visit.last_modified)
+        ):
             # The previous visit's validators said "unchanged" but the content had changed: a mid-fetch filter
             # would have missed this version (counted for every policy; 002 §6.3.1's filter trusts them).
             state.validator_misses += 1
@@ -492,8 +524,11 @@ class RevisitPolicy:
 
     def dump(self) -> dict[str, Any]:
         """The whole policy state (URIs, hosts, plan) as one JSON-able dict."""
-        return {"uris": {uri: s.to_dict() for uri, s in self.uris.items()},
-                "strategy": self._strategy.dump(), "counters": dict(self.counters)}
+        return {
+            "uris": {uri: s.to_dict() for uri, s in self.uris.items()},
+            "strategy": self._strategy.dump(),
+            "counters": dict(self.counters),
+        }
 
     def load(self, data: Mapping[str, Any]) -> None:
         for uri, state in data.get("uris", {}).items():
@@ -505,8 +540,9 @@ class RevisitPolicy:
     def annotation(self, uri: str) -> str:
         """The ARFrontier's crawl.log annotation for the URI's last visit: ``wt:45s0ms,3vis,1ver,ov:3ms``."""
         state = self.uris[uri]
-        return (f"wt:{format_ms(state.wait_ms or 0)},{state.visits}vis,{state.versions}ver,"
-                f"ov:{format_ms(state.overdue_ms)}")
+        return (
+            f"wt:{format_ms(state.wait_ms or 0)},{state.visits}vis,{state.versions}ver,ov:{format_ms(state.overdue_ms)}"
+        )
 
     def freshness(self, now: float) -> float | None:
         """The policy's estimate of the share of URIs whose latest capture is still current."""
@@ -585,8 +621,9 @@ class _Strategy:
         total = 0.0
         for state in uris.values():
             if state.versions and state.last_visit_at is not None:
-                rate = rate_estimate(state, 1.0 / self.settings.initial_wait(state.content_class),
-                                     self.settings.prior_changes)
+                rate = rate_estimate(
+                    state, 1.0 / self.settings.initial_wait(state.content_class), self.settings.prior_changes
+                )
                 total += math.exp(-rate * max(0.0, now - state.last_visit_at))
         return total / len(uris)
 

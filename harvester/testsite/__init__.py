@@ -71,8 +71,9 @@ class Handler(SimpleHTTPRequestHandler):
         if getattr(self.server, "verbose", False):
             super().log_message(format, *args)
 
-    def _send(self, status: int, body: bytes, ctype: str = "text/html; charset=utf-8",
-              headers: dict[str, str] | None = None) -> None:
+    def _send(
+        self, status: int, body: bytes, ctype: str = "text/html; charset=utf-8", headers: dict[str, str] | None = None
+    ) -> None:
         self.send_response(status)
         self.send_header("Content-Type", ctype)
         self.send_header("Content-Length", str(len(body)))
@@ -94,9 +95,11 @@ class Handler(SimpleHTTPRequestHandler):
             return self._send(301, b"<a href='/about.html'>moved</a>", headers={"Location": "/about.html"})
         if path == "/calendar":
             month = parse_qs(parts.query).get("month", ["2026-01"])[0]
-            body = (f"<!DOCTYPE html><html><head><title>Calendar {month}</title></head><body>"
-                    f"<h1>{month}</h1><a href='/calendar?month={_shift(month, -1)}'>previous</a> "
-                    f"<a href='/calendar?month={_shift(month, 1)}'>next</a></body></html>").encode()
+            body = (
+                f"<!DOCTYPE html><html><head><title>Calendar {month}</title></head><body>"
+                f"<h1>{month}</h1><a href='/calendar?month={_shift(month, -1)}'>previous</a> "
+                f"<a href='/calendar?month={_shift(month, 1)}'>next</a></body></html>"
+            ).encode()
             return self._send(200, body)
         if path == "/busy":
             with self.server.lock:  # type: ignore[attr-defined]
@@ -129,8 +132,10 @@ class Handler(SimpleHTTPRequestHandler):
             other = "/hostile/loop-b" if path.endswith("a") else "/hostile/loop-a"
             return self._send(302, b"", headers={"Location": other})
         if path == "/hostile/latin1.html":
-            body = ("<html><body><p>Caf\u00e9 \u00e0 la cr\u00e8me</p>"
-                    "<a href='/hostile/after-latin1.html'>on</a></body></html>").encode("latin-1")
+            body = (
+                "<html><body><p>Caf\u00e9 \u00e0 la cr\u00e8me</p>"
+                "<a href='/hostile/after-latin1.html'>on</a></body></html>"
+            ).encode("latin-1")
             return self._send(200, body, "text/html; charset=iso-8859-1")
         if path == "/hostile/bad-utf8.html":
             body = b"<html><body><p>\xff\xfe\xc3(</p><a href='/hostile/after-bad-utf8.html'>on</a></body></html>"
@@ -141,8 +146,10 @@ class Handler(SimpleHTTPRequestHandler):
             return self._send(200, b"<html><body><a href='x/'>deeper</a></body></html>")
         if path == "/hostile/session":
             sid = next(_SESSIONS)
-            return self._send(200, f"<html><body><a href='/hostile/session?page=1&amp;jsessionid={sid}'>again</a>"
-                                   f"</body></html>".encode())
+            return self._send(
+                200,
+                f"<html><body><a href='/hostile/session?page=1&amp;jsessionid={sid}'>again</a></body></html>".encode(),
+            )
         if path.startswith("/hostile/after-"):
             return self._send(200, b"<html><body>reached</body></html>")
         return self._send(404, b"<html><body>Not found</body></html>")

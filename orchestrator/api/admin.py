@@ -31,8 +31,11 @@ class ApiTokenAdmin(admin.ModelAdmin):
         row, token = tokens.create(obj.user, obj.name)
         obj.pk, obj.prefix, obj.key_hash, obj.created = row.pk, row.prefix, row.key_hash, row.created
         obj._state.adding = False
-        messages.warning(request, f"The API token for {obj.user.get_username()} is {token} — copy it now: it is "
-                                  "stored only as a hash and is never shown again.")
+        messages.warning(
+            request,
+            f"The API token for {obj.user.get_username()} is {token} — copy it now: it is "
+            "stored only as a hash and is never shown again.",
+        )
 
     def has_delete_permission(self, request: HttpRequest, obj: ApiToken | None = None) -> bool:
         return False  # revoke instead: the row says who had access, and until when

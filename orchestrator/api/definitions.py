@@ -85,8 +85,9 @@ class DefinitionIn(Schema):
     max_job_running_time_s: int | None = None
     previous: int | str | None = None
     extended: dict | None = None
-    revisit_settings: dict | None = Field(None, description="Continuous: the whole RevisitSettings (what it "
-                                                            "leaves out takes the policy's defaults).")
+    revisit_settings: dict | None = Field(
+        None, description="Continuous: the whole RevisitSettings (what it leaves out takes the policy's defaults)."
+    )
     fetch_budget_per_s: float | None = Field(None, description="Continuous: fetches per second at most.")
     warc_rotate_s: int | None = Field(None, description="Continuous: close and hand over a WARC this often (s).")
 
@@ -95,8 +96,9 @@ class DefinitionCreate(DefinitionIn):
     name: str
     kind: str = Field(description="selective, snapshot or continuous")
     seeds: str | None = Field(None, description="Selective: seed URLs, one per line (a bare host means http://).")
-    template: int | str | None = Field(None, description="Selective: the crawl template for the seeds' "
-                                                         "configurations (default: the default template).")
+    template: int | str | None = Field(
+        None, description="Selective: the crawl template for the seeds' configurations (default: the default template)."
+    )
     activate: bool = False
 
 
@@ -125,8 +127,9 @@ class SelectedOut(Schema):
 
 
 class RemoveIn(Schema):
-    configurations: list[int] = Field(description="Ids of configurations to take out of the definition (the "
-                                                  "domains and their history stay).")
+    configurations: list[int] = Field(
+        description="Ids of configurations to take out of the definition (the domains and their history stay)."
+    )
 
 
 class JobBrief(Schema):
@@ -164,13 +167,21 @@ def list_definitions(request, kind: str | None = None, active: bool | None = Non
     return rows
 
 
-@router.get("/definitions/{definition_id}", auth=role(READ), response=DefinitionDetail,
-            summary="One definition, its next and recent runs")
+@router.get(
+    "/definitions/{definition_id}",
+    auth=role(READ),
+    response=DefinitionDetail,
+    summary="One definition, its next and recent runs",
+)
 def get_definition(request, definition_id: int):
     definition = _definition(definition_id)
     runs: dict[int, dict] = {}
-    for run, status, n in (Job.objects.filter(harvest=definition).values_list("harvest_run", "status")
-                           .annotate(n=Count("id")).order_by("-harvest_run")):
+    for run, status, n in (
+        Job.objects.filter(harvest=definition)
+        .values_list("harvest_run", "status")
+        .annotate(n=Count("id"))
+        .order_by("-harvest_run")
+    ):
         entry = runs.setdefault(run, {"harvest_run": run, "jobs": 0, "statuses": {}})
         entry["jobs"] += n
         entry["statuses"][status] = n
@@ -180,8 +191,12 @@ def get_definition(request, definition_id: int):
     return definition
 
 
-@router.post("/definitions", auth=role(CURATE), response={201: CreatedOut},
-             summary="Create a definition (with its seeds; activate)")
+@router.post(
+    "/definitions",
+    auth=role(CURATE),
+    response={201: CreatedOut},
+    summary="Create a definition (with its seeds; activate)",
+)
 def add_definition(request, payload: DefinitionCreate):
     data = payload.dict(exclude_unset=True)
     options = {k: data.pop(k) for k in ("kind", "seeds", "template", "activate") if k in data}
@@ -190,8 +205,15 @@ def add_definition(request, payload: DefinitionCreate):
     if kind == HarvestDefinition.SELECTIVE:  # a selective definition's budget is its configurations'
         budget = {k: data.pop(k) for k in ("max_objects", "max_bytes") if k in data}
     created = newharvest.create(kind, data, **options, **budget)
-    return Status(201, {"definition": _definition(created.definition.pk), "seeds": created.seeds,
-                        "domains": created.domains, "created_domains": created.created_domains})
+    return Status(
+        201,
+        {
+            "definition": _definition(created.definition.pk),
+            "seeds": created.seeds,
+            "domains": created.domains,
+            "created_domains": created.created_domains,
+        },
+    )
 
 
 @router.patch("/definitions/{definition_id}", auth=role(CURATE), response=DefinitionOut, summary="Change a definition")
@@ -207,38 +229,65 @@ def change_definition(request, definition_id: int, payload: DefinitionIn):
     return _definition(definition_id)
 
 
-@router.post("/definitions/{definition_id}/seeds", auth=role(CURATE), response={201: SeedsAdded},
-             summary="Add seeds to a selective definition (all or nothing)")
+@router.post(
+    "/definitions/{definition_id}/seeds",
+    auth=role(CURATE),
+    response={201: SeedsAdded},
+    summary="Add seeds to a selective definition (all or nothing)",
+)
 def add_seeds(request, definition_id: int, payload: SeedsIn):
     definition = _definition(definition_id)
     if definition.kind not in (HarvestDefinition.SELECTIVE, HarvestDefinition.CONTINUOUS):
-        raise Invalid([(["path", "definition_id"], f"{definition.name} is a {definition.kind} harvest: seeds are "
-                                                   "added to selective and continuous ones")])
+        raise Invalid(
+            [
+                (
+                    ["path", "definition_id"],
+                    f"{definition.name} is a {definition.kind} harvest: seeds are "
+                    "added to selective and continuous ones",
+                )
+            ]
+        )
     template = None
     if payload.template is not None:
         template = CrawlTemplate.objects.get(pk=forms.reference(CrawlTemplate, payload.template, "template"))
     result = seeding.add_seeds(definition, payload.seeds, template, requested_by=who(request))
     if not result.ok:
         raise newharvest.SeedLinesInvalid(result.errors)
-    return Status(201, {"seeds": sum(len(s) for s in result.seeds.values()), "domains": len(result.seeds),
-                        "created_domains": result.created_domains})
+    return Status(
+        201,
+        {
+            "seeds": sum(len(s) for s in result.seeds.values()),
+            "domains": len(result.seeds),
+            "created_domains": result.created_domains,
+        },
+    )
 
 
-@router.get("/definitions/{definition_id}/configurations", auth=role(READ), response=list[SelectedOut],
-            summary="The domain configurations a selective definition harvests")
+@router.get(
+    "/definitions/{definition_id}/configurations",
+    auth=role(READ),
+    response=list[SelectedOut],
+    summary="The domain configurations a selective definition harvests",
+)
 @paginate
 def selected(request, definition_id: int):
-    return (_definition(definition_id).configurations.select_related("domain", "template")
-            .order_by("domain__name", "name"))
+    return (
+        _definition(definition_id).configurations.select_related("domain", "template").order_by("domain__name", "name")
+    )
 
 
-@router.post("/definitions/{definition_id}/remove", auth=role(CURATE), response=list[SelectedOut],
-             summary="Take domain configurations out of a selective definition")
+@router.post(
+    "/definitions/{definition_id}/remove",
+    auth=role(CURATE),
+    response=list[SelectedOut],
+    summary="Take domain configurations out of a selective definition",
+)
 def remove(request, definition_id: int, payload: RemoveIn):
     definition = _definition(definition_id)
     if definition.kind not in (HarvestDefinition.SELECTIVE, HarvestDefinition.CONTINUOUS):
-        raise Invalid([(["path", "definition_id"], "only selective and continuous harvests have a selection of "
-                                                   "domains")])
+        raise Invalid(
+            [(["path", "definition_id"], "only selective and continuous harvests have a selection of domains")]
+        )
     form = forms.bound(RemoveForm, {"configurations": payload.configurations}, definition=definition)
     removed = form.cleaned_data["configurations"]
     definition.configurations.remove(*removed)
@@ -250,24 +299,38 @@ def remove(request, definition_id: int, payload: RemoveIn):
     return list(definition.configurations.select_related("domain", "template").order_by("domain__name", "name"))
 
 
-@router.post("/definitions/{definition_id}/activate", auth=role(CURATE), response=DefinitionOut,
-             summary="Activate a definition")
+@router.post(
+    "/definitions/{definition_id}/activate", auth=role(CURATE), response=DefinitionOut, summary="Activate a definition"
+)
 def activate(request, definition_id: int):
     scheduler.activate(_definition(definition_id))
     return _definition(definition_id)
 
 
-@router.post("/definitions/{definition_id}/deactivate", auth=role(CURATE), response=DefinitionOut,
-             summary="Deactivate a definition")
+@router.post(
+    "/definitions/{definition_id}/deactivate",
+    auth=role(CURATE),
+    response=DefinitionOut,
+    summary="Deactivate a definition",
+)
 def deactivate(request, definition_id: int):
     scheduler.deactivate(_definition(definition_id))
     return _definition(definition_id)
 
 
-@router.post("/definitions/{definition_id}/run", auth=role(CURATE), response={200: RunNowOut, 202: RunNowOut},
-             summary="Run now: make a run and dispatch its jobs (202: made, waiting for the broker)")
+@router.post(
+    "/definitions/{definition_id}/run",
+    auth=role(CURATE),
+    response={200: RunNowOut, 202: RunNowOut},
+    summary="Run now: make a run and dispatch its jobs (202: made, waiting for the broker)",
+)
 def run_now(request, definition_id: int, force: bool = False):
     outcome = scheduler.run_now(_definition(definition_id), requested_by=who(request), force=force)
-    body = {"run": outcome.run, "made": outcome.made, "jobs": outcome.jobs, "waiting": len(outcome.waiting),
-            "message": outcome.describe()}
+    body = {
+        "run": outcome.run,
+        "made": outcome.made,
+        "jobs": outcome.jobs,
+        "waiting": len(outcome.waiting),
+        "message": outcome.describe(),
+    }
     return Status(202 if outcome.waiting else 200, body)

@@ -128,8 +128,12 @@ def list_domains(request, q: str = "", field: str = "name", after: str = "", lim
     return {"items": page.domains, "next_after": page.next_after}
 
 
-@router.post("/domains", auth=role(CURATE), response={201: DomainsCreated},
-             summary="Create domains (default seeds and configuration)")
+@router.post(
+    "/domains",
+    auth=role(CURATE),
+    response={201: DomainsCreated},
+    summary="Create domains (default seeds and configuration)",
+)
 def add_domains(request, payload: DomainsIn):
     """Each new domain gets its default seed list and configuration; existing names are left alone."""
     form = forms.bound(DomainNamesForm, {"names": "\n".join(payload.names)})
@@ -142,19 +146,30 @@ def get_domain(request, name: str):
     return _domain(name)
 
 
-@router.patch("/domains/{name}", auth=role(CURATE), response=DomainOut,
-              summary="Change a domain (alias, traps, comments, extended)")
+@router.patch(
+    "/domains/{name}",
+    auth=role(CURATE),
+    response=DomainOut,
+    summary="Change a domain (alias, traps, comments, extended)",
+)
 def change_domain(request, name: str, payload: DomainChange):
     domain = forms.save(DomainForm, payload.dict(exclude_unset=True), _domain(name))
     return _domain(domain.name)
 
 
-@router.get("/domains/{name}/history", auth=role(READ), response=list[HistoryOut],
-            summary="What each job harvested of the domain")
+@router.get(
+    "/domains/{name}/history",
+    auth=role(READ),
+    response=list[HistoryOut],
+    summary="What each job harvested of the domain",
+)
 @paginate
 def domain_history(request, name: str):
-    return (HarvestInfo.objects.filter(domain=_domain(name)).select_related("harvest", "configuration")
-            .order_by("-date", "-id"))
+    return (
+        HarvestInfo.objects.filter(domain=_domain(name))
+        .select_related("harvest", "configuration")
+        .order_by("-date", "-id")
+    )
 
 
 # -- seed lists ----------------------------------------------------------------------------------------
@@ -163,14 +178,16 @@ def list_seedlists(request, name: str):
     return SeedList.objects.filter(domain=_domain(name)).select_related("domain")
 
 
-@router.post("/domains/{name}/seedlists", auth=role(CURATE), response={201: SeedListOut},
-             summary="Add a seed list to a domain")
+@router.post(
+    "/domains/{name}/seedlists", auth=role(CURATE), response={201: SeedListOut}, summary="Add a seed list to a domain"
+)
 def add_seedlist(request, name: str, payload: SeedListIn):
     return Status(201, forms.save(SeedListForm, payload.dict(exclude_unset=True), domain=_domain(name)))
 
 
-@router.patch("/domains/{name}/seedlists/{seedlist_id}", auth=role(CURATE), response=SeedListOut,
-              summary="Change a seed list")
+@router.patch(
+    "/domains/{name}/seedlists/{seedlist_id}", auth=role(CURATE), response=SeedListOut, summary="Change a seed list"
+)
 def change_seedlist(request, name: str, seedlist_id: int, payload: SeedListIn):
     domain = _domain(name)
     seedlist = get_object_or_404(SeedList, pk=seedlist_id, domain=domain)
@@ -179,8 +196,11 @@ def change_seedlist(request, name: str, seedlist_id: int, payload: SeedListIn):
 
 # -- configurations -------------------------------------------------------------------------------------
 def _configurations(domain: Domain):
-    return (DomainConfiguration.objects.filter(domain=domain).select_related("domain", "template")
-            .prefetch_related("seedlists"))
+    return (
+        DomainConfiguration.objects.filter(domain=domain)
+        .select_related("domain", "template")
+        .prefetch_related("seedlists")
+    )
 
 
 def _template_ref(data: dict) -> dict:
@@ -189,22 +209,34 @@ def _template_ref(data: dict) -> dict:
     return data
 
 
-@router.get("/domains/{name}/configurations", auth=role(READ), response=list[ConfigurationOut],
-            summary="A domain's configurations")
+@router.get(
+    "/domains/{name}/configurations",
+    auth=role(READ),
+    response=list[ConfigurationOut],
+    summary="A domain's configurations",
+)
 def list_configurations(request, name: str):
     return _configurations(_domain(name))
 
 
-@router.post("/domains/{name}/configurations", auth=role(CURATE), response={201: ConfigurationOut},
-             summary="Add a configuration to a domain")
+@router.post(
+    "/domains/{name}/configurations",
+    auth=role(CURATE),
+    response={201: ConfigurationOut},
+    summary="Add a configuration to a domain",
+)
 def add_configuration(request, name: str, payload: ConfigurationIn):
     domain = _domain(name)
     saved = forms.save(ConfigurationForm, _template_ref(payload.dict(exclude_unset=True)), domain=domain)
     return Status(201, _configurations(domain).get(pk=saved.pk))
 
 
-@router.patch("/domains/{name}/configurations/{configuration_id}", auth=role(CURATE), response=ConfigurationOut,
-              summary="Change a configuration (making it the default takes the flag from the old default)")
+@router.patch(
+    "/domains/{name}/configurations/{configuration_id}",
+    auth=role(CURATE),
+    response=ConfigurationOut,
+    summary="Change a configuration (making it the default takes the flag from the old default)",
+)
 def change_configuration(request, name: str, configuration_id: int, payload: ConfigurationIn):
     domain = _domain(name)
     configuration = get_object_or_404(DomainConfiguration, pk=configuration_id, domain=domain)

@@ -29,8 +29,11 @@ class Invalid(Exception):
     def of(cls, exc: ValidationError, where: str = "body") -> "Invalid":
         """From a Django ValidationError (a model's ``full_clean``, a form): each field's messages at its path."""
         if hasattr(exc, "error_dict"):
-            return cls(([where] + ([] if field == "__all__" else [field]), message)
-                       for field, errors in exc.message_dict.items() for message in errors)
+            return cls(
+                ([where] + ([] if field == "__all__" else [field]), message)
+                for field, errors in exc.message_dict.items()
+                for message in errors
+            )
         return cls(([where], message) for message in exc.messages)
 
 

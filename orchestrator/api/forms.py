@@ -32,8 +32,9 @@ def _current(form: forms.BaseForm) -> dict[str, Any]:
     return data
 
 
-def bound(form_class: type[forms.BaseForm], payload: Mapping[str, Any], instance: models.Model | None = None,
-          **kwargs: Any) -> forms.BaseForm:
+def bound(
+    form_class: type[forms.BaseForm], payload: Mapping[str, Any], instance: models.Model | None = None, **kwargs: Any
+) -> forms.BaseForm:
     """``form_class`` bound to the current values overlaid with ``payload``; raises :class:`Invalid`
     naming every field that is unknown or refused (``extended`` values at ``extended.<name>``)."""
     if issubclass(form_class, forms.ModelForm):
@@ -65,20 +66,22 @@ def _path(field: str, message: str) -> tuple[list[str | int], str]:
     if field == "__all__":
         return ["body"], message
     if field.startswith(EXT):
-        return ["body", "extended", field[len(EXT):]], message
+        return ["body", "extended", field[len(EXT) :]], message
     return ["body", field], message
 
 
-def save(form_class: type[forms.ModelForm], payload: Mapping[str, Any], instance: models.Model | None = None,
-         **kwargs: Any) -> Any:
+def save(
+    form_class: type[forms.ModelForm], payload: Mapping[str, Any], instance: models.Model | None = None, **kwargs: Any
+) -> Any:
     """Validate as the page does and save in one transaction; returns the saved object."""
     form = bound(form_class, payload, instance, **kwargs)
     with transaction.atomic():
         return form.save()
 
 
-def reference(model: type[models.Model], value: object, what: str, where: str = "body",
-              **filters: object) -> int | None:
+def reference(
+    model: type[models.Model], value: object, what: str, where: str = "body", **filters: object
+) -> int | None:
     """The id of the ``model`` row named or numbered ``value`` (None stays None); :class:`Invalid` at
     ``what`` if there is none."""
     if value is None or value == "":
@@ -91,4 +94,3 @@ def reference(model: type[models.Model], value: object, what: str, where: str = 
     if found is None:
         raise Invalid([([where, what], f"no {model._meta.verbose_name} named or numbered {text!r}")])
     return found
-

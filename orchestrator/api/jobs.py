@@ -72,8 +72,9 @@ class ControlOut(Schema):
 
 
 class JobDetail(JobOut):
-    progress: dict = Field(alias="latest_progress",
-                           description="The latest Progress heartbeat, with each domain's share of its budget.")
+    progress: dict = Field(
+        alias="latest_progress", description="The latest Progress heartbeat, with each domain's share of its budget."
+    )
     controls: list[ControlOut] = Field(alias="recent_controls")
     continued_by: list[int] = Field(alias="continued_by_ids")
 
@@ -117,13 +118,23 @@ def _job(job_id: int) -> Job:
 
 @router.get("/jobs", auth=role(READ), response=list[JobOut], summary="Jobs, newest first, filtered")
 @paginate
-def list_jobs(request, status: str | None = None, harvest: str | None = None, channel: str | None = None,
-              created_from: date | None = None, created_to: date | None = None):
+def list_jobs(
+    request,
+    status: str | None = None,
+    harvest: str | None = None,
+    channel: str | None = None,
+    created_from: date | None = None,
+    created_to: date | None = None,
+):
     """``status``: a job status, or REJECTED / RESUBMITTABLE (FAILED, rejected or not); ``harvest`` and
     ``channel`` by name or id; ``created_from``/``created_to``: UTC dates, inclusive."""
-    data = {"status": status or "", "created_from": created_from or "", "created_to": created_to or "",
-            "harvest": forms.reference(HarvestDefinition, harvest, "harvest", "query") or "",
-            "channel": forms.reference(HarvestChannel, channel, "channel", "query") or ""}
+    data = {
+        "status": status or "",
+        "created_from": created_from or "",
+        "created_to": created_to or "",
+        "harvest": forms.reference(HarvestDefinition, harvest, "harvest", "query") or "",
+        "channel": forms.reference(HarvestChannel, channel, "channel", "query") or "",
+    }
     form = JobFilter(data)
     if not form.is_valid():
         raise Invalid((["query", field], message) for field, errors in form.errors.items() for message in errors)
@@ -139,8 +150,12 @@ def get_job(request, job_id: int):
     return job
 
 
-@router.get("/jobs/{job_id}/spec", auth=role(READ), response={200: dict},
-            summary="The job's frozen JobSpec (what a harvester reads for a job message by reference)")
+@router.get(
+    "/jobs/{job_id}/spec",
+    auth=role(READ),
+    response={200: dict},
+    summary="The job's frozen JobSpec (what a harvester reads for a job message by reference)",
+)
 def spec(request, job_id: int):
     """The spec as stored, sent without decoding it (a broad-crawl job's is several megabytes)."""
     text = Job.objects.filter(pk=job_id).values_list(Cast("spec", TextField()), flat=True).first()
@@ -149,8 +164,12 @@ def spec(request, job_id: int):
     return HttpResponse(text, content_type="application/json")
 
 
-@router.post("/jobs/{job_id}/control", auth=role(ENGINEER), response={202: ControlOut},
-             summary="Stop, pause, resume a running job, or add a crawler trap to it")
+@router.post(
+    "/jobs/{job_id}/control",
+    auth=role(ENGINEER),
+    response={202: ControlOut},
+    summary="Stop, pause, resume a running job, or add a crawler trap to it",
+)
 def control(request, job_id: int, payload: ControlIn):
     job = _job(job_id)
     if payload.action not in dict(JobControl.ACTIONS):
@@ -173,13 +192,18 @@ def control(request, job_id: int, payload: ControlIn):
     except dispatch.DispatchError:
         raise
     except Exception as exc:  # the broker, as the web UI says it: the request is recorded and shows as not sent
-        raise dispatch.BrokerUnavailable(f"{payload.action} was recorded but could not be sent to the harvester "
-                                         f"({dispatch.broker_reason(exc)})") from None
+        raise dispatch.BrokerUnavailable(
+            f"{payload.action} was recorded but could not be sent to the harvester ({dispatch.broker_reason(exc)})"
+        ) from None
     return Status(202, sent)
 
 
-@router.post("/jobs/{job_id}/resubmit", auth=role(ENGINEER), response={201: ResubmitOut, 202: ResubmitOut},
-             summary="Continue a FAILED job as a new job (202: made, waiting for the broker)")
+@router.post(
+    "/jobs/{job_id}/resubmit",
+    auth=role(ENGINEER),
+    response={201: ResubmitOut, 202: ResubmitOut},
+    summary="Continue a FAILED job as a new job (202: made, waiting for the broker)",
+)
 def resubmit(request, job_id: int):
     job = _job(job_id)
     try:
@@ -188,22 +212,28 @@ def resubmit(request, job_id: int):
         new = _jobs().filter(continues=job).order_by("-id").first()
         if new is None:
             raise
-        return Status(202, {"job": new, "message": f"job {job.pk} resubmitted as job {new.pk}, which waits for "
-                                                   f"the broker ({exc.reason})"})
-    return Status(201, {"job": _job(new.pk),
-                        "message": f"job {job.pk} resubmitted as job {new.pk} ({new.status})"})
+        return Status(
+            202,
+            {
+                "job": new,
+                "message": f"job {job.pk} resubmitted as job {new.pk}, which waits for the broker ({exc.reason})",
+            },
+        )
+    return Status(201, {"job": _job(new.pk), "message": f"job {job.pk} resubmitted as job {new.pk} ({new.status})"})
 
 
-@router.post("/jobs/{job_id}/reject", auth=role(ENGINEER), response=JobOut,
-             summary="Mark a FAILED job as not to be resubmitted")
+@router.post(
+    "/jobs/{job_id}/reject", auth=role(ENGINEER), response=JobOut, summary="Mark a FAILED job as not to be resubmitted"
+)
 def reject(request, job_id: int):
     dispatch.reject(_job(job_id), requested_by=who(request))
     return _job(job_id)
 
 
 # -- files ------------------------------------------------------------------------------------------------
-@router.get("/jobs/{job_id}/files", auth=role(READ), response=list[FileOut],
-            summary="The job's WARC and metadata WARC files")
+@router.get(
+    "/jobs/{job_id}/files", auth=role(READ), response=list[FileOut], summary="The job's WARC and metadata WARC files"
+)
 def list_files(request, job_id: int):
     return ArchiveFile.objects.filter(job=_job(job_id)).prefetch_related("copies").order_by("kind", "name")
 
@@ -226,9 +256,13 @@ def readable_copy(f: ArchiveFile) -> Path | str | None:
     return None
 
 
-@router.get("/jobs/{job_id}/files/{name}", auth=role(READ), response={200: bytes},
-            summary="Download one of the job's files",
-            openapi_extra={"responses": {200: {"content": {"application/octet-stream": {}}}}})
+@router.get(
+    "/jobs/{job_id}/files/{name}",
+    auth=role(READ),
+    response={200: bytes},
+    summary="Download one of the job's files",
+    openapi_extra={"responses": {200: {"content": {"application/octet-stream": {}}}}},
+)
 def download_file(request, job_id: int, name: str):
     f = get_object_or_404(ArchiveFile.objects.prefetch_related("copies"), job=_job(job_id), name=name)
     path = readable_copy(f)
@@ -241,16 +275,19 @@ def download_file(request, job_id: int, name: str):
         response["Content-Disposition"] = content_disposition_header(True, f.name)
         response["Content-Length"] = str(f.size)
     else:
-        response = FileResponse(open(path, "rb"), as_attachment=True, filename=f.name,
-                                content_type="application/warc")
+        response = FileResponse(open(path, "rb"), as_attachment=True, filename=f.name, content_type="application/warc")
     # check the download against it: computed at ingest, or the harvester's before that
     response["X-Netharvest-Sha256"] = f.sha256 or f.harvester_sha256
     return response
 
 
-@router.get("/jobs/{job_id}/reports/{name}", auth=role(READ), response={200: str},
-            summary="A report or the crawl log, as text",
-            openapi_extra={"responses": {200: {"content": {"text/plain": {}}}}})
+@router.get(
+    "/jobs/{job_id}/reports/{name}",
+    auth=role(READ),
+    response={200: str},
+    summary="A report or the crawl log, as text",
+    openapi_extra={"responses": {200: {"content": {"text/plain": {}}}}},
+)
 def report(request, job_id: int, name: str):
     """From the spool while the job's files are there, then from its metadata WARC; ``name`` is one of the
     harvester's reports (crawl-report.txt, hosts-report.txt, …) or crawl.log."""

@@ -50,12 +50,19 @@ class PlatformCollector(Collector):
     """The families above, each from one query at collect time."""
 
     def collect(self) -> Iterator[Metric]:
-        timings = GaugeMetricFamily("netharvest_scrape_seconds", "Seconds each metric family took to compute.",
-                                    labels=["family"])
+        timings = GaugeMetricFamily(
+            "netharvest_scrape_seconds", "Seconds each metric family took to compute.", labels=["family"]
+        )
         channels = list(HarvestChannel.objects.values_list("name", flat=True))
-        for family, compute in (("jobs", lambda: self.jobs(channels)), ("queues", lambda: self.queues(channels)),
-                                ("running", self.running), ("failures", self.failures), ("chain", self.chain),
-                                ("dedup", self.dedup), ("reaper", self.reaper)):
+        for family, compute in (
+            ("jobs", lambda: self.jobs(channels)),
+            ("queues", lambda: self.queues(channels)),
+            ("running", self.running),
+            ("failures", self.failures),
+            ("chain", self.chain),
+            ("dedup", self.dedup),
+            ("reaper", self.reaper),
+        ):
             start = time.perf_counter()
             yield from compute()
             timings.add_metric([family], time.perf_counter() - start)
@@ -63,8 +70,10 @@ class PlatformCollector(Collector):
 
     def jobs(self, channels: list[str]) -> Iterator[Metric]:
         g = GaugeMetricFamily("netharvest_jobs", "Jobs by status and channel.", labels=["status", "channel"])
-        counts = {(s, c): n for s, c, n in Job.objects.values_list("status", "channel__name")
-                  .annotate(n=Count("id")).order_by()}
+        counts = {
+            (s, c): n
+            for s, c, n in Job.objects.values_list("status", "channel__name").annotate(n=Count("id")).order_by()
+        }
         for status in JobStatus.values:  # every series present, 0 included, so a rate() never sees a gap
             for channel in sorted(set(channels) | {c for _, c in counts}):
                 g.add_metric([status, channel], counts.get((status, channel), 0))
@@ -72,8 +81,11 @@ class PlatformCollector(Collector):
 
     def queues(self, channels: list[str]) -> Iterator[Metric]:
         up = GaugeMetricFamily("netharvest_broker_up", "1 if the broker answered this scrape.")
-        depth = GaugeMetricFamily("netharvest_queue_messages", "Messages waiting in a queue (harvest.<channel>: "
-                                  "jobs not yet taken by a harvester).", labels=["queue", "channel"])
+        depth = GaugeMetricFamily(
+            "netharvest_queue_messages",
+            "Messages waiting in a queue (harvest.<channel>: jobs not yet taken by a harvester).",
+            labels=["queue", "channel"],
+        )
         try:
             with app.connection_for_read() as conn:
                 conn.ensure_connection(max_retries=1)
@@ -93,26 +105,48 @@ class PlatformCollector(Collector):
     def running(self) -> Iterator[Metric]:
         """Running jobs' latest Progress, per job and summed per harvester, from one query."""
         job_labels = ["job", "channel", "harvester"]
-        uri_rate = GaugeMetricFamily("netharvest_job_uri_rate", "URIs per second of a running job (latest "
-                                     "Progress).", labels=job_labels)
-        byte_rate = GaugeMetricFamily("netharvest_job_byte_rate", "Bytes per second downloaded by a running job.",
-                                      labels=job_labels)
-        downloaded = GaugeMetricFamily("netharvest_job_bytes", "Bytes downloaded so far by a running job.",
-                                       labels=job_labels)
-        uris = GaugeMetricFamily("netharvest_job_uris", "URIs of a running job by state.",
-                                 labels=[*job_labels, "state"])
-        h_uri = GaugeMetricFamily("netharvest_harvester_uri_rate", "URIs per second, summed over a harvester's "
-                                  "running jobs.", labels=["harvester"])
-        h_byte = GaugeMetricFamily("netharvest_harvester_byte_rate", "Bytes per second, summed over a harvester's "
-                                   "running jobs.", labels=["harvester"])
+        uri_rate = GaugeMetricFamily(
+            "netharvest_job_uri_rate", "URIs per second of a running job (latest Progress).", labels=job_labels
+        )
+        byte_rate = GaugeMetricFamily(
+            "netharvest_job_byte_rate", "Bytes per second downloaded by a running job.", labels=job_labels
+        )
+        downloaded = GaugeMetricFamily(
+            "netharvest_job_bytes", "Bytes downloaded so far by a running job.", labels=job_labels
+        )
+        uris = GaugeMetricFamily(
+            "netharvest_job_uris", "URIs of a running job by state.", labels=[*job_labels, "state"]
+        )
+        h_uri = GaugeMetricFamily(
+            "netharvest_harvester_uri_rate",
+            "URIs per second, summed over a harvester's running jobs.",
+            labels=["harvester"],
+        )
+        h_byte = GaugeMetricFamily(
+            "netharvest_harvester_byte_rate",
+            "Bytes per second, summed over a harvester's running jobs.",
+            labels=["harvester"],
+        )
         h_jobs = GaugeMetricFamily("netharvest_harvester_jobs", "Jobs a harvester is running.", labels=["harvester"])
-        h_age = GaugeMetricFamily("netharvest_harvester_heartbeat_age_seconds", "Seconds since the latest "
-                                  "heartbeat of any of a harvester's running jobs.", labels=["harvester"])
+        h_age = GaugeMetricFamily(
+            "netharvest_harvester_heartbeat_age_seconds",
+            "Seconds since the latest heartbeat of any of a harvester's running jobs.",
+            labels=["harvester"],
+        )
         now = timezone.now()
         per_harvester: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0, 0, float("inf")])
         rows = Job.objects.filter(status=JobStatus.STARTED).values_list(
-            "id", "channel__name", "harvester", "last_heartbeat", "progress__uri_rate", "progress__kb_rate",
-            "progress__bytes", "progress__uris_done", "progress__uris_queued", "progress__uris_failed")
+            "id",
+            "channel__name",
+            "harvester",
+            "last_heartbeat",
+            "progress__uri_rate",
+            "progress__kb_rate",
+            "progress__bytes",
+            "progress__uris_done",
+            "progress__uris_queued",
+            "progress__uris_failed",
+        )
         for job_id, channel, harvester, beat, rate, kb_rate, nbytes, done, queued, failed in rows:
             labels = [str(job_id), channel, harvester or "unknown"]
             rate, bps = float(rate or 0), float(kb_rate or 0) * 1024
@@ -139,32 +173,46 @@ class PlatformCollector(Collector):
         """FAILED jobs still waiting for a decision (not resubmitted, not rejected), by channel, the harvester
         that ran them and why (``error_category``: crawl-process-died, jobspec-unreadable, reaped, …): what a
         crawl engineer acts on, and which machine keeps failing."""
-        g = GaugeMetricFamily("netharvest_failed_jobs", "FAILED jobs not yet resubmitted or rejected, by channel, "
-                              "harvester and error category.", labels=["channel", "harvester", "category"])
-        for channel, harvester, category, n in (Job.objects.filter(status=JobStatus.FAILED, rejected_at__isnull=True)
-                                                .values_list("channel__name", "harvester", "error_category")
-                                                .annotate(n=Count("id")).order_by()):
+        g = GaugeMetricFamily(
+            "netharvest_failed_jobs",
+            "FAILED jobs not yet resubmitted or rejected, by channel, harvester and error category.",
+            labels=["channel", "harvester", "category"],
+        )
+        for channel, harvester, category, n in (
+            Job.objects.filter(status=JobStatus.FAILED, rejected_at__isnull=True)
+            .values_list("channel__name", "harvester", "error_category")
+            .annotate(n=Count("id"))
+            .order_by()
+        ):
             g.add_metric([channel, harvester or "unknown", category or "unknown"], n)
         yield g
 
     def chain(self) -> Iterator[Metric]:
         """The indexer chain's files still to process, by the last step done; failures by failed step."""
-        files = GaugeMetricFamily("netharvest_chain_files", "Archive files not yet through the indexer chain, by "
-                                  "the last step done (FAILED: waiting for a retry).", labels=["state"])
-        working = GaugeMetricFamily("netharvest_chain_files_claimed", "Files a chain worker holds a lease on now.",
-                                    labels=["state"])
-        oldest = GaugeMetricFamily("netharvest_chain_oldest_seconds", "Age of the least recently updated file in "
-                                   "a state.", labels=["state"])
-        failed = GaugeMetricFamily("netharvest_chain_failed_files", "Files whose chain step failed, by step.",
-                                   labels=["step"])
+        files = GaugeMetricFamily(
+            "netharvest_chain_files",
+            "Archive files not yet through the indexer chain, by the last step done (FAILED: waiting for a retry).",
+            labels=["state"],
+        )
+        working = GaugeMetricFamily(
+            "netharvest_chain_files_claimed", "Files a chain worker holds a lease on now.", labels=["state"]
+        )
+        oldest = GaugeMetricFamily(
+            "netharvest_chain_oldest_seconds", "Age of the least recently updated file in a state.", labels=["state"]
+        )
+        failed = GaugeMetricFamily(
+            "netharvest_chain_failed_files", "Files whose chain step failed, by step.", labels=["step"]
+        )
         now = timezone.now()
         counts: dict[str, int] = dict.fromkeys(PENDING_STATES, 0)
         claimed: dict[str, int] = dict.fromkeys(PENDING_STATES, 0)
         ages: dict[str, float] = {}
-        for state, step, n, held, since in (ArchiveFile.objects.filter(index_state__in=PENDING_STATES)
-                                            .values_list("index_state", "failed_step")
-                                            .annotate(n=Count("id"), held=Count("id", filter=Q(claimed_until__gt=now)),
-                                                      since=Min("updated")).order_by()):
+        for state, step, n, held, since in (
+            ArchiveFile.objects.filter(index_state__in=PENDING_STATES)
+            .values_list("index_state", "failed_step")
+            .annotate(n=Count("id"), held=Count("id", filter=Q(claimed_until__gt=now)), since=Min("updated"))
+            .order_by()
+        ):
             counts[state] += n
             claimed[state] += held
             ages[state] = max(ages.get(state, 0.0), (now - since).total_seconds())
@@ -178,8 +226,11 @@ class PlatformCollector(Collector):
         yield from (files, working, oldest, failed)
 
     def dedup(self) -> Iterator[Metric]:
-        size = GaugeMetricFamily("netharvest_dedup_index_bytes", "Size of the dedup index on disk (with its WAL); "
-                                 "with the dedup service, its store's table files (absent while it does not answer).")
+        size = GaugeMetricFamily(
+            "netharvest_dedup_index_bytes",
+            "Size of the dedup index on disk (with its WAL); "
+            "with the dedup service, its store's table files (absent while it does not answer).",
+        )
         if settings.NETHARVEST_DEDUP_URL:
             from indexer.dedupclient import DedupClient, DedupServiceError
 
@@ -203,8 +254,11 @@ class PlatformCollector(Collector):
         yield size
 
     def reaper(self) -> Iterator[Metric]:
-        g = GaugeMetricFamily("netharvest_reaper_last_sweep_age_seconds", "Seconds since the reaper's last sweep "
-                              "(beat and the events worker are alive while this stays below a minute).")
+        g = GaugeMetricFamily(
+            "netharvest_reaper_last_sweep_age_seconds",
+            "Seconds since the reaper's last sweep "
+            "(beat and the events worker are alive while this stays below a minute).",
+        )
         last = ReaperSight.objects.values_list("last_sweep_at", flat=True).first()
         if last is not None:
             g.add_metric([], (timezone.now() - last).total_seconds())
@@ -240,8 +294,9 @@ def _refused(request: HttpRequest) -> HttpResponse | None:
         return _plain(f"403 {why}\n", 403) if why else None
     if _direct_from_allowed(request):
         return None
-    return _plain("401 /metrics needs an API token (Authorization: Bearer nh_…) from outside "
-                  "NETHARVEST_METRICS_ALLOW\n", 401)
+    return _plain(
+        "401 /metrics needs an API token (Authorization: Bearer nh_…) from outside NETHARVEST_METRICS_ALLOW\n", 401
+    )
 
 
 def _plain(text: str, status: int) -> HttpResponse:

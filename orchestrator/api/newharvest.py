@@ -53,8 +53,11 @@ class Created:
 def with_references(fields: Mapping[str, Any]) -> dict[str, Any]:
     """DefinitionForm's data from the API's: ``channel``, ``schedule`` and ``previous`` named or numbered → ids."""
     data = dict(fields)
-    for name, model, filters in (("channel", HarvestChannel, {}), ("schedule", Schedule, {}),
-                                 ("previous", HarvestDefinition, {"kind": HarvestDefinition.SNAPSHOT})):
+    for name, model, filters in (
+        ("channel", HarvestChannel, {}),
+        ("schedule", Schedule, {}),
+        ("previous", HarvestDefinition, {"kind": HarvestDefinition.SNAPSHOT}),
+    ):
         if name in data:
             data[name] = api_forms.reference(model, data[name], name, **filters)
     if "revisit_settings" in data:  # continuous: the form's revisit fields (a whole RevisitSettings dict)
@@ -62,13 +65,21 @@ def with_references(fields: Mapping[str, Any]) -> dict[str, Any]:
             data.update(revisit_form_data(data.pop("revisit_settings")))
         except ContractError as exc:
             where, _, message = str(exc).partition(": ")
-            raise Invalid([(["body", *where.replace("[", ".").replace("]", "").split(".")], message or str(exc))]
-                          ) from None
+            raise Invalid(
+                [(["body", *where.replace("[", ".").replace("]", "").split(".")], message or str(exc))]
+            ) from None
     return data
 
 
-def create(kind: str, fields: Mapping[str, Any], seeds: str | None = None, template: str | None = None,
-           max_objects: int | None = None, max_bytes: int | None = None, activate: bool = False) -> Created:
+def create(
+    kind: str,
+    fields: Mapping[str, Any],
+    seeds: str | None = None,
+    template: str | None = None,
+    max_objects: int | None = None,
+    max_bytes: int | None = None,
+    activate: bool = False,
+) -> Created:
     """Create a ``kind`` definition from ``fields`` (DefinitionForm's fields; ``channel``, ``schedule`` and
     ``previous`` by name or id), then add ``seeds`` (selective; one URL per line) crawled with crawl
     template ``template`` (default: NETHARVEST_DEFAULT_TEMPLATE); ``max_objects``/``max_bytes`` are the
@@ -82,8 +93,14 @@ def create(kind: str, fields: Mapping[str, Any], seeds: str | None = None, templ
             raise Invalid([(["body", name], "must be -1 (unlimited), 0 (excluded) or a positive number")])
     if kind == HarvestDefinition.SNAPSHOT:
         if seeds is not None or template is not None:
-            raise Invalid([(["body", "seeds" if seeds is not None else "template"],
-                            "a snapshot harvest takes every domain's default configuration: no seeds or template")])
+            raise Invalid(
+                [
+                    (
+                        ["body", "seeds" if seeds is not None else "template"],
+                        "a snapshot harvest takes every domain's default configuration: no seeds or template",
+                    )
+                ]
+            )
         data.update(budget)
     chosen = None
     if template is not None:

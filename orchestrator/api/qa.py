@@ -31,8 +31,10 @@ class FiguresOut(Schema):
     tlds: dict[str, list[int]] = Field(description="TLD → [domains, objects, bytes].")
     size_buckets: dict[str, int] = Field(description="Domains by objects harvested.")
     stop_reasons: dict[str, int]
-    kinds: dict[str, list[int]] = Field(description="selective / broad (snapshot) / continuous → "
-                                                    "[jobs, objects, bytes, seeds].", alias="selective_vs_broad")
+    kinds: dict[str, list[int]] = Field(
+        description="selective / broad (snapshot) / continuous → [jobs, objects, bytes, seeds].",
+        alias="selective_vs_broad",
+    )
     top_domains: list[tuple[str, int, int]] = Field(description="[domain, objects, bytes], largest first.")
     top_domains_note: str
     computed_at: datetime
@@ -51,19 +53,31 @@ def job_stats(request, job_id: int):
     return stats.job_figures(get_object_or_404(Job, pk=job_id))
 
 
-@router.get("/definitions/{definition_id}/runs", auth=role(READ), response=list[RunsOut],
-            summary="A definition's runs with figures")
+@router.get(
+    "/definitions/{definition_id}/runs",
+    auth=role(READ),
+    response=list[RunsOut],
+    summary="A definition's runs with figures",
+)
 def runs(request, definition_id: int):
     return stats.runs_of(get_object_or_404(HarvestDefinition, pk=definition_id))
 
 
-@router.get("/definitions/{definition_id}/runs/{run}/stats", auth=role(READ), response=FiguresOut,
-            summary="QA figures of one harvest run")
+@router.get(
+    "/definitions/{definition_id}/runs/{run}/stats",
+    auth=role(READ),
+    response=FiguresOut,
+    summary="QA figures of one harvest run",
+)
 def run_stats(request, definition_id: int, run: int):
     return stats.run_figures(get_object_or_404(HarvestDefinition, pk=definition_id), run)
 
 
-@router.get("/qa/years/{year}", auth=role(READ), response=FiguresOut,
-            summary="QA figures of one year (jobs that ended in it, UTC)")
+@router.get(
+    "/qa/years/{year}",
+    auth=role(READ),
+    response=FiguresOut,
+    summary="QA figures of one year (jobs that ended in it, UTC)",
+)
 def year_stats(request, year: int):
     return stats.year_figures(year)

@@ -46,8 +46,12 @@ def get_template(request, template_id: int):
     return get_object_or_404(CrawlTemplate, pk=template_id)
 
 
-@router.post("/templates", auth=role(ENGINEER), response={201: TemplateOut},
-             summary="Create a crawl template (defaults for unset fields)")
+@router.post(
+    "/templates",
+    auth=role(ENGINEER),
+    response={201: TemplateOut},
+    summary="Create a crawl template (defaults for unset fields)",
+)
 def add_template(request, payload: TemplateIn):
     return Status(201, forms.save(TemplateForm, payload.dict(exclude_unset=True)))
 

@@ -31,8 +31,12 @@ def user_of(token: str) -> AbstractBaseUser | None:
     """The active user a live token belongs to, or None (unknown, revoked, or the user is deactivated)."""
     if not token.startswith(PREFIX) or len(token) > 200:
         return None
-    row = (ApiToken.objects.select_related("user").filter(key_hash=digest(token), revoked_at__isnull=True)
-           .only("id", "last_used", "user").first())
+    row = (
+        ApiToken.objects.select_related("user")
+        .filter(key_hash=digest(token), revoked_at__isnull=True)
+        .only("id", "last_used", "user")
+        .first()
+    )
     if row is None or not row.user.is_active:
         return None
     now = timezone.now()

@@ -25,10 +25,28 @@ ERRORS = {
     409: "The object's state does not allow this (the scheduler's or dispatch's refusal, in `detail`).",
     422: "Bad input: `detail` lists each bad value's path (`loc`) and why (`msg`).",
 }
-ERROR_SCHEMA = {"type": "object", "properties": {"detail": {
-    "anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "object", "properties": {
-        "loc": {"type": "array", "items": {"anyOf": [{"type": "string"}, {"type": "integer"}]}},
-        "msg": {"type": "string"}, "type": {"type": "string"}}}}]}}, "required": ["detail"]}
+ERROR_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "detail": {
+            "anyOf": [
+                {"type": "string"},
+                {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "loc": {"type": "array", "items": {"anyOf": [{"type": "string"}, {"type": "integer"}]}},
+                            "msg": {"type": "string"},
+                            "type": {"type": "string"},
+                        },
+                    },
+                },
+            ]
+        }
+    },
+    "required": ["detail"],
+}
 
 
 class Api(NinjaAPI):
@@ -41,14 +59,25 @@ class Api(NinjaAPI):
             for operation in operations.values():
                 responses = operation.setdefault("responses", {})
                 for status, text in ERRORS.items():
-                    responses.setdefault(status, {"description": text, "content": {"application/json": {
-                        "schema": {"$ref": "#/components/schemas/Error"}}}})
+                    responses.setdefault(
+                        status,
+                        {
+                            "description": text,
+                            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
+                        },
+                    )
         return schema
 
 
 #: Each operation names its role (tests/api/test_auth.py checks it); the default is the strictest.
-api = Api(title="netharvest API", version="1", description=DESCRIPTION, auth=role(ENGINEER), urls_namespace="api",
-               docs_url="/docs")
+api = Api(
+    title="netharvest API",
+    version="1",
+    description=DESCRIPTION,
+    auth=role(ENGINEER),
+    urls_namespace="api",
+    docs_url="/docs",
+)
 errors.install(api)
 for module in (domains, templates, schedules, definitions, jobs, qa):
     api.add_router("/", module.router)

@@ -99,10 +99,32 @@ class CrawlTemplateAdmin(NoDeleteMixin, admin.ModelAdmin):
     fieldsets = (
         (None, {"fields": ("name", "description", "active")}),
         ("Scope", {"fields": ("scope", "max_hops", "max_embed_hops", "robots", "canonicalize_query_order")}),
-        ("Politeness", {"fields": ("politeness_scope", "delay_factor", "min_delay_ms", "max_delay_ms",
-                                   "host_valence", "respect_crawl_delay_up_to_s")}),
-        ("Fetching", {"fields": ("max_retries", "retry_delay_s", "connect_timeout_s", "read_timeout_s",
-                                 "max_document_bytes", "extract_javascript")}),
+        (
+            "Politeness",
+            {
+                "fields": (
+                    "politeness_scope",
+                    "delay_factor",
+                    "min_delay_ms",
+                    "max_delay_ms",
+                    "host_valence",
+                    "respect_crawl_delay_up_to_s",
+                )
+            },
+        ),
+        (
+            "Fetching",
+            {
+                "fields": (
+                    "max_retries",
+                    "retry_delay_s",
+                    "connect_timeout_s",
+                    "read_timeout_s",
+                    "max_document_bytes",
+                    "extract_javascript",
+                )
+            },
+        ),
         ("Archive", {"fields": ("warc_max_bytes", "dedup", "source_tag_seeds")}),
         ("Identity", {"fields": ("user_agent", "operator_contact")}),
     )

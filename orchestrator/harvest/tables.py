@@ -17,8 +17,10 @@ def cell(value: object) -> str:
 def render(headers: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
     text_rows = [[cell(v) for v in row] for row in rows]
     widths = [max([len(h), *(len(r[i]) for r in text_rows)]) for i, h in enumerate(headers)]
-    lines = ["  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip(),
-             "  ".join("-" * w for w in widths)]
+    lines = [
+        "  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip(),
+        "  ".join("-" * w for w in widths),
+    ]
     lines += ["  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)).rstrip() for r in text_rows]
     return "\n".join(lines)
 

@@ -10,8 +10,9 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 
-async def unordered_map(func: Callable[[T], Awaitable[R]], items: Iterable[T],
-                        limit: int) -> AsyncIterator[tuple[T, R]]:
+async def unordered_map(
+    func: Callable[[T], Awaitable[R]], items: Iterable[T], limit: int
+) -> AsyncIterator[tuple[T, R]]:
     """(item, result) in completion order, at most ``limit`` calls at once.
 
     ``limit`` workers share one iterator over ``items``, so the input is streamed (a file of millions of

@@ -90,8 +90,9 @@ def numbered_lines(path: Path) -> Iterator[Line]:
                 yield line
 
 
-def ingest(sources: list[tuple[str, Path]], existing: Iterator[str],
-           progress: Callable[[str], None] = lambda _: None) -> Ingested:
+def ingest(
+    sources: list[tuple[str, Path]], existing: Iterator[str], progress: Callable[[str], None] = lambda _: None
+) -> Ingested:
     """Read the database's domains, then each source file; errors are collected, not raised (the caller
     decides whether invalid lines stop the preload)."""
     result = Ingested([SourceStats(DATABASE)] + [SourceStats(name, str(path)) for name, path in sources])
@@ -115,8 +116,7 @@ def ingest(sources: list[tuple[str, Path]], existing: Iterator[str],
                 domain, url = parse_line(text)
             except ValueError as exc:
                 stats.invalid += 1
-                result.errors.append(f"{path}:{number}: {preview(text)}: {exc}" if text else
-                                     f"{path}:{number}: {exc}")
+                result.errors.append(f"{path}:{number}: {preview(text)}: {exc}" if text else f"{path}:{number}: {exc}")
                 continue
             domains[domain] = domains.get(domain, 0) | bit
             if url is not None:

@@ -83,13 +83,20 @@ def restore(names: list[str], note: str) -> int:
         match = _EXCLUDED_RE.search(comments.rstrip())
         if match:
             restored += DomainConfiguration.objects.filter(pk=pk, max_objects=0).update(
-                max_objects=int(match.group(1)), comments=f"{comments.rstrip()}\n{note}; max_objects restored to "
-                                                          f"{match.group(1)}")
+                max_objects=int(match.group(1)),
+                comments=f"{comments.rstrip()}\n{note}; max_objects restored to {match.group(1)}",
+            )
     return restored
 
 
-def write_batch(create: list[str], seeds: dict[str, list[str]], excluded: list[str], note: str,
-                template: CrawlTemplate, live_existing: list[str] | None = None) -> dict[str, int]:
+def write_batch(
+    create: list[str],
+    seeds: dict[str, list[str]],
+    excluded: list[str],
+    note: str,
+    template: CrawlTemplate,
+    live_existing: list[str] | None = None,
+) -> dict[str, int]:
     """One batch, all in or all out. Commits need not wait for the disk: a crash loses at most the
     batches not yet recorded as done, and those are redone on the next run. Foreign-key triggers are
     skipped where the role may (every reference is an id the same statements just read), as
@@ -99,6 +106,9 @@ def write_batch(create: list[str], seeds: dict[str, list[str]], excluded: list[s
             with connection.cursor() as cur:
                 cur.execute("SET LOCAL synchronous_commit = off")
                 skip_fk_triggers_if_allowed(cur)
-        return {"created": create_new(create, template), "seedlists": set_seeds(seeds),
-                "excluded": exclude(excluded, f"{note}: DNS lookup failed"),
-                "restored": restore(live_existing or [], f"{note}: DNS answers again")}
+        return {
+            "created": create_new(create, template),
+            "seedlists": set_seeds(seeds),
+            "excluded": exclude(excluded, f"{note}: DNS lookup failed"),
+            "restored": restore(live_existing or [], f"{note}: DNS answers again"),
+        }

@@ -103,7 +103,7 @@ def _resume_partial(path: Path) -> list[list[str]]:
     if not path.exists():
         return []
     data = path.read_bytes()
-    complete = data[:data.rfind(b"\n") + 1]
+    complete = data[: data.rfind(b"\n") + 1]
     if len(complete) != len(data):
         with path.open("r+b") as f:
             f.truncate(len(complete))
@@ -148,8 +148,10 @@ class Preload:
             before = _read_json(path)
             if before["sources"] != params["sources"]:
                 was = ", ".join(f"{n}={p}" for n, p in before["sources"])
-                raise ValueError(f"{self.dir} holds a preload of other sources ({was}); give the same sources "
-                                 "to resume it, another --workdir/--name, or --restart to start over")
+                raise ValueError(
+                    f"{self.dir} holds a preload of other sources ({was}); give the same sources "
+                    "to resume it, another --workdir/--name, or --restart to start over"
+                )
         else:
             params["started"] = datetime.now(UTC).isoformat(timespec="seconds")
             _write_atomic(path, json.dumps(params, indent=2))
@@ -160,7 +162,7 @@ class Preload:
         result = ingest(self.o.sources, loader.existing_domain_names(), self.err)
         if result.errors:
             _write_atomic(self.dir / "rejected.txt", "\n".join(result.errors) + "\n")
-            for line in result.errors[:self.o.show_errors]:
+            for line in result.errors[: self.o.show_errors]:
                 self.err(line)
             more = len(result.errors) - self.o.show_errors
             if more > 0:
@@ -176,11 +178,17 @@ class Preload:
                 for url in sorted(result.urls[name]):
                     f.write(f"{name}\t{url}\n")
         os.replace(self.dir / "urls.tsv.tmp", self.dir / "urls.tsv")
-        summary = {"sources": [s.as_dict() for s in result.sources], "unique_domains": len(result.domains),
-                   "unique_urls": sum(len(u) for u in result.urls.values()), "invalid_lines": len(result.errors)}
+        summary = {
+            "sources": [s.as_dict() for s in result.sources],
+            "unique_domains": len(result.domains),
+            "unique_urls": sum(len(u) for u in result.urls.values()),
+            "invalid_lines": len(result.errors),
+        }
         _write_atomic(self.dir / "ingest.json", json.dumps(summary, indent=2))
-        self.err(f"ingest: {len(result.domains):,} unique domains, {summary['unique_urls']:,} URLs, "
-                 f"{len(result.errors):,} invalid lines")
+        self.err(
+            f"ingest: {len(result.domains):,} unique domains, {summary['unique_urls']:,} URLs, "
+            f"{len(result.errors):,} invalid lines"
+        )
 
     def domains(self) -> Iterator[tuple[str, int]]:
         for name, mask in _tsv(self.dir / "domains.tsv"):
@@ -206,19 +214,26 @@ class Preload:
                     async for name, answer in check_all(resolver, _literal_ips_first(todo, log, counts)):
                         counts[answer.status] += 1
                         log.write(f"{name}\t{answer.status}\t{answer.address}\t{answer.reason}\n")
-                        self.progress.tick(len(done) + sum(counts.values()),
-                                           f" — {counts[FAILED]:,} failed, {counts[ERROR]:,} errors")
+                        self.progress.tick(
+                            len(done) + sum(counts.values()), f" — {counts[FAILED]:,} failed, {counts[ERROR]:,} errors"
+                        )
                     queries = resolver.queries
 
         asyncio.run(run())
         elapsed = time.monotonic() - started
         checked = sum(counts.values())
         os.replace(partial, self.dir / "dns.tsv")
-        summary = {"checked_this_run": checked, "resumed_from": len(done), "queries": queries,
-                   "seconds": round(elapsed, 1), "domains_per_s": round(checked / elapsed, 1) if elapsed else None,
-                   "queries_per_s": round(queries / elapsed, 1) if elapsed else None,
-                   "concurrency": self.o.resolver.concurrency, "timeout_s": self.o.resolver.timeout,
-                   "nameservers": [f"{h}:{p}" for h, p in self.o.resolver.nameservers]}
+        summary = {
+            "checked_this_run": checked,
+            "resumed_from": len(done),
+            "queries": queries,
+            "seconds": round(elapsed, 1),
+            "domains_per_s": round(checked / elapsed, 1) if elapsed else None,
+            "queries_per_s": round(queries / elapsed, 1) if elapsed else None,
+            "concurrency": self.o.resolver.concurrency,
+            "timeout_s": self.o.resolver.timeout,
+            "nameservers": [f"{h}:{p}" for h, p in self.o.resolver.nameservers],
+        }
         _write_atomic(self.dir / "dns.json", json.dumps(summary, indent=2))
 
     def dns_results(self) -> Iterator[tuple[str, str, str]]:
@@ -276,9 +291,16 @@ class Preload:
         os.replace(partial, self.dir / "redirects.tsv")
         new_live = sum(1 for row in _tsv(self.dir / "redirect_domains.tsv") if row[1] != FAILED)
         elapsed = time.monotonic() - started
-        summary = {"domains_probed": len(live), "requests_this_run": requests, "redirects_this_run": redirects,
-                   "new_domains": len(found), "new_domains_not_dns_failed": new_live, "seconds": round(elapsed, 1),
-                   "port": self.o.probe.port, "timeout_s": self.o.probe.timeout}
+        summary = {
+            "domains_probed": len(live),
+            "requests_this_run": requests,
+            "redirects_this_run": redirects,
+            "new_domains": len(found),
+            "new_domains_not_dns_failed": new_live,
+            "seconds": round(elapsed, 1),
+            "port": self.o.probe.port,
+            "timeout_s": self.o.probe.timeout,
+        }
         _write_atomic(self.dir / "redirects.json", json.dumps(summary, indent=2))
 
     # -- step 4 --------------------------------------------------------------------------------------
@@ -291,11 +313,18 @@ class Preload:
         urls: dict[str, list[str]] = {}
         for name, url in _tsv(self.dir / "urls.tsv"):
             urls.setdefault(name, []).append(url)
-        redirect_rows = list(_tsv(self.dir / "redirect_domains.tsv")) if (
-            self.dir / "redirect_domains.tsv").exists() else []
+        redirect_rows = (
+            list(_tsv(self.dir / "redirect_domains.tsv")) if (self.dir / "redirect_domains.tsv").exists() else []
+        )
         total = _read_json(self.dir / "ingest.json")["unique_domains"] + len(redirect_rows)
-        totals = {"created": 0, "seedlists": 0, "excluded": 0, "restored": 0, "not_created_dns_failed": 0,
-                  "existing_dns_failed": 0}
+        totals = {
+            "created": 0,
+            "seedlists": 0,
+            "excluded": 0,
+            "restored": 0,
+            "not_created_dns_failed": 0,
+            "existing_dns_failed": 0,
+        }
         for counts in finished.values():
             for key, value in counts.items():
                 totals[key] += value
@@ -359,8 +388,9 @@ class Preload:
         partial.unlink()
 
     @staticmethod
-    def _load_batch(batch: list[tuple[str, bool, bool, list[str]]], note: str, template: CrawlTemplate,
-                    own_connection: bool) -> dict[str, int]:
+    def _load_batch(
+        batch: list[tuple[str, bool, bool, list[str]]], note: str, template: CrawlTemplate, own_connection: bool
+    ) -> dict[str, int]:
         """One batch in its own transaction (on this thread's own connection when writing in parallel)."""
         try:
             create = [n for n, exists, bad, _ in batch if not exists and not bad]
@@ -389,8 +419,9 @@ class Preload:
                     failed_existing += 1
                 else:
                     failed_new += 1
-        redirect_rows = list(_tsv(self.dir / "redirect_domains.tsv")) if (
-            self.dir / "redirect_domains.tsv").exists() else []
+        redirect_rows = (
+            list(_tsv(self.dir / "redirect_domains.tsv")) if (self.dir / "redirect_domains.tsv").exists() else []
+        )
         if redirect_rows:
             n = len(redirect_rows)
             sources.append(SourceStats(REDIRECT, "", n, 0, n, n, n, n))
@@ -401,8 +432,12 @@ class Preload:
             "unique_domains": ingest_summary["unique_domains"] + len(redirect_rows),
             "unique_urls": ingest_summary["unique_urls"],
             "invalid_lines": ingest_summary["invalid_lines"],
-            "dns": {**dns, "failed_new": failed_new, "failed_existing": failed_existing,
-                    **_read_json(self.dir / "dns.json")},
+            "dns": {
+                **dns,
+                "failed_new": failed_new,
+                "failed_existing": failed_existing,
+                **_read_json(self.dir / "dns.json"),
+            },
             "redirects": _read_json(self.dir / "redirects.json"),
             "load": _read_json(self.dir / "load.json"),
         }
@@ -430,24 +465,36 @@ def _target(url: str, location: str) -> str:
 
 def render(stats: dict) -> str:
     """The statistics as a crawl engineer reads them in a terminal or a report."""
-    lines = [f"Preload statistics ({stats['workdir']}, {stats['finished']} UTC)", "",
-             f"{'source':<16}{'lines':>12}{'invalid':>9}{'URLs':>10}{'domains':>12}{'only here':>11}{'new':>11}"]
+    lines = [
+        f"Preload statistics ({stats['workdir']}, {stats['finished']} UTC)",
+        "",
+        f"{'source':<16}{'lines':>12}{'invalid':>9}{'URLs':>10}{'domains':>12}{'only here':>11}{'new':>11}",
+    ]
     for s in stats["sources"]:
-        lines.append(f"{s['name']:<16}{s['lines']:>12,}{s['invalid']:>9,}{s['urls']:>10,}{s['domains']:>12,}"
-                     f"{s['only_here']:>11,}{s['new']:>11,}")
+        lines.append(
+            f"{s['name']:<16}{s['lines']:>12,}{s['invalid']:>9,}{s['urls']:>10,}{s['domains']:>12,}"
+            f"{s['only_here']:>11,}{s['new']:>11,}"
+        )
     dns, red, load = stats["dns"], stats["redirects"], stats["load"]
-    lines += ["", f"unique domains: {stats['unique_domains']:,}   seed URLs from sources: {stats['unique_urls']:,}"
-                  f"   invalid lines skipped: {stats['invalid_lines']:,}",
-              f"DNS: {dns['ok']:,} live, {dns['failed']:,} failed ({dns['failed_new']:,} new → not created, "
-              f"{dns['failed_existing']:,} existing → excluded), {dns['error']:,} errors/timeouts (kept); "
-              f"{dns['queries_per_s'] or 0:,.0f} queries/s in the last run"]
+    lines += [
+        "",
+        f"unique domains: {stats['unique_domains']:,}   seed URLs from sources: {stats['unique_urls']:,}"
+        f"   invalid lines skipped: {stats['invalid_lines']:,}",
+        f"DNS: {dns['ok']:,} live, {dns['failed']:,} failed ({dns['failed_new']:,} new → not created, "
+        f"{dns['failed_existing']:,} existing → excluded), {dns['error']:,} errors/timeouts (kept); "
+        f"{dns['queries_per_s'] or 0:,.0f} queries/s in the last run",
+    ]
     if red.get("skipped"):
         lines.append("redirects: skipped")
     else:
-        lines.append(f"redirects: {red['domains_probed']:,} live domains probed, {red['new_domains']:,} new domains "
-                     f"found ({red['new_domains_not_dns_failed']:,} not DNS-failed)")
-    lines.append(f"load: {load['created']:,} domains created, {load['seedlists']:,} preload seed lists written, "
-                 f"{load['excluded']:,} existing domains excluded (budget 0), "
-                 f"{load.get('restored', 0):,} excluded earlier and live again (budget restored), "
-                 f"{load['not_created_dns_failed']:,} new domains not created (DNS failed)")
+        lines.append(
+            f"redirects: {red['domains_probed']:,} live domains probed, {red['new_domains']:,} new domains "
+            f"found ({red['new_domains_not_dns_failed']:,} not DNS-failed)"
+        )
+    lines.append(
+        f"load: {load['created']:,} domains created, {load['seedlists']:,} preload seed lists written, "
+        f"{load['excluded']:,} existing domains excluded (budget 0), "
+        f"{load.get('restored', 0):,} excluded earlier and live again (budget restored), "
+        f"{load['not_created_dns_failed']:,} new domains not created (DNS failed)"
+    )
     return "\n".join(lines) + "\n"

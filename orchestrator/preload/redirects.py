@@ -65,8 +65,7 @@ class Probe:
         return urljoin(self.url, self.location)
 
 
-async def fetch_head(host: str, address: str, config: ProbeConfig, scheme: str = "http",
-                     path: str = "/") -> Probe:
+async def fetch_head(host: str, address: str, config: ProbeConfig, scheme: str = "http", path: str = "/") -> Probe:
     """GET scheme://host/path from ``address`` on ``config.port``: the status and Location, no body.
 
     HTTPS certificates are not verified: the question is whether the site answers and where it sends
@@ -83,8 +82,10 @@ async def fetch_head(host: str, address: str, config: ProbeConfig, scheme: str =
             tls.check_hostname, tls.verify_mode = False, ssl.CERT_NONE
         connect = asyncio.open_connection(address, config.port, ssl=tls, server_hostname=host if tls else None)
         reader, writer = await asyncio.wait_for(connect, config.timeout)
-        request = (f"GET {path} HTTP/1.1\r\nHost: {netloc}\r\nUser-Agent: {config.user_agent}\r\n"
-                   f"Accept: */*\r\nConnection: close\r\n\r\n")
+        request = (
+            f"GET {path} HTTP/1.1\r\nHost: {netloc}\r\nUser-Agent: {config.user_agent}\r\n"
+            f"Accept: */*\r\nConnection: close\r\n\r\n"
+        )
         writer.write(request.encode("ascii", "replace"))
         head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), config.timeout)
     except asyncio.LimitOverrunError:
@@ -125,9 +126,11 @@ async def probe_domain(domain: str, address: str, resolver: Resolver, config: Pr
     return probes
 
 
-async def probe_all(items: Iterable[tuple[str, str]], resolver: Resolver,
-                    config: ProbeConfig) -> AsyncIterator[tuple[str, list[Probe]]]:
+async def probe_all(
+    items: Iterable[tuple[str, str]], resolver: Resolver, config: ProbeConfig
+) -> AsyncIterator[tuple[str, list[Probe]]]:
     """(domain, probes) as they complete for (domain, address) pairs, ``config.concurrency`` at once."""
+
     async def probe(item: tuple[str, str]) -> list[Probe]:
         return await probe_domain(item[0], item[1], resolver, config)
 

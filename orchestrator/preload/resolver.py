@@ -83,8 +83,13 @@ def encode_query(qid: int, name: str, rdtype: int) -> bytes:
     if any(not 0 < len(label) < 64 for label in labels):
         raise ValueError(f"{name!r} is not a DNS name (empty label or one over 63 characters)")
     qname = b"".join(bytes([len(label)]) + label for label in labels) + b"\0"
-    return qid.to_bytes(2, "big") + b"\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00" + qname + \
-        rdtype.to_bytes(2, "big") + b"\x00\x01"
+    return (
+        qid.to_bytes(2, "big")
+        + b"\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00"
+        + qname
+        + rdtype.to_bytes(2, "big")
+        + b"\x00\x01"
+    )
 
 
 def _skip_name(data: bytes, pos: int) -> int:
@@ -117,9 +122,9 @@ def decode_reply(data: bytes, question: bytes, rdtype: int) -> Reply | None:
         pos, address = end, ""
         for _ in range(int.from_bytes(data[6:8], "big")):
             pos = _skip_name(data, pos)
-            rtype = int.from_bytes(data[pos:pos + 2], "big")
-            rdlength = int.from_bytes(data[pos + 8:pos + 10], "big")
-            rdata = data[pos + 10:pos + 10 + rdlength]
+            rtype = int.from_bytes(data[pos : pos + 2], "big")
+            rdlength = int.from_bytes(data[pos + 8 : pos + 10], "big")
+            rdata = data[pos + 10 : pos + 10 + rdlength]
             pos += 10 + rdlength
             if rtype == rdtype and len(rdata) == rdlength:
                 family = socket.AF_INET if rdtype == dns.rdatatype.A else socket.AF_INET6
@@ -245,8 +250,9 @@ class Resolver:
         return answer if www.status == FAILED else www
 
 
-async def check_all(resolver: Resolver, domains: Iterable[str],
-                    concurrency: int | None = None) -> AsyncIterator[tuple[str, Answer]]:
+async def check_all(
+    resolver: Resolver, domains: Iterable[str], concurrency: int | None = None
+) -> AsyncIterator[tuple[str, Answer]]:
     """(domain, Answer) as they complete, at most ``concurrency`` lookups in flight, streaming the input."""
     async for item in unordered_map(resolver.check, domains, concurrency or resolver.config.concurrency):
         yield item

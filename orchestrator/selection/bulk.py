@@ -45,14 +45,20 @@ def bulk_update(user: AbstractBaseUser, ids: list[int], changes: dict[str, objec
         refused = [f"{r.url} ({r.collection.name})" for r in records if r.collection_id not in allowed]
         if refused:
             raise BulkError(f"you may not change records of collections you do not edit: {', '.join(refused[:10])}")
-        clashes = [r.url for r in records if not rules.combines(str(changes.get("budget", r.budget)),
-                                                                 str(changes.get("frequency", r.frequency)))]
+        clashes = [
+            r.url
+            for r in records
+            if not rules.combines(str(changes.get("budget", r.budget)), str(changes.get("frequency", r.frequency)))
+        ]
         if clashes:
             raise BulkError("this would give incompatible budget × frequency to: " + ", ".join(clashes[:10]))
         if "collection_id" in changes:
             urls = [r.url for r in records if r.collection_id != changes["collection_id"]]
-            taken = list(Record.objects.filter(collection_id=changes["collection_id"], url__in=urls)
-                         .values_list("url", flat=True)[:10])
+            taken = list(
+                Record.objects.filter(collection_id=changes["collection_id"], url__in=urls).values_list(
+                    "url", flat=True
+                )[:10]
+            )
             if taken:
                 raise BulkError("the target collection already has records for: " + ", ".join(taken))
         changed = 0

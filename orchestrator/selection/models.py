@@ -20,8 +20,12 @@ class Collection(models.Model):
 
     name = models.CharField(max_length=200, unique=True)
     description = free_text()
-    editors = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="selection_collections",
-                                     help_text="Users who may add, change and move records of this collection.")
+    editors = models.ManyToManyField(
+        settings.AUTH_USER_MODEL,
+        blank=True,
+        related_name="selection_collections",
+        help_text="Users who may add, change and move records of this collection.",
+    )
     created = models.DateTimeField(default=timezone.now, editable=False)
 
     class Meta:
@@ -36,8 +40,11 @@ class Collection(models.Model):
         webui.access.edits_every_collection); superusers always do."""
         if not getattr(user, "is_authenticated", False) or not getattr(user, "is_active", False):
             return False
-        return bool(every or user.is_superuser  # type: ignore[attr-defined]
-                    or self.editors.filter(pk=user.pk).exists())  # type: ignore[attr-defined]
+        return bool(
+            every
+            or user.is_superuser  # type: ignore[attr-defined]
+            or self.editors.filter(pk=user.pk).exists()
+        )  # type: ignore[attr-defined]
 
 
 def editable_collections(user: object, every: bool = False) -> models.QuerySet[Collection]:
@@ -57,8 +64,9 @@ class Record(models.Model):
     url = models.CharField(max_length=2000, editable=False, db_index=True)
     host = models.CharField(max_length=253, editable=False, db_index=True)
     domain = models.CharField(max_length=253, editable=False, db_index=True)
-    supplementary_urls = models.TextField(blank=True, help_text="Extra seeds that improve the crawl, e.g. the "
-                                                                "sitemap; one URL per line.")
+    supplementary_urls = models.TextField(
+        blank=True, help_text="Extra seeds that improve the crawl, e.g. the sitemap; one URL per line."
+    )
     budget = models.CharField(max_length=10, choices=rules.BUDGETS, default="small")
     frequency = models.CharField(max_length=15, choices=rules.FREQUENCIES, default="monthly")
     depth = models.CharField(max_length=15, choices=rules.DEPTHS, default="host")
@@ -67,13 +75,21 @@ class Record(models.Model):
     content_notes = free_text()
     technical_notes = free_text()
     active = models.BooleanField(default=True, help_text="Inactive records are not transferred to harvesting.")
-    responsible = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
-                                    related_name="+", help_text="The curator who follows this record.")
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL,
-                                   related_name="+", editable=False)
+    responsible = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="The curator who follows this record.",
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+", editable=False
+    )
     created_at = models.DateTimeField(default=timezone.now, editable=False)
-    modified_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL,
-                                    related_name="+", editable=False)
+    modified_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+", editable=False
+    )
     modified_at = models.DateTimeField(default=timezone.now, editable=False)
 
     class Meta:
@@ -92,10 +108,16 @@ class Record(models.Model):
             else:
                 self.url = seeds[0]
                 self.host, self.domain = host_and_domain(self.url)
-                if self.collection_id and Record.objects.filter(collection_id=self.collection_id, url=self.url) \
-                        .exclude(pk=self.pk).exists():
-                    errors["seeds"] = (f"{self.url} is already a record of this collection (the same URL may be "
-                                       "entered in other collections only)")
+                if (
+                    self.collection_id
+                    and Record.objects.filter(collection_id=self.collection_id, url=self.url)
+                    .exclude(pk=self.pk)
+                    .exists()
+                ):
+                    errors["seeds"] = (
+                        f"{self.url} is already a record of this collection (the same URL may be "
+                        "entered in other collections only)"
+                    )
         except ValidationError as exc:
             errors["seeds"] = exc.messages
         try:
@@ -105,8 +127,9 @@ class Record(models.Model):
         if not self.theme.strip():
             errors["theme"] = "the theme is mandatory: it classifies the records of a collection"
         if not rules.combines(self.budget, self.frequency):
-            errors["frequency"] = (f"a {self.budget} budget cannot be harvested {self.frequency}: see the table of "
-                                   "combinations")
+            errors["frequency"] = (
+                f"a {self.budget} budget cannot be harvested {self.frequency}: see the table of combinations"
+            )
         if errors:
             raise ValidationError(errors)
 
@@ -142,8 +165,12 @@ class HarvestMapping(models.Model):
 
     collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="mappings")
     frequency = models.CharField(max_length=15, choices=rules.FREQUENCIES)
-    definition = models.ForeignKey(HarvestDefinition, on_delete=models.PROTECT, related_name="selection_mappings",
-                                   limit_choices_to={"kind": HarvestDefinition.SELECTIVE})
+    definition = models.ForeignKey(
+        HarvestDefinition,
+        on_delete=models.PROTECT,
+        related_name="selection_mappings",
+        limit_choices_to={"kind": HarvestDefinition.SELECTIVE},
+    )
 
     class Meta:
         ordering = ["collection", "frequency"]

@@ -25,9 +25,14 @@ def search(params: Mapping[str, str], user_id: int | None = None) -> QuerySet[Re
     records = Record.objects.select_related("collection", "responsible", "created_by", "modified_by")
     if "q" in query:
         text = query["q"]
-        records = records.filter(Q(url__icontains=text) | Q(seeds__icontains=text) | Q(theme__icontains=text)
-                                 | Q(keywords__icontains=text) | Q(content_notes__icontains=text)
-                                 | Q(technical_notes__icontains=text))
+        records = records.filter(
+            Q(url__icontains=text)
+            | Q(seeds__icontains=text)
+            | Q(theme__icontains=text)
+            | Q(keywords__icontains=text)
+            | Q(content_notes__icontains=text)
+            | Q(technical_notes__icontains=text)
+        )
     if query.get("collection", "").isdigit():
         records = records.filter(collection_id=int(query["collection"]))
     if "theme" in query:
@@ -44,9 +49,26 @@ def search(params: Mapping[str, str], user_id: int | None = None) -> QuerySet[Re
     return records.order_by("collection__name", "url")
 
 
-CSV_COLUMNS = ["id", "collection", "url", "seeds", "supplementary_urls", "budget", "frequency", "depth", "theme",
-               "keywords", "active", "responsible", "created_by", "created_at", "modified_by", "modified_at",
-               "content_notes", "technical_notes"]
+CSV_COLUMNS = [
+    "id",
+    "collection",
+    "url",
+    "seeds",
+    "supplementary_urls",
+    "budget",
+    "frequency",
+    "depth",
+    "theme",
+    "keywords",
+    "active",
+    "responsible",
+    "created_by",
+    "created_at",
+    "modified_by",
+    "modified_at",
+    "content_notes",
+    "technical_notes",
+]
 
 
 def to_csv(records: QuerySet[Record]) -> str:
@@ -55,10 +77,26 @@ def to_csv(records: QuerySet[Record]) -> str:
     writer = csvsafe.writer(out)
     writer.writerow(CSV_COLUMNS)
     for r in records.iterator(chunk_size=2000):
-        writer.writerow([r.pk, r.collection.name, r.url, r.seeds, r.supplementary_urls, r.budget, r.frequency,
-                         r.depth, r.theme, r.keywords, "yes" if r.active else "no",
-                         r.responsible.username if r.responsible else "",
-                         r.created_by.username if r.created_by else "", r.created_at.isoformat(),
-                         r.modified_by.username if r.modified_by else "", r.modified_at.isoformat(),
-                         r.content_notes, r.technical_notes])
+        writer.writerow(
+            [
+                r.pk,
+                r.collection.name,
+                r.url,
+                r.seeds,
+                r.supplementary_urls,
+                r.budget,
+                r.frequency,
+                r.depth,
+                r.theme,
+                r.keywords,
+                "yes" if r.active else "no",
+                r.responsible.username if r.responsible else "",
+                r.created_by.username if r.created_by else "",
+                r.created_at.isoformat(),
+                r.modified_by.username if r.modified_by else "",
+                r.modified_at.isoformat(),
+                r.content_notes,
+                r.technical_notes,
+            ]
+        )
     return out.getvalue()

@@ -42,9 +42,11 @@ class TransferReport:
     def lines(self) -> list[str]:
         out = [f"created: {c}" for c in self.created] + [f"updated: {u}" for u in self.updated]
         out += [f"removed from harvesting: {r}" for r in self.removed] + [f"skipped: {s}" for s in self.skipped]
-        out.append(f"{len(self.created)} created, {len(self.updated)} updated, {len(self.removed)} removed, "
-                   f"{self.unchanged} unchanged, {len(self.skipped)} skipped, {self.inactive} inactive records "
-                   "not transferred")
+        out.append(
+            f"{len(self.created)} created, {len(self.updated)} updated, {len(self.removed)} removed, "
+            f"{self.unchanged} unchanged, {len(self.skipped)} skipped, {self.inactive} inactive records "
+            "not transferred"
+        )
         return out
 
 
@@ -58,21 +60,33 @@ class _Wanted:
     definition_id: int
 
 
-def _wanted(record: Record, harvest: dict[tuple[int, str], int],
-            settings_map: dict[tuple[str, str], SettingsMapping]) -> list[_Wanted] | str:
+def _wanted(
+    record: Record, harvest: dict[tuple[int, str], int], settings_map: dict[tuple[str, str], SettingsMapping]
+) -> list[_Wanted] | str:
     """What the record should be in the harvest database, or why it cannot be transferred."""
     definition_id = harvest.get((record.collection_id, record.frequency))
     if definition_id is None:
-        return (f"record {record.pk} ({record.url}): no harvest definition is mapped to collection "
-                f"{record.collection.name!r} × {record.frequency}")
+        return (
+            f"record {record.pk} ({record.url}): no harvest definition is mapped to collection "
+            f"{record.collection.name!r} × {record.frequency}"
+        )
     mapping = settings_map.get((record.budget, record.depth))
     if mapping is None:
         return f"record {record.pk} ({record.url}): no template is mapped to {record.budget} × {record.depth}"
     by_domain: dict[str, list[str]] = defaultdict(list)
     for seed in record.all_seeds():
         by_domain[host_and_domain(seed)[1]].append(seed)
-    return [_Wanted(domain, "\n".join(dict.fromkeys(seeds)), mapping.template_id, mapping.max_objects,
-                    mapping.max_bytes, definition_id) for domain, seeds in sorted(by_domain.items())]
+    return [
+        _Wanted(
+            domain,
+            "\n".join(dict.fromkeys(seeds)),
+            mapping.template_id,
+            mapping.max_objects,
+            mapping.max_bytes,
+            definition_id,
+        )
+        for domain, seeds in sorted(by_domain.items())
+    ]
 
 
 def transfer(definition: HarvestDefinition | None = None) -> TransferReport:
@@ -98,8 +112,9 @@ def transfer(definition: HarvestDefinition | None = None) -> TransferReport:
             else:
                 wanted[record.pk] = result
         create_domains(sorted({w.domain for ws in wanted.values() for w in ws}))
-        domains = dict(Domain.objects.filter(name__in={w.domain for ws in wanted.values() for w in ws})
-                       .values_list("name", "pk"))
+        domains = dict(
+            Domain.objects.filter(name__in={w.domain for ws in wanted.values() for w in ws}).values_list("name", "pk")
+        )
         seen: set[int] = set()
         for pk, items in wanted.items():
             for item in items:
@@ -111,11 +126,20 @@ def transfer(definition: HarvestDefinition | None = None) -> TransferReport:
 def _apply(name: str, domain_id: int, item: _Wanted, report: TransferReport) -> int:
     """Make one configuration as wanted; returns its id."""
     label = f"{item.domain}: {name}"
-    done = attach.attach(domain_id, name, item.seeds.split("\n"), definition_id=item.definition_id,
-                         template_id=item.template_id, max_objects=item.max_objects, max_bytes=item.max_bytes,
-                         comments="made by the selection transfer",
-                         seedlist_comments="made by the selection transfer",
-                         seeds_mode=attach.REPLACE, config_mode=attach.UPDATE, definitions=attach.ONLY)
+    done = attach.attach(
+        domain_id,
+        name,
+        item.seeds.split("\n"),
+        definition_id=item.definition_id,
+        template_id=item.template_id,
+        max_objects=item.max_objects,
+        max_bytes=item.max_bytes,
+        comments="made by the selection transfer",
+        seedlist_comments="made by the selection transfer",
+        seeds_mode=attach.REPLACE,
+        config_mode=attach.UPDATE,
+        definitions=attach.ONLY,
+    )
     if done.created:
         report.created.append(f"{label} → harvest definition {item.definition_id}")
     elif done.changed:
@@ -130,7 +154,8 @@ def _detach_others(keep: set[int], definition: HarvestDefinition | None, report:
     another domain) leave the definitions they are in."""
     through = HarvestDefinition.configurations.through
     stale = through.objects.filter(domainconfiguration__name__startswith=PREFIX).exclude(
-        domainconfiguration_id__in=keep)
+        domainconfiguration_id__in=keep
+    )
     if definition is not None:
         stale = stale.filter(harvestdefinition=definition)
     for link in stale.select_related("domainconfiguration__domain", "harvestdefinition"):
@@ -151,8 +176,9 @@ def transfer_before_run(sender: object, definition: HarvestDefinition, **kwargs:
         with transaction.atomic():
             report = transfer(definition)
     except Exception:
-        log.exception("selection transfer into %s failed; the run goes on with its current configurations",
-                      definition.name)
+        log.exception(
+            "selection transfer into %s failed; the run goes on with its current configurations", definition.name
+        )
         return
     if report.changed or report.skipped:
         log.info("selection transfer into %s before its run: %s", definition.name, report.lines()[-1])

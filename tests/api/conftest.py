@@ -31,16 +31,16 @@ class Api:
         return self.client.get(BASE + path, params, **self._headers())
 
     def post(self, path: str, body: Any = None) -> Any:
-        return self.client.post(BASE + path, json.dumps(body or {}), content_type="application/json",
-                                **self._headers())
+        return self.client.post(BASE + path, json.dumps(body or {}), content_type="application/json", **self._headers())
 
     def patch(self, path: str, body: Any) -> Any:
         return self.client.patch(BASE + path, json.dumps(body), content_type="application/json", **self._headers())
 
 
 def token_for(django_user_model: Any, role: str | None, username: str | None = None) -> str:
-    user = django_user_model.objects.create_user(username or (role or "nobody").replace(" ", "_"),
-                                                 password="pw-long-enough")
+    user = django_user_model.objects.create_user(
+        username or (role or "nobody").replace(" ", "_"), password="pw-long-enough"
+    )
     if role:
         user.groups.add(Group.objects.get(name=role))
     return tokens.create(user, "tests")[1]

@@ -19,8 +19,11 @@ from webui.access import CURATE, ENGINEER, READ
 
 pytestmark = pytest.mark.django_db
 
-ROLES_WITH = {READ: {"viewer", "curator", "crawl engineer", "admin"}, CURATE: {"curator", "admin"},
-              ENGINEER: {"crawl engineer", "admin"}}
+ROLES_WITH = {
+    READ: {"viewer", "curator", "crawl engineer", "admin"},
+    CURATE: {"curator", "admin"},
+    ENGINEER: {"crawl engineer", "admin"},
+}
 
 
 def routes() -> list[tuple[str, str, str]]:
@@ -56,8 +59,12 @@ def test_every_route_declares_a_role():
 def test_without_a_valid_token_every_route_answers_401(method, url, permission, django_user_model):
     row_token = token_for(django_user_model, "admin", "revoked-admin")
     tokens.revoke(ApiToken.objects.get())
-    for headers in ({}, {"HTTP_AUTHORIZATION": "Bearer nh_not-a-token"}, {"HTTP_AUTHORIZATION": f"Bearer {row_token}"},
-                    {"HTTP_AUTHORIZATION": f"Token {row_token}"}):
+    for headers in (
+        {},
+        {"HTTP_AUTHORIZATION": "Bearer nh_not-a-token"},
+        {"HTTP_AUTHORIZATION": f"Bearer {row_token}"},
+        {"HTTP_AUTHORIZATION": f"Token {row_token}"},
+    ):
         assert send(Client(), method, url, headers).status_code == 401, (method, url, headers)
 
 
@@ -104,8 +111,12 @@ def test_the_web_ui_session_works_and_its_writes_need_the_csrf_token(django_user
     response = client.post(BASE + "/schedules", '{"name": "weekly", "unit": "week"}', content_type="application/json")
     assert response.status_code == 403 and not Schedule.objects.filter(name="weekly").exists()
     client.get("/schedules/")  # a page of the web UI sets the CSRF cookie
-    response = client.post(BASE + "/schedules", '{"name": "weekly", "unit": "week"}', content_type="application/json",
-                           HTTP_X_CSRFTOKEN=client.cookies["csrftoken"].value)
+    response = client.post(
+        BASE + "/schedules",
+        '{"name": "weekly", "unit": "week"}',
+        content_type="application/json",
+        HTTP_X_CSRFTOKEN=client.cookies["csrftoken"].value,
+    )
     assert response.status_code == 201, response.content
 
 

@@ -26,8 +26,18 @@ def test_create_from_a_seeds_file(tmp_path: Path):
     Schedule.objects.create(name="nightly", unit="day", anytime=False, at_hour=3, at_minute=0)
     seeds = tmp_path / "seeds.txt"
     seeds.write_text("# news sites\nhttps://www.example.fr/news/\n\nexample.org\nhttps://www.example.fr/sport/\n")
-    out, _ = create("news", "--seeds", str(seeds), "--template", "default", "--schedule", "nightly",
-                    "--max-objects", "5000", "--activate")
+    out, _ = create(
+        "news",
+        "--seeds",
+        str(seeds),
+        "--template",
+        "default",
+        "--schedule",
+        "nightly",
+        "--max-objects",
+        "5000",
+        "--activate",
+    )
     assert "harvest" in out and "news (selective) created with 3 seed(s) on 2 domain(s), 2 of them new" in out
     assert "active, next run" in out
     definition = HarvestDefinition.objects.get(name="news")
@@ -81,8 +91,12 @@ def test_a_snapshot_harvest_and_the_console_script(tmp_path: Path):
     (tmp_path / "seeds.txt").write_text("https://example.fr/\n")
     with pytest.raises(CommandError, match="--seeds: a snapshot harvest takes every domain's default configuration"):
         create("broad 2028", "--kind", "snapshot", "--seeds", str(tmp_path / "seeds.txt"))
-    help_text = subprocess.run([sys.executable, "-m", "orchestrator.cli", "harvests", "create", "--help"],
-                               capture_output=True, text=True, check=True).stdout
+    help_text = subprocess.run(
+        [sys.executable, "-m", "orchestrator.cli", "harvests", "create", "--help"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert "--seeds FILE" in help_text and "--template NAME" in help_text
 
 

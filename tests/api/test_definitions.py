@@ -15,13 +15,23 @@ SEEDS = "https://www.example.fr/news/\nexample.org\n# a comment\nhttps://www.exa
 
 def test_create_a_selective_harvest_with_seeds_and_activate_it(curator, viewer):
     Schedule.objects.create(name="nightly", unit="day", anytime=False, at_hour=3, at_minute=0)
-    response = curator.post("/definitions", {"kind": "selective", "name": "news", "seeds": SEEDS,
-                                             "template": "default", "schedule": "nightly", "max_objects": 2000,
-                                             "activate": True})
+    response = curator.post(
+        "/definitions",
+        {
+            "kind": "selective",
+            "name": "news",
+            "seeds": SEEDS,
+            "template": "default",
+            "schedule": "nightly",
+            "max_objects": 2000,
+            "activate": True,
+        },
+    )
     assert response.status_code == 201, response.content
     body = response.json()
-    assert body["seeds"] == 3 and body["domains"] == 2 and sorted(body["created_domains"]) == ["example.fr",
-                                                                                               "example.org"]
+    assert (
+        body["seeds"] == 3 and body["domains"] == 2 and sorted(body["created_domains"]) == ["example.fr", "example.org"]
+    )
     d = body["definition"]
     assert d["active"] and d["schedule"] == "nightly" and d["channel"] == "focused" and d["next_date"]
     configs = DomainConfiguration.objects.filter(harvest_definitions__name="news")
@@ -35,23 +45,29 @@ def test_create_a_selective_harvest_with_seeds_and_activate_it(curator, viewer):
 
 
 def test_a_bad_seed_line_creates_nothing_and_names_the_line(curator):
-    response = curator.post("/definitions", {"kind": "selective", "name": "news",
-                                             "seeds": "https://example.fr/\nexample.org\nmailto:someone@example.fr"})
-    (loc, message), = errors(response)
+    response = curator.post(
+        "/definitions",
+        {"kind": "selective", "name": "news", "seeds": "https://example.fr/\nexample.org\nmailto:someone@example.fr"},
+    )
+    ((loc, message),) = errors(response)
     assert loc == ["body", "seeds", 3] and message.startswith("line 3: 'mailto:someone@example.fr'")
     assert not HarvestDefinition.objects.filter(name="news").exists()
     from orchestrator.harvest.models import Domain
+
     assert not Domain.objects.filter(name="example.org").exists()  # the transaction took all of it back
 
 
 def test_refusals_name_the_field(curator, sample):
     assert errors(curator.post("/definitions", {"kind": "selective", "name": "x", "schedule": "no such"})) == [
-        (["body", "schedule"], "no schedule named or numbered 'no such'")]
+        (["body", "schedule"], "no schedule named or numbered 'no such'")
+    ]
     assert errors(curator.post("/definitions", {"kind": "selective", "name": "news"}))[0][0] == ["body", "name"]
     bad_trap = errors(curator.post("/definitions", {"kind": "selective", "name": "y", "crawler_traps": "a(b"}))
     assert bad_trap[0][0] == ["body", "crawler_traps"] and "line 1" in bad_trap[0][1]
     assert errors(curator.post("/definitions", {"kind": "snapshot", "name": "z", "seeds": "x.fr"}))[0][0] == [
-        "body", "seeds"]
+        "body",
+        "seeds",
+    ]
     assert errors(curator.post("/definitions", {"kind": "weekly", "name": "w"}))[0][0] == ["body", "kind"]
     # activation refused by the scheduler: 409, and the definition was not made either
     response = curator.post("/definitions", {"kind": "selective", "name": "v", "activate": True})
@@ -75,9 +91,12 @@ def test_change_add_seeds_activate_deactivate(curator, sample):
     assert curator.post(f"/definitions/{pk}/deactivate").json()["active"] is False
     assert curator.post(f"/definitions/{sample.snapshot.pk}/seeds", {"seeds": "x.fr"}).status_code == 422
     assert errors(curator.patch(f"/definitions/{sample.snapshot.pk}", {"schedule": "daily"})) == [
-        (["body", "schedule"], "this field cannot be set here")]  # a snapshot's form has no schedule
+        (["body", "schedule"], "this field cannot be set here")
+    ]  # a snapshot's form has no schedule
     assert errors(curator.patch(f"/definitions/{sample.snapshot.pk}", {"max_objects": -7}))[0][0] == [
-        "body", "max_objects"]
+        "body",
+        "max_objects",
+    ]
 
 
 def test_run_now_makes_and_dispatches_the_run(curator, viewer, sample, broker_queues):
@@ -113,7 +132,9 @@ def test_list_and_remove_the_selected_configurations(curator, viewer, sample):
     left = curator.post(f"/definitions/{pk}/remove", {"configurations": [selected["items"][0]["id"]]})
     assert left.status_code == 200 and [c["domain"] for c in left.json()] == ["example.fr", "example.org"]
     assert errors(curator.post(f"/definitions/{pk}/remove", {"configurations": [999999]}))[0][0] == [
-        "body", "configurations"]
+        "body",
+        "configurations",
+    ]
     assert DomainConfiguration.objects.filter(domain__name="b.dk", name="news").exists()  # the domain's stays
     assert viewer.post(f"/definitions/{pk}/remove", {"configurations": []}).status_code == 403
 
@@ -125,14 +146,29 @@ def test_a_continuous_harvest_through_the_api(curator, viewer, broker_queues):
 
     from orchestrator.harvest.models import JobControl
 
-    bad = curator.post("/definitions", {"kind": "continuous", "name": "live", "seeds": "https://www.example.fr/",
-                                        "revisit_settings": {"policy": "heritrix", "min_wait_s": -5}})
+    bad = curator.post(
+        "/definitions",
+        {
+            "kind": "continuous",
+            "name": "live",
+            "seeds": "https://www.example.fr/",
+            "revisit_settings": {"policy": "heritrix", "min_wait_s": -5},
+        },
+    )
     assert errors(bad)[0][0][:2] == ["body", "revisit_settings"], errors(bad)
     assert not HarvestDefinition.objects.filter(name="live").exists()
-    response = curator.post("/definitions", {
-        "kind": "continuous", "name": "live", "seeds": "https://www.example.fr/\nhttps://news.example.org/",
-        "revisit_settings": {"policy": "heritrix", "min_wait_s": 600, "strip": ["<span>[0-9:]+</span>"]},
-        "fetch_budget_per_s": 2.5, "warc_rotate_s": 300, "activate": True})
+    response = curator.post(
+        "/definitions",
+        {
+            "kind": "continuous",
+            "name": "live",
+            "seeds": "https://www.example.fr/\nhttps://news.example.org/",
+            "revisit_settings": {"policy": "heritrix", "min_wait_s": 600, "strip": ["<span>[0-9:]+</span>"]},
+            "fetch_budget_per_s": 2.5,
+            "warc_rotate_s": 300,
+            "activate": True,
+        },
+    )
     assert response.status_code == 201, response.content
     d = response.json()["definition"]
     assert d["active"] and d["channel"] == "continuous" and d["fetch_budget_per_s"] == 2.5
@@ -141,9 +177,10 @@ def test_a_continuous_harvest_through_the_api(curator, viewer, broker_queues):
     job = Job.objects.get(harvest_id=d["id"])
     assert job.status == "SUBMITTED" and job.spec["continuous"]["budget_per_s"] == 2.5
     assert job.spec["continuous"]["revisit"]["min_wait_s"] == 600
-    changed = curator.patch(f"/definitions/{d['id']}", {"warc_rotate_s": 600,
-                                                        "revisit_settings": {"policy": "fixed",
-                                                                             "fixed_interval_s": 3600}})
+    changed = curator.patch(
+        f"/definitions/{d['id']}",
+        {"warc_rotate_s": 600, "revisit_settings": {"policy": "fixed", "fixed_interval_s": 3600}},
+    )
     assert changed.status_code == 200, changed.content
     assert changed.json()["warc_rotate_s"] == 600 and changed.json()["revisit_settings"]["policy"] == "fixed"
 

@@ -51,8 +51,11 @@ def test_seed_lists_and_configurations(curator, viewer):
     made = curator.post("/domains/example.fr/seedlists", {"name": "news", "seeds": "https://example.fr/news/"})
     assert made.status_code == 201, made.content
     seedlist = made.json()
-    bad = errors(curator.patch(f"/domains/example.fr/seedlists/{seedlist['id']}",
-                               {"seeds": "https://example.fr/a\nftp://example.fr/b"}))
+    bad = errors(
+        curator.patch(
+            f"/domains/example.fr/seedlists/{seedlist['id']}", {"seeds": "https://example.fr/a\nftp://example.fr/b"}
+        )
+    )
     assert bad[0][0] == ["body", "seeds"] and bad[0][1].startswith("line 2:")
     renamed = curator.patch(f"/domains/example.fr/seedlists/{seedlist['id']}", {"seeds": "https://example.fr/x\n# old"})
     assert renamed.json()["seeds"] == "https://example.fr/x\n# old" and renamed.json()["name"] == "news"
@@ -60,18 +63,29 @@ def test_seed_lists_and_configurations(curator, viewer):
     clash = errors(curator.post("/domains/example.fr/seedlists", {"name": "news", "seeds": "https://example.fr/"}))
     assert "already has a seed list called 'news'" in clash[0][1]
 
-    config = curator.post("/domains/example.fr/configurations", {
-        "name": "news only", "template": "default", "seedlists": [seedlist["id"]], "max_objects": 500,
-        "is_default": True})
+    config = curator.post(
+        "/domains/example.fr/configurations",
+        {
+            "name": "news only",
+            "template": "default",
+            "seedlists": [seedlist["id"]],
+            "max_objects": 500,
+            "is_default": True,
+        },
+    )
     assert config.status_code == 201, config.content
     assert config.json()["is_default"] and config.json()["template"] == "default"
     # becoming the default took the flag from the old default, in one transaction
-    assert list(DomainConfiguration.objects.filter(domain=domain, is_default=True).values_list("name", flat=True)) \
-        == ["news only"]
+    assert list(DomainConfiguration.objects.filter(domain=domain, is_default=True).values_list("name", flat=True)) == [
+        "news only"
+    ]
     none = errors(curator.post("/domains/example.fr/configurations", {"name": "empty", "template": "default"}))
     assert none == [(["body", "seedlists"], "a configuration needs at least one seed list to crawl from")]
-    unknown = errors(curator.post("/domains/example.fr/configurations", {"name": "x", "template": "nope",
-                                                                         "seedlists": [seedlist["id"]]}))
+    unknown = errors(
+        curator.post(
+            "/domains/example.fr/configurations", {"name": "x", "template": "nope", "seedlists": [seedlist["id"]]}
+        )
+    )
     assert unknown[0][0] == ["body", "template"]
     changed = curator.patch(f"/domains/example.fr/configurations/{config.json()['id']}", {"max_bytes": 10_000})
     assert changed.json()["max_bytes"] == 10_000 and changed.json()["max_objects"] == 500  # the rest kept
@@ -87,9 +101,15 @@ def test_history_is_paginated(viewer):
     definition = factories.selective_definition()
     for _ in range(3):
         job = factories.job(definition, ["example.fr"])
-        HarvestInfo.objects.create(job=job, harvest=definition, domain=Domain.objects.get(name="example.fr"),
-                                   configuration=Domain.objects.get(name="example.fr").default_configuration,
-                                   objects_count=10, bytes_count=1000, stop_reason="DOWNLOAD_COMPLETE")
+        HarvestInfo.objects.create(
+            job=job,
+            harvest=definition,
+            domain=Domain.objects.get(name="example.fr"),
+            configuration=Domain.objects.get(name="example.fr").default_configuration,
+            objects_count=10,
+            bytes_count=1000,
+            stop_reason="DOWNLOAD_COMPLETE",
+        )
     page = viewer.get("/domains/example.fr/history", limit=2).json()
     assert page["count"] == 3 and len(page["items"]) == 2 and page["items"][0]["stop_reason"] == "DOWNLOAD_COMPLETE"
     assert len(viewer.get("/domains/example.fr/history", limit=2, offset=2).json()["items"]) == 1

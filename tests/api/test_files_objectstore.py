@@ -21,8 +21,15 @@ def test_a_file_in_an_object_store_downloads_whole(viewer, tmp_path, s3_bucket):
     src = tmp_path / f"{job.pk}-a.warc.gz"
     src.write_bytes(data)
     url = objectstore.upload_verified(src, objectstore.join(s3_bucket, "archive", str(job.pk), src.name), digest)
-    f = ArchiveFile.objects.create(job=job, name=src.name, kind="warc", size=len(data), sha256=digest,
-                                   harvester_sha256=digest, spool_path="/harvester/elsewhere/x.warc.gz")
+    f = ArchiveFile.objects.create(
+        job=job,
+        name=src.name,
+        kind="warc",
+        size=len(data),
+        sha256=digest,
+        harvester_sha256=digest,
+        spool_path="/harvester/elsewhere/x.warc.gz",
+    )
     ArchiveFileCopy.objects.create(file=f, location="obj", path=url, verified_ok=True)
     response = viewer.get(f"/jobs/{job.pk}/files/{src.name}")
     assert response.status_code == 200 and response["Content-Disposition"].startswith("attachment")

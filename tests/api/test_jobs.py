@@ -25,10 +25,22 @@ pytestmark = pytest.mark.django_db
 
 def _running() -> Job:
     job = make_job(status=JobStatus.STARTED)
-    assert intake.record_progress({
-        "job_id": job.pk, "at": "2026-11-23T10:00:00Z", "uris_done": 30, "uris_queued": 200, "uris_failed": 1,
-        "bytes": 4096, "uri_rate": 2.5, "avg_uri_rate": 2.0, "kb_rate": 12.0, "avg_kb_rate": 10.0,
-        "domains": {"site-a.fr": {"objects": 10, "bytes": 1000, "queued": 150}}, "alerts": []})
+    assert intake.record_progress(
+        {
+            "job_id": job.pk,
+            "at": "2026-11-23T10:00:00Z",
+            "uris_done": 30,
+            "uris_queued": 200,
+            "uris_failed": 1,
+            "bytes": 4096,
+            "uri_rate": 2.5,
+            "avg_uri_rate": 2.0,
+            "kb_rate": 12.0,
+            "avg_kb_rate": 10.0,
+            "domains": {"site-a.fr": {"objects": 10, "bytes": 1000, "queued": 150}},
+            "alerts": [],
+        }
+    )
     return job
 
 
@@ -49,7 +61,9 @@ def test_list_filters_and_pages(viewer):
     assert errors(viewer.get("/jobs", status="SLEEPING"))[0][0] == ["query", "status"]
     assert errors(viewer.get("/jobs", channel="nowhere"))[0][0] == ["query", "channel"]
     assert errors(viewer.get("/jobs", created_from="2026-02-01", created_to="2026-01-01"))[0][0] == [
-        "query", "created_to"]
+        "query",
+        "created_to",
+    ]
     assert viewer.get("/jobs", limit=5000).status_code == 422  # a page holds at most 1000
 
 
@@ -76,11 +90,17 @@ def test_control_is_recorded_and_sent_and_a_bad_trap_is_refused(engineer, broker
         message.ack()
         queue.close()
     bad = errors(engineer.post(f"/jobs/{job.pk}/control", {"action": "add_trap", "argument": r".*(?=/cal).*"}))
-    assert bad == [(["body", "argument"], "regex: lookahead (?=…) is not supported: crawler traps use RE2, "
-                                          "linear-time regular expressions")]
+    assert bad == [
+        (
+            ["body", "argument"],
+            "regex: lookahead (?=…) is not supported: crawler traps use RE2, linear-time regular expressions",
+        )
+    ]
     assert errors(engineer.post(f"/jobs/{job.pk}/control", {"action": "explode"}))[0][0] == ["body", "action"]
     assert errors(engineer.post(f"/jobs/{job.pk}/control", {"action": "stop", "argument": "x"}))[0][0] == [
-        "body", "argument"]
+        "body",
+        "argument",
+    ]
     assert JobControl.objects.filter(job=job).count() == 1  # nothing recorded for the refusals
     trap = engineer.post(f"/jobs/{job.pk}/control", {"action": "add_trap", "argument": r".*/calendar\?.*"})
     assert trap.status_code == 202 and trap.json()["argument"] == r".*/calendar\?.*"
@@ -124,16 +144,19 @@ def test_files_of_a_real_crawl_are_listed_and_downloaded_whole(viewer):
     # a file whose copies are all gone: 404 saying why, never a server path
     ArchiveFile.objects.filter(pk=rows[name].pk).update(spool_path="/nowhere/x.warc.gz")
     gone = viewer.get(f"/jobs/{job.pk}/files/{name}")
-    assert gone.status_code == 404 and "no readable copy" in gone.json()["detail"] and "/nowhere" not in str(
-        gone.json())
+    assert (
+        gone.status_code == 404 and "no readable copy" in gone.json()["detail"] and "/nowhere" not in str(gone.json())
+    )
 
 
 def test_reports_and_the_crawl_log_are_served_from_the_spool(viewer):
     job = record(make_job())
     report = viewer.get(f"/jobs/{job.pk}/reports/mimetype-report.txt")
     assert report.status_code == 200 and report["X-Netharvest-Source"] == "spool reports/mimetype-report.txt"
-    assert b"".join(report.streaming_content).decode() == (crawled().job_dir / "reports" /
-                                                           "mimetype-report.txt").read_text()
+    assert (
+        b"".join(report.streaming_content).decode()
+        == (crawled().job_dir / "reports" / "mimetype-report.txt").read_text()
+    )
     log = b"".join(viewer.get(f"/jobs/{job.pk}/reports/crawl.log").streaming_content)
     assert log == (crawled().job_dir / "logs" / "crawl.log").read_bytes()
     assert viewer.get(f"/jobs/{job.pk}/reports/passwd").status_code == 404
@@ -162,8 +185,9 @@ def test_a_stored_file_is_served_from_its_verified_copy_once_the_spool_is_gone(v
     ArchiveFileCopy.objects.create(file=f, location="backup", path=str(replica), is_replica=True, verified_ok=True)
     ArchiveFileCopy.objects.create(file=f, location="node1", path=str(stored), verified_ok=True)
     data = (Path(f.spool_path)).read_bytes()
-    ArchiveFile.objects.filter(pk=f.pk).update(spool_path=str(tmp_path / "cleaned" / f.name), index_state="CLEANED",
-                                               sha256=hashlib.sha256(data).hexdigest())
+    ArchiveFile.objects.filter(pk=f.pk).update(
+        spool_path=str(tmp_path / "cleaned" / f.name), index_state="CLEANED", sha256=hashlib.sha256(data).hexdigest()
+    )
     response = viewer.get(f"/jobs/{job.pk}/files/{f.name}")
     assert response.status_code == 200 and b"".join(response.streaming_content) == data
     assert response["X-Netharvest-Sha256"] == hashlib.sha256(data).hexdigest()

@@ -70,13 +70,28 @@ def test_jobs_by_status_and_channel():
 
 
 def test_running_jobs_and_harvesters_from_the_latest_progress():
-    job = factories.job(status=JobStatus.STARTED, harvester="h1@worker-1", last_heartbeat=timezone.now()
-                        - timedelta(seconds=30), domains=["example.fr"])
+    job = factories.job(
+        status=JobStatus.STARTED,
+        harvester="h1@worker-1",
+        last_heartbeat=timezone.now() - timedelta(seconds=30),
+        domains=["example.fr"],
+    )
     other = factories.job(status=JobStatus.STARTED, harvester="h1@worker-1", domains=["example.org"])
     for j, rate in ((job, 2.5), (other, 1.5)):
-        assert intake.record_progress({"job_id": j.pk, "at": "2026-11-23T10:00:00Z", "uris_done": 30,
-                                       "uris_queued": 200, "uris_failed": 1, "bytes": 4096, "uri_rate": rate,
-                                       "avg_uri_rate": 2.0, "kb_rate": 12.0, "avg_kb_rate": 10.0})
+        assert intake.record_progress(
+            {
+                "job_id": j.pk,
+                "at": "2026-11-23T10:00:00Z",
+                "uris_done": 30,
+                "uris_queued": 200,
+                "uris_failed": 1,
+                "bytes": 4096,
+                "uri_rate": rate,
+                "avg_uri_rate": 2.0,
+                "kb_rate": 12.0,
+                "avg_kb_rate": 10.0,
+            }
+        )
     m = scrape()
     labels = (("channel", "focused"), ("harvester", "h1@worker-1"), ("job", str(job.pk)))
     assert m["netharvest_job_uri_rate"][labels] == 2.5
@@ -111,10 +126,18 @@ def test_broker_down_is_said_and_the_rest_still_answers(broker_down):
 def test_chain_backlog_failures_dedup_size_and_reaper(settings, tmp_path):
     job = factories.job(status=JobStatus.DONE)
     now = timezone.now()
-    for i, (state, step) in enumerate([("HARVESTED", ""), ("HARVESTED", ""), ("INDEXED", ""),
-                                       ("FAILED", "INGESTED"), ("CLEANED", "")]):
-        ArchiveFile.objects.create(name=f"f{i}.warc.gz", job=job, size=1, sha256="", index_state=state,
-                                   failed_step=step, claimed_until=now + timedelta(minutes=1) if i == 0 else None)
+    for i, (state, step) in enumerate(
+        [("HARVESTED", ""), ("HARVESTED", ""), ("INDEXED", ""), ("FAILED", "INGESTED"), ("CLEANED", "")]
+    ):
+        ArchiveFile.objects.create(
+            name=f"f{i}.warc.gz",
+            job=job,
+            size=1,
+            sha256="",
+            index_state=state,
+            failed_step=step,
+            claimed_until=now + timedelta(minutes=1) if i == 0 else None,
+        )
     ArchiveFile.objects.filter(name="f1.warc.gz").update(updated=now - timedelta(hours=2))
     settings.NETHARVEST_DEDUP_INDEX = tmp_path / "dedup.sqlite3"
     (tmp_path / "dedup.sqlite3").write_bytes(b"x" * 4096)
@@ -130,9 +153,9 @@ def test_chain_backlog_failures_dedup_size_and_reaper(settings, tmp_path):
     assert m["netharvest_chain_failed_files"][(("step", "INGESTED"),)] == 1
     assert m["netharvest_dedup_index_bytes"][()] == 4196
     assert 20 <= m["netharvest_reaper_last_sweep_age_seconds"][()] < 60
-    assert set(m["netharvest_scrape_seconds"]) == {(("family", f),) for f in
-                                                   ("jobs", "queues", "running", "failures", "chain", "dedup",
-                                                   "reaper")}
+    assert set(m["netharvest_scrape_seconds"]) == {
+        (("family", f),) for f in ("jobs", "queues", "running", "failures", "chain", "dedup", "reaper")
+    }
 
 
 def test_the_grafana_dashboard_reads_only_metrics_that_exist():
@@ -141,8 +164,12 @@ def test_the_grafana_dashboard_reads_only_metrics_that_exist():
     from pathlib import Path
 
     dashboard = json.loads((Path(__file__).resolve().parents[2] / "deploy" / "grafana-dashboard.json").read_text())
-    used = {name for panel in dashboard["panels"] for target in panel["targets"]
-            for name in re.findall(r"netharvest_\w+", target["expr"])}
+    used = {
+        name
+        for panel in dashboard["panels"]
+        for target in panel["targets"]
+        for name in re.findall(r"netharvest_\w+", target["expr"])
+    }
     text = Client().get("/metrics").content.decode()
     served = {family.name for family in text_string_to_metric_families(text)}
     assert used and used <= served, used - served
@@ -169,9 +196,15 @@ def test_failed_jobs_waiting_for_a_decision_by_harvester_and_category():
     factories.job(status=JobStatus.FAILED, harvester="h1@crawl-01", error_category="crawl-process-died")
     factories.job(status=JobStatus.FAILED, harvester="h1@crawl-01", error_category="crawl-process-died")
     factories.job(status=JobStatus.FAILED, error_category="jobspec-unreadable")
-    factories.job(status=JobStatus.FAILED, harvester="h2@crawl-02", error_category="reaped",
-                  rejected_at=timezone.now(), rejected_by="curator")  # decided: not counted
+    factories.job(
+        status=JobStatus.FAILED,
+        harvester="h2@crawl-02",
+        error_category="reaped",
+        rejected_at=timezone.now(),
+        rejected_by="curator",
+    )  # decided: not counted
     failed = scrape()["netharvest_failed_jobs"]
     assert failed == {
         (("category", "crawl-process-died"), ("channel", "focused"), ("harvester", "h1@crawl-01")): 2,
-        (("category", "jobspec-unreadable"), ("channel", "focused"), ("harvester", "unknown")): 1}
+        (("category", "jobspec-unreadable"), ("channel", "focused"), ("harvester", "unknown")): 1,
+    }

@@ -21,8 +21,13 @@ def test_the_schema_is_valid_and_names_every_route():
     validate(schema)  # raises on anything that is not valid OpenAPI
     assert schema["info"]["title"] == "netharvest API" and "Bearer" in schema["info"]["description"]
     served = {(method.upper(), path) for path, operations in schema["paths"].items() for method in operations}
-    routes = {(method, "/api/v1" + path) for _, router in api._routers for path, view in router.path_operations.items()
-              for operation in view.operations for method in operation.methods}
+    routes = {
+        (method, "/api/v1" + path)
+        for _, router in api._routers
+        for path, view in router.path_operations.items()
+        for operation in view.operations
+        for method in operation.methods
+    }
     assert served == routes and len(routes) >= 30
     for path, operations in schema["paths"].items():
         for method, operation in operations.items():

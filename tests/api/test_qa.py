@@ -20,7 +20,8 @@ def test_job_run_and_year_figures(viewer):
     assert figures["objects"] == row.objects_count and figures["bytes"] == row.bytes_count
     assert figures["domains"] == len(DOMAINS) and figures["jobs_without_reports"] == 0
     assert figures["mime_types"] and sum(v[0] for v in figures["mime_types"].values()) == sum(
-        v[0] for v in row.mime_types.values())
+        v[0] for v in row.mime_types.values()
+    )
     assert figures["status_codes"] == {k: v for k, v in sorted(row.status_codes.items(), key=lambda kv: -kv[1])}
     assert figures["stop_reasons"] == row.stop_reasons and sum(row.stop_reasons.values()) == len(DOMAINS)
     assert {d for d, _, _ in figures["top_domains"]} == set(DOMAINS)

@@ -32,8 +32,9 @@ def test_channels_are_listed_with_their_queue(viewer):
 
 
 def test_schedules_create_change_and_refuse(curator, viewer):
-    made = curator.post("/schedules", {"name": "nightly", "unit": "day", "anytime": False, "at_hour": 3,
-                                       "at_minute": 0})
+    made = curator.post(
+        "/schedules", {"name": "nightly", "unit": "day", "anytime": False, "at_hour": 3, "at_minute": 0}
+    )
     assert made.status_code == 201, made.content
     body = made.json()
     assert body["description"] == "every day at 03:00 UTC" and len(body["preview"]) == 3

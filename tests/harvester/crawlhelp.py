@@ -25,17 +25,40 @@ REPO = Path(__file__).resolve().parents[2]
 FAST = {"min_delay_ms": 0, "max_delay_ms": 0, "delay_factor": 0.0, "retry_delay_s": 1, "max_retries": 2}
 
 
-def make_spec(seeds: list[str], job_id: int = 1, settings: dict[str, Any] | None = None,
-              max_objects: int = -1, max_bytes: int = -1, traps: list[str] | None = None,
-              global_traps: list[str] | None = None, time_limit_s: int = 0,
-              domains: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+def make_spec(
+    seeds: list[str],
+    job_id: int = 1,
+    settings: dict[str, Any] | None = None,
+    max_objects: int = -1,
+    max_bytes: int = -1,
+    traps: list[str] | None = None,
+    global_traps: list[str] | None = None,
+    time_limit_s: int = 0,
+    domains: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
     return {
-        "version": 1, "job_id": job_id, "harvest_id": 7, "harvest_name": "test harvest", "harvest_run": 1,
-        "kind": "selective", "channel": "test", "template": "default",
+        "version": 1,
+        "job_id": job_id,
+        "harvest_id": 7,
+        "harvest_name": "test harvest",
+        "harvest_run": 1,
+        "kind": "selective",
+        "channel": "test",
+        "template": "default",
         "settings": {**FAST, **(settings or {})},
-        "domains": domains or [{"name": "site-a", "configuration": "default", "seeds": seeds,
-                                "max_objects": max_objects, "max_bytes": max_bytes, "traps": traps or []}],
-        "global_traps": global_traps or [], "time_limit_s": time_limit_s,
+        "domains": domains
+        or [
+            {
+                "name": "site-a",
+                "configuration": "default",
+                "seeds": seeds,
+                "max_objects": max_objects,
+                "max_bytes": max_bytes,
+                "traps": traps or [],
+            }
+        ],
+        "global_traps": global_traps or [],
+        "time_limit_s": time_limit_s,
     }
 
 
@@ -45,8 +68,12 @@ def write_spec(job_dir: Path, spec: dict[str, Any]) -> None:
 
 
 def start_crawl(job_dir: Path, *extra: str) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([sys.executable, "-m", "harvester.process", str(job_dir), *extra], cwd=REPO,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return subprocess.Popen(
+        [sys.executable, "-m", "harvester.process", str(job_dir), *extra],
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
 
 
 def run_crawl(job_dir: Path, spec: dict[str, Any], timeout: float = 90) -> dict[str, Any]:

@@ -21,10 +21,14 @@ from harvester.revisit import cdx_to_warc_date
 
 @pytest.fixture
 def mw(tmp_path):
-    crawler = get_crawler(settings_dict={
-        "NH_JOB": {"job_id": 1, "harvest_id": 2, "harvest_name": "h", "seeds": ["http://a.dk/"]},
-        "NH_OUT_DIR": str(tmp_path), "NH_DEDUP": True, "RETRY_TIMES": 2,
-    })
+    crawler = get_crawler(
+        settings_dict={
+            "NH_JOB": {"job_id": 1, "harvest_id": 2, "harvest_name": "h", "seeds": ["http://a.dk/"]},
+            "NH_OUT_DIR": str(tmp_path),
+            "NH_DEDUP": True,
+            "RETRY_TIMES": 2,
+        }
+    )
     middleware = ArchiveMiddleware.from_crawler(crawler)
     assert ArchiveMiddleware.of(crawler) is middleware
     yield middleware
@@ -74,10 +78,8 @@ def test_handler_failure_code_wins(mw):
 
 
 def test_rejections(mw):
-    mw.on_uri_rejected(request=Request("http://b.dk/p", meta=nh("b.dk", "LLL")), status=-4001,
-                       annotation="")
-    mw.on_uri_rejected(request=Request("http://a.dk/", meta=nh(seed=True)), status=-9998,
-                       annotation="")
+    mw.on_uri_rejected(request=Request("http://b.dk/p", meta=nh("b.dk", "LLL")), status=-4001, annotation="")
+    mw.on_uri_rejected(request=Request("http://a.dk/", meta=nh(seed=True)), status=-9998, annotation="")
     lines = log_lines(mw)
     assert [m["status"] for m in lines] == ["-4001", "-9998"]
     assert mw.stats_for("b.dk")["disregarded"] == 1
@@ -85,20 +87,36 @@ def test_rejections(mw):
     assert mw.stats.seeds["http://a.dk/"].status == -9998
 
 
-def capture_for(url: str, status: int = 200, body: bytes = b"<html>hi</html>",
-                headers: bytes = b"Content-Type: text/html\r\n") -> RawCapture:
+def capture_for(
+    url: str, status: int = 200, body: bytes = b"<html>hi</html>", headers: bytes = b"Content-Type: text/html\r\n"
+) -> RawCapture:
     head = f"HTTP/1.1 {status} X\r\n".encode() + headers + f"Content-Length: {len(body)}\r\n\r\n".encode()
-    cap = RawCapture(url=url, request_bytes=b"GET / HTTP/1.1\r\nHost: a.dk\r\n\r\n",
-                     started=datetime.now(UTC), response_head=head, status=status, reason="X",
-                     headers=[(b"Content-Type", b"text/html")], body=io.BytesIO(body),
-                     body_length=len(body), payload_sha1=hashlib.sha1(body).digest(),
-                     block_sha1=hashlib.sha1(head + body).digest(), peer_ip="10.0.0.1",
-                     duration_ms=12, thread=3)
+    cap = RawCapture(
+        url=url,
+        request_bytes=b"GET / HTTP/1.1\r\nHost: a.dk\r\n\r\n",
+        started=datetime.now(UTC),
+        response_head=head,
+        status=status,
+        reason="X",
+        headers=[(b"Content-Type", b"text/html")],
+        body=io.BytesIO(body),
+        body_length=len(body),
+        payload_sha1=hashlib.sha1(body).digest(),
+        block_sha1=hashlib.sha1(head + body).digest(),
+        peer_ip="10.0.0.1",
+        duration_ms=12,
+        thread=3,
+    )
     return cap
 
 
 def test_responses_are_archived_and_every_archived_attempt_logged(mw):
-    request = Request("http://a.dk/", meta={**nh(seed=True, path=""), })
+    request = Request(
+        "http://a.dk/",
+        meta={
+            **nh(seed=True, path=""),
+        },
+    )
     request.meta["nh_capture"] = capture_for(request.url)
     response = HtmlResponse(request.url, body=b"<html>hi</html>", request=request)
     assert mw.process_response(request, response) is response

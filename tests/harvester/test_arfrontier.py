@@ -36,12 +36,14 @@ def test_jobspec_continuous_section_required_refused_and_validated() -> None:
     selective["continuous"] = {}
     with pytest.raises(ContractError, match="only a continuous job"):
         JobSpec.from_dict(selective)
-    for section, message in (({"budget_per_s": 0}, "continuous.budget_per_s: must be positive"),
-                             ({"warc_rotate_s": 0}, "continuous.warc_rotate_s: must be at least 1"),
-                             ({"pinned": {"ftp://x/": 5}}, "not an http"),
-                             ({"pinned": {"http://a.example/": -1}}, "positive number of seconds"),
-                             ({"revisit": {"min_wait_s": "x"}}, "continuous.revisit.min_wait_s"),
-                             ({"surprise": 1}, "unknown key")):
+    for section, message in (
+        ({"budget_per_s": 0}, "continuous.budget_per_s: must be positive"),
+        ({"warc_rotate_s": 0}, "continuous.warc_rotate_s: must be at least 1"),
+        ({"pinned": {"ftp://x/": 5}}, "not an http"),
+        ({"pinned": {"http://a.example/": -1}}, "positive number of seconds"),
+        ({"revisit": {"min_wait_s": "x"}}, "continuous.revisit.min_wait_s"),
+        ({"surprise": 1}, "unknown key"),
+    ):
         with pytest.raises(ContractError, match=message):
             JobSpec.from_dict(continuous_spec(**section))
 
@@ -59,10 +61,17 @@ def test_seeds_control_and_progress_continuous() -> None:
 
 
 def frontier(path: Path | None, budget: float | None = None, valence: int = 1, now: float = 0.0) -> ARFrontier:
-    policy = RevisitPolicy(RevisitSettings.heritrix(initial_wait_s={"text": 10, "other": 10}, min_wait_s=1,
-                                                    max_wait_s=100), budget)
-    return ARFrontier(path, Politeness(0, 0, 0, valence), lambda url: url.split("/")[2], policy=policy,
-                      budget_per_s=budget, clock=lambda: now)
+    policy = RevisitPolicy(
+        RevisitSettings.heritrix(initial_wait_s={"text": 10, "other": 10}, min_wait_s=1, max_wait_s=100), budget
+    )
+    return ARFrontier(
+        path,
+        Politeness(0, 0, 0, valence),
+        lambda url: url.split("/")[2],
+        policy=policy,
+        budget_per_s=budget,
+        clock=lambda: now,
+    )
 
 
 def visit(f: ARFrontier, entry, now: float, digest: str = "sha1:A") -> float:  # type: ignore[no-untyped-def]
@@ -218,8 +227,7 @@ def test_a_removed_seed_fetched_at_that_moment_does_not_come_back(tmp_path: Path
     assert job.ar.entry_of(b.url) is b  # in flight: it leaves when its fetch comes back
     request = Request(b.url, meta={"nh_entry": b})
     response = HtmlResponse(b.url, status=200, body=b"<html>b</html>", request=request)
-    capture = RawCapture(url=b.url, request_bytes=b"", started=datetime.now(UTC), status=200,
-                         body_length=14)
+    capture = RawCapture(url=b.url, request_bytes=b"", started=datetime.now(UTC), status=200, body_length=14)
     assert job.judge(request, response, capture) == (None, [])
     job._unjudged(c, -2)  # a failed fetch of the other one
     assert "http://b.example/" not in job.policy.uris and "http://c.example/" not in job.policy.uris

@@ -7,8 +7,7 @@ from harvester.contracts import DomainSpec
 
 
 def _budgets(**limits: int) -> Budgets:
-    return Budgets([DomainSpec("a", "c", ("http://a.org/",), limits.get("objects", -1),
-                               limits.get("bytes", -1))])
+    return Budgets([DomainSpec("a", "c", ("http://a.org/",), limits.get("objects", -1), limits.get("bytes", -1))])
 
 
 def test_object_limit_reserved_at_issue() -> None:

@@ -49,8 +49,13 @@ def test_a_crawl_child_listens_on_no_port(tmp_path: Path, sites: Any) -> None:
     write_spec(job_dir, make_spec([a.url], settings={"min_delay_ms": 300, "max_delay_ms": 300}))
     state = tmp_path / "state"  # where Scrapy's RemoteControl writes its token files (XDG state dir)
     env = {**os.environ, "XDG_STATE_HOME": str(state), "HOME": str(tmp_path)}
-    child = subprocess.Popen([sys.executable, "-m", "harvester.process", str(job_dir)], cwd=REPO, env=env,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    child = subprocess.Popen(
+        [sys.executable, "-m", "harvester.process", str(job_dir)],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         log = job_dir / "logs" / "crawl.log"
         deadline = time.monotonic() + 60
@@ -71,9 +76,15 @@ def test_only_the_extensions_the_harvester_uses_are_on() -> None:
 
     spec = JobSpec.from_dict(make_spec(["http://127.0.0.1:1/"]))
     settings = build_settings(spec, "/nonexistent")
-    assert set(settings["EXTENSIONS_BASE"]) == set(EXTENSIONS_USED) == {
-        "scrapy.extensions.corestats.CoreStats", "scrapy.extensions.logstats.LogStats",
-        "scrapy.extensions.logcount.LogCount"}
+    assert (
+        set(settings["EXTENSIONS_BASE"])
+        == set(EXTENSIONS_USED)
+        == {
+            "scrapy.extensions.corestats.CoreStats",
+            "scrapy.extensions.logstats.LogStats",
+            "scrapy.extensions.logcount.LogCount",
+        }
+    )
     assert settings["TELNETCONSOLE_ENABLED"] is False and settings["REMOTE_CONTROL_ENABLED"] is False
 
 
@@ -86,9 +97,13 @@ def test_inert_scrapy_middlewares_are_off_and_header_ones_stay() -> None:
     mw = "scrapy.downloadermiddlewares."
     assert downloader[mw + "stats.DownloaderStats"] is None
     assert downloader[mw + "httpauth.HttpAuthMiddleware"] is None
-    for kept in ("defaultheaders.DefaultHeadersMiddleware", "useragent.UserAgentMiddleware",
-                 "httpcompression.HttpCompressionMiddleware", "cookies.CookiesMiddleware",
-                 "downloadtimeout.DownloadTimeoutMiddleware"):
+    for kept in (
+        "defaultheaders.DefaultHeadersMiddleware",
+        "useragent.UserAgentMiddleware",
+        "httpcompression.HttpCompressionMiddleware",
+        "cookies.CookiesMiddleware",
+        "downloadtimeout.DownloadTimeoutMiddleware",
+    ):
         assert mw + kept not in downloader
     assert all(v is None for v in spider.values())
     assert "scrapy.spidermiddlewares.start.StartSpiderMiddleware" not in spider

@@ -55,13 +55,16 @@ def test_an_out_that_cannot_be_a_job_directory_is_one_line(tmp_path: Path) -> No
     seeds.write_text("http://example.dk/\n")
     a_file = tmp_path / "passwd"
     a_file.write_text("root:x:0:0::/root:/bin/sh\n")
-    for out, says in [(a_file, "exists and is not a directory"),
-                      (a_file / "job", "cannot create the job directory: Not a directory")]:
+    for out, says in [
+        (a_file, "exists and is not a directory"),
+        (a_file / "job", "cannot create the job directory: Not a directory"),
+    ]:
         done = netharvest("crawl", "--seeds", str(seeds), "--template", "default", "--out", str(out))
         assert done.returncode == 2
-        assert done.stderr.splitlines() == [f"netharvest crawl: error: {out}: {says}"
-                                             + (" (--out names the job directory to create)" if out == a_file
-                                                else "")]
+        assert done.stderr.splitlines() == [
+            f"netharvest crawl: error: {out}: {says}"
+            + (" (--out names the job directory to create)" if out == a_file else "")
+        ]
     assert a_file.read_text() == "root:x:0:0::/root:/bin/sh\n"
 
 
@@ -71,13 +74,22 @@ def test_a_huge_seed_line_is_a_short_error(tmp_path: Path) -> None:
     done = netharvest("crawl", "--seeds", str(seeds), "--template", "default", "--out", str(tmp_path / "x"))
     assert done.returncode == 2
     (line,) = done.stderr.splitlines()
-    assert line.startswith(f"netharvest crawl: error: {seeds}:2: line longer than 16,384 bytes (4,194,323 bytes, "
-                           "starting 'http://127.0.0.1:9/aaa") and len(line) < 300
+    assert (
+        line.startswith(
+            f"netharvest crawl: error: {seeds}:2: line longer than 16,384 bytes (4,194,323 bytes, "
+            "starting 'http://127.0.0.1:9/aaa"
+        )
+        and len(line) < 300
+    )
 
 
 def _trapped_site(path: str, n: int) -> tuple[int, bytes]:
-    pages = {"/": b'<a href="/a">a</a> <a href="/trap/1">deeper</a> <a href="/Trap/2">other</a>',
-             "/a": b"<p>a</p>", "/trap/1": b'<a href="/trap/2">deeper</a>', "/Trap/2": b"<p>kept</p>"}
+    pages = {
+        "/": b'<a href="/a">a</a> <a href="/trap/1">deeper</a> <a href="/Trap/2">other</a>',
+        "/a": b"<p>a</p>",
+        "/trap/1": b'<a href="/trap/2">deeper</a>',
+        "/Trap/2": b"<p>kept</p>",
+    }
     return (200, pages[path]) if path in pages else (404, b"none")
 
 
@@ -88,8 +100,18 @@ def test_traps_file_blocks_uris_as_a_job_does(tmp_path: Path) -> None:
     with tiny_site(_trapped_site) as base:
         seeds = tmp_path / "seeds.txt"
         seeds.write_text(f"{base}\n")
-        done = netharvest("crawl", "--seeds", str(seeds), "--settings", json.dumps(FAST), "--traps", str(traps),
-                          "--out", str(out), "--quiet")
+        done = netharvest(
+            "crawl",
+            "--seeds",
+            str(seeds),
+            "--settings",
+            json.dumps(FAST),
+            "--traps",
+            str(traps),
+            "--out",
+            str(out),
+            "--quiet",
+        )
     assert done.returncode == 0, done.stderr
     spec = json.loads((out / "jobspec.json").read_text())
     assert spec["global_traps"] == [".*/trap/.*"]
@@ -105,14 +127,22 @@ def test_bad_traps_are_named_by_file_and_line(tmp_path: Path) -> None:
     traps = tmp_path / "traps.txt"
     traps.write_text("# comment (\n.*ok.*\n(?=x).*\n\n(\n")
     out = tmp_path / "x"
-    done = netharvest("crawl", "--seeds", str(seeds), "--template", "default", "--traps", str(traps),
-                      "--out", str(out))
+    done = netharvest("crawl", "--seeds", str(seeds), "--template", "default", "--traps", str(traps), "--out", str(out))
     assert done.returncode == 2
     errors = done.stderr.splitlines()
     assert len(errors) == 2, errors
     assert errors[0].startswith(f"netharvest crawl: error: {traps}:3: lookahead (?=…) is not supported")
     assert errors[1].startswith(f"netharvest crawl: error: {traps}:5: '(' is not a valid regular expression")
-    missing = netharvest("crawl", "--seeds", str(seeds), "--template", "default", "--traps",
-                         str(tmp_path / "none.txt"), "--out", str(out))
+    missing = netharvest(
+        "crawl",
+        "--seeds",
+        str(seeds),
+        "--template",
+        "default",
+        "--traps",
+        str(tmp_path / "none.txt"),
+        "--out",
+        str(out),
+    )
     assert missing.returncode == 2 and f"{tmp_path / 'none.txt'}: traps file not found" in missing.stderr
     assert not out.exists()

@@ -31,8 +31,14 @@ JOB = 951
 BUDGET = 4.0
 POLITENESS_S = 0.3
 AR = re.compile(r"wt:(?:(\d+)m)?(?:(\d+)s)?(\d+)ms,(\d+)vis,(\d+)ver,ov:")
-REVISIT = {"policy": "heritrix", "initial_wait_s": {"text": 2, "image": 2, "audio_video": 2, "other": 2},
-           "min_wait_s": 1, "max_wait_s": 20, "default_wait_s": 2, "strip": [CLOCK_STRIP]}
+REVISIT = {
+    "policy": "heritrix",
+    "initial_wait_s": {"text": 2, "image": 2, "audio_video": 2, "other": 2},
+    "min_wait_s": 1,
+    "max_wait_s": 20,
+    "default_wait_s": 2,
+    "strip": [CLOCK_STRIP],
+}
 
 
 @pytest.fixture
@@ -44,8 +50,13 @@ def site_pair() -> Any:
 
 
 def _child(job_dir: Path) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([sys.executable, "-m", "harvester.process", str(job_dir), "--control-stdin"], cwd=REPO,
-                            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return subprocess.Popen(
+        [sys.executable, "-m", "harvester.process", str(job_dir), "--control-stdin"],
+        cwd=REPO,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
 
 
 def _send(proc: subprocess.Popen[bytes], action: str, argument: str = "") -> None:
@@ -74,7 +85,8 @@ def _records(job_dir: Path) -> dict[str, list[tuple[str, str | None, str | None]
                 if rec.rec_type in ("response", "revisit"):
                     h = rec.rec_headers
                     out[h.get_header("WARC-Target-URI")].append(
-                        (rec.rec_type, h.get_header("WARC-Profile"), h.get_header("WARC-Payload-Digest")))
+                        (rec.rec_type, h.get_header("WARC-Profile"), h.get_header("WARC-Payload-Digest"))
+                    )
     return out
 
 
@@ -90,8 +102,11 @@ def _wait_for(predicate: Any, timeout: float) -> None:
 def test_a_continuous_crawl_end_to_end(tmp_path: Path, site_pair: Any) -> None:
     a, b = site_pair
     job_dir = tmp_path / "job"
-    spec = make_spec([a.url, b.url], job_id=JOB, settings={"min_delay_ms": int(POLITENESS_S * 1000),
-                                                            "max_delay_ms": int(POLITENESS_S * 1000)})
+    spec = make_spec(
+        [a.url, b.url],
+        job_id=JOB,
+        settings={"min_delay_ms": int(POLITENESS_S * 1000), "max_delay_ms": int(POLITENESS_S * 1000)},
+    )
     spec["kind"] = "continuous"
     spec["continuous"] = {"revisit": REVISIT, "budget_per_s": BUDGET, "warc_rotate_s": 3, "pinned": {}}
     write_spec(job_dir, spec)
@@ -187,7 +202,7 @@ def test_a_continuous_crawl_end_to_end(tmp_path: Path, site_pair: Any) -> None:
 
     # kill -9 + restart: every page visited twice before the kill carries on with its visit count
     # (at most the visits after the last one-second checkpoint are done again), none restarts at 1.
-    after_restart = {uri: seen[len(before.get(uri, [])):] for uri, seen in visits.items()}
+    after_restart = {uri: seen[len(before.get(uri, [])) :] for uri, seen in visits.items()}
     carried = 0
     for uri, old in before.items():
         new = after_restart.get(uri)
@@ -231,8 +246,13 @@ def test_the_next_job_after_a_done_one_keeps_the_uri_states_not_the_tallies(tmp_
     for job_id in (JOB, JOB + 1):
         this = {**spec, "job_id": job_id, **({"continues_job": JOB, "continues_done": True} if job_id != JOB else {})}
         job_dir = prepare_job_dir(JobSpec.from_dict(this), root=tmp_path)
-        proc = subprocess.Popen([sys.executable, "-m", "harvester.process", str(job_dir), "--control-stdin"],
-                                cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "harvester.process", str(job_dir), "--control-stdin"],
+            cwd=REPO,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         try:
             # Crawling for ~6 s, counted from its first fetch: a loaded machine may take seconds to start it.
             log = job_dir / "logs" / "crawl.log"
@@ -241,8 +261,9 @@ def test_the_next_job_after_a_done_one_keeps_the_uri_states_not_the_tallies(tmp_
                 time.sleep(0.2)
             time.sleep(6)
             assert proc.stdin is not None
-            proc.stdin.write((json.dumps({"job_id": job_id, "action": "stop", "argument": "", "id": 0}) + "\n")
-                             .encode())
+            proc.stdin.write(
+                (json.dumps({"job_id": job_id, "action": "stop", "argument": "", "id": 0}) + "\n").encode()
+            )
             proc.stdin.flush()
             assert proc.wait(60) == 0
         finally:

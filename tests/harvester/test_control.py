@@ -20,9 +20,13 @@ TRAP = r".*/news/.*"
 
 
 def _child(job_dir: Path) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([sys.executable, "-m", "harvester.process", str(job_dir), "--control-stdin"],
-                            cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+    return subprocess.Popen(
+        [sys.executable, "-m", "harvester.process", str(job_dir), "--control-stdin"],
+        cwd=REPO,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
 
 
 def _send(proc: subprocess.Popen[bytes], job_id: int, action: str, argument: str = "") -> None:

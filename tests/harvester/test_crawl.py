@@ -13,9 +13,11 @@ from warcio.archiveiterator import ArchiveIterator
 
 def test_politeness_spaces_fetches_per_host(tmp_path: Path, sites: Any) -> None:
     a, b = sites
-    spec = make_spec([f"{a.url}news/"], job_id=301,
-                     settings={"scope": "path", "min_delay_ms": 400, "max_delay_ms": 400,
-                               "delay_factor": 5.0})
+    spec = make_spec(
+        [f"{a.url}news/"],
+        job_id=301,
+        settings={"scope": "path", "min_delay_ms": 400, "max_delay_ms": 400, "delay_factor": 5.0},
+    )
     result = run_crawl(tmp_path / "job", spec)
     assert result["status"] == "DONE"
     host = f"127.0.0.1:{a.port}"
@@ -38,9 +40,11 @@ def test_retry_after_is_honoured(tmp_path: Path, sites: Any) -> None:
     statuses = []
     for warc in (tmp_path / "job" / "warcs").glob("302-7-*.warc.gz"):
         with open(warc, "rb") as fh:
-            statuses += [r.http_headers.get_statuscode() for r in ArchiveIterator(fh)
-                         if r.rec_type == "response"
-                         and r.rec_headers.get_header("WARC-Target-URI").endswith("/busy")]
+            statuses += [
+                r.http_headers.get_statuscode()
+                for r in ArchiveIterator(fh)
+                if r.rec_type == "response" and r.rec_headers.get_header("WARC-Target-URI").endswith("/busy")
+            ]
     assert sorted(statuses) == ["200", "503"]  # both attempts archived
 
 
@@ -48,8 +52,9 @@ def test_connection_failures_are_retried_then_logged(tmp_path: Path) -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]  # closed again: nothing listens there
-    spec = make_spec([f"http://127.0.0.1:{port}/"], job_id=303,
-                     settings={"retry_delay_s": 0, "max_retries": 2, "robots": "ignore"})
+    spec = make_spec(
+        [f"http://127.0.0.1:{port}/"], job_id=303, settings={"retry_delay_s": 0, "max_retries": 2, "robots": "ignore"}
+    )
     result = run_crawl(tmp_path / "job", spec, timeout=60)
     assert result["status"] == "DONE"
     lines = {f[3]: f for f in crawl_log(tmp_path / "job")}
@@ -76,8 +81,12 @@ def test_robots_txt_that_never_answers_precludes_its_host_minus_61(tmp_path: Pat
 
 def test_time_limit(tmp_path: Path, sites: Any) -> None:
     a, _ = sites
-    spec = make_spec([f"{a.url}calendar?month=2026-01"], job_id=304, time_limit_s=2,
-                     settings={"min_delay_ms": 200, "max_delay_ms": 200, "max_hops": 1000})
+    spec = make_spec(
+        [f"{a.url}calendar?month=2026-01"],
+        job_id=304,
+        time_limit_s=2,
+        settings={"min_delay_ms": 200, "max_delay_ms": 200, "max_hops": 1000},
+    )
     result = run_crawl(tmp_path / "job", spec)
     assert result["domains"][0]["stop_reason"] == "TIME_LIMIT"
     assert result["stats"]["ended_by"] == "time_limit"
@@ -104,8 +113,9 @@ def test_robots_ignored_when_the_template_says_so(tmp_path: Path, sites: Any) ->
 
 def test_hops_bound_the_calendar_trap(tmp_path: Path, sites: Any) -> None:
     a, _ = sites
-    result = run_crawl(tmp_path / "job", make_spec([f"{a.url}calendar?month=2026-01"], job_id=307,
-                                                    settings={"max_hops": 3}))
+    result = run_crawl(
+        tmp_path / "job", make_spec([f"{a.url}calendar?month=2026-01"], job_id=307, settings={"max_hops": 3})
+    )
     assert result["domains"][0]["stop_reason"] == "DOWNLOAD_COMPLETE"
     got = fetched(tmp_path / "job")
     assert got[f"{a.url}calendar?month=2026-04"] == "200"
@@ -116,8 +126,9 @@ def test_hostile_pages_never_kill_the_job(tmp_path: Path, sites: Any) -> None:
     """Redirect loop, latin-1 and broken UTF-8, a gzip bomb, ever-deeper paths, session ids."""
     a, _ = sites
     job_dir = tmp_path / "job"
-    spec = make_spec([f"{a.url}hostile/"], job_id=308,
-                     settings={"scope": "path", "max_hops": 4, "max_document_bytes": 1024 * 1024})
+    spec = make_spec(
+        [f"{a.url}hostile/"], job_id=308, settings={"scope": "path", "max_hops": 4, "max_document_bytes": 1024 * 1024}
+    )
     result = run_crawl(job_dir, spec)
     assert result["status"] == "DONE"
     assert result["domains"][0]["stop_reason"] == "DOWNLOAD_COMPLETE"
@@ -133,8 +144,11 @@ def test_hostile_pages_never_kill_the_job(tmp_path: Path, sites: Any) -> None:
     bomb = got[f"{a.url}hostile/bomb.html"]
     assert bomb[1] == "200" and int(bomb[2]) < 1024 * 1024
     with open(next((job_dir / "warcs").glob("308-7-*-00000-*.warc.gz")), "rb") as fh:
-        block = next(r.raw_stream.read() for r in ArchiveIterator(fh) if r.rec_type == "response"
-                     and r.rec_headers.get_header("WARC-Target-URI").endswith("/bomb.html"))
+        block = next(
+            r.raw_stream.read()
+            for r in ArchiveIterator(fh)
+            if r.rec_type == "response" and r.rec_headers.get_header("WARC-Target-URI").endswith("/bomb.html")
+        )
     assert block[:2] == b"\x1f\x8b" and len(block) == int(bomb[2])
     # Ever-deeper paths end at the hop limit; the self-renewing session id is one URI.
     assert got[f"{a.url}hostile/deep/x/x/x/"][1] == "200"  # hop 4

@@ -16,8 +16,10 @@ PAGES = {"/": b'<a href="/a">a</a> <a href="/b">b</a>', "/a": b"<p>a</p>", "/b":
 
 
 def _site(delay: str):  # type: ignore[no-untyped-def]
-    robots = (f"User-agent: otherbot\nCrawl-delay: 1\nDisallow: /\n\n"
-              f"User-agent: netharvest\nCrawl-delay: {delay}\nDisallow: /private/\n").encode()
+    robots = (
+        f"User-agent: otherbot\nCrawl-delay: 1\nDisallow: /\n\n"
+        f"User-agent: netharvest\nCrawl-delay: {delay}\nDisallow: /private/\n"
+    ).encode()
 
     def answer(path: str, n: int) -> tuple[int, bytes]:
         if path == "/robots.txt":

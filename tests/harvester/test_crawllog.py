@@ -29,21 +29,35 @@ def test_regex_reads_heritrix_lines():
 
 def test_format_reproduces_a_heritrix_line():
     line = format_line(
-        logged_at=_t("2016-12-05T10:11:09.265Z"), status=200, size=1403, uri="http://www.kaarefc.dk/",
-        path="", via=None, mime="text/html; charset=iso-8859-1", thread=28,
-        fetch_began=_t("2016-12-05T10:11:09.092Z"), duration_ms=65,
-        digest="sha1:SRUXQCLFCC4GVEDXGETBPUTUHRENTCRT", annotations=["content-size:1731", "3t"],
+        logged_at=_t("2016-12-05T10:11:09.265Z"),
+        status=200,
+        size=1403,
+        uri="http://www.kaarefc.dk/",
+        path="",
+        via=None,
+        mime="text/html; charset=iso-8859-1",
+        thread=28,
+        fetch_began=_t("2016-12-05T10:11:09.092Z"),
+        duration_ms=65,
+        digest="sha1:SRUXQCLFCC4GVEDXGETBPUTUHRENTCRT",
+        annotations=["content-size:1731", "3t"],
     )
     assert line == HERITRIX_LINES[0] + "\n"
 
 
 def test_negative_codes_widen_the_status_field():
-    line = format_line(logged_at=_t("2017-11-14T13:58:08.640Z"), status=-9998,
-                       uri="https://www.facebook.com/sharer.php", path="LELL",
-                       via="http://www.hu17.net/2017/05/14/x/", thread=21)
+    line = format_line(
+        logged_at=_t("2017-11-14T13:58:08.640Z"),
+        status=-9998,
+        uri="https://www.facebook.com/sharer.php",
+        path="LELL",
+        via="http://www.hu17.net/2017/05/14/x/",
+        thread=21,
+    )
     assert line == HERITRIX_LINES[2] + "\n"
     assert format_line(status=-4, uri="http://a/", logged_at=_t("2020-01-01T00:00:00.000Z")) == (
-        "2020-01-01T00:00:00.000Z    -4          - http://a/ - - unknown #000 - - - -\n")
+        "2020-01-01T00:00:00.000Z    -4          - http://a/ - - unknown #000 - - - -\n"
+    )
 
 
 def test_field_rules():
@@ -53,8 +67,9 @@ def test_field_rules():
     assert truncate_mime("") == "no-type"
     assert truncate_mime("text/html;charset=utf-8") == "text/html"
     assert truncate_mime("text/html, text/plain") == "text/html"
-    line = format_line(status=200, size=12345678901, uri="http://a/", thread=1234,
-                       logged_at=_t("2020-01-01T00:00:00.000Z"))
+    line = format_line(
+        status=200, size=12345678901, uri="http://a/", thread=1234, logged_at=_t("2020-01-01T00:00:00.000Z")
+    )
     assert " 12345678901 " in line and " #1234 " in line
 
 

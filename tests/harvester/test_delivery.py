@@ -29,8 +29,14 @@ def _result(job_dir: Path, *sizes: int) -> JobResult:
             for _ in range(0, size, 1 << 20):
                 f.write(os.urandom(min(1 << 20, size - f.tell())))
         files.append(FileResult(path.name, str(path), size, hashlib.sha256(path.read_bytes()).hexdigest()))
-    return JobResult(job_id=int(job_dir.name), status="DONE", started="2026-11-24T08:00:00Z",
-                     ended="2026-11-24T08:01:00Z", files=tuple(files), domains=())
+    return JobResult(
+        job_id=int(job_dir.name),
+        status="DONE",
+        started="2026-11-24T08:00:00Z",
+        ended="2026-11-24T08:01:00Z",
+        files=tuple(files),
+        domains=(),
+    )
 
 
 def test_receipt_url_sits_beside_the_delivered_objects():
@@ -186,10 +192,14 @@ def test_a_file_that_can_never_be_delivered_is_given_up_with_one_line(tmp_path, 
     Path(result.files[1].path).write_bytes(b"damaged")  # not what its checksum says
     with caplog.at_level("ERROR", logger="harvester.delivery"):
         out = delivery.deliver_result(result, job_dir, f"{s3_bucket}/deliv")
-        refused = delivery.deliver_result(_result(tmp_path / "spool" / "14", 10), tmp_path / "spool" / "14",
-                                          "s3://no-such-bucket-here/deliv")
-    assert [f.path for f in out.files] == [result.files[0].path, result.files[1].path,
-                                           f"{s3_bucket}/deliv/13/{result.files[2].name}"]
+        refused = delivery.deliver_result(
+            _result(tmp_path / "spool" / "14", 10), tmp_path / "spool" / "14", "s3://no-such-bucket-here/deliv"
+        )
+    assert [f.path for f in out.files] == [
+        result.files[0].path,
+        result.files[1].path,
+        f"{s3_bucket}/deliv/13/{result.files[2].name}",
+    ]
     assert not objectstore.is_url(refused.files[0].path)
     assert len([r for r in caplog.records if "for good" in r.getMessage()]) == 3
 
@@ -229,8 +239,7 @@ def test_the_relay_reports_what_it_delivered_and_retries_only_what_failed(tmp_pa
     monkeypatch.setenv("NETHARVEST_DELIVERY", target)
     relay.poll()
     (message,) = [json.loads(p.read_text()) for p in outbox.pending()]
-    assert [f["path"] for f in message["args"][1]] == [f"{target}/17/{result.files[0].name}",
-                                                       result.files[1].path]
+    assert [f["path"] for f in message["args"][1]] == [f"{target}/17/{result.files[0].name}", result.files[1].path]
     assert relay.undelivered == []
 
     third = job_dir / "warcs" / "17-2.warc.gz"  # a third WARC closes while the store is down

@@ -35,8 +35,7 @@ def test_lookup_precedes_the_hosts_first_fetch_and_is_logged_as_heritrix_does(tm
     a, _ = sites
     seed = f"http://localhost:{a.port}/about.html"
     job = tmp_path / "job"
-    result = run_crawl(job, make_spec([seed], job_id=601, settings={"scope": "path", "max_hops": 0},
-                                      max_objects=2))
+    result = run_crawl(job, make_spec([seed], job_id=601, settings={"scope": "path", "max_hops": 0}, max_objects=2))
     assert result["status"] == "DONE"
     lines = _lines(job)
     dns = [ln for ln in lines if " dns:localhost " in ln]
@@ -48,8 +47,10 @@ def test_lookup_precedes_the_hosts_first_fetch_and_is_logged_as_heritrix_does(tm
     digest = m["digest"]
     # Byte for byte: status 1 right-aligned in 5, size (the block) right-aligned in 10, P, via the
     # seed, text/dns, thread, fetch start+duration, digest, no source tag, content-size.
-    expected = (f"{m['logged']}     1 {len(block):>10} dns:localhost P {seed} text/dns #{m['thread']} "
-                f"{m['fetch']} {digest} - content-size:{len(block)}")
+    expected = (
+        f"{m['logged']}     1 {len(block):>10} dns:localhost P {seed} text/dns #{m['thread']} "
+        f"{m['fetch']} {digest} - content-size:{len(block)}"
+    )
     assert line == expected
     assert re.fullmatch(r"\d{17}\+\d+", m["fetch"])
     # It comes first: before robots.txt and before the seed.
@@ -66,8 +67,9 @@ def test_lookup_precedes_the_hosts_first_fetch_and_is_logged_as_heritrix_does(tm
 def test_warc_record_holds_the_zone_block_and_the_resolver(tmp_path: Path, sites: Any) -> None:
     a, _ = sites
     job = tmp_path / "job"
-    run_crawl(job, make_spec([f"http://localhost:{a.port}/about.html"], job_id=602,
-                             settings={"scope": "path", "max_hops": 0}))
+    run_crawl(
+        job, make_spec([f"http://localhost:{a.port}/about.html"], job_id=602, settings={"scope": "path", "max_hops": 0})
+    )
     (record,) = _dns_records(job)
     rec_type, headers, content_type, block = record
     assert rec_type == "response"
@@ -100,8 +102,14 @@ def test_failed_lookup_is_minus_1_and_the_hosts_uris_minus_6(tmp_path: Path, sit
     a, _ = sites
     job = tmp_path / "job"
     bad = "http://no-such-host.invalid/page.html"
-    result = run_crawl(job, make_spec([bad, f"http://localhost:{a.port}/about.html"], job_id=603,
-                                      settings={"scope": "path", "max_hops": 0, "max_retries": 1}))
+    result = run_crawl(
+        job,
+        make_spec(
+            [bad, f"http://localhost:{a.port}/about.html"],
+            job_id=603,
+            settings={"scope": "path", "max_hops": 0, "max_retries": 1},
+        ),
+    )
     assert result["status"] == "DONE"
     by_uri = {f[3]: f for f in crawl_log(job)}
     dns = by_uri["dns:no-such-host.invalid"]
@@ -147,7 +155,8 @@ def test_cache_expires_after_the_ttl_and_failures_are_cached_too() -> None:
 def test_zone_block_and_which_hosts_need_a_lookup() -> None:
     when = datetime(2026, 1, 1, 12, 0, 0, 123000, tzinfo=UTC)
     assert zone_block("example.com", when, ["1.2.3.4", "2001:db8::1"], 300) == (
-        b"20260101120000\nexample.com.\t300\tIN\tA\t1.2.3.4\nexample.com.\t300\tIN\tAAAA\t2001:db8::1\n")
+        b"20260101120000\nexample.com.\t300\tIN\tA\t1.2.3.4\nexample.com.\t300\tIN\tAAAA\t2001:db8::1\n"
+    )
     assert lookup_host("http://Example.COM.:8080/x") == "example.com"
     assert lookup_host("http://127.0.0.1:8080/") is None
     assert lookup_host("http://[::1]/") is None

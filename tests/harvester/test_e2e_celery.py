@@ -54,10 +54,31 @@ class Stack:
         env.pop("NETHARVEST_BROKER_URL", None)
         self.log = open(data_dir / "worker.log", "wb")
         self.worker = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "harvester.worker", "worker", "-Q", QUEUE, "-c", "1",
-             "-P", "prefork", "--loglevel=INFO", "--without-gossip", "--without-mingle",
-             "--without-heartbeat", "-n", "test-harvester@%h"],
-            cwd=REPO, env=env, stdout=self.log, stderr=subprocess.STDOUT)
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "harvester.worker",
+                "worker",
+                "-Q",
+                QUEUE,
+                "-c",
+                "1",
+                "-P",
+                "prefork",
+                "--loglevel=INFO",
+                "--without-gossip",
+                "--without-mingle",
+                "--without-heartbeat",
+                "-n",
+                "test-harvester@%h",
+            ],
+            cwd=REPO,
+            env=env,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+        )
         self.seen: list[tuple[str, list[Any]]] = []
 
     def submit(self, spec: dict[str, Any]) -> None:
@@ -91,8 +112,10 @@ class Stack:
                 if name == task and (job_id is None or _job_of(name, args) == job_id):
                     return args
                 self.seen.append((name, args))
-        raise AssertionError(f"no {task} within {timeout}s; got {[n for n, _ in self.seen]}; worker log:\n"
-                             f"{(self.data_dir / 'worker.log').read_text()[-3000:]}")
+        raise AssertionError(
+            f"no {task} within {timeout}s; got {[n for n, _ in self.seen]}; worker log:\n"
+            f"{(self.data_dir / 'worker.log').read_text()[-3000:]}"
+        )
 
     def close(self) -> None:
         if self.worker.poll() is None:
@@ -127,13 +150,29 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
 
 def test_job_runs_through_the_worker(stack: Stack, sites: Any) -> None:
     a, b = sites
-    spec = make_spec([a.url], job_id=101, global_traps=[r".*/calendar\?month=202[0-4].*"],
-                     domains=[
-                         {"name": "site-a", "configuration": "default", "seeds": [a.url], "max_objects": -1,
-                          "max_bytes": -1, "traps": [r".*month=2027.*"]},
-                         {"name": "site-b", "configuration": "small", "seeds": [f"{b.url}news/"],
-                          "max_objects": 4, "max_bytes": -1, "traps": []},
-                     ])
+    spec = make_spec(
+        [a.url],
+        job_id=101,
+        global_traps=[r".*/calendar\?month=202[0-4].*"],
+        domains=[
+            {
+                "name": "site-a",
+                "configuration": "default",
+                "seeds": [a.url],
+                "max_objects": -1,
+                "max_bytes": -1,
+                "traps": [r".*month=2027.*"],
+            },
+            {
+                "name": "site-b",
+                "configuration": "small",
+                "seeds": [f"{b.url}news/"],
+                "max_objects": 4,
+                "max_bytes": -1,
+                "traps": [],
+            },
+        ],
+    )
     stack.submit(spec)
     started = stack.wait_for(STARTED_TASK, job_id=101)
     assert started[0] == 101 and started[1]

@@ -28,8 +28,10 @@ class Handler(socketserver.BaseRequestHandler):
             sock.shutdown(socket.SHUT_RDWR)  # a clean close, not one byte
             return
         body = PAGE if path == b"/" else b"<p>b</p>"
-        sock.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nConnection: close\r\nContent-Length: %d\r\n\r\n%s"
-                     % (len(body), body))
+        sock.sendall(
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nConnection: close\r\nContent-Length: %d\r\n\r\n%s"
+            % (len(body), body)
+        )
 
 
 def test_an_empty_response_is_minus_404_and_an_empty_robots_txt_allows_the_host(tmp_path: Path) -> None:
@@ -38,8 +40,7 @@ def test_an_empty_response_is_minus_404_and_an_empty_robots_txt_allows_the_host(
     threading.Thread(target=srv.serve_forever, daemon=True).start()
     base = f"http://127.0.0.1:{srv.server_address[1]}"
     try:
-        spec = make_spec([base + "/"], job_id=1440, settings={"scope": "host", "robots": "obey",
-                                                              "max_retries": 1})
+        spec = make_spec([base + "/"], job_id=1440, settings={"scope": "host", "robots": "obey", "max_retries": 1})
         assert run_crawl(tmp_path / "job", spec)["status"] == "DONE"
     finally:
         srv.shutdown()

@@ -36,34 +36,61 @@ GZ = gzip.compress(b"<html>" + b"compressible text " * 400 + b"</html>", mtime=0
 assert len(GZ) > 60
 BOMB = gzip.compress(b"\0" * (40 * 1024 * 1024), mtime=0)
 
-OK = (b"HTTP/1.1 200 Fine\r\n"
-      b"Content-Type: text/html; charset=utf-8\r\n"
-      b"Set-Cookie: a=1; Path=/\r\n"
-      b"Link: <http://127.0.0.1/a.css>; rel=preload\r\n"
-      b"Set-Cookie: b=2; Path=/\r\n"
-      b"X-Odd:no-space-after-colon\r\n"
-      b"Link: <http://127.0.0.1/b.js>; rel=preload\r\n"
-      b"Content-Length: " + str(len(HTML)).encode() + b"\r\n\r\n" + HTML)
-CHUNKED = (b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n"
-           b"5;ext=1\r\nhello\r\n7\r\n, world\r\n1\r\n!\r\n0\r\nX-Trailer: t\r\n\r\n")
-GZIP = (b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Encoding: gzip\r\n"
-        b"Content-Length: " + str(len(GZ)).encode() + b"\r\n\r\n" + GZ)
-GZIP_CHUNKED = (b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Encoding: gzip\r\n"
-                b"Transfer-Encoding: chunked\r\n\r\n"
-                + f"{len(GZ[:40]):x}".encode() + b"\r\n" + GZ[:40] + b"\r\n"
-                + f"{len(GZ[40:]):x}".encode() + b"\r\n" + GZ[40:] + b"\r\n0\r\n\r\n")
-DUP = (b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: "
-       + str(len(DUP_BODY)).encode() + b"\r\n\r\n" + DUP_BODY)
+OK = (
+    b"HTTP/1.1 200 Fine\r\n"
+    b"Content-Type: text/html; charset=utf-8\r\n"
+    b"Set-Cookie: a=1; Path=/\r\n"
+    b"Link: <http://127.0.0.1/a.css>; rel=preload\r\n"
+    b"Set-Cookie: b=2; Path=/\r\n"
+    b"X-Odd:no-space-after-colon\r\n"
+    b"Link: <http://127.0.0.1/b.js>; rel=preload\r\n"
+    b"Content-Length: " + str(len(HTML)).encode() + b"\r\n\r\n" + HTML
+)
+CHUNKED = (
+    b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n"
+    b"5;ext=1\r\nhello\r\n7\r\n, world\r\n1\r\n!\r\n0\r\nX-Trailer: t\r\n\r\n"
+)
+GZIP = (
+    b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Encoding: gzip\r\n"
+    b"Content-Length: " + str(len(GZ)).encode() + b"\r\n\r\n" + GZ
+)
+GZIP_CHUNKED = (
+    b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Encoding: gzip\r\n"
+    b"Transfer-Encoding: chunked\r\n\r\n"
+    + f"{len(GZ[:40]):x}".encode()
+    + b"\r\n"
+    + GZ[:40]
+    + b"\r\n"
+    + f"{len(GZ[40:]):x}".encode()
+    + b"\r\n"
+    + GZ[40:]
+    + b"\r\n0\r\n\r\n"
+)
+DUP = (
+    b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: "
+    + str(len(DUP_BODY)).encode()
+    + b"\r\n\r\n"
+    + DUP_BODY
+)
 NOLENGTH = b"HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\n\r\nread until the server closes"
 REDIRECT = b"HTTP/1.1 301 Moved Permanently\r\nLocation: /ok\r\nContent-Length: 0\r\n\r\n"
 MIDBODY = b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 1000\r\n\r\n" + b"a" * 300
-BROKEN_CHUNK = (b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n"
-                b"5\r\nhello\r\nZZ\r\nthis is not chunked\r\n")
+BROKEN_CHUNK = (
+    b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n"
+    b"5\r\nhello\r\nZZ\r\nthis is not chunked\r\n"
+)
 HUGE_LEN = 3 * 1024 * 1024
-HUGE_HEAD = (b"HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nContent-Length: "
-             + str(HUGE_LEN).encode() + b"\r\n\r\n")
-BOMB_RESP = (b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Encoding: gzip\r\nContent-Length: "
-             + str(len(BOMB)).encode() + b"\r\n\r\n" + BOMB)
+HUGE_HEAD = (
+    b"HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nContent-Length: "
+    + str(HUGE_LEN).encode()
+    + b"\r\n\r\n"
+)
+BOMB_RESP = (
+    b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Encoding: gzip\r\nContent-Length: "
+    + str(len(BOMB)).encode()
+    + b"\r\n\r\n"
+    + BOMB
+)
 SLOW_HEAD = b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 100\r\n\r\n"
 NOT_MODIFIED = b'HTTP/1.1 304 Not Modified\r\nETag: "v1"\r\n\r\n'
 CACHED = b'HTTP/1.1 200 OK\r\nETag: "v1"\r\nContent-Type: text/plain\r\nContent-Length: 6\r\n\r\ncached'
@@ -74,14 +101,26 @@ ODD = {
     "/extra": b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokEXTRA BYTES NOT PART OF THE MESSAGE",
     "/garbage": b"SSH-2.0-OpenSSH_9.0\r\n\r\n",
     "/empty": b"",
-    "/hints": (b"HTTP/1.1 103 Early Hints\r\nLink: </s.css>; rel=preload\r\n\r\n"
-               b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"),
+    "/hints": (
+        b"HTTP/1.1 103 Early Hints\r\nLink: </s.css>; rel=preload\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+    ),
     "/nocontent": b"HTTP/1.1 204 No Content\r\nContent-Length: 0\r\n\r\n",
 }
 
-STATIC = {**ODD, "/ok": OK, "/chunked": CHUNKED, "/gzip": GZIP, "/gzip-chunked": GZIP_CHUNKED,
-          "/dup1": DUP, "/dup2": DUP, "/nolength": NOLENGTH, "/redirect": REDIRECT,
-          "/midbody": MIDBODY, "/brokenchunk": BROKEN_CHUNK, "/bomb": BOMB_RESP}
+STATIC = {
+    **ODD,
+    "/ok": OK,
+    "/chunked": CHUNKED,
+    "/gzip": GZIP,
+    "/gzip-chunked": GZIP_CHUNKED,
+    "/dup1": DUP,
+    "/dup2": DUP,
+    "/nolength": NOLENGTH,
+    "/redirect": REDIRECT,
+    "/midbody": MIDBODY,
+    "/brokenchunk": BROKEN_CHUNK,
+    "/bomb": BOMB_RESP,
+}
 
 
 class RawHandler(socketserver.BaseRequestHandler):
@@ -161,13 +200,20 @@ def self_signed_context(tmp: Path):
     key = ec.generate_private_key(ec.SECP256R1())
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
     now = dt.datetime.now(dt.UTC)
-    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
-            .serial_number(x509.random_serial_number()).not_valid_before(now - dt.timedelta(days=1))
-            .not_valid_after(now + dt.timedelta(days=1)).sign(key, hashes.SHA256()))
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - dt.timedelta(days=1))
+        .not_valid_after(now + dt.timedelta(days=1))
+        .sign(key, hashes.SHA256())
+    )
     (tmp / "cert.pem").write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    (tmp / "key.pem").write_bytes(key.private_bytes(serialization.Encoding.PEM,
-                                                    serialization.PrivateFormat.PKCS8,
-                                                    serialization.NoEncryption()))
+    (tmp / "key.pem").write_bytes(
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.load_cert_chain(tmp / "cert.pem", tmp / "key.pem")
     return ctx
@@ -192,19 +238,26 @@ def free_port() -> int:
 # --------------------------------------------------------------------------------------------
 # The crawl, in a child process
 # --------------------------------------------------------------------------------------------
-JOB = {"job_id": 7, "harvest_id": 3, "harvest_name": "test harvest", "harvest_run": 2,
-       "template": "default", "operator": "ops@example.org", "robots": "ignore",
-       "user_agent": "netharvest-test", "kind": "selective", "channel": "focused"}
+JOB = {
+    "job_id": 7,
+    "harvest_id": 3,
+    "harvest_name": "test harvest",
+    "harvest_run": 2,
+    "template": "default",
+    "operator": "ops@example.org",
+    "robots": "ignore",
+    "user_agent": "netharvest-test",
+    "kind": "selective",
+    "channel": "focused",
+}
 
 
 def crawl(tmp_path: Path, urls: list[dict[str, Any]], **settings: Any) -> dict[str, Any]:
     """Run one crawl of ``urls`` (dicts: url, meta, reject) in a subprocess; return its result."""
-    config = {"urls": urls, "out": str(tmp_path / "job"), "settings": settings,
-              "result": str(tmp_path / "result.json")}
+    config = {"urls": urls, "out": str(tmp_path / "job"), "settings": settings, "result": str(tmp_path / "result.json")}
     cfg = tmp_path / "config.json"
     cfg.write_text(json.dumps(config))
-    proc = subprocess.run([sys.executable, str(HERE), str(cfg)], cwd=ROOT, capture_output=True,
-                          text=True, timeout=120)
+    proc = subprocess.run([sys.executable, str(HERE), str(cfg)], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-4000:]
     return json.loads((tmp_path / "result.json").read_text())
 
@@ -224,16 +277,27 @@ def _run_crawl(config_path: str) -> None:  # pragma: no cover - runs in the chil
 
         async def start(self):
             for item in config["urls"]:
-                nh = {"path": item.get("path", ""), "via": item.get("via"), "hops": 0,
-                      "domain": item.get("domain", "127.0.0.1"), "seed": item.get("seed", True)}
+                nh = {
+                    "path": item.get("path", ""),
+                    "via": item.get("via"),
+                    "hops": 0,
+                    "domain": item.get("domain", "127.0.0.1"),
+                    "seed": item.get("seed", True),
+                }
                 meta = {"nh": nh, **item.get("meta", {})}
-                request = scrapy.Request(item["url"], meta=meta, dont_filter=True,
-                                         method=item.get("method", "GET"), body=item.get("body"),
-                                         callback=self.parse, errback=self.failed)
+                request = scrapy.Request(
+                    item["url"],
+                    meta=meta,
+                    dont_filter=True,
+                    method=item.get("method", "GET"),
+                    body=item.get("body"),
+                    callback=self.parse,
+                    errback=self.failed,
+                )
                 if item.get("reject"):
-                    self.crawler.signals.send_catch_log(uri_rejected, request=request,
-                                                        status=item["reject"],
-                                                        annotation=item.get("annotation", ""))
+                    self.crawler.signals.send_catch_log(
+                        uri_rejected, request=request, status=item["reject"], annotation=item.get("annotation", "")
+                    )
                     continue
                 yield request
 
@@ -245,15 +309,27 @@ def _run_crawl(config_path: str) -> None:  # pragma: no cover - runs in the chil
             result.setdefault("failures", {})[failure.request.url] = type(failure.value).__name__
 
     settings = {
-        "DOWNLOAD_HANDLERS": {"http": "harvester.fetch.RawHTTPDownloadHandler",
-                              "https": "harvester.fetch.RawHTTPDownloadHandler"},
+        "DOWNLOAD_HANDLERS": {
+            "http": "harvester.fetch.RawHTTPDownloadHandler",
+            "https": "harvester.fetch.RawHTTPDownloadHandler",
+        },
         "DOWNLOADER_MIDDLEWARES": {"harvester.archive.ArchiveMiddleware": 950},
-        "ROBOTSTXT_OBEY": False, "TELNETCONSOLE_ENABLED": False, "LOG_LEVEL": "ERROR",
-        "COOKIES_ENABLED": False, "RETRY_TIMES": 1, "REDIRECT_ENABLED": False, "DOWNLOAD_TIMEOUT": 10,
-        "DOWNLOAD_MAXSIZE": 10 * 1024 * 1024, "DOWNLOAD_WARNSIZE": 0,
-        "CONCURRENT_REQUESTS": 4, "USER_AGENT": "netharvest-test",
-        "NH_JOB": JOB, "NH_OUT_DIR": config["out"], "NH_WARC_MAX_BYTES": 10 * 1024 * 1024,
-        "NH_DEDUP": True, "NH_MAX_DOCUMENT_BYTES": 1024 * 1024,
+        "ROBOTSTXT_OBEY": False,
+        "TELNETCONSOLE_ENABLED": False,
+        "LOG_LEVEL": "ERROR",
+        "COOKIES_ENABLED": False,
+        "RETRY_TIMES": 1,
+        "REDIRECT_ENABLED": False,
+        "DOWNLOAD_TIMEOUT": 10,
+        "DOWNLOAD_MAXSIZE": 10 * 1024 * 1024,
+        "DOWNLOAD_WARNSIZE": 0,
+        "CONCURRENT_REQUESTS": 4,
+        "USER_AGENT": "netharvest-test",
+        "NH_JOB": JOB,
+        "NH_OUT_DIR": config["out"],
+        "NH_WARC_MAX_BYTES": 10 * 1024 * 1024,
+        "NH_DEDUP": True,
+        "NH_MAX_DOCUMENT_BYTES": 1024 * 1024,
         **config["settings"],
     }
     process = CrawlerProcess(settings=settings)
@@ -261,8 +337,7 @@ def _run_crawl(config_path: str) -> None:  # pragma: no cover - runs in the chil
 
     def closed(spider, reason):
         mw = ArchiveMiddleware.of(crawler)
-        files = mw.finish(stop_reasons={"127.0.0.1": "DOWNLOAD_COMPLETE"},
-                          frontier_summary={"queued": 0})
+        files = mw.finish(stop_reasons={"127.0.0.1": "DOWNLOAD_COMPLETE"}, frontier_summary={"queued": 0})
         result["files"] = [f.__dict__ for f in files]
         result["again"] = [f.__dict__ for f in mw.finish()]
         result["domain_stats"] = mw.stats_for("127.0.0.1")
@@ -285,8 +360,7 @@ def records(path: Path) -> list[dict[str, Any]]:
     out = []
     with open(path, "rb") as f:
         for rec in ArchiveIterator(f, no_record_parse=True):
-            out.append({"type": rec.rec_type, "headers": dict(rec.rec_headers.headers),
-                        "block": rec.raw_stream.read()})
+            out.append({"type": rec.rec_type, "headers": dict(rec.rec_headers.headers), "block": rec.raw_stream.read()})
     with open(path, "rb") as f:  # a second, parsing pass verifies block and payload digests
         for i, rec in enumerate(ArchiveIterator(f, check_digests=True)):
             while rec.raw_stream.read(1 << 16):
@@ -330,16 +404,35 @@ def main_crawl(server, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("main")
     base = f"http://127.0.0.1:{server.server_address[1]}"
     refused = f"http://127.0.0.1:{free_port()}/refused"
-    urls = [{"url": base + p} for p in ("/ok", "/chunked", "/gzip", "/gzip-chunked", "/nolength",
-                                        "/redirect", "/midbody", "/brokenchunk", "/huge", "/bomb")]
+    urls = [
+        {"url": base + p}
+        for p in (
+            "/ok",
+            "/chunked",
+            "/gzip",
+            "/gzip-chunked",
+            "/nolength",
+            "/redirect",
+            "/midbody",
+            "/brokenchunk",
+            "/huge",
+            "/bomb",
+        )
+    ]
     urls.append({"url": base + "/dup1", "path": "L", "via": base + "/ok", "seed": False})
     urls.append({"url": base + "/slow", "meta": {"download_timeout": 2}})
     urls.append({"url": base + "/silent", "meta": {"download_timeout": 1, "dont_retry": True}})
     urls.append({"url": refused})
-    urls.append({"url": base + "/robots-blocked", "reject": -9998, "path": "L", "via": base + "/ok",
-                 "seed": False})
-    urls.append({"url": base + "/overquota", "reject": -5003, "annotation": "Q:groupMaxFetchSuccesses",
-                 "seed": False, "path": "LL"})
+    urls.append({"url": base + "/robots-blocked", "reject": -9998, "path": "L", "via": base + "/ok", "seed": False})
+    urls.append(
+        {
+            "url": base + "/overquota",
+            "reject": -5003,
+            "annotation": "Q:groupMaxFetchSuccesses",
+            "seed": False,
+            "path": "LL",
+        }
+    )
     result = crawl(tmp, urls)
     # /dup2 in a second crawl round would need a second process; fetch it after dup1 here instead:
     return {"tmp": tmp, "base": base, "refused": refused, "result": result, "server": server}
@@ -361,8 +454,14 @@ def test_status_line_header_order_and_body_are_verbatim(main_crawl):
 def test_chunked_and_gzip_kept_as_transferred(main_crawl):
     base = main_crawl["base"]
     recs = all_records(main_crawl["result"])
-    for path, raw in (("/chunked", CHUNKED), ("/gzip", GZIP), ("/gzip-chunked", GZIP_CHUNKED),
-                      ("/nolength", NOLENGTH), ("/redirect", REDIRECT), ("/bomb", BOMB_RESP)):
+    for path, raw in (
+        ("/chunked", CHUNKED),
+        ("/gzip", GZIP),
+        ("/gzip-chunked", GZIP_CHUNKED),
+        ("/nolength", NOLENGTH),
+        ("/redirect", REDIRECT),
+        ("/bomb", BOMB_RESP),
+    ):
         assert by_uri(recs, base + path, "response")["block"] == raw, path
     bodies = main_crawl["result"]["bodies"]
     # Scrapy saw the body de-chunked (and HttpCompression decoded gzip as usual).
@@ -422,9 +521,11 @@ def test_crawl_log_line_for_a_known_fetch_is_exact(main_crawl):
     line = log[base + "/dup1"].group(0)
     digest = sha1_b32(hashlib.sha1(DUP_BODY).digest())
     content_size = len(DUP)
-    expected = re.escape(
-        f"  200 {len(DUP_BODY):>10} {base}/dup1 L {base}/ok text/plain #"
-    ) + r"\d{3} \d{17}\+\d+ " + re.escape(f"{digest} - content-size:{content_size}")
+    expected = (
+        re.escape(f"  200 {len(DUP_BODY):>10} {base}/dup1 L {base}/ok text/plain #")
+        + r"\d{3} \d{17}\+\d+ "
+        + re.escape(f"{digest} - content-size:{content_size}")
+    )
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z " + expected, line), line
     ok = log[base + "/ok"].group(0)
     assert " text/html " in ok and f" {base}/ok - - " in ok
@@ -454,9 +555,17 @@ def test_metadata_warc_holds_log_reports_jobspec_seeds(main_crawl):
     assert all(r["type"] == "metadata" for r in meta[1:])
     names = [u.split("?")[0].rsplit("/", 1)[1] for u in uris]
     assert names[0] == "crawl.log"
-    for n in ("crawl-report.txt", "seeds-report.txt", "hosts-report.txt", "mimetype-report.txt",
-              "responsecode-report.txt", "frontier-summary-report.txt", "domain-report.json",
-              "jobspec.json", "seeds.txt"):
+    for n in (
+        "crawl-report.txt",
+        "seeds-report.txt",
+        "hosts-report.txt",
+        "mimetype-report.txt",
+        "responsecode-report.txt",
+        "frontier-summary-report.txt",
+        "domain-report.json",
+        "jobspec.json",
+        "seeds.txt",
+    ):
         assert n in names
     assert uris[0].startswith("metadata://netharvest/crawl/logs/crawl.log?netharvestVersion=")
     assert uris[0].endswith("&harvestid=3&harvestnum=2&jobid=7")
@@ -488,10 +597,16 @@ def test_dedup_within_job_and_server_not_modified(server, tmp_path):
     base = f"http://127.0.0.1:{server.server_address[1]}"
     index = tmp_path / "dedup.sqlite"
     with DedupIndex(index) as idx:
-        idx.add([Capture("sha1:" + "A" * 32, base + "/cached", "20250101120000", "old.warc.gz", 0,
-                         "text/plain", '"v1"', "")])
-    result = crawl(tmp_path, [{"url": base + "/dup1"}, {"url": base + "/cached"}],
-                   NH_DEDUP_INDEX=str(index), CONCURRENT_REQUESTS=1)
+        idx.add(
+            [
+                Capture(
+                    "sha1:" + "A" * 32, base + "/cached", "20250101120000", "old.warc.gz", 0, "text/plain", '"v1"', ""
+                )
+            ]
+        )
+    result = crawl(
+        tmp_path, [{"url": base + "/dup1"}, {"url": base + "/cached"}], NH_DEDUP_INDEX=str(index), CONCURRENT_REQUESTS=1
+    )
     assert server.received["/cached"].count(b'If-None-Match: "v1"') == 1
     recs = all_records(result)
     revisit = by_uri(recs, base + "/cached", "revisit")

@@ -12,14 +12,17 @@ from harvester.scope import canonical_key, host_key
 
 
 def _frontier(db: Path | None = None, **p: float) -> Frontier:
-    politeness = Politeness(p.get("delay_factor", 5.0), int(p.get("min_delay_ms", 3000)),
-                            int(p.get("max_delay_ms", 30000)), int(p.get("valence", 1)))
+    politeness = Politeness(
+        p.get("delay_factor", 5.0),
+        int(p.get("min_delay_ms", 3000)),
+        int(p.get("max_delay_ms", 30000)),
+        int(p.get("valence", 1)),
+    )
     return Frontier(db, politeness, host_key)
 
 
 def _add(f: Frontier, url: str, front: bool = False) -> None:
-    f.add(url, canonical_key(url), {"path": "L", "via": None, "hops": 1, "domain": "d", "seed": False},
-          front=front)
+    f.add(url, canonical_key(url), {"path": "L", "via": None, "hops": 1, "domain": "d", "seed": False}, front=front)
 
 
 def test_politeness_delay_is_duration_times_factor_clamped() -> None:
@@ -141,8 +144,7 @@ def test_persistence_and_resume(tmp_path: Path) -> None:
     g = _frontier(db, min_delay_ms=0, max_delay_ms=0, delay_factor=0)
     assert g.resumed
     assert g.kv["budgets"] == {"d": {"objects": 1}}
-    assert dict(g.journal_items("digest")) == {
-        "sha1:AAA": ["http://a.org/0", "2026-01-01T00:00:00Z", "<urn:uuid:1>"]}
+    assert dict(g.journal_items("digest")) == {"sha1:AAA": ["http://a.org/0", "2026-01-01T00:00:00Z", "<urn:uuid:1>"]}
     assert g.done == 1
     urls = []
     while (e := g.next_ready(0.0)) is not None:

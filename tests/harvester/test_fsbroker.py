@@ -17,9 +17,14 @@ TRANSPORT = "filesystem"  # what harvester.runtime registers: harvester.fsbroker
 def _options(root: Path) -> dict[str, object]:
     for name in ("queue", "control", "processed"):
         (root / name).mkdir(parents=True, exist_ok=True)
-    return {"data_folder_in": str(root / "queue"), "data_folder_out": str(root / "queue"),
-            "control_folder": str(root / "control"), "processed_folder": str(root / "processed"),
-            "store_processed": False, "polling_interval": 0.01}
+    return {
+        "data_folder_in": str(root / "queue"),
+        "data_folder_out": str(root / "queue"),
+        "control_folder": str(root / "control"),
+        "processed_folder": str(root / "processed"),
+        "store_processed": False,
+        "polling_interval": 0.01,
+    }
 
 
 def _produce(root: str, producer: int) -> None:

@@ -27,8 +27,13 @@ with running_alone(Path(sys.argv[1])) as alone:
 
 
 def _hold(job_dir: Path) -> subprocess.Popen[str]:
-    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(job_dir)], cwd=REPO, stdout=subprocess.PIPE, text=True,
-                              env={**os.environ, "PYTHONPATH": str(REPO)})
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(job_dir)],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
     assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
     return holder
 

@@ -24,7 +24,7 @@ from test_fetch import all_records, by_uri, crawl, records
 
 PAGES = {
     "/": b'<html><body><a href="/p/1">1</a> <a href="/p/2">2</a> <a href="/p/3">3</a> '
-         b'<a href="/p/4">4</a></body></html>',
+    b'<a href="/p/4">4</a></body></html>',
     **{f"/p/{n}": b"<html><body><p>page %d</p>%s</body></html>" % (n, b"x" * 300 * n) for n in range(1, 5)},
 }
 MODES = ("length", "chunked", "close-header", "http10", "http10-keepalive", "race", "idle-close")
@@ -121,8 +121,7 @@ def _sequential(tmp_path: Path, srv: CountingServer, **settings: Any) -> dict[st
 @pytest.mark.parametrize("site", ["length", "chunked"], indirect=True)
 def test_five_pages_of_one_host_take_one_connection_at_valence_1(site: CountingServer, tmp_path: Path) -> None:
     job = tmp_path / "job"
-    spec = make_spec([site.base + "/"], job_id=1414, settings={"scope": "host", "robots": "ignore",
-                                                               "host_valence": 1})
+    spec = make_spec([site.base + "/"], job_id=1414, settings={"scope": "host", "robots": "ignore", "host_valence": 1})
     assert run_crawl(job, spec)["status"] == "DONE"
     log = {f[3]: f[1] for f in crawl_log(job)}
     assert all(log[site.base + p] == "200" for p in PAGES), log
@@ -137,28 +136,35 @@ def test_five_pages_of_one_host_take_one_connection_at_valence_1(site: CountingS
 
 
 @pytest.mark.parametrize("site", ["length", "chunked", "http10-keepalive"], indirect=True)
-def test_records_on_a_kept_alive_connection_equal_a_fresh_connection_s(site: CountingServer,
-                                                                        tmp_path: Path) -> None:
+def test_records_on_a_kept_alive_connection_equal_a_fresh_connection_s(site: CountingServer, tmp_path: Path) -> None:
     kept = all_records(_sequential(tmp_path / "kept", site))
     assert site.connections == 1
     fresh = all_records(_sequential(tmp_path / "fresh", site, NH_KEEPALIVE_IDLE_S=0))
     assert site.connections == 1 + len(PAGES)
     for path in PAGES:
         uri = site.base + path
-        assert by_uri(kept, uri, "response")["block"] == by_uri(fresh, uri, "response")["block"] \
+        assert (
+            by_uri(kept, uri, "response")["block"]
+            == by_uri(fresh, uri, "response")["block"]
             == response_bytes(site.mode, path)
+        )
         assert by_uri(fresh, uri, "request")["block"].endswith(b"\r\nConnection: close\r\n\r\n")
         for recs in (kept, fresh):
             assert by_uri(recs, uri, "response")["passed"] is not False
 
 
-@pytest.mark.parametrize(("site", "connections", "requests"), [
-    ("close-header", 5, 5),  # Connection: close is honoured: never a second request on it
-    ("http10", 5, 5),  # an HTTP/1.0 answer without keep-alive ends its connection
-    ("race", 5, 9),  # four requests lost to the server's close, each sent again once, fresh
-], indirect=["site"])
+@pytest.mark.parametrize(
+    ("site", "connections", "requests"),
+    [
+        ("close-header", 5, 5),  # Connection: close is honoured: never a second request on it
+        ("http10", 5, 5),  # an HTTP/1.0 answer without keep-alive ends its connection
+        ("race", 5, 9),  # four requests lost to the server's close, each sent again once, fresh
+    ],
+    indirect=["site"],
+)
 def test_connections_the_server_ends_are_not_reused_and_cost_no_failed_attempt(
-        site: CountingServer, connections: int, requests: int, tmp_path: Path) -> None:
+    site: CountingServer, connections: int, requests: int, tmp_path: Path
+) -> None:
     result = _sequential(tmp_path, site)
     assert "failures" not in result, result.get("failures")
     assert result["statuses"] == {site.base + p: 200 for p in PAGES}
@@ -183,7 +189,6 @@ def test_a_connection_the_server_closed_while_idle_is_replaced(site: CountingSer
 @pytest.mark.parametrize("site", ["length"], indirect=True)
 def test_our_idle_connections_are_closed_after_the_keepalive_time(site: CountingServer, tmp_path: Path) -> None:
     # NH_KEEPALIVE_IDLE_S=0.2 and 0.6 s between fetches: the pool closes each connection before reuse.
-    result = _sequential(tmp_path, site, DOWNLOAD_DELAY=0.6, RANDOMIZE_DOWNLOAD_DELAY=False,
-                         NH_KEEPALIVE_IDLE_S=0.2)
+    result = _sequential(tmp_path, site, DOWNLOAD_DELAY=0.6, RANDOMIZE_DOWNLOAD_DELAY=False, NH_KEEPALIVE_IDLE_S=0.2)
     assert result["statuses"] == {site.base + p: 200 for p in PAGES}
     assert (site.connections, len(site.requests)) == (len(PAGES), len(PAGES))

@@ -77,12 +77,17 @@ def test_a_broker_that_answers_nothing_is_given_up_on_in_seconds(tmp_path: Path)
     silent.listen(8)
     held: list[socket.socket] = []
     threading.Thread(target=lambda: [held.append(silent.accept()[0]) for _ in range(8)], daemon=True).start()
-    script = ("from harvester.runjob import BrokerLink, publish\n"
-              "link = BrokerLink(1)\n"
-              "print('published' if link.attempt(lambda: publish('orchestrator.record_progress', [{}])) "
-              "else 'gave up')\n")
-    env = {**os.environ, "NETHARVEST_BROKER_URL": f"redis://127.0.0.1:{silent.getsockname()[1]}/0",
-           "NETHARVEST_DATA_DIR": str(tmp_path)}
+    script = (
+        "from harvester.runjob import BrokerLink, publish\n"
+        "link = BrokerLink(1)\n"
+        "print('published' if link.attempt(lambda: publish('orchestrator.record_progress', [{}])) "
+        "else 'gave up')\n"
+    )
+    env = {
+        **os.environ,
+        "NETHARVEST_BROKER_URL": f"redis://127.0.0.1:{silent.getsockname()[1]}/0",
+        "NETHARVEST_DATA_DIR": str(tmp_path),
+    }
     try:
         result = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=100)
     finally:

@@ -43,8 +43,13 @@ def test_a_crawl_with_hostile_traps_on_a_deep_path_site_finishes(tmp_path: Path,
     traps; a trap that does match blocks the 10th hop."""
     a, _ = sites
     job_dir = tmp_path / "job"
-    spec = make_spec([a.url + DEEP_PATH], job_id=331, settings={"max_hops": 10},
-                     global_traps=list(HOSTILE), traps=[HOSTILE[1], r".*/deep/(x/){32}"])
+    spec = make_spec(
+        [a.url + DEEP_PATH],
+        job_id=331,
+        settings={"max_hops": 10},
+        global_traps=list(HOSTILE),
+        traps=[HOSTILE[1], r".*/deep/(x/){32}"],
+    )
     result = run_crawl(job_dir, spec, timeout=100)
     assert result["status"] == "DONE"
     got = fetched(job_dir)
@@ -81,7 +86,8 @@ def test_what_re2_cannot_express_is_refused_with_why_and_where() -> None:
         patterns.check("a" * 1001, "regex")
     assert patterns.check_lines([(1, ".*ok.*"), (2, "(?=x)"), (3, "(")]) == [
         "line 2: lookahead (?=…) is not supported: crawler traps use RE2, linear-time regular expressions",
-        "line 3: '(' is not a valid regular expression (missing ): ()"]
+        "line 3: '(' is not a valid regular expression (missing ): ()",
+    ]
 
 
 def test_the_harvester_entry_points_refuse_with_the_path() -> None:
@@ -140,8 +146,9 @@ class _Counted(str):
 def test_the_checkpoint_is_o_new_traps(tmp_path: Path) -> None:
     """The checkpoint compared each live trap against the JobSpec's tuple of traps: O(n²) each second.
     Now it journals the live traps only when one came, and never scans the spec's traps."""
-    spec = JobSpec.from_dict(make_spec(["http://127.0.0.1:9/"],
-                                       global_traps=[_Counted(rf".*/section{i}/.*") for i in range(3000)]))
+    spec = JobSpec.from_dict(
+        make_spec(["http://127.0.0.1:9/"], global_traps=[_Counted(rf".*/section{i}/.*") for i in range(3000)])
+    )
     job = CrawlJob(spec, tmp_path)
     job.add_trap(".*/calendar/.*")
     _Counted.comparisons = 0

@@ -19,8 +19,9 @@ from harvester.scope import S_UNFETCHABLE_URI
 def _two_seed_crawl(tmp_path: Path, sites: Any, tag: bool) -> tuple[Path, str, str]:
     a, b = sites
     seed_a, seed_b = f"{a.url}about.html", f"{b.url}contact.html"
-    spec = make_spec([seed_a, seed_b], job_id=1410 + tag,
-                     settings={"scope": "host", "max_hops": 1, "source_tag_seeds": tag})
+    spec = make_spec(
+        [seed_a, seed_b], job_id=1410 + tag, settings={"scope": "host", "max_hops": 1, "source_tag_seeds": tag}
+    )
     assert run_crawl(tmp_path / "job", spec)["status"] == "DONE"
     return tmp_path / "job", seed_a, seed_b
 
@@ -29,8 +30,7 @@ def test_tagged_seeds_name_the_source_of_every_line_and_the_source_report(tmp_pa
     job, seed_a, seed_b = _two_seed_crawl(tmp_path, sites, tag=True)
     lines = crawl_log(job)
     assert {f[10] for f in lines} == {seed_a, seed_b}  # every line, prerequisites included
-    assert {f[10] for f in lines if f[3] == seed_a or f[3].startswith(seed_a.rsplit("/", 1)[0] + "/robots")} \
-        == {seed_a}
+    assert {f[10] for f in lines if f[3] == seed_a or f[3].startswith(seed_a.rsplit("/", 1)[0] + "/robots")} == {seed_a}
     report = (job / "reports" / "source-report.txt").read_text().splitlines()
     assert report[0] == "[source] [host] [#urls]"
     expected = {}
@@ -85,8 +85,10 @@ def test_a_uri_no_fetcher_can_take_is_minus_7(tmp_path: Path) -> None:
     parent = {"path": "", "domain": "site-a"}
     job.discover("http://exa mple.com/logo.png", "E", parent, seed)  # an embed: in scope, unfetchable
     job.discover("http://127.0.0.1:0/logo.png", "E", parent, seed)
-    assert rejected == [("http://exa mple.com/logo.png", S_UNFETCHABLE_URI),
-                        ("http://127.0.0.1:0/logo.png", S_UNFETCHABLE_URI)]
+    assert rejected == [
+        ("http://exa mple.com/logo.png", S_UNFETCHABLE_URI),
+        ("http://127.0.0.1:0/logo.png", S_UNFETCHABLE_URI),
+    ]
     queued = job.frontier.queued
     job.discover("http://exa mple.com/logo.png", "E", parent, seed)  # logged once
     assert len(rejected) == 2 and job.frontier.queued == queued

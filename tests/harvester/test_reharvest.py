@@ -50,8 +50,10 @@ def warc_records(job_dir: Path) -> dict[str, tuple[str, str, str]]:
             for rec in ArchiveIterator(fh):
                 if rec.rec_type in ("response", "revisit"):
                     out[rec.rec_headers.get_header("WARC-Target-URI")] = (
-                        rec.rec_type, rec.rec_headers.get_header("WARC-Profile") or "",
-                        rec.http_headers.get_statuscode() if rec.http_headers else "")
+                        rec.rec_type,
+                        rec.rec_headers.get_header("WARC-Profile") or "",
+                        rec.http_headers.get_statuscode() if rec.http_headers else "",
+                    )
     return out
 
 
@@ -165,8 +167,9 @@ def test_reharvest_through_the_dedup_service_and_a_crawl_that_loses_it_midway(tm
         for name in ("twin1.png", "twin2.png"):
             (root / "img" / name).write_bytes(b"\x89PNG twins")
         page = root / "p59.html"
-        page.write_text(page.read_text().replace("</body>", '<img src="/img/twin1.png"><img src="/img/twin2.png">'
-                                                           "</body>"))
+        page.write_text(
+            page.read_text().replace("</body>", '<img src="/img/twin1.png"><img src="/img/twin2.png"></body>')
+        )
         spec = make_spec([server.url], job_id=23, settings={"min_delay_ms": 10, "max_delay_ms": 10})
         spec["dedup_index"] = service.url
         job_dir = tmp_path / "job23"

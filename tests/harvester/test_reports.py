@@ -23,15 +23,31 @@ def sample() -> CrawlStats:
     s.ended = s.started + timedelta(seconds=41, milliseconds=968)
     s.add_seed("http://www.kaarefc.dk/")
     s.add_seed("http://never.dk/")
-    s.record_fetch(host="www.kaarefc.dk", domain="kaarefc.dk", status=301, mime="text/html",
-                   content_size=300, payload=100, seed="http://www.kaarefc.dk/",
-                   redirect="http://www.kaarefc.dk/index.html")
-    s.record_fetch(host="www.kaarefc.dk", domain="kaarefc.dk", status=200, mime="text/html",
-                   content_size=1731, payload=1403)
-    s.record_fetch(host="www.kaarefc.dk", domain="kaarefc.dk", status=200, mime="image/png",
-                   content_size=129391, payload=129079, kind=DUPLICATE)
-    s.record_fetch(host="www.w3.org", domain="w3.org", status=304, mime="no-type",
-                   content_size=90, payload=0, kind=NOT_MODIFIED)
+    s.record_fetch(
+        host="www.kaarefc.dk",
+        domain="kaarefc.dk",
+        status=301,
+        mime="text/html",
+        content_size=300,
+        payload=100,
+        seed="http://www.kaarefc.dk/",
+        redirect="http://www.kaarefc.dk/index.html",
+    )
+    s.record_fetch(
+        host="www.kaarefc.dk", domain="kaarefc.dk", status=200, mime="text/html", content_size=1731, payload=1403
+    )
+    s.record_fetch(
+        host="www.kaarefc.dk",
+        domain="kaarefc.dk",
+        status=200,
+        mime="image/png",
+        content_size=129391,
+        payload=129079,
+        kind=DUPLICATE,
+    )
+    s.record_fetch(
+        host="www.w3.org", domain="w3.org", status=304, mime="no-type", content_size=90, payload=0, kind=NOT_MODIFIED
+    )
     s.record_unfetched(host="www.w3.org", domain="w3.org", status=-9998)
     s.record_unfetched(host="www.w3.org", domain="w3.org", status=-2)
     return s
@@ -52,8 +68,13 @@ def test_number_formats_follow_heritrix():
 
 
 def test_write_reports(tmp_path):
-    paths = write_reports(tmp_path, sample(), crawl_name="h1", stop_reasons={"w3.org": "OBJECT_LIMIT"},
-                          domains=["kaarefc.dk", "w3.org", "empty.dk"])
+    paths = write_reports(
+        tmp_path,
+        sample(),
+        crawl_name="h1",
+        stop_reasons={"w3.org": "OBJECT_LIMIT"},
+        domains=["kaarefc.dk", "w3.org", "empty.dk"],
+    )
     assert [p.name for p in paths] == list(REPORT_NAMES)
     crawl = (tmp_path / "crawl-report.txt").read_text()
     assert crawl.startswith("crawl name: h1\ncrawl status: Finished\nduration: 41s968ms\n\n")
@@ -62,13 +83,18 @@ def test_write_reports(tmp_path):
     assert "duplicate-by-hash URIs: 1\nnot-modified URIs: 1\n" in crawl
     assert "duplicate-by-hash crawled bytes: 129391 (126 KiB) \n" in crawl
     hosts = (tmp_path / "hosts-report.txt").read_text().splitlines()
-    assert hosts[0] == ("[#urls] [#bytes] [host] [#robots] [#remaining] [#novel-urls] [#novel-bytes] "
-                        "[#dup-by-hash-urls] [#dup-by-hash-bytes] [#not-modified-urls] [#not-modified-bytes]")
+    assert hosts[0] == (
+        "[#urls] [#bytes] [host] [#robots] [#remaining] [#novel-urls] [#novel-bytes] "
+        "[#dup-by-hash-urls] [#dup-by-hash-bytes] [#not-modified-urls] [#not-modified-bytes]"
+    )
     assert hosts[1] == "3 131422 www.kaarefc.dk 0 0 2 2031 1 129391 0 0 "
     assert hosts[2] == "1 90 www.w3.org 1 0 0 0 0 0 1 90 "
     seeds = (tmp_path / "seeds-report.txt").read_text().splitlines()
-    assert seeds == ["[code] [status] [seed] [redirect]", "0 NOTCRAWLED http://never.dk/",
-                     "301 CRAWLED http://www.kaarefc.dk/ http://www.kaarefc.dk/index.html"]
+    assert seeds == [
+        "[code] [status] [seed] [redirect]",
+        "0 NOTCRAWLED http://never.dk/",
+        "301 CRAWLED http://www.kaarefc.dk/ http://www.kaarefc.dk/index.html",
+    ]
     assert (tmp_path / "mimetype-report.txt").read_text().splitlines()[0] == "[#urls] [#bytes] [mime-types]"
     codes = (tmp_path / "responsecode-report.txt").read_text().splitlines()
     assert codes == ["[#urls] [rescode]", "2 200", "1 301", "1 304"]
@@ -81,11 +107,9 @@ def test_write_reports(tmp_path):
 
 def test_frontier_summary_from_text_or_numbers():
     assert frontier_summary_report("as the engine wrote it", job_name="j") == "as the engine wrote it\n"
-    text = frontier_summary_report({"queued": 5, "discovered": 20, "exhausted": 2}, job_name="h1",
-                                   stats=sample())
+    text = frontier_summary_report({"queued": 5, "discovered": 20, "exhausted": 2}, job_name="h1", stats=sample())
     assert text.startswith("Frontier report - ")
-    assert (" Job being crawled: h1\n\n -----===== STATS =====-----\n"
-            " Discovered:    20\n Queued:        5\n") in text
+    assert (" Job being crawled: h1\n\n -----===== STATS =====-----\n Discovered:    20\n Queued:        5\n") in text
     assert "          Exhausted queues: 2\n" in text
 
 

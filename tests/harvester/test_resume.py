@@ -72,10 +72,17 @@ def test_a_robots_txt_awaited_in_a_spilled_queue_tail_is_still_awaited_after_a_r
     from harvester.frontier import Frontier
 
     monkeypatch.setattr(crawljob, "Frontier", functools.partial(Frontier, head_max=3))
-    domain = {"name": "example.com", "configuration": "default", "seeds": ["http://a.example.com/"],
-              "max_objects": -1, "max_bytes": -1, "traps": []}
-    spec = JobSpec.from_dict(make_spec([], job_id=611, domains=[domain],
-                                       settings={"scope": "domain", "politeness_scope": "domain"}))
+    domain = {
+        "name": "example.com",
+        "configuration": "default",
+        "seeds": ["http://a.example.com/"],
+        "max_objects": -1,
+        "max_bytes": -1,
+        "traps": [],
+    }
+    spec = JobSpec.from_dict(
+        make_spec([], job_id=611, domains=[domain], settings={"scope": "domain", "politeness_scope": "domain"})
+    )
     job = crawljob.CrawlJob(spec, tmp_path)
     seed = {"path": "", "domain": "example.com"}
     for i in range(5):

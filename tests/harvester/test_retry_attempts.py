@@ -22,15 +22,19 @@ def test_each_archived_attempt_has_its_crawl_log_line(tmp_path: Path) -> None:
     job = tmp_path / "job"
     with tiny_site(_flaky) as base:
         url = f"{base}flaky"
-        result = run_crawl(job, make_spec([url], job_id=1401, max_objects=10,
-                                          settings={"retry_delay_s": 0, "max_retries": 2}))
+        result = run_crawl(
+            job, make_spec([url], job_id=1401, max_objects=10, settings={"retry_delay_s": 0, "max_retries": 2})
+        )
     assert result["status"] == "DONE"
 
     records = []
     for warc in (job / "warcs").glob("1401-7-*.warc.gz"):
         with open(warc, "rb") as fh:
-            records += [r.http_headers.get_statuscode() for r in ArchiveIterator(fh)
-                        if r.rec_type == "response" and r.rec_headers.get_header("WARC-Target-URI") == url]
+            records += [
+                r.http_headers.get_statuscode()
+                for r in ArchiveIterator(fh)
+                if r.rec_type == "response" and r.rec_headers.get_header("WARC-Target-URI") == url
+            ]
     assert sorted(records) == ["200", "503", "503"]
 
     lines = [f for f in crawl_log(job) if f[3] == url]
@@ -43,10 +47,13 @@ def test_each_archived_attempt_has_its_crawl_log_line(tmp_path: Path) -> None:
     # The reports count what crawl.log says: every line, by status, and by host.
     codes = Counter(f[1] for f in crawl_log(job))
     report = (job / "reports" / "responsecode-report.txt").read_text().splitlines()[1:]
-    assert {int(code): int(n) for n, code in (line.split() for line in report)} == \
-        {int(c): n for c, n in codes.items() if int(c) > 0}
-    hosts = {f[2]: int(f[0]) for f in (line.split() for line in
-                                        (job / "reports" / "hosts-report.txt").read_text().splitlines()[1:])}
+    assert {int(code): int(n) for n, code in (line.split() for line in report)} == {
+        int(c): n for c, n in codes.items() if int(c) > 0
+    }
+    hosts = {
+        f[2]: int(f[0])
+        for f in (line.split() for line in (job / "reports" / "hosts-report.txt").read_text().splitlines()[1:])
+    }
     assert hosts["127.0.0.1"] == sum(1 for f in crawl_log(job) if int(f[1]) > 0)
 
     # The budget: one object for the URI (and one each for its robots.txt prerequisite and the host's inferred

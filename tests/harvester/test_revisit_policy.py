@@ -23,9 +23,15 @@ H, D = 3600, 86400
 URI = "http://news.example/front.html"
 
 
-def page(digest: str | None, ctype: str | None = "text/html", etag: str | None = None,
-         last_modified: str | None = None, downloaded: bool = True, status: int = 200,
-         duration: float = 0.0) -> Visit:
+def page(
+    digest: str | None,
+    ctype: str | None = "text/html",
+    etag: str | None = None,
+    last_modified: str | None = None,
+    downloaded: bool = True,
+    status: int = 200,
+    duration: float = 0.0,
+) -> Visit:
     return Visit(status, ctype, 1000, duration, etag, last_modified, digest, downloaded)
 
 
@@ -34,13 +40,16 @@ def heritrix(**overrides) -> RevisitPolicy:
 
 
 # --------------------------------------------------------------------------------------------- Heritrix
-@pytest.mark.parametrize(("ctype", "wait_s"), [
-    ("text/html; charset=utf-8", 12 * H),  # TextWaitEvaluator ^text/.*$ 43200
-    ("image/png", 2 * D),  # ImageWaitEvaluator ^image/.*$ 172800
-    ("video/mp4", D),  # no audio/video evaluator in Heritrix: the generic one
-    ("application/pdf", D),  # generic WaitEvaluator 86400
-    (None, D),
-])
+@pytest.mark.parametrize(
+    ("ctype", "wait_s"),
+    [
+        ("text/html; charset=utf-8", 12 * H),  # TextWaitEvaluator ^text/.*$ 43200
+        ("image/png", 2 * D),  # ImageWaitEvaluator ^image/.*$ 172800
+        ("video/mp4", D),  # no audio/video evaluator in Heritrix: the generic one
+        ("application/pdf", D),  # generic WaitEvaluator 86400
+        (None, D),
+    ],
+)
 def test_heritrix_initial_wait_per_content_type(ctype, wait_s):
     policy = heritrix()
     assert policy.add(URI, 100.0) == 100.0  # a new URI is due at once
@@ -100,8 +109,11 @@ def test_format_ms_is_heritrix_conventional():
 
 
 def test_pinned_uri_keeps_its_interval_under_every_policy():
-    for settings in (RevisitSettings.heritrix(pinned={URI: 900}), RevisitSettings(pinned={URI: 900}),
-                     RevisitSettings.fixed(D, pinned={URI: 900})):
+    for settings in (
+        RevisitSettings.heritrix(pinned={URI: 900}),
+        RevisitSettings(pinned={URI: 900}),
+        RevisitSettings.fixed(D, pinned={URI: 900}),
+    ):
         policy = RevisitPolicy(settings, 0.01)
         policy.add(URI, 0)
         assert policy.visited(URI, page("sha1:A"), 50) == 950
@@ -326,8 +338,9 @@ def test_state_round_trips_and_the_schedule_continues():
         visit = page(f"sha1:new{k}", etag='"e"')
         expected = policy.visited(uri, visit, t)
         assert restored.visited(uri, visit, t) == expected
-        assert restored.unchanged_by_headers(uri, '"e"', None, t + 1) == \
-            policy.unchanged_by_headers(uri, '"e"', None, t + 1)
+        assert restored.unchanged_by_headers(uri, '"e"', None, t + 1) == policy.unchanged_by_headers(
+            uri, '"e"', None, t + 1
+        )
     assert restored.replan(t + 1) == policy.replan(t + 1)
 
 
@@ -364,23 +377,26 @@ def test_settings_round_trip_and_heritrix_defaults():
     assert RevisitSettings.from_dict({"policy": "heritrix"}) == RevisitSettings.heritrix()
 
 
-@pytest.mark.parametrize(("data", "message"), [
-    ({"min_wait_s": "1h"}, "revisit.min_wait_s: expected a whole number >= 1, got '1h'"),
-    ({"max_wait_s": 0}, "revisit.max_wait_s: expected a whole number >= 1"),
-    ({"changed_factor": 0.5}, "revisit.changed_factor: a factor of at least 1"),
-    ({"use_overdue_time": "yes"}, "revisit.use_overdue_time: expected true or false"),
-    ({"policy": "lru"}, "revisit.policy: one of heritrix, fixed, adaptive"),
-    ({"initial_wait_s": {"text": -5}}, "revisit.initial_wait_s.text: expected a whole number of seconds"),
-    ({"initial_wait_s": {"html": 5}}, "revisit.initial_wait_s.html: not a content class"),
-    ({"strip": ["(?=ad)"]}, "revisit.strip[0]: lookahead (?=…) is not supported"),
-    ({"strip": "clock"}, "revisit.strip: expected a list of regular expressions"),
-    ({"content_types": {"image": "(image"}}, "revisit.content_types.image: "),
-    ({"pinned": {"ftp://x.example/": 60}}, "revisit.pinned.ftp://x.example/: not an http(s) URL"),
-    ({"pinned": {URI: 0}}, f"revisit.pinned.{URI}: expected a whole number of seconds >= 1"),
-    ({"min_wait_s": 7200, "max_wait_s": 3600}, "revisit.min_wait_s: must not exceed max_wait_s"),
-    ({"wait": 1}, "revisit: unknown setting(s): wait"),
-    ([1], "revisit: expected an object, got list"),
-])
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"min_wait_s": "1h"}, "revisit.min_wait_s: expected a whole number >= 1, got '1h'"),
+        ({"max_wait_s": 0}, "revisit.max_wait_s: expected a whole number >= 1"),
+        ({"changed_factor": 0.5}, "revisit.changed_factor: a factor of at least 1"),
+        ({"use_overdue_time": "yes"}, "revisit.use_overdue_time: expected true or false"),
+        ({"policy": "lru"}, "revisit.policy: one of heritrix, fixed, adaptive"),
+        ({"initial_wait_s": {"text": -5}}, "revisit.initial_wait_s.text: expected a whole number of seconds"),
+        ({"initial_wait_s": {"html": 5}}, "revisit.initial_wait_s.html: not a content class"),
+        ({"strip": ["(?=ad)"]}, "revisit.strip[0]: lookahead (?=…) is not supported"),
+        ({"strip": "clock"}, "revisit.strip: expected a list of regular expressions"),
+        ({"content_types": {"image": "(image"}}, "revisit.content_types.image: "),
+        ({"pinned": {"ftp://x.example/": 60}}, "revisit.pinned.ftp://x.example/: not an http(s) URL"),
+        ({"pinned": {URI: 0}}, f"revisit.pinned.{URI}: expected a whole number of seconds >= 1"),
+        ({"min_wait_s": 7200, "max_wait_s": 3600}, "revisit.min_wait_s: must not exceed max_wait_s"),
+        ({"wait": 1}, "revisit: unknown setting(s): wait"),
+        ([1], "revisit: expected an object, got list"),
+    ],
+)
 def test_from_dict_errors_name_the_path(data, message):
     with pytest.raises(ContractError) as caught:
         RevisitSettings.from_dict(data, "revisit")
@@ -406,14 +422,17 @@ def test_stripped_digest():
     # without strip regexes: the WARC-Payload-Digest of the body
     assert stripped_digest(a, ()) == "sha1:" + base64.b32encode(hashlib.sha1(a).digest()).decode()
     # matches become one blank (HTTPContentDigest), bytes that are not UTF-8 survive
-    assert stripped_digest(b"x\xff<b>1</b>y", ["<b>[^<]*</b>"]) == \
-        "sha1:" + base64.b32encode(hashlib.sha1(b"x\xff y").digest()).decode()
+    assert (
+        stripped_digest(b"x\xff<b>1</b>y", ["<b>[^<]*</b>"])
+        == "sha1:" + base64.b32encode(hashlib.sha1(b"x\xff y").digest()).decode()
+    )
     assert stripped_digest(b"<b>1</b>", ["<b>[^<]*</b>"]) != stripped_digest(b"<b>1</b>", [])
 
 
 def test_adaptive_learns_the_class_prior_from_the_crawl():
     """Images that never changed teach the policy that images rarely change: a new image is then
     planned at a slower pace than Heritrix's 2-day prior, while text keeps its own prior."""
+
     def crawl(static_images: int) -> RevisitPolicy:
         policy = RevisitPolicy(RevisitSettings(), 50 / D)
         for i in range(static_images):  # each visited 6 times over 10 days, never changed

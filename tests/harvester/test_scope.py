@@ -27,8 +27,7 @@ from harvester.surts import SurtPrefixSet, implied_surt_prefix, surt_form
 # -- the glossary's examples (seed 004, "SURT", "SURT Prefix") -----------------------------------
 def test_surt_form_of_the_glossary() -> None:
     assert surt_form("http://www.archive.org/") == "http://(org,archive,www,)/"
-    assert surt_form("http://homepages.www.archive.org/directory") == \
-        "http://(org,archive,www,homepages,)/directory"
+    assert surt_form("http://homepages.www.archive.org/directory") == "http://(org,archive,www,homepages,)/directory"
     assert surt_form("http://www.archive.org/movies") == "http://(org,archive,www,)/movies"
 
 
@@ -41,15 +40,18 @@ def test_slash_after_authority_only_if_present() -> None:
     assert surt_form("http://www.example.org/") == "http://(org,example,www,)/"
 
 
-@pytest.mark.parametrize(("seed", "prefix"), [
-    # rule 2: at least three slashes → drop everything after the last one
-    ("http://www.example.org/main/subsection/", "http://(org,example,www,)/main/subsection/"),
-    ("http://www.example.org/main/subsection", "http://(org,example,www,)/main/"),
-    ("http://www.example.org/", "http://(org,example,www,)/"),
-    # rule 3: a final ")" is dropped, so subdomains are included
-    ("http://www.example.org", "http://(org,example,www,"),
-    ("http://www.archive.org/", "http://(org,archive,www,)/"),
-])
+@pytest.mark.parametrize(
+    ("seed", "prefix"),
+    [
+        # rule 2: at least three slashes → drop everything after the last one
+        ("http://www.example.org/main/subsection/", "http://(org,example,www,)/main/subsection/"),
+        ("http://www.example.org/main/subsection", "http://(org,example,www,)/main/"),
+        ("http://www.example.org/", "http://(org,example,www,)/"),
+        # rule 3: a final ")" is dropped, so subdomains are included
+        ("http://www.example.org", "http://(org,example,www,"),
+        ("http://www.archive.org/", "http://(org,archive,www,)/"),
+    ],
+)
 def test_implied_surt_prefix(seed: str, prefix: str) -> None:
     assert implied_surt_prefix(seed) == prefix
 
@@ -80,14 +82,21 @@ def test_prefix_set_is_redundancy_free() -> None:
 
 # -- scope rules ---------------------------------------------------------------------------------
 def _spec(rule: str, seeds: list[str], **extra: object) -> JobSpec:
-    return JobSpec.from_dict({
-        "version": 1, "job_id": 1, "harvest_id": 1, "harvest_name": "h", "harvest_run": 1,
-        "kind": "selective", "channel": "c", "template": "t",
-        "settings": {"scope": rule, "max_hops": 3, "max_embed_hops": 2},
-        "domains": [{"name": "ex", "configuration": "c", "seeds": seeds,
-                     "traps": extra.get("traps", [])}],
-        "global_traps": extra.get("global_traps", []),
-    })
+    return JobSpec.from_dict(
+        {
+            "version": 1,
+            "job_id": 1,
+            "harvest_id": 1,
+            "harvest_name": "h",
+            "harvest_run": 1,
+            "kind": "selective",
+            "channel": "c",
+            "template": "t",
+            "settings": {"scope": rule, "max_hops": 3, "max_embed_hops": 2},
+            "domains": [{"name": "ex", "configuration": "c", "seeds": seeds, "traps": extra.get("traps", [])}],
+            "global_traps": extra.get("global_traps", []),
+        }
+    )
 
 
 def test_domain_rule_uses_the_registrable_domain() -> None:
@@ -202,5 +211,3 @@ def test_query_order_is_a_template_opt_in() -> None:
     assert heritrix_sorted_key("http://e.com/x?&b=2&a=1&") == "http://e.com/x?a=1&b=2"
     # The keys a frontier made before issue 14 (sorted by w3lib) stay available for its resumption.
     assert legacy_key("http://e.com/x?b=2&a=1") == "http://e.com/x?a=1&b=2"
-
-

@@ -57,12 +57,15 @@ def test_spec_read_with_the_token_after_a_5xx(server: Server, monkeypatch: pytes
     assert server.auth == ["Bearer nh_secret"] * 2 and waits == [1]
 
 
-@pytest.mark.parametrize(("answer", "says"), [
-    ((404, b"{}"), "HTTP 404 Not Found"),
-    ((401, b"{}"), "HTTP 401 Unauthorized (set NETHARVEST_API_TOKEN to a token with the read role)"),
-    ((200, b'{"job_id": 8}'), "the spec read is job 8's, not this job's"),
-    ((200, b"<html>"), "not JSON: Expecting value: line 1 column 1 (char 0)"),
-])
+@pytest.mark.parametrize(
+    ("answer", "says"),
+    [
+        ((404, b"{}"), "HTTP 404 Not Found"),
+        ((401, b"{}"), "HTTP 401 Unauthorized (set NETHARVEST_API_TOKEN to a token with the read role)"),
+        ((200, b'{"job_id": 8}'), "the spec read is job 8's, not this job's"),
+        ((200, b"<html>"), "not JSON: Expecting value: line 1 column 1 (char 0)"),
+    ],
+)
 def test_unreadable_spec_fails_at_once_in_one_line(server: Server, answer: tuple[int, bytes], says: str) -> None:
     server.answers = [answer]
     with pytest.raises(SpecUnreadable) as caught:

@@ -59,13 +59,15 @@ def _cancel(job_id: int) -> None:
         queue.close()
 
 
-def _run(tmp_path: Path, monkeypatch: Any, sites: Any, job_id: int, freezes: int,
-         then: Any = None) -> tuple[dict[str, Any], Path]:
+def _run(
+    tmp_path: Path, monkeypatch: Any, sites: Any, job_id: int, freezes: int, then: Any = None
+) -> tuple[dict[str, Any], Path]:
     monkeypatch.setenv("NETHARVEST_SPOOL_DIR", str(tmp_path))
     monkeypatch.setenv("NETHARVEST_CHILD_STALL_S", "3")
     a, _ = sites
     job_dir = tmp_path / str(job_id)
     frozen: list[int] = []
+
     def freeze_then() -> None:
         _freeze(job_dir, freezes, 5, frozen)
         if then is not None:
@@ -88,8 +90,7 @@ def _run(tmp_path: Path, monkeypatch: Any, sites: Any, job_id: int, freezes: int
     return result, job_dir
 
 
-def test_a_stalled_crawl_process_is_restarted_from_its_checkpoint_and_the_job_completes(tmp_path, monkeypatch,
-                                                                                        sites):
+def test_a_stalled_crawl_process_is_restarted_from_its_checkpoint_and_the_job_completes(tmp_path, monkeypatch, sites):
     result, job_dir = _run(tmp_path, monkeypatch, sites, job_id=611, freezes=1)
     assert result["status"] == "DONE", result.get("error_detail")
     assert result["domains"][0]["stop_reason"] == "DOWNLOAD_COMPLETE"

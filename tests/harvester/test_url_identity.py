@@ -19,8 +19,11 @@ VIEW_FIRST = "calendar?view=list&month=2026-03"
 
 
 def _calendar_fetches(job_dir: Path, base: str) -> set[str]:
-    return {u for u, status in fetched(job_dir).items()
-            if u.startswith(base + "calendar?") and "view=" in u and status == "200"}
+    return {
+        u
+        for u, status in fetched(job_dir).items()
+        if u.startswith(base + "calendar?") and "view=" in u and status == "200"
+    }
 
 
 def test_query_order_makes_two_urls(tmp_path: Path, sites: Any) -> None:
@@ -32,8 +35,11 @@ def test_query_order_makes_two_urls(tmp_path: Path, sites: Any) -> None:
 
 def test_template_may_collapse_query_order(tmp_path: Path, sites: Any) -> None:
     a, _ = sites
-    spec = make_spec([f"{a.url}query-order.html"], job_id=1402,
-                     settings={"scope": "host", "max_hops": 1, "canonicalize_query_order": True})
+    spec = make_spec(
+        [f"{a.url}query-order.html"],
+        job_id=1402,
+        settings={"scope": "host", "max_hops": 1, "canonicalize_query_order": True},
+    )
     assert run_crawl(tmp_path / "job", spec)["status"] == "DONE"
     assert _calendar_fetches(tmp_path / "job", a.url) == {a.url + MONTH_FIRST}  # the first found
 
@@ -58,7 +64,9 @@ def test_a_new_job_records_its_scheme(tmp_path: Path) -> None:
     plain = CrawlJob(JobSpec.from_dict(make_spec(["http://127.0.0.1:9/"])), tmp_path / "a")
     assert plain.frontier.kv["canonicalization"] == CANON_HERITRIX
     plain.frontier.close()
-    sorted_ = CrawlJob(JobSpec.from_dict(make_spec(["http://127.0.0.1:9/"],
-                                                   settings={"canonicalize_query_order": True})), tmp_path / "b")
+    sorted_ = CrawlJob(
+        JobSpec.from_dict(make_spec(["http://127.0.0.1:9/"], settings={"canonicalize_query_order": True})),
+        tmp_path / "b",
+    )
     assert sorted_.frontier.kv["canonicalization"] == CANON_HERITRIX_SORTED
     sorted_.frontier.close()

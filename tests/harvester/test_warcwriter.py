@@ -26,9 +26,14 @@ def resource(i: int, size: int = 2000) -> WarcRecord:
     body = f"record {i} ".encode() + random.Random(i).randbytes(size)  # incompressible
     return WarcRecord(
         type="resource",
-        headers=[("WARC-Date", warc_date(datetime.now(UTC))), ("WARC-Target-URI", f"http://x/{i}"),
-                 ("WARC-Block-Digest", sha1_b32(hashlib.sha1(body).digest()))],
-        parts=[io.BytesIO(body)], length=len(body), content_type="text/plain",
+        headers=[
+            ("WARC-Date", warc_date(datetime.now(UTC))),
+            ("WARC-Target-URI", f"http://x/{i}"),
+            ("WARC-Block-Digest", sha1_b32(hashlib.sha1(body).digest())),
+        ],
+        parts=[io.BytesIO(body)],
+        length=len(body),
+        content_type="text/plain",
     )
 
 
@@ -38,14 +43,18 @@ def read_all(path):
         for rec in ArchiveIterator(f, check_digests=True):
             rec.content_stream().read()
             assert rec.digest_checker.passed is not False
-            out.append((rec.rec_type, rec.rec_headers.get_header("WARC-Target-URI"),
-                        rec.rec_headers.get_header("WARC-Warcinfo-ID")))
+            out.append(
+                (
+                    rec.rec_type,
+                    rec.rec_headers.get_header("WARC-Target-URI"),
+                    rec.rec_headers.get_header("WARC-Warcinfo-ID"),
+                )
+            )
         return out
 
 
 def test_names_warcinfo_first_and_rotation(tmp_path):
-    w = RotatingWarcWriter(tmp_path, "12-34", max_bytes=3000, warcinfo=[("operator", "ops")],
-                           host="crawler1")
+    w = RotatingWarcWriter(tmp_path, "12-34", max_bytes=3000, warcinfo=[("operator", "ops")], host="crawler1")
     for i in range(6):
         w.write([resource(i)])
         assert len(list(tmp_path.glob("*.open"))) == 1  # being written under a temporary name

@@ -25,8 +25,7 @@ def fields(line: bytes) -> list[bytes]:
 
 
 def cdxj_indexer(*args: str) -> bytes:
-    return subprocess.run([sys.executable, "-m", "cdxj_indexer.main", *args], check=True,
-                          capture_output=True).stdout
+    return subprocess.run([sys.executable, "-m", "cdxj_indexer.main", *args], check=True, capture_output=True).stdout
 
 
 @pytest.mark.parametrize("gz", [True, False], ids=["warc.gz", "warc"])
@@ -37,7 +36,7 @@ def test_agrees_with_cdxj_indexer_field_by_field(tmp_path, gz):
     assert len(ours) == len(theirs) == 8  # 3 pages, redirect, no-type, revisit, resource, metadata (not warc-fields)
     for mine, ref in zip(ours, theirs, strict=True):
         a, b = fields(mine), fields(ref)
-        assert a[:R] + a[R + 1:] == b[:R] + b[R + 1:], (mine, ref)
+        assert a[:R] + a[R + 1 :] == b[:R] + b[R + 1 :], (mine, ref)
     by_url = {fields(ln)[2]: fields(ln) for ln in ours}
     assert by_url[b"http://example.com/old"][R] == b"http://example.com/p1?b=2&a=1"
     assert by_url[b"http://example.com/old"][4] == b"301"
@@ -66,8 +65,9 @@ def test_write_cdx_sorted_with_header_and_atomic(tmp_path):
     n = write_cdx(warc, out)
     lines = out.read_bytes().splitlines(keepends=True)
     assert lines[0] == CDX_HEADER and n == len(lines) - 1 == 8
-    sorted_by_sort = subprocess.run(["sort"], input=b"".join(lines[1:]), capture_output=True, check=True,
-                                    env={"LC_ALL": "C"}).stdout
+    sorted_by_sort = subprocess.run(
+        ["sort"], input=b"".join(lines[1:]), capture_output=True, check=True, env={"LC_ALL": "C"}
+    ).stdout
     assert b"".join(lines[1:]) == sorted_by_sort
     assert [p.name for p in out.parent.iterdir()] == ["edge.cdx"]  # no temp file left
 
@@ -149,18 +149,31 @@ def test_large_record_memory_is_bounded(tmp_path):
     size = 64 << 20
     with open(path, "wb") as f:
         w = WARCWriter(f, gzip=True)
-        w.write_record(w.create_warc_record("http://example.com/zeros", "response", payload=Zeros(size),
-                                            length=size + 38,
-                                            http_headers=http("200 OK", [("Content-Type", "application/octet-stream"),
-                                                                         ("Content-Length", str(size))])))
+        w.write_record(
+            w.create_warc_record(
+                "http://example.com/zeros",
+                "response",
+                payload=Zeros(size),
+                length=size + 38,
+                http_headers=http(
+                    "200 OK", [("Content-Type", "application/octet-stream"), ("Content-Length", str(size))]
+                ),
+            )
+        )
     # In a fresh process: ru_maxrss is a process's all-time peak, which earlier tests here may have set.
-    code = ("import resource, sys\nfrom indexer.cdx import iter_cdx_lines\n"
-            "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
-            "(line,) = list(iter_cdx_lines(sys.argv[1]))\n"
-            "sys.stdout.write(str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) + '\\n')\n"
-            "sys.stdout.buffer.write(line)\n")
-    out = subprocess.run([sys.executable, "-c", code, str(path)], check=True, capture_output=True,
-                         cwd=Path(__file__).resolve().parents[2]).stdout
+    code = (
+        "import resource, sys\nfrom indexer.cdx import iter_cdx_lines\n"
+        "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+        "(line,) = list(iter_cdx_lines(sys.argv[1]))\n"
+        "sys.stdout.write(str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) + '\\n')\n"
+        "sys.stdout.buffer.write(line)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(path)],
+        check=True,
+        capture_output=True,
+        cwd=Path(__file__).resolve().parents[2],
+    ).stdout
     grown, line = out.split(b"\n", 1)
     assert fields(line)[4] == b"200" and int(fields(line)[8]) == path.stat().st_size
     assert int(grown) < 32 * 1024  # KiB: far less than the 64 MiB body
@@ -179,7 +192,7 @@ def test_odd_http_heads_as_the_harvester_keeps_them(tmp_path):
     raw = {
         "http://example.com/lf": b"HTTP/1.1 200 OK\nContent-Type: text/plain\n\nok",
         "http://example.com/folded": b"HTTP/1.1 302 Found\r\nLocation: /a\r\nContent-Type: text/html;\r\n"
-                                     b" charset=utf-8\r\n\r\nx",
+        b" charset=utf-8\r\n\r\nx",
         "http://example.com/noreason": b"HTTP/1.1 204\r\n\r\n",
         "http://example.com/headonly": b"HTTP/1.1 200 OK\r\nContent-Type: image/gif",
         "http://example.com/latin1": b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nX-Name: caf\xe9\r\n\r\nbody",
@@ -188,15 +201,20 @@ def test_odd_http_heads_as_the_harvester_keeps_them(tmp_path):
     with open(path, "wb") as f:
         w = WARCWriter(f, gzip=True)
         for url, block in raw.items():
-            rec = w.create_warc_record(url, "response", payload=io.BytesIO(block), length=len(block),
-                                       warc_content_type="application/http; msgtype=response")
+            rec = w.create_warc_record(
+                url,
+                "response",
+                payload=io.BytesIO(block),
+                length=len(block),
+                warc_content_type="application/http; msgtype=response",
+            )
             w.write_record(rec)
     ours = list(iter_cdx_lines(path))
     theirs = [ln for ln in cdxj_indexer("-11", str(path)).splitlines(keepends=True) if not ln.startswith(b" CDX")]
     assert len(ours) == len(theirs) == len(raw)
     for mine, ref in zip(ours, theirs, strict=True):
         a, b = fields(mine), fields(ref)
-        assert a[:R] + a[R + 1:] == b[:R] + b[R + 1:], (mine, ref)
+        assert a[:R] + a[R + 1 :] == b[:R] + b[R + 1 :], (mine, ref)
     folded = fields(ours[1])
     assert folded[3] == b"text/html" and folded[4] == b"302" and folded[R] == b"http://example.com/a"
     assert b"".join(iter_cdxj_lines(path)) == cdxj_indexer(str(path))

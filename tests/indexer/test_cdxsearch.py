@@ -20,8 +20,13 @@ def test_finds_exactly_the_lines_of_a_key(tmp_path: Path) -> None:
     rng = random.Random(7)
     for trial in range(200):
         keys = {f"k{rng.randint(0, 60)}" for _ in range(rng.randint(0, 25))}
-        lines = sorted({f"{k} {rng.randint(0, 99):02d} {'x' * rng.randint(0, 300)}".encode()
-                        for k in keys for _ in range(rng.randint(1, 4))})
+        lines = sorted(
+            {
+                f"{k} {rng.randint(0, 99):02d} {'x' * rng.randint(0, 300)}".encode()
+                for k in keys
+                for _ in range(rng.randint(1, 4))
+            }
+        )
         path = tmp_path / f"{trial}.cdx"
         path.write_bytes((CDX_HEADER if trial % 2 else b"") + b"".join(line + b"\n" for line in lines))
         for key in [f"k{i}" for i in range(62)] + ["a", "zz", "k"]:

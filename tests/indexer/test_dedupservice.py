@@ -28,10 +28,12 @@ from tests.indexer.warcs import build_warc, one_response
 def warcs(tmp_path: Path) -> list[tuple[Path, str]]:
     """The existing dedup tests' cases: one WARC of every record kind, and one URL captured twice with the
     later capture indexed first."""
-    return [(build_warc(tmp_path / "a.warc.gz"), "a.warc.gz"),
-            (one_response(tmp_path / "new.warc.gz", "2026-01-01T00:00:00Z", '"v2"'), "new.warc.gz"),
-            (one_response(tmp_path / "old.warc.gz", "2025-01-01T00:00:00Z", '"v1"'), "old.warc.gz"),
-            (one_response(tmp_path / "same.warc.gz", "2026-01-01T00:00:00Z", '"v3"', b"other body"), "same.warc.gz")]
+    return [
+        (build_warc(tmp_path / "a.warc.gz"), "a.warc.gz"),
+        (one_response(tmp_path / "new.warc.gz", "2026-01-01T00:00:00Z", '"v2"'), "new.warc.gz"),
+        (one_response(tmp_path / "old.warc.gz", "2025-01-01T00:00:00Z", '"v1"'), "old.warc.gz"),
+        (one_response(tmp_path / "same.warc.gz", "2026-01-01T00:00:00Z", '"v3"', b"other body"), "same.warc.gz"),
+    ]
 
 
 @pytest.fixture()
@@ -45,8 +47,7 @@ def _answers(source: object, digests: list[str], urls: list[str]) -> tuple[dict,
     if isinstance(source, DedupClient):
         return source.lookup(digests, urls)
     assert isinstance(source, DedupIndex)
-    return ({d: c for d in digests if (c := source.by_digest(d))},
-            {u: c for u in urls if (c := source.by_url(u))})
+    return ({d: c for d in digests if (c := source.by_digest(d))}, {u: c for u in urls if (c := source.by_url(u))})
 
 
 def test_the_service_answers_as_the_sqlite_index_and_a_second_feed_changes_nothing(tmp_path, warcs, service):
@@ -80,15 +81,23 @@ def test_batches_bad_requests_and_a_restart_keeps_everything(tmp_path, service, 
     monkeypatch.setattr(dedupclient, "LOOKUP_CHUNK", 700)
     monkeypatch.setattr(dedupclient, "ADD_CHUNK", 900)
     client = DedupClient(service.url)
-    caps = [Capture(f"sha1:{i:032d}", f"http://h{i % 7}.example/{i}", "20260101000000", "f.warc.gz", i, "image/png",
-                    f'"{i}"') for i in range(2500)]
+    caps = [
+        Capture(
+            f"sha1:{i:032d}", f"http://h{i % 7}.example/{i}", "20260101000000", "f.warc.gz", i, "image/png", f'"{i}"'
+        )
+        for i in range(2500)
+    ]
     assert client.add(caps) == 2500  # three requests
     digests, urls = client.lookup([c.digest for c in caps] + ["sha1:nope"], [c.url for c in caps])  # eight
     assert len(digests) == len(urls) == 2500 and urls[caps[9].url] == caps[9]
     assert digests[caps[9].digest] == dataclasses.replace(caps[9], etag="")  # the digest side keeps no validators
 
-    for body, words in ((b"[1]", "JSON object"), (b"{nope", "not JSON"), (b'{"digests": [1]}', "lists of strings"),
-                        (b'{"captures": [["x"]]}', "8 fields")):
+    for body, words in (
+        (b"[1]", "JSON object"),
+        (b"{nope", "not JSON"),
+        (b'{"digests": [1]}', "lists of strings"),
+        (b'{"captures": [["x"]]}', "8 fields"),
+    ):
         path = "/add" if b"captures" in body else "/lookup"
         with pytest.raises(urllib.error.HTTPError) as err:
             urllib.request.urlopen(urllib.request.Request(service.url + path, data=body), timeout=5)
@@ -108,8 +117,9 @@ def test_a_harvester_goes_on_within_its_job_while_the_service_is_away_and_uses_i
     import harvester.revisit as revisit
 
     monkeypatch.setattr(revisit, "SERVICE_RETRY_S", 0.0)
-    earlier = Capture("sha1:" + "B" * 32, "http://example.com/a", "20250101000000", "old.warc.gz", 5, "image/png",
-                      '"e"')
+    earlier = Capture(
+        "sha1:" + "B" * 32, "http://example.com/a", "20250101000000", "old.warc.gz", 5, "image/png", '"e"'
+    )
     port = free_port()  # nobody answers there yet
     dedup = Deduplicator(True, f"http://127.0.0.1:{port}")
     assert dedup.lookup(earlier.digest) is None  # refused at once: no referent, no exception, no wait

@@ -34,8 +34,10 @@ def opens_of(monkeypatch: pytest.MonkeyPatch, target: Path) -> list[str]:
 
 def dump(index_path: Path) -> list[tuple]:
     with DedupIndex(index_path) as idx:
-        return (idx.db.execute("SELECT * FROM by_digest ORDER BY digest").fetchall()
-                + idx.db.execute("SELECT * FROM by_url ORDER BY url").fetchall())
+        return (
+            idx.db.execute("SELECT * FROM by_digest ORDER BY digest").fetchall()
+            + idx.db.execute("SELECT * FROM by_url ORDER BY url").fetchall()
+        )
 
 
 def assert_one_pass_equals_two(warc: Path, tmp: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -35,7 +35,7 @@ def test_agrees_with_cdxj_indexer_on_harvester_warcs(two_jobs):
         assert len(ours) == len(theirs) > 0, warc.name
         for mine, ref in zip(ours, theirs, strict=True):
             a, b = split(mine), split(ref)
-            assert a[:R] + a[R + 1:] == b[:R] + b[R + 1:], (mine, ref)
+            assert a[:R] + a[R + 1 :] == b[:R] + b[R + 1 :], (mine, ref)
             if a[4].startswith(b"3"):
                 assert a[R] != b"-"  # the redirect target, which cdxj-indexer does not give
 
@@ -78,8 +78,9 @@ def test_cdxj_is_byte_identical_to_cdxj_indexers_on_harvester_warcs(two_jobs):
     import sys
 
     for warc in two_jobs.all_warcs:
-        theirs = subprocess.run([sys.executable, "-m", "cdxj_indexer.main", str(warc)], check=True,
-                                capture_output=True).stdout
+        theirs = subprocess.run(
+            [sys.executable, "-m", "cdxj_indexer.main", str(warc)], check=True, capture_output=True
+        ).stdout
         assert b"".join(iter_cdxj_lines(warc)) == theirs, warc.name
 
 
@@ -94,8 +95,12 @@ def test_agrees_with_cdxj_indexer_on_dns_records(tmp_path):
 
     site = serve_in_thread(0)
     try:
-        run_crawl(tmp_path / "job", make_spec([f"http://localhost:{site.port}/about.html"], job_id=61,
-                                              settings={"scope": "path", "max_hops": 0}))
+        run_crawl(
+            tmp_path / "job",
+            make_spec(
+                [f"http://localhost:{site.port}/about.html"], job_id=61, settings={"scope": "path", "max_hops": 0}
+            ),
+        )
     finally:
         site.shutdown()
     (warc,) = [w for w in (tmp_path / "job" / "warcs").glob("*.warc.gz") if "metadata" not in w.name]
@@ -106,8 +111,9 @@ def test_agrees_with_cdxj_indexer_on_dns_records(tmp_path):
     assert len(ours) == len(theirs)
     for mine, ref in zip(ours, theirs, strict=True):
         a, b = split(mine), split(ref)
-        assert a[:R] + a[R + 1:] == b[:R] + b[R + 1:], (mine, ref)
-    cdxj = subprocess.run([sys.executable, "-m", "cdxj_indexer.main", str(warc)], check=True,
-                          capture_output=True).stdout
+        assert a[:R] + a[R + 1 :] == b[:R] + b[R + 1 :], (mine, ref)
+    cdxj = subprocess.run(
+        [sys.executable, "-m", "cdxj_indexer.main", str(warc)], check=True, capture_output=True
+    ).stdout
     assert b"".join(iter_cdxj_lines(warc)) == cdxj
     assert_reads_back(warc, ours)

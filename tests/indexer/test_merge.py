@@ -16,8 +16,12 @@ from indexer.merge import UnsortedInputError, merge_sorted
 
 
 def sort_m(paths: list[Path]) -> bytes:
-    return subprocess.run(["sort", "-m", "-u", *map(str, paths)], capture_output=True, check=True,
-                          env={"LC_ALL": "C", "PATH": os.environ["PATH"]}).stdout
+    return subprocess.run(
+        ["sort", "-m", "-u", *map(str, paths)],
+        capture_output=True,
+        check=True,
+        env={"LC_ALL": "C", "PATH": os.environ["PATH"]},
+    ).stdout
 
 
 def write_sorted(path: Path, lines: list[bytes], header: bytes = b"") -> Path:
@@ -84,13 +88,16 @@ def test_killed_merge_leaves_the_old_target(tmp_path):
     big = [b"k%08d" % i for i in range(400_000)]
     inputs = [write_sorted(tmp_path / f"in{i}.cdx", big[i::4]) for i in range(4)]
     master = write_sorted(tmp_path / "master.cdx", [b"a old"])
-    code = ("import sys, time, indexer.merge as m\n"
-            "orig = m.os.replace\n"
-            "def slow(*a):\n    print('ready', flush=True); time.sleep(60)\n"
-            "m.os.replace = slow\n"
-            f"m.merge_sorted({[str(p) for p in inputs]!r}, {str(master)!r})\n")
-    proc = subprocess.Popen([sys.executable, "-c", code], cwd=Path(__file__).resolve().parents[2],
-                            stdout=subprocess.PIPE)
+    code = (
+        "import sys, time, indexer.merge as m\n"
+        "orig = m.os.replace\n"
+        "def slow(*a):\n    print('ready', flush=True); time.sleep(60)\n"
+        "m.os.replace = slow\n"
+        f"m.merge_sorted({[str(p) for p in inputs]!r}, {str(master)!r})\n"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code], cwd=Path(__file__).resolve().parents[2], stdout=subprocess.PIPE
+    )
     assert proc.stdout.readline() == b"ready\n"  # the merged temp is complete, the rename not done
     proc.kill()
     proc.wait()
@@ -105,17 +112,26 @@ def test_memory_is_bounded(tmp_path):
     inputs = []
     for i in range(n_files):
         p = tmp_path / f"in{i:02d}.cdx"
-        p.write_bytes(b"".join(b"com,example)/page%07d 20260101000000 %s\n" % (j * n_files + i, b"x" * 60)
-                               for j in range(per_file)))
+        p.write_bytes(
+            b"".join(
+                b"com,example)/page%07d 20260101000000 %s\n" % (j * n_files + i, b"x" * 60) for j in range(per_file)
+            )
+        )
         inputs.append(p)
     total = sum(p.stat().st_size for p in inputs)
-    code = ("import resource, sys, indexer.merge as m\n"
-            "from pathlib import Path\n"
-            "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
-            "n = m.merge_sorted([Path(a) for a in sys.argv[2:]], Path(sys.argv[1]))\n"
-            "print(n, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before)\n")
-    out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "out.cdx"), *map(str, inputs)], check=True,
-                         capture_output=True, cwd=Path(__file__).resolve().parents[2]).stdout.split()
+    code = (
+        "import resource, sys, indexer.merge as m\n"
+        "from pathlib import Path\n"
+        "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+        "n = m.merge_sorted([Path(a) for a in sys.argv[2:]], Path(sys.argv[1]))\n"
+        "print(n, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path / "out.cdx"), *map(str, inputs)],
+        check=True,
+        capture_output=True,
+        cwd=Path(__file__).resolve().parents[2],
+    ).stdout.split()
     assert int(out[0]) == n_files * per_file
     grown_kib = int(out[1])
     assert grown_kib * 1024 < total / 4, (grown_kib, total)
@@ -143,8 +159,9 @@ def test_block_boundaries_long_lines_crlf_and_missing_final_newline(tmp_path, mo
     merge_sorted(files, out)
     expected = sort_m([*files[:1], *files[2:]])
     crlf_lines = files[1].read_bytes().replace(b"\r\n", b"\n").splitlines(keepends=True)
-    assert out.read_bytes().splitlines(keepends=True) == sorted(set(expected.splitlines(keepends=True))
-                                                                | set(crlf_lines))
+    assert out.read_bytes().splitlines(keepends=True) == sorted(
+        set(expected.splitlines(keepends=True)) | set(crlf_lines)
+    )
     bad = tmp_path / "bad.txt"
     bad.write_bytes(b"aaaaaaaa\nbbbbbbbbbb\naaaaaaaaac\n")
     with pytest.raises(UnsortedInputError, match="bad.txt"):

@@ -7,7 +7,8 @@ from indexer.names import ArchiveName, parse_archive_name
 
 def test_content_and_metadata_names():
     assert parse_archive_name("12-7-20261123122947-00003-vm.example.org.warc.gz") == ArchiveName(
-        12, 7, False, "20261123122947", 3, "vm.example.org")
+        12, 7, False, "20261123122947", 3, "vm.example.org"
+    )
     assert parse_archive_name("12-metadata-1.warc.gz") == ArchiveName(12, None, True, serial=1)
 
 

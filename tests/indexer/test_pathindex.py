@@ -19,8 +19,12 @@ def test_path_line_is_filename_tab_full_path():
 
 def test_write_and_merge_path_files(tmp_path):
     day1 = tmp_path / "day1.path"
-    assert write_path_file([path_line("b.warc.gz", "/s1"), path_line("a.warc.gz", "/s2"),
-                            path_line("a.warc.gz", "/s2")], day1) == 2
+    assert (
+        write_path_file(
+            [path_line("b.warc.gz", "/s1"), path_line("a.warc.gz", "/s2"), path_line("a.warc.gz", "/s2")], day1
+        )
+        == 2
+    )
     assert day1.read_bytes() == b"a.warc.gz\t/s2/a.warc.gz\nb.warc.gz\t/s1/b.warc.gz\n"
     day2 = tmp_path / "day2.path"
     write_path_file([path_line("a.warc.gz.1", "/s1"), path_line("a.warc.gz", "/s2", "/r")], day2)

@@ -55,8 +55,11 @@ def get(url: str) -> tuple[int, bytes]:
 def store_and_index(warcs: list[Path], root: Path, cdxj: bool) -> tuple[Path, Path, dict[str, Path]]:
     """The chain's transfer, backup, index and merge steps for these WARCs; returns the master index,
     the master PATH file and each WARC's primary copy."""
-    locations = [Location("store1", root / "store1"), Location("store2", root / "store2"),
-                 Location("backup", root / "backup", replica=True)]
+    locations = [
+        Location("store1", root / "store1"),
+        Location("store2", root / "store2"),
+        Location("backup", root / "backup", replica=True),
+    ]
     for loc in locations:
         loc.path.mkdir(parents=True)
     day = root / "day"
@@ -83,11 +86,16 @@ def store_and_index(warcs: list[Path], root: Path, cdxj: bool) -> tuple[Path, Pa
 def start_wayback(binary: Path, root: Path, index: Path, path_index: Path) -> tuple[subprocess.Popen[bytes], str]:
     (root / "config.yaml").write_text(
         "enable_auto_colls: false\nframed_replay: false\n"
-        f"collections:\n  nh:\n    index_paths: {index}\n    archive_paths: {path_index}\n")
+        f"collections:\n  nh:\n    index_paths: {index}\n    archive_paths: {path_index}\n"
+    )
     port = free_port()
     log = open(root / "wayback.log", "wb")
-    proc = subprocess.Popen([str(binary), "-b", "127.0.0.1", "-p", str(port), "-d", str(root)], cwd=root,
-                            stdout=log, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(
+        [str(binary), "-b", "127.0.0.1", "-p", str(port), "-d", str(root)],
+        cwd=root,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     base = f"http://127.0.0.1:{port}"
     for _ in range(600):  # up to 60 s for pywb to start (a loaded CI machine)
         if proc.poll() is not None:
@@ -114,8 +122,12 @@ def test_pywb_replays_from_our_index_and_path_file(two_jobs, wayback_bin, tmp_pa
         assert status == 200 and body == live
 
         # A revisit of job 2 replays with job 1's payload: pywb resolved it through our index.
-        revisit = next(ln.split(b" ") for w in two_jobs.job2 for ln in iter_cdx_lines(w)
-                       if b" warc/revisit 200 " in ln and ln.split(b" ")[2].endswith(b".html"))
+        revisit = next(
+            ln.split(b" ")
+            for w in two_jobs.job2
+            for ln in iter_cdx_lines(w)
+            if b" warc/revisit 200 " in ln and ln.split(b" ")[2].endswith(b".html")
+        )
         url, ts2 = revisit[2].decode(), revisit[1].decode()
         status, body = get(f"{base}/nh/{ts2}id_/{url}")
         assert status == 200 and body == get(url)[1]

@@ -42,8 +42,12 @@ def test_choose_location_most_free_among_primary(tmp_path, monkeypatch):
             d.mkdir()
     free = {"small": 10_000, "big": 50_000, "backup": 10**9}
     monkeypatch.setattr(Location, "free_bytes", lambda self: free[self.name])
-    locs = [Location("small", dirs["small"]), Location("big", dirs["big"]),
-            Location("backup", dirs["backup"], replica=True), Location("gone", dirs["gone"])]
+    locs = [
+        Location("small", dirs["small"]),
+        Location("big", dirs["big"]),
+        Location("backup", dirs["backup"], replica=True),
+        Location("gone", dirs["gone"]),
+    ]
     assert choose_location(locs, 5_000).name == "big"
     assert choose_location(locs, 5_000, exclude=["big"]).name == "small"
     assert choose_location(locs, 5_000, replica=True).name == "backup"

@@ -33,28 +33,63 @@ def build_warc(path: Path, gzip: bool = True) -> Path:
         w.write_record(w.create_warcinfo_record(path.name, {"software": "tests"}))
         for i in range(3):
             body = b"<html>page %d</html>" % i
-            rec = w.create_warc_record(f"http://example.com/p{i}?b=2&a=1", "response", payload=io.BytesIO(body),
-                                       http_headers=http("200 OK", [("Content-Type", "text/html; charset=utf-8"),
-                                                                    ("ETag", f'"e{i}"')]))
+            rec = w.create_warc_record(
+                f"http://example.com/p{i}?b=2&a=1",
+                "response",
+                payload=io.BytesIO(body),
+                http_headers=http("200 OK", [("Content-Type", "text/html; charset=utf-8"), ("ETag", f'"e{i}"')]),
+            )
             w.write_record(rec)
-            w.write_record(w.create_warc_record(f"http://example.com/p{i}?b=2&a=1", "request",
-                                                payload=io.BytesIO(b""),
-                                                http_headers=StatusAndHeaders("GET /p HTTP/1.1", [("Host", "x")],
-                                                                              is_http_request=True)))
-        w.write_record(w.create_warc_record("http://example.com/old", "response", payload=io.BytesIO(b""),
-                                            http_headers=http("301 Moved", [("Location", "/p1?b=2&a=1")])))
-        w.write_record(w.create_warc_record("http://Example.com:80/no type", "response",
-                                            payload=io.BytesIO(b"x" * 5000), http_headers=http("200 OK", [])))
-        rv = w.create_revisit_record("http://example.com/again", digest="sha1:" + "A" * 32,
-                                     refers_to_uri="http://example.com/p0", refers_to_date="2020-01-01T00:00:00Z",
-                                     http_headers=http("200 OK", [("Content-Type", "text/html")]))
+            w.write_record(
+                w.create_warc_record(
+                    f"http://example.com/p{i}?b=2&a=1",
+                    "request",
+                    payload=io.BytesIO(b""),
+                    http_headers=StatusAndHeaders("GET /p HTTP/1.1", [("Host", "x")], is_http_request=True),
+                )
+            )
+        w.write_record(
+            w.create_warc_record(
+                "http://example.com/old",
+                "response",
+                payload=io.BytesIO(b""),
+                http_headers=http("301 Moved", [("Location", "/p1?b=2&a=1")]),
+            )
+        )
+        w.write_record(
+            w.create_warc_record(
+                "http://Example.com:80/no type",
+                "response",
+                payload=io.BytesIO(b"x" * 5000),
+                http_headers=http("200 OK", []),
+            )
+        )
+        rv = w.create_revisit_record(
+            "http://example.com/again",
+            digest="sha1:" + "A" * 32,
+            refers_to_uri="http://example.com/p0",
+            refers_to_date="2020-01-01T00:00:00Z",
+            http_headers=http("200 OK", [("Content-Type", "text/html")]),
+        )
         w.write_record(rv)
-        w.write_record(w.create_warc_record("http://example.com/res", "resource", payload=io.BytesIO(b"resource"),
-                                            warc_content_type="text/plain"))
-        w.write_record(w.create_warc_record("metadata://example/crawl.log", "metadata", payload=io.BytesIO(b"log"),
-                                            warc_content_type="text/plain"))
-        w.write_record(w.create_warc_record("metadata://example/fields", "metadata", payload=io.BytesIO(b"a: b\r\n"),
-                                            warc_content_type="application/warc-fields"))
+        w.write_record(
+            w.create_warc_record(
+                "http://example.com/res", "resource", payload=io.BytesIO(b"resource"), warc_content_type="text/plain"
+            )
+        )
+        w.write_record(
+            w.create_warc_record(
+                "metadata://example/crawl.log", "metadata", payload=io.BytesIO(b"log"), warc_content_type="text/plain"
+            )
+        )
+        w.write_record(
+            w.create_warc_record(
+                "metadata://example/fields",
+                "metadata",
+                payload=io.BytesIO(b"a: b\r\n"),
+                warc_content_type="application/warc-fields",
+            )
+        )
     return path
 
 
@@ -71,8 +106,9 @@ def one_response(path: Path, date: str, etag: str, body: bytes = b"same body") -
 
 def cdxj_indexer_cdx11(*paths: Path) -> list[bytes]:
     """cdxj-indexer's CDX 11 lines for the files (header dropped), in its order."""
-    out = subprocess.run([sys.executable, "-m", "cdxj_indexer.main", "-11", *map(str, paths)], check=True,
-                         capture_output=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-m", "cdxj_indexer.main", "-11", *map(str, paths)], check=True, capture_output=True
+    ).stdout
     return [line for line in out.splitlines(keepends=True) if not line.startswith(b" CDX")]
 
 
@@ -118,7 +154,7 @@ def assert_reads_back(warc: Path, cdx_lines: list[bytes]) -> None:
     for line in cdx_lines:
         f = line.rstrip(b"\n").split(b" ")
         length, offset = int(f[8]), int(f[9])
-        records = ArchiveIterator(io.BytesIO(data[offset:offset + length]))
+        records = ArchiveIterator(io.BytesIO(data[offset : offset + length]))
         rec = next(records)
         assert rec.rec_headers.get_header("WARC-Target-URI") == f[2].decode()
         date = rec.rec_headers.get_header("WARC-Date")

@@ -20,8 +20,7 @@ def crawl_warcs(out: Path) -> list[Path]:
 
     site = serve_in_thread(0)
     try:
-        spec = make_spec([site.url], job_id=1, settings={"scope": "host", "warc_max_bytes": 30_000},
-                         max_objects=40)
+        spec = make_spec([site.url], job_id=1, settings={"scope": "host", "warc_max_bytes": 30_000}, max_objects=40)
         result = run_crawl(out, spec)
     finally:
         site.shutdown()
@@ -33,8 +32,13 @@ def sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def harvest(warcs: list[Path], spool: Path, definition: Any = None, domain: str = "example.fr",
-            corrupt_checksum: str | None = None) -> Job:
+def harvest(
+    warcs: list[Path],
+    spool: Path,
+    definition: Any = None,
+    domain: str = "example.fr",
+    corrupt_checksum: str | None = None,
+) -> Job:
     """A job whose harvester left copies of ``warcs`` in ``spool/<job>/warcs`` and reported them.
 
     File names get the job's id as prefix, as the harvester's naming does, so several jobs can be harvested
@@ -49,14 +53,34 @@ def harvest(warcs: list[Path], spool: Path, definition: Any = None, domain: str 
         dest = directory / name
         shutil.copyfile(warc, dest)
         digest = sha256(dest) if warc.name != corrupt_checksum else "0" * 64
-        files.append({"name": name, "path": str(dest), "size": dest.stat().st_size, "sha256": digest,
-                      "kind": "metadata" if "-metadata-" in name else "warc"})
-    intake.record_result({
-        "version": 1, "job_id": job.pk, "status": "DONE", "started": "2026-11-23T10:00:00Z",
-        "ended": "2026-11-23T10:05:00Z", "files": files,
-        "domains": [{"name": domain, "configuration": "defaultconfig", "objects": 10, "bytes": 1000,
-                     "stop_reason": "DOWNLOAD_COMPLETE"}],
-    })
+        files.append(
+            {
+                "name": name,
+                "path": str(dest),
+                "size": dest.stat().st_size,
+                "sha256": digest,
+                "kind": "metadata" if "-metadata-" in name else "warc",
+            }
+        )
+    intake.record_result(
+        {
+            "version": 1,
+            "job_id": job.pk,
+            "status": "DONE",
+            "started": "2026-11-23T10:00:00Z",
+            "ended": "2026-11-23T10:05:00Z",
+            "files": files,
+            "domains": [
+                {
+                    "name": domain,
+                    "configuration": "defaultconfig",
+                    "objects": 10,
+                    "bytes": 1000,
+                    "stop_reason": "DOWNLOAD_COMPLETE",
+                }
+            ],
+        }
+    )
     job.refresh_from_db()
     return job
 

@@ -44,16 +44,37 @@ def crawled() -> Crawl:
     job_dir.mkdir(parents=True)
     seeds = {"site-a.fr": f"http://127.0.0.1:{a.port}/", "site-b.dk": f"http://127.0.0.1:{b.port}/"}
     spec = {
-        "version": 1, "job_id": 900001, "harvest_id": 1, "harvest_name": "qa test", "harvest_run": 1,
-        "kind": "selective", "channel": "focused", "template": "default", "settings": FAST,
-        "domains": [{"name": name, "configuration": "defaultconfig", "seeds": [seeds[name]],
-                     "max_objects": limit, "max_bytes": -1, "traps": [r".*/calendar\?month=20(2[0-4]|3\d).*"]}
-                    for name, limit in DOMAINS.items()],
-        "global_traps": [], "time_limit_s": 0,
+        "version": 1,
+        "job_id": 900001,
+        "harvest_id": 1,
+        "harvest_name": "qa test",
+        "harvest_run": 1,
+        "kind": "selective",
+        "channel": "focused",
+        "template": "default",
+        "settings": FAST,
+        "domains": [
+            {
+                "name": name,
+                "configuration": "defaultconfig",
+                "seeds": [seeds[name]],
+                "max_objects": limit,
+                "max_bytes": -1,
+                "traps": [r".*/calendar\?month=20(2[0-4]|3\d).*"],
+            }
+            for name, limit in DOMAINS.items()
+        ],
+        "global_traps": [],
+        "time_limit_s": 0,
     }
     (job_dir / "jobspec.json").write_text(json.dumps(spec))
-    proc = subprocess.run([sys.executable, "-m", "harvester.process", str(job_dir)], cwd=REPO, timeout=180,
-                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.run(
+        [sys.executable, "-m", "harvester.process", str(job_dir)],
+        cwd=REPO,
+        timeout=180,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     if proc.returncode != 0:
         raise RuntimeError((job_dir / "logs" / "harvester.log").read_text()[-3000:])
     result = json.loads((job_dir / "jobresult.json").read_text())
@@ -62,8 +83,9 @@ def crawled() -> Crawl:
 
 def make_job(definition: HarvestDefinition | None = None, status: str = JobStatus.STARTED, **fields: Any) -> Job:
     """A job over the crawl's domains (budgets as in the crawl), in ``status``."""
-    return factories.job(definition, domains=list(DOMAINS), limits={d: (n, -1) for d, n in DOMAINS.items()},
-                         status=status, **fields)
+    return factories.job(
+        definition, domains=list(DOMAINS), limits={d: (n, -1) for d, n in DOMAINS.items()}, status=status, **fields
+    )
 
 
 def record(job: Job, crawl: Crawl | None = None, *, rename: bool = True) -> Job:
@@ -75,8 +97,9 @@ def record(job: Job, crawl: Crawl | None = None, *, rename: bool = True) -> Job:
     crawl = crawl or crawled()
     result = copy.deepcopy(crawl.result)
     result["job_id"] = job.pk
-    configs = {d.configuration.domain.name: d.configuration.name for d in job.domains.select_related(
-        "configuration__domain")}
+    configs = {
+        d.configuration.domain.name: d.configuration.name for d in job.domains.select_related("configuration__domain")
+    }
     for d in result["domains"]:
         d["configuration"] = configs[d["name"]]
     if rename:
@@ -88,10 +111,29 @@ def record(job: Job, crawl: Crawl | None = None, *, rename: bool = True) -> Job:
 def end_now(job: Job) -> Job:
     """Record a DONE JobResult for ``job`` that ended just now, without files: site-a.fr 40 objects, 70,000 bytes,
     DOWNLOAD_COMPLETE; site-b.dk 5 objects, 3,096 bytes, DOWNLOAD_UNFINISHED."""
-    return intake.record_result({
-        "version": 1, "job_id": job.pk, "status": "DONE", "started": "2026-11-23T10:00:00Z",
-        "ended": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"), "files": [],
-        "domains": [{"name": "site-a.fr", "configuration": "defaultconfig", "objects": 40, "bytes": 70000,
-                     "stop_reason": "DOWNLOAD_COMPLETE"},
-                    {"name": "site-b.dk", "configuration": "defaultconfig", "objects": 5, "bytes": 3096,
-                     "stop_reason": "DOWNLOAD_UNFINISHED"}]})
+    return intake.record_result(
+        {
+            "version": 1,
+            "job_id": job.pk,
+            "status": "DONE",
+            "started": "2026-11-23T10:00:00Z",
+            "ended": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "files": [],
+            "domains": [
+                {
+                    "name": "site-a.fr",
+                    "configuration": "defaultconfig",
+                    "objects": 40,
+                    "bytes": 70000,
+                    "stop_reason": "DOWNLOAD_COMPLETE",
+                },
+                {
+                    "name": "site-b.dk",
+                    "configuration": "defaultconfig",
+                    "objects": 5,
+                    "bytes": 3096,
+                    "stop_reason": "DOWNLOAD_UNFINISHED",
+                },
+            ],
+        }
+    )

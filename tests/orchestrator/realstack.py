@@ -52,9 +52,14 @@ def clean_broker() -> None:
 
 def worker_env(data_dir: Path, broker_url: str | None = None) -> dict[str, str]:
     s = connection.settings_dict
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "orchestrator.settings", "PYTHONUNBUFFERED": "1",
-           "NETHARVEST_DATABASE_URL": f"postgres://{s['USER']}@{s['HOST']}:{s['PORT']}/{s['NAME']}",
-           "NETHARVEST_DATA_DIR": str(data_dir), "NETHARVEST_BROKER_URL": broker_url or app.conf.broker_url}
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "orchestrator.settings",
+        "PYTHONUNBUFFERED": "1",
+        "NETHARVEST_DATABASE_URL": f"postgres://{s['USER']}@{s['HOST']}:{s['PORT']}/{s['NAME']}",
+        "NETHARVEST_DATA_DIR": str(data_dir),
+        "NETHARVEST_BROKER_URL": broker_url or app.conf.broker_url,
+    }
     env.pop("NETHARVEST_SPOOL_DIR", None)
     return env
 
@@ -63,9 +68,31 @@ def start_worker(app_name: str, queue: str, name: str, env: dict[str, str], log:
     """A real Celery worker in its own process group (so a test can kill it with its crawl child)."""
     celery = str(Path(sys.executable).parent / "celery")
     return subprocess.Popen(
-        [celery, "-A", app_name, "worker", "-Q", queue, "-c", "1", "-P", "prefork", "-n", f"{name}@%h",
-         "--without-gossip", "--without-mingle", "--without-heartbeat", "--loglevel", "INFO"],
-        cwd=REPO, env=env, stdout=log.open("ab"), stderr=subprocess.STDOUT, start_new_session=True)
+        [
+            celery,
+            "-A",
+            app_name,
+            "worker",
+            "-Q",
+            queue,
+            "-c",
+            "1",
+            "-P",
+            "prefork",
+            "-n",
+            f"{name}@%h",
+            "--without-gossip",
+            "--without-mingle",
+            "--without-heartbeat",
+            "--loglevel",
+            "INFO",
+        ],
+        cwd=REPO,
+        env=env,
+        stdout=log.open("ab"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
 
 
 def stop_worker(worker: subprocess.Popen[bytes]) -> None:
@@ -86,8 +113,9 @@ def site_job(site: TestSiteServer, delay_ms: int) -> Job:
     """A selective job over the test site (domain ``site-a.fr``), politeness ``delay_ms`` between fetches."""
     job = factories.job(domains=["site-a.fr"])
     spec = job.spec
-    spec["settings"].update(min_delay_ms=delay_ms, max_delay_ms=delay_ms, delay_factor=0.0, retry_delay_s=1,
-                            max_retries=1)
+    spec["settings"].update(
+        min_delay_ms=delay_ms, max_delay_ms=delay_ms, delay_factor=0.0, retry_delay_s=1, max_retries=1
+    )
     spec["domains"][0]["seeds"] = [site.url]
     job.spec = spec
     job.save(update_fields=["spec"])
@@ -192,5 +220,8 @@ def queued_controls(job_id: int) -> list[str]:
 
 def files_under(directory: Path) -> dict[str, tuple[int, int]]:
     """Every file below ``directory``: relative path → (size, mtime in ns)."""
-    return {str(p.relative_to(directory)): (p.stat().st_size, p.stat().st_mtime_ns)
-            for p in sorted(directory.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(directory)): (p.stat().st_size, p.stat().st_mtime_ns)
+        for p in sorted(directory.rglob("*"))
+        if p.is_file()
+    }

@@ -30,23 +30,38 @@ def test_every_harvest_admin_page_renders(staff):
 
 
 def test_domain_added_in_admin_gets_default_seeds_and_configuration(staff):
-    response = staff.post(reverse("admin:harvest_domain_add"), {
-        "name": "Bücher.de", "comments": "", "crawler_traps": "", "extended": "{}", "alias_expires_0": "",
-        "alias_expires_1": "",
-        "seedlists-TOTAL_FORMS": "0", "seedlists-INITIAL_FORMS": "0",
-        "configurations-TOTAL_FORMS": "0", "configurations-INITIAL_FORMS": "0",
-    })
+    response = staff.post(
+        reverse("admin:harvest_domain_add"),
+        {
+            "name": "Bücher.de",
+            "comments": "",
+            "crawler_traps": "",
+            "extended": "{}",
+            "alias_expires_0": "",
+            "alias_expires_1": "",
+            "seedlists-TOTAL_FORMS": "0",
+            "seedlists-INITIAL_FORMS": "0",
+            "configurations-TOTAL_FORMS": "0",
+            "configurations-INITIAL_FORMS": "0",
+        },
+    )
     assert response.status_code == 302, response.content.decode()[:2000]
     domain = Domain.objects.get(name="xn--bcher-kva.de")
     assert domain.default_configuration.seedlists.count() == 1
 
 
 def test_invalid_domain_in_admin_is_explained_and_not_saved(staff):
-    response = staff.post(reverse("admin:harvest_domain_add"), {
-        "name": "www.example.fr", "extended": "{}",
-        "seedlists-TOTAL_FORMS": "0", "seedlists-INITIAL_FORMS": "0",
-        "configurations-TOTAL_FORMS": "0", "configurations-INITIAL_FORMS": "0",
-    })
+    response = staff.post(
+        reverse("admin:harvest_domain_add"),
+        {
+            "name": "www.example.fr",
+            "extended": "{}",
+            "seedlists-TOTAL_FORMS": "0",
+            "seedlists-INITIAL_FORMS": "0",
+            "configurations-TOTAL_FORMS": "0",
+            "configurations-INITIAL_FORMS": "0",
+        },
+    )
     assert response.status_code == 200
     assert "the domain is example.fr" in response.content.decode()
     assert not Domain.objects.exists()

@@ -37,11 +37,16 @@ def test_a_broker_outage_mid_crawl_loses_nothing(tmp_path):
     redis_port = urlsplit(app.conf.broker_url).port or 6379
     proxy = realstack.Proxy(redis_port)
     proxied = app.conf.broker_url.replace(f":{redis_port}/", f":{proxy.port}/")
-    events = realstack.start_worker("orchestrator", "events", "events", realstack.worker_env(tmp_path / "orch"),
-                                    tmp_path / "events.log")
-    harvester = realstack.start_worker("harvester.worker", "harvest.focused", "harvester",
-                                       realstack.worker_env(tmp_path / "harvester", proxied),
-                                       tmp_path / "harvester.log")
+    events = realstack.start_worker(
+        "orchestrator", "events", "events", realstack.worker_env(tmp_path / "orch"), tmp_path / "events.log"
+    )
+    harvester = realstack.start_worker(
+        "harvester.worker",
+        "harvest.focused",
+        "harvester",
+        realstack.worker_env(tmp_path / "harvester", proxied),
+        tmp_path / "harvester.log",
+    )
     job_dir = tmp_path / "harvester" / "spool"
     try:
         job = realstack.site_job(site, delay_ms=600)  # ~40 URIs: a crawl of 25-30 s, so the outage is mid-crawl
@@ -49,8 +54,11 @@ def test_a_broker_outage_mid_crawl_loses_nothing(tmp_path):
         assert dispatch.submit_jobs([job.pk]) == 1
         wait_for(lambda: Job.objects.get(pk=job.pk).status == "STARTED", 60, "the job to start")
         before = dispatch.send_control(Job.objects.get(pk=job.pk), "add_trap", r".*/no-trap-1/.*", "test")
-        wait_for(lambda: JobControl.objects.get(pk=before.pk).acknowledged_at is not None, 30,
-                 "the harvester to acknowledge the control sent before the outage")
+        wait_for(
+            lambda: JobControl.objects.get(pk=before.pk).acknowledged_at is not None,
+            30,
+            "the harvester to acknowledge the control sent before the outage",
+        )
 
         proxy.cut()
         uris_at_cut = len(realstack.crawled_uris(job_dir))
@@ -71,8 +79,14 @@ def test_a_broker_outage_mid_crawl_loses_nothing(tmp_path):
         reference.mkdir(parents=True)
         spec = {**job.spec, "settings": {**job.spec["settings"], "min_delay_ms": 0, "max_delay_ms": 0}}
         (reference / "jobspec.json").write_text(json.dumps(spec))
-        subprocess.run([sys.executable, "-m", "harvester.process", str(reference)], cwd=realstack.REPO, timeout=180,
-                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        subprocess.run(
+            [sys.executable, "-m", "harvester.process", str(reference)],
+            cwd=realstack.REPO,
+            timeout=180,
+            check=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         assert realstack.crawled_uris(job_dir) == realstack.crawled_uris(reference)
         info = HarvestInfo.objects.get(job=job)
         assert info.stop_reason == "DOWNLOAD_COMPLETE"
@@ -85,8 +99,11 @@ def test_a_broker_outage_mid_crawl_loses_nothing(tmp_path):
         assert events_log.count(f"job {job.pk} DONE") == 1, events_log[-3000:]
 
         # The control sent while the harvester was cut off was applied and acknowledged once it was back.
-        wait_for(lambda: JobControl.objects.get(pk=during.pk).acknowledged_at is not None, 30,
-                 "the acknowledgement of the control sent during the outage")
+        wait_for(
+            lambda: JobControl.objects.get(pk=during.pk).acknowledged_at is not None,
+            30,
+            "the acknowledgement of the control sent during the outage",
+        )
         # The job's own message was acknowledged after the outage: nothing left to redeliver.
         wait_for(lambda: not realstack.redis_client().hlen("unacked"), 30, "the job's message to be acknowledged")
     finally:

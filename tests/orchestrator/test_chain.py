@@ -53,8 +53,10 @@ def test_the_whole_chain_stores_indexes_and_merges_every_file(warcs, storage_env
     expected = sorted({line for f in files for line in data_lines(Path(f.cdx_path))})
     assert master == expected and big.master_cdx_lines == len(master)
     assert storage.master_cdx().read_bytes().startswith(b" CDX N b a m s k r M S V g\n")
-    paths = {row[0]: row[1:] for row in (line.decode().rstrip("\n").split("\t")
-                                         for line in data_lines(storage.master_path()))}
+    paths = {
+        row[0]: row[1:]
+        for row in (line.decode().rstrip("\n").split("\t") for line in data_lines(storage.master_path()))
+    }
     assert sorted(paths) == sorted(f.name for f in files)
     for f in files:  # the primary copy, then the replica pywb falls back to
         assert paths[f.name] == [f.copies.get(is_replica=False).path, f.copies.get(is_replica=True).path]
@@ -85,8 +87,7 @@ def test_every_stored_file_and_index_takes_the_umask_mode(warcs, storage_env):
         merging.bigmerge()
     finally:
         os.umask(old)
-    stored = [p for top in ("node1", "node2", "backup", "index") for p in (storage_env / top).rglob("*")
-              if p.is_file()]
+    stored = [p for top in ("node1", "node2", "backup", "index") for p in (storage_env / top).rglob("*") if p.is_file()]
     assert any(p.name.endswith(".warc.gz") for p in stored) and storage.master_cdx() in stored
     assert storage.master_path() in stored
     assert {p.name: oct(stat.S_IMODE(p.stat().st_mode)) for p in stored} == {p.name: "0o640" for p in stored}
@@ -187,7 +188,8 @@ def test_corrupt_deflate_data_fails_the_index_step_with_file_and_offset(warcs, s
     failed = ArchiveFile.objects.get(job=job, index_state="FAILED")
     assert failed.failed_step == "INGESTED"
     assert failed.error.startswith(
-        f"index: WarcFormatError: {failed.spool_path}: corrupt gzip data in the member at offset {offset}")
+        f"index: WarcFormatError: {failed.spool_path}: corrupt gzip data in the member at offset {offset}"
+    )
     assert ArchiveFile.objects.filter(job=job, index_state="CLEANED").count() == len(warcs) - 1
 
 
@@ -258,8 +260,15 @@ def test_a_second_file_with_the_same_name_is_refused(warcs, storage_env):
     with pytest.raises(IntakeError, match="already in the archive"):
         from orchestrator.harvest.jobs import intake
 
-        intake.record_result({"version": 1, "job_id": other.pk, "status": "DONE", "ended": "2026-11-23T10:00:00Z",
-                              "files": [{"name": name, "path": "/elsewhere/" + name, "size": 1, "sha256": "a" * 64}]})
+        intake.record_result(
+            {
+                "version": 1,
+                "job_id": other.pk,
+                "status": "DONE",
+                "ended": "2026-11-23T10:00:00Z",
+                "files": [{"name": name, "path": "/elsewhere/" + name, "size": 1, "sha256": "a" * 64}],
+            }
+        )
     assert ArchiveFile.objects.filter(name=name).count() == 1
 
 
@@ -276,8 +285,9 @@ def test_sweep_queues_what_was_left_behind_and_retries_failures_a_few_times(warc
         assert chain.sweep() == 1  # b, retried; a is held by a live lease
         ArchiveFile.objects.filter(pk=a.pk).update(claimed_until=timezone.now() - timedelta(seconds=1))
         assert chain.sweep() == 1  # a now; b was queued a moment ago
-        ArchiveFile.objects.filter(pk=b.pk).update(index_state="FAILED",
-                                                   attempts=settings.NETHARVEST_INDEX_AUTO_RETRIES)
+        ArchiveFile.objects.filter(pk=b.pk).update(
+            index_state="FAILED", attempts=settings.NETHARVEST_INDEX_AUTO_RETRIES
+        )
         assert chain.sweep() == 0  # given up on: an engineer's `index run` retries it
         assert busy
     finally:
@@ -315,8 +325,9 @@ def test_rebuild_gives_the_same_master(warcs, storage_env):
 
 def test_two_jobs_of_two_definitions_get_their_own_sub_indexes(warcs, storage_env):
     one = harvest(warcs[:1], storage_env / "spool")
-    two = harvest(warcs[1:2], storage_env / "spool", definition=factories.selective_definition("elections"),
-                  domain="other.fr")
+    two = harvest(
+        warcs[1:2], storage_env / "spool", definition=factories.selective_definition("elections"), domain="other.fr"
+    )
     chain.run_pending()
     merging.merge()
     assert set(merging.bigmerge().harvests) == {one.harvest_id, two.harvest_id}
@@ -326,7 +337,8 @@ def test_two_jobs_of_two_definitions_get_their_own_sub_indexes(warcs, storage_en
 
 
 def test_the_index_step_reads_each_warc_once_and_writes_what_the_two_passes_wrote(
-        warcs, storage_env, tmp_path, monkeypatch):
+    warcs, storage_env, tmp_path, monkeypatch
+):
     """The CDX and the dedup feed come from one read of the spool copy (they parsed it twice), and both
     outputs equal the separate CDX pass's and dedup pass's, byte for byte and row for row."""
     import builtins

@@ -53,19 +53,21 @@ with os.fdopen(fd, "wb") as part:
 """
 
 
-
 def _process_env(storage_env: Path, settings) -> dict[str, str]:
     """The environment of a separate process (worker, `netharvest index run`) on this test's database and
     storage."""
     s = connection.settings_dict
-    return {**os.environ, "DJANGO_SETTINGS_MODULE": "orchestrator.settings",
-            "NETHARVEST_DATABASE_URL": f"postgres://{s['USER']}@{s['HOST']}:{s['PORT']}/{s['NAME']}",
-            "NETHARVEST_DATA_DIR": str(storage_env / "data"),
-            "NETHARVEST_ARCHIVE_DIR": str(settings.NETHARVEST_ARCHIVE_DIR),
-            "NETHARVEST_INDEX_DIR": str(settings.NETHARVEST_INDEX_DIR),
-            "NETHARVEST_DEDUP_INDEX": str(settings.NETHARVEST_DEDUP_INDEX),
-            "NETHARVEST_STORAGE_LOCATIONS": settings.NETHARVEST_STORAGE_LOCATIONS,
-            "NETHARVEST_BACKUP_LOCATION": settings.NETHARVEST_BACKUP_LOCATION}
+    return {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "orchestrator.settings",
+        "NETHARVEST_DATABASE_URL": f"postgres://{s['USER']}@{s['HOST']}:{s['PORT']}/{s['NAME']}",
+        "NETHARVEST_DATA_DIR": str(storage_env / "data"),
+        "NETHARVEST_ARCHIVE_DIR": str(settings.NETHARVEST_ARCHIVE_DIR),
+        "NETHARVEST_INDEX_DIR": str(settings.NETHARVEST_INDEX_DIR),
+        "NETHARVEST_DEDUP_INDEX": str(settings.NETHARVEST_DEDUP_INDEX),
+        "NETHARVEST_STORAGE_LOCATIONS": settings.NETHARVEST_STORAGE_LOCATIONS,
+        "NETHARVEST_BACKUP_LOCATION": settings.NETHARVEST_BACKUP_LOCATION,
+    }
 
 
 def _purge() -> None:
@@ -82,8 +84,11 @@ def test_a_real_indexer_worker_runs_the_chain_and_recovers_a_killed_transfer(war
     try:
         # 1. A JobResult recorded: the chain starts when the transaction commits, on the worker.
         job = harvest(warcs, storage_env / "spool")
-        wait_for(lambda: set(ArchiveFile.objects.filter(job=job).values_list("index_state", flat=True))
-                  == {"CLEANED"}, 120, f"the worker to finish job {job.pk}'s files (log: {storage_env})")
+        wait_for(
+            lambda: set(ArchiveFile.objects.filter(job=job).values_list("index_state", flat=True)) == {"CLEANED"},
+            120,
+            f"the worker to finish job {job.pk}'s files (log: {storage_env})",
+        )
         assert ArchiveFileCopy.objects.filter(file__job=job, verified_ok=True).count() == 2 * len(warcs)
 
         # 2. While no worker runs, a second job is recorded (its tasks wait in Redis) and a process taking
@@ -91,20 +96,30 @@ def test_a_real_indexer_worker_runs_the_chain_and_recovers_a_killed_transfer(war
         _stop(worker)
         second = harvest(warcs, storage_env / "spool2")
         victim = ArchiveFile.objects.filter(job=second, kind="warc").order_by("name").first()
-        killed = subprocess.run([sys.executable, "-c", VICTIM, str(victim.pk)], cwd=REPO, timeout=60,
-                                env={**env, "NETHARVEST_INDEX_LEASE_S": "1"})
+        killed = subprocess.run(
+            [sys.executable, "-c", VICTIM, str(victim.pk)],
+            cwd=REPO,
+            timeout=60,
+            env={**env, "NETHARVEST_INDEX_LEASE_S": "1"},
+        )
         assert killed.returncode == -signal.SIGKILL
         victim.refresh_from_db()
         assert victim.index_state == "INDEXED" and victim.claim_token  # the dead process's claim
         assert list(Path(storage_env).glob(f"node*/{second.pk}/*.part"))  # and its half-written copy
-        wait_for(lambda: ArchiveFile.objects.get(pk=victim.pk).claimed_until < timezone.now(), 10,
-                  "the dead process's lease to run out")
+        wait_for(
+            lambda: ArchiveFile.objects.get(pk=victim.pk).claimed_until < timezone.now(),
+            10,
+            "the dead process's lease to run out",
+        )
 
         # A worker comes back; its queued tasks and the sweep finish everything.
         worker = _start_worker(env, storage_env / "worker2.log")
         app.send_task("orchestrator.index.sweep", queue="indexer")
-        wait_for(lambda: set(ArchiveFile.objects.filter(job=second).values_list("index_state", flat=True))
-                  == {"CLEANED"}, 120, f"the worker to finish job {second.pk}'s files")
+        wait_for(
+            lambda: set(ArchiveFile.objects.filter(job=second).values_list("index_state", flat=True)) == {"CLEANED"},
+            120,
+            f"the worker to finish job {second.pk}'s files",
+        )
         victim.refresh_from_db()
         assert not victim.error and not Path(victim.spool_path).exists()
         primary = victim.copies.get(is_replica=False)
@@ -116,8 +131,9 @@ def test_a_real_indexer_worker_runs_the_chain_and_recovers_a_killed_transfer(war
         # (the replay layout keeps an empty master from the start: wait for the merge itself)
         wait_for(lambda: storage.master_cdx().is_file() and data_lines(storage.master_cdx()), 60, "the merge task")
         master = data_lines(storage.master_cdx())
-        assert len(master) == len(set(master)) == sum(
-            len(data_lines(Path(f.cdx_path))) for f in ArchiveFile.objects.all())
+        assert (
+            len(master) == len(set(master)) == sum(len(data_lines(Path(f.cdx_path))) for f in ArchiveFile.objects.all())
+        )
         assert not merging.unmerged().exists()
     finally:
         _stop(worker)
@@ -126,9 +142,27 @@ def test_a_real_indexer_worker_runs_the_chain_and_recovers_a_killed_transfer(war
 
 def _start_worker(env: dict[str, str], log: Path) -> subprocess.Popen:
     return subprocess.Popen(
-        [str(Path(sys.executable).parent / "celery"), "-A", "orchestrator", "worker", "-Q", "indexer", "-c", "2",
-         "-n", "indexer@%h", "--without-gossip", "--without-mingle", "--loglevel", "INFO"],
-        env=env, cwd=REPO, stdout=log.open("w"), stderr=subprocess.STDOUT)
+        [
+            str(Path(sys.executable).parent / "celery"),
+            "-A",
+            "orchestrator",
+            "worker",
+            "-Q",
+            "indexer",
+            "-c",
+            "2",
+            "-n",
+            "indexer@%h",
+            "--without-gossip",
+            "--without-mingle",
+            "--loglevel",
+            "INFO",
+        ],
+        env=env,
+        cwd=REPO,
+        stdout=log.open("w"),
+        stderr=subprocess.STDOUT,
+    )
 
 
 def _stop(worker: subprocess.Popen) -> None:
@@ -149,8 +183,12 @@ def test_two_engineers_running_the_chain_at_once_share_the_files(warcs, storage_
     jobs = [harvest(warcs, storage_env / f"spool{i}") for i in range(3)]
     _purge()  # the intake's on-commit messages: no worker here, the two processes do the work
     netharvest = str(Path(sys.executable).with_name("netharvest"))
-    runs = [subprocess.Popen([netharvest, "index", "run"], env=env, cwd=REPO, stdout=subprocess.PIPE,
-                             stderr=subprocess.STDOUT) for _ in range(2)]
+    runs = [
+        subprocess.Popen(
+            [netharvest, "index", "run"], env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+        )
+        for _ in range(2)
+    ]
     outputs = [p.communicate(timeout=300)[0].decode() for p in runs]
     assert [p.returncode for p in runs] == [0, 0], outputs
     # Whatever one found held by the other, the other finished; a last run has nothing left to do.

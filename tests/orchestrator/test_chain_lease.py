@@ -83,8 +83,7 @@ def test_a_step_slower_than_the_lease_keeps_its_claim_and_finishes(warcs, storag
     assert f.sha256 and not f.claim_token and f.claimed_until is None
 
 
-def test_a_worker_whose_claim_was_taken_over_stops_and_records_nothing(warcs, storage_env, short_lease,
-                                                                      monkeypatch):
+def test_a_worker_whose_claim_was_taken_over_stops_and_records_nothing(warcs, storage_env, short_lease, monkeypatch):
     job = harvest(warcs[:1], storage_env / "spool")
     f = ArchiveFile.objects.get(job=job)
     real = chain.STEPS[IndexState.HARVESTED]
@@ -120,8 +119,9 @@ os.kill(os.getpid(), signal.SIGKILL)
 """
 
 
-def test_a_killed_workers_claim_is_released_and_queued_by_the_sweep_after_its_lease(warcs, storage_env,
-                                                                                   short_lease, settings):
+def test_a_killed_workers_claim_is_released_and_queued_by_the_sweep_after_its_lease(
+    warcs, storage_env, short_lease, settings
+):
     if connection.vendor != "postgresql" or not app.conf.broker_url.startswith("redis"):
         pytest.skip("needs the real PostgreSQL and Redis")
     job = harvest(warcs[:2], storage_env / "spool")
@@ -136,8 +136,11 @@ def test_a_killed_workers_claim_is_released_and_queued_by_the_sweep_after_its_le
 
     live_token = chain.claim(alive.pk, IndexState.HARVESTED)  # a live worker's claim on the other file
     with LeaseKeeper(lambda: chain.renew(alive.pk, IndexState.HARVESTED, live_token), LEASE_S / 4, "alive"):
-        wait_for(lambda: ArchiveFile.objects.get(pk=victim.pk).claimed_until < timezone.now(), 10,
-                 "the dead worker's lease to run out")
+        wait_for(
+            lambda: ArchiveFile.objects.get(pk=victim.pk).claimed_until < timezone.now(),
+            10,
+            "the dead worker's lease to run out",
+        )
         _wait_past(timezone.now() + chain.lease())  # the live claim has outlived its first lease too
         assert chain.sweep() == 1  # the dead claim only: the live one was renewed
         victim.refresh_from_db()

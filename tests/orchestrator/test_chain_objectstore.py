@@ -35,10 +35,23 @@ def deliver(warcs: list[Path], spool: Path, target: str) -> tuple[Job, Path]:
     for warc in warcs:
         dest = job_dir / "warcs" / f"{job.pk}-{warc.name.split('-', 1)[1]}"
         shutil.copyfile(warc, dest)
-        files.append(FileResult(dest.name, str(dest), dest.stat().st_size, sha256(dest),
-                                "metadata" if "-metadata-" in dest.name else "warc"))
-    result = JobResult(job_id=job.pk, status="DONE", started="2026-11-23T10:00:00Z", ended="2026-11-23T10:05:00Z",
-                       files=tuple(files), domains=())
+        files.append(
+            FileResult(
+                dest.name,
+                str(dest),
+                dest.stat().st_size,
+                sha256(dest),
+                "metadata" if "-metadata-" in dest.name else "warc",
+            )
+        )
+    result = JobResult(
+        job_id=job.pk,
+        status="DONE",
+        started="2026-11-23T10:00:00Z",
+        ended="2026-11-23T10:05:00Z",
+        files=tuple(files),
+        domains=(),
+    )
     delivered = delivery.deliver_result(result, job_dir, target)
     assert all(f.path == delivery.object_url(target, job.pk, f.name) for f in delivered.files)
     intake.record_result(delivered.to_dict())
@@ -46,7 +59,8 @@ def deliver(warcs: list[Path], spool: Path, target: str) -> tuple[Job, Path]:
 
 
 def test_delivered_files_are_stored_in_the_object_store_and_the_spool_swept_after_receipts(
-        warcs, tmp_path, settings, s3_bucket):
+    warcs, tmp_path, settings, s3_bucket
+):
     target = f"{s3_bucket}/delivery"
     (tmp_path / "backup").mkdir()
     settings.NETHARVEST_INDEX_DIR = tmp_path / "index"
@@ -109,8 +123,10 @@ def test_a_delivered_file_that_does_not_match_fails_ingest_and_keeps_everything(
     summary = chain.run_pending()
     assert summary.failed and "delivered copy" in summary.failed[0][1] and "SHA-256" in summary.failed[0][1]
     assert objectstore.size(delivery.receipt_url(f.spool_path)) is None
-    assert delivery.sweep_receipts(tmp_path / "spool") == 0 and Path(
-        tmp_path / "spool" / str(job.pk) / "warcs" / f.name).is_file()
+    assert (
+        delivery.sweep_receipts(tmp_path / "spool") == 0
+        and Path(tmp_path / "spool" / str(job.pk) / "warcs" / f.name).is_file()
+    )
 
 
 def test_pywb_replays_a_warc_stored_only_in_the_object_store(warcs, tmp_path, settings, s3_bucket):
@@ -135,15 +151,19 @@ def test_pywb_replays_a_warc_stored_only_in_the_object_store(warcs, tmp_path, se
     f = ArchiveFile.objects.get(job=job)
     assert lookup(storage.path_file(job.pk, f.name), f.name) == [f"{s3_bucket}/archive/{job.pk}/{f.name}"]
     with open(warc, "rb") as stream:
-        record = next(r for r in ArchiveIterator(stream) if r.rec_type == "response"
-                      and r.http_headers.get_statuscode() == "200")
+        record = next(
+            r for r in ArchiveIterator(stream) if r.rec_type == "response" and r.http_headers.get_statuscode() == "200"
+        )
         url, payload = record.rec_headers.get_header("WARC-Target-URI"), record.content_stream().read()
         stamp = record.rec_headers.get_header("WARC-Date")
     ts = "".join(c for c in stamp if c.isdigit())[:14]
     with open(warc, "rb") as stream:  # the captures list's page titles, read with a ranged GET from the bucket
         records = ArchiveIterator(stream)
-        page = next(records.get_record_offset() for r in records if r.rec_type == "response"
-                    and b"<title>" in r.content_stream().read())
+        page = next(
+            records.get_record_offset()
+            for r in records
+            if r.rec_type == "response" and b"<title>" in r.content_stream().read()
+        )
     stored = pages._stored_path(f.name)
     assert stored == f"{s3_bucket}/archive/{job.pk}/{f.name}" and pages._read_title(stored, page)
     service = start_replay(tmp_path / "index", tmp_path / "replay.log")

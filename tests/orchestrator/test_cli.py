@@ -9,8 +9,13 @@ import pytest
 
 def netharvest(*args: str) -> subprocess.CompletedProcess:
     exe = os.path.join(os.path.dirname(sys.executable), "netharvest")
-    return subprocess.run([exe, *args], capture_output=True, text=True, timeout=60,
-                          env={**os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings"})
+    return subprocess.run(
+        [exe, *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings"},
+    )
 
 
 def test_help_lists_netharvest_commands_for_crawl_engineers():
@@ -35,8 +40,14 @@ def test_a_reader_that_goes_away_ends_the_command_quietly():
     os.close(read)  # the reader is gone before the first line
     try:
         exe = os.path.join(os.path.dirname(sys.executable), "netharvest")
-        result = subprocess.run([exe, "help", "--all"], stdout=write, stderr=subprocess.PIPE, text=True, timeout=60,
-                                env={**os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings"})
+        result = subprocess.run(
+            [exe, "help", "--all"],
+            stdout=write,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=60,
+            env={**os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings"},
+        )
     finally:
         os.close(write)
     assert (result.returncode, result.stderr) == (141, "")
@@ -57,9 +68,17 @@ def test_overview_names_every_jobs_action_and_every_process_up_starts():
     assert set(actions) >= {"qa", "patch", "reject"}
     assert [a for a in actions if a not in entry] == []
     up = OVERVIEW.split("\n  up ")[1].split("\n  migrate")[0]
-    words = {"web": "web", "beat": "beat", "worker-high": "high", "worker-low": "low",
-             "worker-continuous": "continuous", "indexer": "indexer", "dedup": "dedup", "replay": "replay",
-             "qa": "page QA"}
+    words = {
+        "web": "web",
+        "beat": "beat",
+        "worker-high": "high",
+        "worker-low": "low",
+        "worker-continuous": "continuous",
+        "indexer": "indexer",
+        "dedup": "dedup",
+        "replay": "replay",
+        "qa": "page QA",
+    }
     processes = [line.split(":")[0] for line in PROCFILE.read_text().splitlines() if line and line[0].isalpha()]
     assert set(processes) == set(words)  # a new process: say how the overview names it
     assert [p for p in processes if words[p] not in up] == []

@@ -36,13 +36,20 @@ def purge_continuous():
         conn.default_channel.queue_purge("harvest.continuous")
 
 
-def definition(name: str = "news-live", domains: tuple[str, ...] = ("a.dk", "b.dk"),
-               **fields: Any) -> HarvestDefinition:
+def definition(
+    name: str = "news-live", domains: tuple[str, ...] = ("a.dk", "b.dk"), **fields: Any
+) -> HarvestDefinition:
     create_domains(domains)
     channel = HarvestChannel.objects.get(name="continuous")  # made by migration 0011
-    d = HarvestDefinition.objects.create(name=name, kind="continuous", channel=channel,
-                                         revisit_settings={"policy": "heritrix", "min_wait_s": 60},
-                                         fetch_budget_per_s=2.5, warc_rotate_s=120, **fields)
+    d = HarvestDefinition.objects.create(
+        name=name,
+        kind="continuous",
+        channel=channel,
+        revisit_settings={"policy": "heritrix", "min_wait_s": 60},
+        fetch_budget_per_s=2.5,
+        warc_rotate_s=120,
+        **fields,
+    )
     d.configurations.set(DomainConfiguration.objects.filter(domain__name__in=domains, is_default=True))
     return d
 
@@ -132,8 +139,13 @@ def test_record_files_registers_each_file_once_and_the_result_does_not_register_
     d = definition()
     job = Job.objects.get(pk=jobgen.generate_jobs(d, run=1)[0])
     Job.objects.filter(pk=job.pk).update(status=JobStatus.STARTED)
-    one = {"name": f"{job.pk}-{d.pk}-20261124000000-00000-h.warc.gz", "path": str(tmp_path / "a"), "size": 10,
-           "sha256": "a" * 64, "kind": "warc"}
+    one = {
+        "name": f"{job.pk}-{d.pk}-20261124000000-00000-h.warc.gz",
+        "path": str(tmp_path / "a"),
+        "size": 10,
+        "sha256": "a" * 64,
+        "kind": "warc",
+    }
     two = {**one, "name": f"{job.pk}-{d.pk}-20261124001500-00001-h.warc.gz", "path": str(tmp_path / "b")}
     assert intake.record_files(job.pk, [one]) == 1
     assert intake.record_files(job.pk, [one, two]) == 1  # a redelivery adds only what is new
@@ -143,8 +155,17 @@ def test_record_files_registers_each_file_once_and_the_result_does_not_register_
     assert intake.record_files(other.pk, [one]) == 0  # a name another job has: refused
     last = {**one, "name": f"{job.pk}-{d.pk}-20261124003000-00002-h.warc.gz", "path": str(tmp_path / "c")}
     meta = {**one, "name": f"{job.pk}-metadata-1.warc.gz", "path": str(tmp_path / "m"), "kind": "metadata"}
-    done = intake.record_result({"version": 1, "job_id": job.pk, "status": "DONE", "started": None,
-                                 "ended": "2026-11-24T01:00:00Z", "files": [one, two, last, meta], "domains": []})
+    done = intake.record_result(
+        {
+            "version": 1,
+            "job_id": job.pk,
+            "status": "DONE",
+            "started": None,
+            "ended": "2026-11-24T01:00:00Z",
+            "files": [one, two, last, meta],
+            "domains": [],
+        }
+    )
     assert done.status == JobStatus.DONE
     assert ArchiveFile.objects.filter(job=job).count() == 4
     assert intake.record_files(job.pk, [last]) == 0  # the job has ended: a late copy is ignored
@@ -161,13 +182,31 @@ def test_the_command_line_shows_a_continuous_job_and_sends_seeds(purge_continuou
     call_command("harvests", "activate", d.name, stdout=out)
     job = continuous.live_job(d)
     assert f"its continuous job {job.pk} is SUBMITTED on channel continuous" in out.getvalue()
-    Job.objects.filter(pk=job.pk).update(status=JobStatus.STARTED, progress={
-        "job_id": job.pk, "at": "2026-11-24T00:00:00Z", "continuous": {
-            "budget_per_s": 2.5, "fetch_rate": 2.4, "visits": 40, "changed": 10, "unchanged": 30, "header_skipped": 12,
-            "not_modified": 0, "errors": 1, "validator_misses": 2, "warcs_closed": 3, "freshness": 0.8,
-            "queues": {"ready": 1, "snoozed": 2, "busy": 0, "empty": 0}, "hosts": [],
-            "due_next": [{"uri": "http://a.dk/", "at": "2026-11-24T00:01:00Z", "wait_s": 60, "visits": 4,
-                          "versions": 2}]}})
+    Job.objects.filter(pk=job.pk).update(
+        status=JobStatus.STARTED,
+        progress={
+            "job_id": job.pk,
+            "at": "2026-11-24T00:00:00Z",
+            "continuous": {
+                "budget_per_s": 2.5,
+                "fetch_rate": 2.4,
+                "visits": 40,
+                "changed": 10,
+                "unchanged": 30,
+                "header_skipped": 12,
+                "not_modified": 0,
+                "errors": 1,
+                "validator_misses": 2,
+                "warcs_closed": 3,
+                "freshness": 0.8,
+                "queues": {"ready": 1, "snoozed": 2, "busy": 0, "empty": 0},
+                "hosts": [],
+                "due_next": [
+                    {"uri": "http://a.dk/", "at": "2026-11-24T00:01:00Z", "wait_s": 60, "visits": 4, "versions": 2}
+                ],
+            },
+        },
+    )
     out = io.StringIO()
     call_command("jobs", "show", str(job.pk), stdout=out)
     text = out.getvalue()
@@ -294,8 +333,9 @@ def test_migration_0011_reuses_a_continuous_channel_that_exists_and_moves_contin
     assert HarvestChannel.objects.filter(default_for="continuous").count() == 1
 
 
-def test_a_domain_seed_list_edit_reaches_the_running_continuous_job(purge_continuous,
-                                                                     django_capture_on_commit_callbacks):
+def test_a_domain_seed_list_edit_reaches_the_running_continuous_job(
+    purge_continuous, django_capture_on_commit_callbacks
+):
     """Issue 12's gap: a seed list edited on the domain's page (any save of the row: web UI, API, admin)
     while a continuous harvest of it runs is sent to that job; a seed still in another list of the
     definition is not removed; nothing is sent before the edit is committed."""
@@ -326,7 +366,8 @@ def test_a_domain_seed_list_edit_reaches_the_running_continuous_job(purge_contin
 
 
 def test_seeds_pasted_into_one_definition_reach_another_running_harvest_of_that_list_once(
-        purge_continuous, django_capture_on_commit_callbacks):
+    purge_continuous, django_capture_on_commit_callbacks
+):
     """Review: the seeds service wrote lists with update(), past the save signals, so a paste into one
     definition never reached another running continuous harvest of the same list; the pasted-into
     definition itself is told once (by add_seeds), not twice."""

@@ -22,8 +22,9 @@ from tests.webui.conftest import login
 pytestmark = [pytest.mark.django_db(transaction=True, serialized_rollback=True)]
 
 
-def test_a_running_continuous_crawl_s_captures_replay_through_the_web_ui(continuous_workers: Path, replay_service,
-                                                                          django_user_model) -> None:
+def test_a_running_continuous_crawl_s_captures_replay_through_the_web_ui(
+    continuous_workers: Path, replay_service, django_user_model
+) -> None:
     viewer = login(django_user_model, "viewer")
     site = ChangingSite().start()
     static = f"{site.url}static"  # the page that never changes: its archived bytes are known
@@ -39,8 +40,10 @@ def test_a_running_continuous_crawl_s_captures_replay_through_the_web_ui(continu
         except AssertionError:
             job.refresh_from_db()
             files = list(ArchiveFile.objects.filter(job=job).values_list("name", "index_state"))
-            raise AssertionError(f"job {job.pk} {job.status} {job.error_detail[-500:]} files {files}\n"
-                                 + continuous_workers.read_text()[-6000:]) from None
+            raise AssertionError(
+                f"job {job.pk} {job.status} {job.error_detail[-500:]} files {files}\n"
+                + continuous_workers.read_text()[-6000:]
+            ) from None
         capture = next(c for c in captures_of(static) if c.job_id == job.pk and c.status == "200")
         assert Job.objects.get(pk=job.pk).status == "STARTED"  # still crawling
         assert ArchiveFile.objects.get(name=capture.filename).job_id == job.pk

@@ -25,13 +25,23 @@ pytestmark = [pytest.mark.django_db(transaction=True, serialized_rollback=True)]
 def activate_live_definition(site: ChangingSite) -> tuple[HarvestDefinition, Job]:
     """A continuous definition of ``site`` in accelerated time (waits of seconds, WARCs closed every 3 s),
     activated: its one job is on its way to the continuous worker."""
-    template = CrawlTemplate.objects.create(name="live site", min_delay_ms=100, max_delay_ms=100,
-                                            delay_factor=0, retry_delay_s=1, max_retries=1)
+    template = CrawlTemplate.objects.create(
+        name="live site", min_delay_ms=100, max_delay_ms=100, delay_factor=0, retry_delay_s=1, max_retries=1
+    )
     definition = HarvestDefinition.objects.create(
-        name="live news", kind="continuous", channel=HarvestChannel.objects.get(name="continuous"),
-        revisit_settings={"policy": "heritrix", "initial_wait_s": {"text": 2, "other": 2}, "min_wait_s": 1,
-                          "max_wait_s": 10, "strip": [CLOCK_STRIP]},
-        fetch_budget_per_s=5, warc_rotate_s=3)
+        name="live news",
+        kind="continuous",
+        channel=HarvestChannel.objects.get(name="continuous"),
+        revisit_settings={
+            "policy": "heritrix",
+            "initial_wait_s": {"text": 2, "other": 2},
+            "min_wait_s": 1,
+            "max_wait_s": 10,
+            "strip": [CLOCK_STRIP],
+        },
+        fetch_budget_per_s=5,
+        warc_rotate_s=3,
+    )
     assert seeding.add_seeds(definition, site.url, template).ok
     scheduler.activate(definition)
     (job,) = Job.objects.filter(harvest=definition)
@@ -53,8 +63,10 @@ def test_a_continuous_harvest_runs_hands_over_and_indexes_while_running(continuo
         except AssertionError:
             job.refresh_from_db()
             files = list(ArchiveFile.objects.filter(job=job).values_list("name", "index_state"))
-            raise AssertionError(f"job {job.pk} {job.status} {job.error_detail[-500:]} files {files}\n"
-                                 + continuous_workers.read_text()[-6000:]) from None
+            raise AssertionError(
+                f"job {job.pk} {job.status} {job.error_detail[-500:]} files {files}\n"
+                + continuous_workers.read_text()[-6000:]
+            ) from None
         job.refresh_from_db()
         cont = job.progress["continuous"]
         assert cont["visits"] > 0 and cont["budget_per_s"] == 5 and cont["warcs_closed"] >= 1  # a heartbeat lags
@@ -68,8 +80,11 @@ def test_a_continuous_harvest_runs_hands_over_and_indexes_while_running(continuo
         wait_for(lambda: Job.objects.get(pk=job.pk).status in ("DONE", "FAILED"), 120, "the job to stop")
         job.refresh_from_db()
         assert job.status == "DONE", (job.error_category, job.error_detail, continuous_workers.read_text()[-3000:])
-        wait_for(lambda: set(ArchiveFile.objects.filter(job=job).values_list("index_state", flat=True)) == {"CLEANED"},
-                 180, "every file through the chain")
+        wait_for(
+            lambda: set(ArchiveFile.objects.filter(job=job).values_list("index_state", flat=True)) == {"CLEANED"},
+            180,
+            "every file through the chain",
+        )
         names = list(ArchiveFile.objects.filter(job=job).values_list("name", flat=True))
         assert len(names) == len(set(names)) and sum(n.endswith("-metadata-1.warc.gz") for n in names) == 1
         assert Job.objects.filter(harvest=definition).count() == 1

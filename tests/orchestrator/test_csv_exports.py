@@ -35,8 +35,9 @@ def test_a_crawled_content_type_and_a_definition_name_are_no_formulas_in_the_qa_
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Hostile)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
-        result = run_crawl(tmp_path / "job", make_spec([f"http://127.0.0.1:{server.server_address[1]}/"],
-                                                       max_objects=1))
+        result = run_crawl(
+            tmp_path / "job", make_spec([f"http://127.0.0.1:{server.server_address[1]}/"], max_objects=1)
+        )
     finally:
         server.shutdown()
     assert result["status"] == "DONE"
@@ -46,17 +47,30 @@ def test_a_crawled_content_type_and_a_definition_name_are_no_formulas_in_the_qa_
     old = stats.Figures(label='=HYPERLINK("http://evil.example/","news") run 1', objects=2, mime_types=mimes)
     new = stats.Figures(label="@SUM(1+1) run 2", objects=1, mime_types=mimes)
     table = list(csv.reader(io.StringIO(stats.to_csv(old, new))))
-    assert table[0][3:] == ["'=HYPERLINK(\"http://evil.example/\",\"news\") run 1", "'@SUM(1+1) run 2", "change"]
+    assert table[0][3:] == ['\'=HYPERLINK("http://evil.example/","news") run 1', "'@SUM(1+1) run 2", "change"]
     cells = [cell for row in table for cell in row]
     assert f"'{hostile}" in cells
     assert not [c for c in cells if c.startswith(csvsafe.FORMULA_START) and not csvsafe._PLAIN_NUMBER.fullmatch(c)]
     assert ["totals", "objects", "count", "2", "1", "-50.0%"] in table  # numbers stay numbers
 
 
-@pytest.mark.parametrize("value, safe", [
-    ("=1+1", "'=1+1"), ("+1+1", "'+1+1"), ("-1+1", "'-1+1"), ("@A1", "'@A1"), ("\t=1", "'\t=1"),
-    ("\r=1", "'\r=1"), ("-5", "-5"), ("+12.5%", "+12.5%"), ("-1,234.5", "-1,234.5"), ("text", "text"),
-    ("", ""), (-5, -5), (None, None),
-])
+@pytest.mark.parametrize(
+    "value, safe",
+    [
+        ("=1+1", "'=1+1"),
+        ("+1+1", "'+1+1"),
+        ("-1+1", "'-1+1"),
+        ("@A1", "'@A1"),
+        ("\t=1", "'\t=1"),
+        ("\r=1", "'\r=1"),
+        ("-5", "-5"),
+        ("+12.5%", "+12.5%"),
+        ("-1,234.5", "-1,234.5"),
+        ("text", "text"),
+        ("", ""),
+        (-5, -5),
+        (None, None),
+    ],
+)
 def test_safe_cell(value: object, safe: object) -> None:
     assert csvsafe.safe_cell(value) == safe

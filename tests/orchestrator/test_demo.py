@@ -37,8 +37,10 @@ def test_starting_again_on_other_ports_keeps_the_definition_and_moves_its_seeds(
     first, _ = ensure_demo_definition(8701, 8702)
     again, created = ensure_demo_definition(9001, 9002)
     assert again.pk == first.pk and not created
-    assert SeedList.objects.get(name="demo-testsite").active_seeds == ["http://127.0.0.1:9001/",
-                                                                       "http://127.0.0.1:9002/"]
+    assert SeedList.objects.get(name="demo-testsite").active_seeds == [
+        "http://127.0.0.1:9001/",
+        "http://127.0.0.1:9002/",
+    ]
 
 
 def test_up_refuses_a_busy_demo_port_before_starting_anything(tmp_path: Path):
@@ -49,8 +51,14 @@ def test_up_refuses_a_busy_demo_port_before_starting_anything(tmp_path: Path):
         env = {k: v for k, v in os.environ.items() if not k.startswith("NETHARVEST_") and k != "DJANGO_SETTINGS_MODULE"}
         env["NETHARVEST_DATA_DIR"] = str(tmp_path / "var")
         exe = Path(sys.executable).parent / "netharvest"
-        out = subprocess.run([str(exe), "up", "--demo-port", str(port)], env=env, cwd=tmp_path,
-                             capture_output=True, text=True, timeout=120)
+        out = subprocess.run(
+            [str(exe), "up", "--demo-port", str(port)],
+            env=env,
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
     assert out.returncode != 0
     assert f"the demo site needs ports {port} and {port + 1}" in out.stderr
     assert "--no-demo" in out.stderr

@@ -28,10 +28,20 @@ REPO = Path(__file__).resolve().parents[2]
 
 def _netharvest(*args: str, broker: str) -> subprocess.CompletedProcess[str]:
     s = connection.settings_dict
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "orchestrator.settings", "NETHARVEST_BROKER_URL": broker,
-           "NETHARVEST_DATABASE_URL": f"postgres://{s['USER']}@{s['HOST']}:{s['PORT']}/{s['NAME']}"}
-    return subprocess.run([sys.executable, str(Path(sys.executable).with_name("netharvest")), *args], env=env,
-                          cwd=REPO, capture_output=True, text=True, timeout=120)
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "orchestrator.settings",
+        "NETHARVEST_BROKER_URL": broker,
+        "NETHARVEST_DATABASE_URL": f"postgres://{s['USER']}@{s['HOST']}:{s['PORT']}/{s['NAME']}",
+    }
+    return subprocess.run(
+        [sys.executable, str(Path(sys.executable).with_name("netharvest")), *args],
+        env=env,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def _news(domains: list[str]) -> HarvestDefinition:
@@ -63,8 +73,10 @@ def test_run_now_with_the_broker_down_makes_one_run_that_beat_dispatches_later(p
     first = _netharvest("harvests", "run-now", "news", broker=down)
     assert first.returncode == WAITING_FOR_BROKER, first.stderr
     assert len(first.stderr.splitlines()) == 1 and "Traceback" not in first.stderr, first.stderr
-    assert "run 1 of 'news' made: 1 job(s) will be dispatched when the broker answers (it does not now: " \
-           in first.stderr and "Connection refused" in first.stderr
+    assert (
+        "run 1 of 'news' made: 1 job(s) will be dispatched when the broker answers (it does not now: " in first.stderr
+        and "Connection refused" in first.stderr
+    )
     jobs = list(Job.objects.filter(harvest=definition))
     assert [(j.harvest_run, j.status) for j in jobs] == [(1, "NEW")]  # the run is committed, its job waits
 
@@ -85,8 +97,7 @@ def test_run_now_with_the_broker_down_makes_one_run_that_beat_dispatches_later(p
     # Nothing waits any more: run-now makes run 2 and submits it at once.
     done = _netharvest("harvests", "run-now", "news", broker=app.conf.broker_url)
     assert done.returncode == 0 and not done.stderr, done.stderr
-    assert list(Job.objects.order_by("id").values_list("harvest_run", "status")) == [(1, "SUBMITTED"),
-                                                                                    (2, "SUBMITTED")]
+    assert list(Job.objects.order_by("id").values_list("harvest_run", "status")) == [(1, "SUBMITTED"), (2, "SUBMITTED")]
     assert len(_queued(queue)) == 2
 
 

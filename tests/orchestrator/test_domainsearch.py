@@ -13,8 +13,9 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def domains():
-    create_domains(["archive.fr", "archives.fr", "bibliotheque.fr", "my_archive.org", "arc.de", "shop100.fr",
-                    "shop_1.fr"])
+    create_domains(
+        ["archive.fr", "archives.fr", "bibliotheque.fr", "my_archive.org", "arc.de", "shop100.fr", "shop_1.fr"]
+    )
     Domain.objects.filter(name="bibliotheque.fr").update(crawler_traps=r".*/calendar/\d+", comments="Site of the BnF")
 
 

@@ -125,10 +125,17 @@ def data_lines_of(text: bytes) -> list[bytes]:
 
 def test_netharvest_index_cdx_needs_no_database(warcs, tmp_path):
     """The console script's shortcut, in a process with no database configured at all."""
-    env = {"PATH": "/usr/bin:/bin", "NETHARVEST_DATABASE_URL": "postgres://nobody@127.0.0.1:1/none",
-           "NETHARVEST_DATA_DIR": str(tmp_path)}
-    done = subprocess.run([str(Path(sys.executable).parent / "netharvest"), "index", "cdx", str(warcs[0])],
-                          env=env, capture_output=True, timeout=60)
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "NETHARVEST_DATABASE_URL": "postgres://nobody@127.0.0.1:1/none",
+        "NETHARVEST_DATA_DIR": str(tmp_path),
+    }
+    done = subprocess.run(
+        [str(Path(sys.executable).parent / "netharvest"), "index", "cdx", str(warcs[0])],
+        env=env,
+        capture_output=True,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith(b" CDX N b a m s k r M S V g\n") and data_lines_of(done.stdout)
     assert all(line.endswith(warcs[0].name.encode()) for line in data_lines_of(done.stdout))
@@ -188,8 +195,9 @@ def test_verify_repair_restores_copies_from_good_ones_and_reports_lost_files(war
     assert f"{three.name}: LOST: no good copy" in out.getvalue()
 
 
-def test_dedup_load_moves_the_sqlite_index_into_the_service_and_the_chain_then_feeds_it(warcs, storage_env, settings,
-                                                                                        tmp_path):
+def test_dedup_load_moves_the_sqlite_index_into_the_service_and_the_chain_then_feeds_it(
+    warcs, storage_env, settings, tmp_path
+):
     """Issue 15's migration path: the SQLite index the chain fed so far, loaded into the dedup service, gives
     the same answers; from then on the chain (here a reindex) feeds the service, idempotently."""
     from indexer.dedup import DedupIndex

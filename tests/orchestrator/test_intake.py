@@ -14,8 +14,16 @@ SHA = "ab" * 32
 
 
 def result(job, status="DONE", domains=None, files=None, **extra):
-    return {"version": 1, "job_id": job.pk, "status": status, "started": "2026-11-22T10:00:00+00:00",
-            "ended": "2026-11-22T11:00:00Z", "domains": domains or [], "files": files or [], **extra}
+    return {
+        "version": 1,
+        "job_id": job.pk,
+        "status": status,
+        "started": "2026-11-22T10:00:00+00:00",
+        "ended": "2026-11-22T11:00:00Z",
+        "domains": domains or [],
+        "files": files or [],
+        **extra,
+    }
 
 
 def domain_result(name, stop="DOWNLOAD_COMPLETE", objects=10, size=1000):
@@ -24,13 +32,19 @@ def domain_result(name, stop="DOWNLOAD_COMPLETE", objects=10, size=1000):
 
 def test_result_is_recorded_with_history_and_files():
     job = factories.job(domains=["a.dk", "b.dk"], status=JobStatus.STARTED)
-    intake.record_result(result(job, domains=[domain_result("a.dk"), domain_result("b.dk", "TIME_LIMIT", 5, 50)],
-                                files=[{"name": "1-1-x.warc.gz", "path": "/spool/1/x.warc.gz", "size": 123,
-                                        "sha256": SHA, "kind": "warc"}]))
+    intake.record_result(
+        result(
+            job,
+            domains=[domain_result("a.dk"), domain_result("b.dk", "TIME_LIMIT", 5, 50)],
+            files=[{"name": "1-1-x.warc.gz", "path": "/spool/1/x.warc.gz", "size": 123, "sha256": SHA, "kind": "warc"}],
+        )
+    )
     job.refresh_from_db()
     assert job.status == "DONE" and job.ended_at.isoformat() == "2026-11-22T11:00:00+00:00"
     assert sorted(HarvestInfo.objects.values_list("domain__name", "objects_count", "stop_reason")) == [
-        ("a.dk", 10, "DOWNLOAD_COMPLETE"), ("b.dk", 5, "TIME_LIMIT")]
+        ("a.dk", 10, "DOWNLOAD_COMPLETE"),
+        ("b.dk", 5, "TIME_LIMIT"),
+    ]
     f = ArchiveFile.objects.get()
     assert (f.job_id, f.harvester_sha256, f.index_state) == (job.pk, SHA, "HARVESTED")
     assert f.spool_path == "/spool/1/x.warc.gz"
@@ -56,12 +70,15 @@ def test_a_heartbeat_overtaking_the_started_message_keeps_the_harvesters_name():
     assert Job.objects.get(pk=new.pk).harvester == ""
 
 
-@pytest.mark.parametrize(("bad", "message"), [
-    ({"status": "WHATEVER"}, "status: must be one of"),
-    ({"version": 9}, "unsupported JobResult version"),
-    ({"domains": [{"name": "a.dk"}]}, "domains[0].configuration: is missing"),
-    ({"files": [{"name": "f", "path": "/p", "size": 1, "sha256": "nothex"}]}, "files[0].sha256"),
-])
+@pytest.mark.parametrize(
+    ("bad", "message"),
+    [
+        ({"status": "WHATEVER"}, "status: must be one of"),
+        ({"version": 9}, "unsupported JobResult version"),
+        ({"domains": [{"name": "a.dk"}]}, "domains[0].configuration: is missing"),
+        ({"files": [{"name": "f", "path": "/p", "size": 1, "sha256": "nothex"}]}, "files[0].sha256"),
+    ],
+)
 def test_malformed_results_are_rejected_and_nothing_written(bad, message, caplog):
     job = factories.job(domains=["a.dk"], status=JobStatus.STARTED)
     with caplog.at_level(logging.ERROR), pytest.raises(intake.IntakeError):
@@ -101,13 +118,27 @@ def test_harvest_limits_become_config_limits_where_the_configuration_was_binding
     snapshot = factories.snapshot_definition(max_objects=1000, max_bytes=10**9)
     # a.dk: its configuration allowed only 100 objects (binding); b.dk: the harvest's 1000 was binding;
     # c.dk: its own byte limit equals the harvest's (a tie counts as the harvest's).
-    job = factories.job(snapshot, domains=["a.dk", "b.dk", "c.dk"], status=JobStatus.STARTED,
-                        limits={"a.dk": (100, 10**9), "b.dk": (1000, 10**9), "c.dk": (1000, 10**9)})
-    intake.record_result(result(job, domains=[domain_result("a.dk", "OBJECT_LIMIT"),
-                                              domain_result("b.dk", "OBJECT_LIMIT"),
-                                              domain_result("c.dk", "SIZE_LIMIT")]))
+    job = factories.job(
+        snapshot,
+        domains=["a.dk", "b.dk", "c.dk"],
+        status=JobStatus.STARTED,
+        limits={"a.dk": (100, 10**9), "b.dk": (1000, 10**9), "c.dk": (1000, 10**9)},
+    )
+    intake.record_result(
+        result(
+            job,
+            domains=[
+                domain_result("a.dk", "OBJECT_LIMIT"),
+                domain_result("b.dk", "OBJECT_LIMIT"),
+                domain_result("c.dk", "SIZE_LIMIT"),
+            ],
+        )
+    )
     assert dict(HarvestInfo.objects.values_list("domain__name", "stop_reason")) == {
-        "a.dk": "CONFIG_OBJECT_LIMIT", "b.dk": "OBJECT_LIMIT", "c.dk": "SIZE_LIMIT"}
+        "a.dk": "CONFIG_OBJECT_LIMIT",
+        "b.dk": "OBJECT_LIMIT",
+        "c.dk": "SIZE_LIMIT",
+    }
 
 
 def test_selective_limits_are_always_the_configurations_own():
@@ -120,8 +151,9 @@ def test_started_and_progress_update_the_job():
     job = factories.job(domains=["a.dk"], status=JobStatus.SUBMITTED)
     assert intake.record_started(job.pk, "high@crawler1")
     assert not intake.record_started(job.pk, "high@crawler2")  # a duplicate delivery cannot take it over
-    assert intake.record_progress({"job_id": job.pk, "at": "2026-11-22T10:00:05Z", "uris_done": 42,
-                                   "kb_rate": 12.5, "unknown_future_field": 1})
+    assert intake.record_progress(
+        {"job_id": job.pk, "at": "2026-11-22T10:00:05Z", "uris_done": 42, "kb_rate": 12.5, "unknown_future_field": 1}
+    )
     job.refresh_from_db()
     assert (job.status, job.harvester, job.progress["uris_done"]) == ("STARTED", "high@crawler1", 42)
     assert job.last_heartbeat is not None

@@ -29,8 +29,11 @@ def test_computes_missing_statistics_and_retries_unreadable_reports() -> None:
     assert "statistics computed for 2 job(s); 1 without readable reports" in out
     assert f"job {ended_without_files.pk}: " in err
     again = JobStats.objects.get(job=job)
-    assert (again.mime_types, again.status_codes, again.tlds) == (expected.mime_types, expected.status_codes,
-                                                                  expected.tlds)
+    assert (again.mime_types, again.status_codes, again.tlds) == (
+        expected.mime_types,
+        expected.status_codes,
+        expected.tlds,
+    )
     assert not JobStats.objects.filter(job=running).exists()
     assert "computed for 0 job(s)" in run()[0]
     assert "computed for 1 job(s); 1 without" in run("--retry-reports")[0]

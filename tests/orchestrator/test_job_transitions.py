@@ -69,8 +69,10 @@ def test_racing_processes_move_a_job_exactly_once(tmp_path):
         env["NETHARVEST_DATABASE_URL"] = _test_database_url()
     else:
         pytest.skip("the process race needs a shared server database")
-    procs = [subprocess.Popen([sys.executable, "-c", script, status], env=env, stdout=subprocess.PIPE, text=True)
-             for status in ["DONE", "FAILED"] * 3]
+    procs = [
+        subprocess.Popen([sys.executable, "-c", script, status], env=env, stdout=subprocess.PIPE, text=True)
+        for status in ["DONE", "FAILED"] * 3
+    ]
     results = [p.communicate(timeout=60)[0].strip() for p in procs]
     assert sorted(results) == ["False"] * 5 + ["True"]
     job.refresh_from_db()

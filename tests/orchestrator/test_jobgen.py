@@ -29,25 +29,32 @@ def configs(*names: str) -> list[DomainConfiguration]:
     return [DomainConfiguration.objects.get(domain__name=n, is_default=True) for n in names]
 
 
-def set_budget(config: DomainConfiguration, max_objects: int = -1, max_bytes: int = -1,
-               template: CrawlTemplate | None = None) -> None:
+def set_budget(
+    config: DomainConfiguration, max_objects: int = -1, max_bytes: int = -1, template: CrawlTemplate | None = None
+) -> None:
     config.max_objects, config.max_bytes = max_objects, max_bytes
     if template:
         config.template = template
     config.save()
 
 
-
-
-def history(config: DomainConfiguration, objects: int, size: int, reason: str, days_ago: int,
-            definition=None) -> HarvestInfo:
+def history(
+    config: DomainConfiguration, objects: int, size: int, reason: str, days_ago: int, definition=None
+) -> HarvestInfo:
     """A past result of ``config`` (each in its own job, as runs are)."""
     definition = definition or factories.selective_definition("history")
     job = factories.job(definition, status="DONE")
     JobDomain.objects.create(job=job, configuration=config, max_objects=-1, max_bytes=-1)
-    return HarvestInfo.objects.create(job=job, harvest=definition, domain_id=config.domain_id, configuration=config,
-                                      objects_count=objects, bytes_count=size, stop_reason=reason,
-                                      date=timezone.now() - timedelta(days=days_ago))
+    return HarvestInfo.objects.create(
+        job=job,
+        harvest=definition,
+        domain_id=config.domain_id,
+        configuration=config,
+        objects_count=objects,
+        bytes_count=size,
+        stop_reason=reason,
+        date=timezone.now() - timedelta(days=days_ago),
+    )
 
 
 def jobs_of(ids: list[int]) -> list[Job]:
@@ -108,8 +115,9 @@ def test_excluded_and_seedless_configurations_are_left_out():
     definition.configurations.set([*cs, seedless])
     jobs = jobs_of(jobgen.generate_jobs(definition, run=1))
     assert [domain_names(j) for j in jobs] == [["keep.se"]]
-    assert list(JobDomain.objects.values_list("configuration__domain__name", flat=True).filter(
-        job__in=jobs)) == ["keep.se"]
+    assert list(JobDomain.objects.values_list("configuration__domain__name", flat=True).filter(job__in=jobs)) == [
+        "keep.se"
+    ]
 
 
 def test_snapshot_takes_default_configurations_of_eligible_domains_with_the_smaller_limit():
@@ -117,45 +125,93 @@ def test_snapshot_takes_default_configurations_of_eligible_domains_with_the_smal
     cs = {c.domain.name: c for c in configs(*names)}
     now = timezone.now()
     Domain.objects.filter(name="alias.no").update(alias_of=Domain.objects.get(name="target.no"))
-    Domain.objects.filter(name="expired.no").update(alias_of=Domain.objects.get(name="target.no"),
-                                                    alias_expires=now - timedelta(days=1))
+    Domain.objects.filter(name="expired.no").update(
+        alias_of=Domain.objects.get(name="target.no"), alias_expires=now - timedelta(days=1)
+    )
     set_budget(cs["excluded.no"], max_objects=0)
     set_budget(cs["small.no"], max_objects=50, max_bytes=10_000_000)
     set_budget(cs["big.no"], max_objects=5000)
     DomainConfiguration.objects.create(domain=cs["plain.no"].domain, name="extra", template=cs["plain.no"].template)
     definition = factories.snapshot_definition(max_objects=1000, max_bytes=-1)
     ids = jobgen.generate_jobs(definition, run=1)
-    rows = {r.configuration.domain.name: (r.max_objects, r.max_bytes)
-            for r in JobDomain.objects.filter(job__in=ids).select_related("configuration__domain")}
-    assert rows == {"plain.no": (1000, -1), "expired.no": (1000, -1), "target.no": (1000, -1),
-                    "small.no": (50, 10_000_000), "big.no": (1000, -1)}
+    rows = {
+        r.configuration.domain.name: (r.max_objects, r.max_bytes)
+        for r in JobDomain.objects.filter(job__in=ids).select_related("configuration__domain")
+    }
+    assert rows == {
+        "plain.no": (1000, -1),
+        "expired.no": (1000, -1),
+        "target.no": (1000, -1),
+        "small.no": (50, 10_000_000),
+        "big.no": (1000, -1),
+    }
     assert all(j.spec["kind"] == "snapshot" and j.channel.name == "snapshot" for j in Job.objects.filter(pk__in=ids))
 
 
 def test_continuation_follows_netarchivesuite_rules():
-    names = ["complete.is", "unfinished.is", "objlimit.is", "sizelimit.is", "timelimit.is", "cfgobj-same.is",
-             "cfgobj-raised.is", "cfgobj-unlimited.is", "cfgsize-same.is", "cfgsize-raised.is", "resubmitted.is",
-             "absent.is"]
+    names = [
+        "complete.is",
+        "unfinished.is",
+        "objlimit.is",
+        "sizelimit.is",
+        "timelimit.is",
+        "cfgobj-same.is",
+        "cfgobj-raised.is",
+        "cfgobj-unlimited.is",
+        "cfgsize-same.is",
+        "cfgsize-raised.is",
+        "resubmitted.is",
+        "absent.is",
+    ]
     cs = {c.domain.name: c for c in configs(*names)}
     previous = factories.snapshot_definition("broad-2025", max_objects=10_000)
     limits = {n: (10_000, -1) for n in names}
-    limits.update({"cfgobj-same.is": (100, -1), "cfgobj-raised.is": (100, -1), "cfgobj-unlimited.is": (100, -1),
-                   "cfgsize-same.is": (10_000, 5000), "cfgsize-raised.is": (10_000, 5000)})
+    limits.update(
+        {
+            "cfgobj-same.is": (100, -1),
+            "cfgobj-raised.is": (100, -1),
+            "cfgobj-unlimited.is": (100, -1),
+            "cfgsize-same.is": (10_000, 5000),
+            "cfgsize-raised.is": (10_000, 5000),
+        }
+    )
     job = factories.job(previous, domains=[n for n in names if n != "absent.is"], limits=limits, status="DONE")
-    reasons = {"complete.is": "DOWNLOAD_COMPLETE", "unfinished.is": "DOWNLOAD_UNFINISHED",
-               "objlimit.is": "OBJECT_LIMIT", "sizelimit.is": "SIZE_LIMIT", "timelimit.is": "TIME_LIMIT",
-               "cfgobj-same.is": "CONFIG_OBJECT_LIMIT", "cfgobj-raised.is": "CONFIG_OBJECT_LIMIT",
-               "cfgobj-unlimited.is": "CONFIG_OBJECT_LIMIT", "cfgsize-same.is": "CONFIG_SIZE_LIMIT",
-               "cfgsize-raised.is": "CONFIG_SIZE_LIMIT", "resubmitted.is": "OBJECT_LIMIT"}
+    reasons = {
+        "complete.is": "DOWNLOAD_COMPLETE",
+        "unfinished.is": "DOWNLOAD_UNFINISHED",
+        "objlimit.is": "OBJECT_LIMIT",
+        "sizelimit.is": "SIZE_LIMIT",
+        "timelimit.is": "TIME_LIMIT",
+        "cfgobj-same.is": "CONFIG_OBJECT_LIMIT",
+        "cfgobj-raised.is": "CONFIG_OBJECT_LIMIT",
+        "cfgobj-unlimited.is": "CONFIG_OBJECT_LIMIT",
+        "cfgsize-same.is": "CONFIG_SIZE_LIMIT",
+        "cfgsize-raised.is": "CONFIG_SIZE_LIMIT",
+        "resubmitted.is": "OBJECT_LIMIT",
+    }
     for name, reason in reasons.items():
-        HarvestInfo.objects.create(job=job, harvest=previous, domain_id=cs[name].domain_id, configuration=cs[name],
-                                   objects_count=100, bytes_count=5000, stop_reason=reason,
-                                   date=timezone.now() - timedelta(days=10))
+        HarvestInfo.objects.create(
+            job=job,
+            harvest=previous,
+            domain_id=cs[name].domain_id,
+            configuration=cs[name],
+            objects_count=100,
+            bytes_count=5000,
+            stop_reason=reason,
+            date=timezone.now() - timedelta(days=10),
+        )
     # resubmitted.is was reported again by a later (resubmitted) job: its latest word is "complete"
     later = factories.job(previous, domains=["resubmitted.is"], status="DONE")
-    HarvestInfo.objects.create(job=later, harvest=previous, domain_id=cs["resubmitted.is"].domain_id,
-                               configuration=cs["resubmitted.is"], objects_count=300, bytes_count=9000,
-                               stop_reason="DOWNLOAD_COMPLETE", date=timezone.now() - timedelta(days=9))
+    HarvestInfo.objects.create(
+        job=later,
+        harvest=previous,
+        domain_id=cs["resubmitted.is"].domain_id,
+        configuration=cs["resubmitted.is"],
+        objects_count=300,
+        bytes_count=9000,
+        stop_reason="DOWNLOAD_COMPLETE",
+        date=timezone.now() - timedelta(days=9),
+    )
     set_budget(cs["cfgobj-same.is"], max_objects=100)
     set_budget(cs["cfgobj-raised.is"], max_objects=200)
     set_budget(cs["cfgsize-same.is"], max_bytes=5000)
@@ -163,13 +219,20 @@ def test_continuation_follows_netarchivesuite_rules():
     continuation = factories.snapshot_definition("broad-2025-part-2", max_objects=10_000, previous=previous)
     ids = jobgen.generate_jobs(continuation, run=1)
     chosen = set(JobDomain.objects.filter(job__in=ids).values_list("configuration__domain__name", flat=True))
-    assert chosen == {"objlimit.is", "sizelimit.is", "timelimit.is", "cfgobj-raised.is", "cfgobj-unlimited.is",
-                      "cfgsize-raised.is"}
+    assert chosen == {
+        "objlimit.is",
+        "sizelimit.is",
+        "timelimit.is",
+        "cfgobj-raised.is",
+        "cfgobj-unlimited.is",
+        "cfgsize-raised.is",
+    }
 
 
 def test_estimator_anchor_defaults_history_and_limits():
     unknown, complete, shrunk, stopped, capped, capped_bytes = cs = configs(
-        "unknown.fi", "complete.fi", "shrunk.fi", "stopped.fi", "capped.fi", "cappedbytes.fi")
+        "unknown.fi", "complete.fi", "shrunk.fi", "stopped.fi", "capped.fi", "cappedbytes.fi"
+    )
     history(complete, 400, 400 * 20_000, "DOWNLOAD_COMPLETE", days_ago=10)
     history(shrunk, 5000, 5000 * 10_000, "DOWNLOAD_COMPLETE", days_ago=400)  # NetarchiveSuite's "best"
     history(shrunk, 1000, 1000 * 10_000, "DOWNLOAD_COMPLETE", days_ago=20)  # … but the site is smaller now
@@ -205,8 +268,12 @@ def test_spec_is_frozen_with_traps_seeds_and_dedup_index(settings):
     assert spec.job_id == job.pk and spec.harvest_run == 3 and spec.harvest_name == "news"
     assert spec.global_traps == (r".*\?sessionid=.*", r".*/print/.*")
     assert spec.domains[0].traps == (r".*/calendar/.*",)
-    assert spec.domains[0].seeds == ("http://frozen.ee/", "http://www.frozen.ee/", "https://frozen.ee/",
-                                     "https://www.frozen.ee/")
+    assert spec.domains[0].seeds == (
+        "http://frozen.ee/",
+        "http://www.frozen.ee/",
+        "https://frozen.ee/",
+        "https://www.frozen.ee/",
+    )
     assert spec.dedup_index == str(settings.NETHARVEST_DEDUP_INDEX)  # the one the indexer chain feeds
     before = dict(job.spec)
     seedlist = config.seedlists.get()
@@ -243,7 +310,8 @@ def test_seeds_of_several_lists_are_merged_in_order_once_each():
     config = configs("merged.ee")[0]
     first = config.seedlists.get()
     SeedList.objects.filter(pk=first.pk).update(
-        seeds="http://a.ee/\r\n# http://off.ee/\n\n  http://b.ee/  \nhttp://a.ee/")
+        seeds="http://a.ee/\r\n# http://off.ee/\n\n  http://b.ee/  \nhttp://a.ee/"
+    )
     second = SeedList.objects.create(domain_id=config.domain_id, name="more", seeds="http://b.ee/\nhttp://c.ee/")
     config.seedlists.add(second)
     Domain.objects.filter(pk=config.domain_id).update(crawler_traps=".*/a/.*\r\n\n.*/b/.*\n")

@@ -20,8 +20,18 @@ def test_list_filters_and_aligns():
     failed = factories.job(factories.selective_definition("other"), domains=["b.dk"], status=JobStatus.FAILED)
     text = run("list")
     header, rule, *rows = text.splitlines()
-    assert header.split() == ["id", "harvest", "run", "channel", "status", "domains", "created", "(UTC)", "ended",
-                              "(UTC)"]
+    assert header.split() == [
+        "id",
+        "harvest",
+        "run",
+        "channel",
+        "status",
+        "domains",
+        "created",
+        "(UTC)",
+        "ended",
+        "(UTC)",
+    ]
     assert len(rows) == 2 and rows[0].startswith(str(failed.pk))
     ids = [line.split()[0] for line in run("list", "--status", "FAILED").splitlines()[2:]]
     assert ids == [str(failed.pk)] and str(done.pk) not in ids

@@ -37,8 +37,11 @@ def test_new_domain_gets_default_seeds_and_a_default_configuration():
     assert (config.max_objects, config.max_bytes) == (-1, -1)
     (seedlist,) = config.seedlists.all()
     assert seedlist.domain == domain
-    assert seedlist.active_seeds == default_seeds("bibliotek.dk") == [
-        "http://bibliotek.dk/", "http://www.bibliotek.dk/", "https://bibliotek.dk/", "https://www.bibliotek.dk/"]
+    assert (
+        seedlist.active_seeds
+        == default_seeds("bibliotek.dk")
+        == ["http://bibliotek.dk/", "http://www.bibliotek.dk/", "https://bibliotek.dk/", "https://www.bibliotek.dk/"]
+    )
 
 
 def test_an_ip_domain_gets_seeds_without_www():
@@ -180,15 +183,16 @@ def test_harvest_definition_rules_per_kind():
 
 def test_default_channels_exist_with_their_queues():
     assert {(c.name, c.priority, c.queue) for c in HarvestChannel.objects.all()} == {
-        ("focused", "high", "harvest.focused"), ("snapshot", "low", "harvest.snapshot"),
-        ("continuous", "high", "harvest.continuous")}  # continuous harvests' own channel (migration 0011)
+        ("focused", "high", "harvest.focused"),
+        ("snapshot", "low", "harvest.snapshot"),
+        ("continuous", "high", "harvest.continuous"),
+    }  # continuous harvests' own channel (migration 0011)
 
 
 def test_extended_fields_are_typed_and_validated():
     ExtendedField.objects.create(owner="domain", name="publisher", label="Publisher", required=True)
     ExtendedField.objects.create(owner="domain", name="founded", label="Founded", kind="date")
-    ExtendedField.objects.create(owner="domain", name="genre", label="Genre", kind="choice",
-                                 choices="news\nblog")
+    ExtendedField.objects.create(owner="domain", name="genre", label="Genre", kind="choice", choices="news\nblog")
     domain = make_domain()
     domain.extended = {"founded": "1999-02-30", "genre": "poetry"}
     with pytest.raises(ValidationError) as exc:

@@ -41,31 +41,81 @@ def no_shared_disk(transactional_db: None, tmp_path: Path, settings, s3_bucket: 
         pytest.skip("worker processes need the test database on PostgreSQL and a Redis broker")
     db = connection.settings_dict
     index = tmp_path / "index"
-    common = {"NETHARVEST_DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
-              "NETHARVEST_DATA_DIR": str(settings.DATA_DIR), "DJANGO_SETTINGS_MODULE": "orchestrator.settings",
-              "NETHARVEST_DEMO": "0", "NETHARVEST_INDEX_DIR": str(index),
-              "NETHARVEST_DEDUP_INDEX": str(index / "dedup.sqlite3"),
-              "NETHARVEST_STORAGE_LOCATIONS": f"obj={s3_bucket}/archive", "NETHARVEST_BACKUP_LOCATION": ""}
+    common = {
+        "NETHARVEST_DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
+        "NETHARVEST_DATA_DIR": str(settings.DATA_DIR),
+        "DJANGO_SETTINGS_MODULE": "orchestrator.settings",
+        "NETHARVEST_DEMO": "0",
+        "NETHARVEST_INDEX_DIR": str(index),
+        "NETHARVEST_DEDUP_INDEX": str(index / "dedup.sqlite3"),
+        "NETHARVEST_STORAGE_LOCATIONS": f"obj={s3_bucket}/archive",
+        "NETHARVEST_BACKUP_LOCATION": "",
+    }
     for name, value in common.items():
-        if name.startswith("NETHARVEST_") and name not in ("NETHARVEST_DATABASE_URL", "NETHARVEST_DATA_DIR",
-                                                           "NETHARVEST_DEMO"):
+        if name.startswith("NETHARVEST_") and name not in (
+            "NETHARVEST_DATABASE_URL",
+            "NETHARVEST_DATA_DIR",
+            "NETHARVEST_DEMO",
+        ):
             setattr(settings, name, Path(value) if name.endswith(("_DIR", "_INDEX")) else value)
     env = {**os.environ, **common}
-    subprocess.run([CELERY, "-A", "harvester.worker", "purge", "-f", "-Q", "harvest.focused,events,indexer"],
-                   env=env, check=True, capture_output=True)
+    subprocess.run(
+        [CELERY, "-A", "harvester.worker", "purge", "-f", "-Q", "harvest.focused,events,indexer"],
+        env=env,
+        check=True,
+        capture_output=True,
+    )
     spools = {"s3a": tmp_path / "spool-a", "s3b": tmp_path / "spool-b"}
     log = open(tmp_path / "workers.log", "wb")
-    processes = [subprocess.Popen(
-        [CELERY, "-A", "orchestrator", "worker", "--queues", "events,indexer", "--hostname", "s3idx@%h",
-         "--concurrency", "1", "--without-gossip", "--without-mingle", "--loglevel", "INFO"],
-        env={**env, "NETHARVEST_SPOOL_DIR": str(tmp_path / "indexer-has-no-spool")},
-        stdout=log, stderr=subprocess.STDOUT, start_new_session=True)]
+    processes = [
+        subprocess.Popen(
+            [
+                CELERY,
+                "-A",
+                "orchestrator",
+                "worker",
+                "--queues",
+                "events,indexer",
+                "--hostname",
+                "s3idx@%h",
+                "--concurrency",
+                "1",
+                "--without-gossip",
+                "--without-mingle",
+                "--loglevel",
+                "INFO",
+            ],
+            env={**env, "NETHARVEST_SPOOL_DIR": str(tmp_path / "indexer-has-no-spool")},
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    ]
     for name, spool in spools.items():
-        processes.append(subprocess.Popen(
-            [CELERY, "-A", "harvester.worker", "worker", "--queues", "harvest.focused", "--hostname", f"{name}@%h",
-             "--concurrency", "1", "--without-gossip", "--without-mingle", "--loglevel", "INFO"],
-            env={**env, "NETHARVEST_SPOOL_DIR": str(spool), "NETHARVEST_DELIVERY": f"{s3_bucket}/delivery"},
-            stdout=log, stderr=subprocess.STDOUT, start_new_session=True))
+        processes.append(
+            subprocess.Popen(
+                [
+                    CELERY,
+                    "-A",
+                    "harvester.worker",
+                    "worker",
+                    "--queues",
+                    "harvest.focused",
+                    "--hostname",
+                    f"{name}@%h",
+                    "--concurrency",
+                    "1",
+                    "--without-gossip",
+                    "--without-mingle",
+                    "--loglevel",
+                    "INFO",
+                ],
+                env={**env, "NETHARVEST_SPOOL_DIR": str(spool), "NETHARVEST_DELIVERY": f"{s3_bucket}/delivery"},
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        )
     yield spools
     stop_processes(*processes)
     log.close()
@@ -78,20 +128,29 @@ def test_two_harvesters_without_a_shared_disk_deliver_through_the_object_store(t
     server = StaticServer(tmp_path / "site")
     log = tmp_path / "workers.log"
     try:
-        template = CrawlTemplate.objects.create(name="local static site", min_delay_ms=0, max_delay_ms=0,
-                                                delay_factor=0, retry_delay_s=1, max_retries=1)
+        template = CrawlTemplate.objects.create(
+            name="local static site", min_delay_ms=0, max_delay_ms=0, delay_factor=0, retry_delay_s=1, max_retries=1
+        )
         jobs = []
         for name in ("object store one", "object store two"):
             definition = factories.selective_definition(name)
             assert seeding.add_seeds(definition, server.url, template).ok
             jobs += scheduler.run_now(definition, requested_by="test").jobs
         ids = [job.pk for job in jobs]
-        wait_for(lambda: set(Job.objects.filter(pk__in=ids).values_list("status", flat=True)) <= {"DONE", "FAILED"},
-                 120, "both jobs to end")
+        wait_for(
+            lambda: set(Job.objects.filter(pk__in=ids).values_list("status", flat=True)) <= {"DONE", "FAILED"},
+            120,
+            "both jobs to end",
+        )
         done = list(Job.objects.filter(pk__in=ids))
-        assert {j.status for j in done} == {"DONE"}, (log.read_text()[-4000:])
-        wait_for(lambda: set(ArchiveFile.objects.filter(job_id__in=ids).values_list("index_state", flat=True))
-                 == {"CLEANED"}, 120, "the jobs' files through the indexer chain")
+        assert {j.status for j in done} == {"DONE"}, log.read_text()[-4000:]
+        wait_for(
+            lambda: (
+                set(ArchiveFile.objects.filter(job_id__in=ids).values_list("index_state", flat=True)) == {"CLEANED"}
+            ),
+            120,
+            "the jobs' files through the indexer chain",
+        )
         assert sorted(j.harvester.split("@")[0] for j in done) == ["s3a", "s3b"]  # one job on each harvester
         for f in ArchiveFile.objects.filter(job_id__in=ids):
             assert f.spool_path == delivery.object_url(f"{s3_bucket}/delivery", f.job_id, f.name)  # delivered
@@ -105,8 +164,9 @@ def test_two_harvesters_without_a_shared_disk_deliver_through_the_object_store(t
         try:
             with urlopen(server.url, timeout=30) as live:
                 page = live.read()
-            with urlopen(service.url + replay.replay_url(server.url, f"{done[0].created:%Y}", mode="id_"),
-                         timeout=30) as response:  # the archived bytes, read from the bucket
+            with urlopen(
+                service.url + replay.replay_url(server.url, f"{done[0].created:%Y}", mode="id_"), timeout=30
+            ) as response:  # the archived bytes, read from the bucket
                 assert response.status == 200 and response.read() == page
         finally:
             service.stop()

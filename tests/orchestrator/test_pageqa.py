@@ -73,30 +73,42 @@ def test_thumbnail_is_a_small_png():
 
 def test_missing_resources_grouped_by_host_then_type_most_first():
     m = qascore.Missing
-    groups = qascore.group_missing([
-        m("http://cdn.example/a.png", "cdn.example", "image", "http://site/"),
-        m("http://cdn.example/b.png", "cdn.example", "image", "http://site/"),
-        m("http://cdn.example/a.png", "cdn.example", "image", "http://site/news/"),
-        m("http://cdn.example/s.css", "cdn.example", "stylesheet", "http://site/"),
-        m("http://site/x.js", "site", "script", "http://site/"),
-    ])
+    groups = qascore.group_missing(
+        [
+            m("http://cdn.example/a.png", "cdn.example", "image", "http://site/"),
+            m("http://cdn.example/b.png", "cdn.example", "image", "http://site/"),
+            m("http://cdn.example/a.png", "cdn.example", "image", "http://site/news/"),
+            m("http://cdn.example/s.css", "cdn.example", "stylesheet", "http://site/"),
+            m("http://site/x.js", "site", "script", "http://site/"),
+        ]
+    )
     assert [g["host"] for g in groups] == ["cdn.example", "site"]
     cdn = groups[0]
     assert cdn["count"] == 3
     assert [t["type"] for t in cdn["types"]] == ["image", "stylesheet"]
-    assert cdn["types"][0]["urls"][0] == {"url": "http://cdn.example/a.png", "pages": ["http://site/", "http://site/news/"]}
+    assert cdn["types"][0]["urls"][0] == {
+        "url": "http://cdn.example/a.png",
+        "pages": ["http://site/", "http://site/news/"],
+    }
 
 
 def test_worst_first():
-    pages = [("ok", 0, False, (0.99, 1.0)), ("many", 5, False, (None, None)), ("few", 1, False, (0.5, 0.9)),
-             ("few-alike", 1, False, (0.95, 0.98)), ("broken", 0, True, (None, None))]
+    pages = [
+        ("ok", 0, False, (0.99, 1.0)),
+        ("many", 5, False, (None, None)),
+        ("few", 1, False, (0.5, 0.9)),
+        ("few-alike", 1, False, (0.95, 0.98)),
+        ("broken", 0, True, (None, None)),
+    ]
     order = sorted(pages, key=lambda p: qascore.worst_first(p[1], p[2], p[3], p[0]))
     assert [p[0] for p in order] == ["broken", "many", "few", "few-alike", "ok"]
 
 
 def test_archived_url_of_a_replay_address():
-    assert archived_url("http://127.0.0.1:8090/replay/harvest-3/20261124050000im_/http://a.fr/x.png?v=1") \
+    assert (
+        archived_url("http://127.0.0.1:8090/replay/harvest-3/20261124050000im_/http://a.fr/x.png?v=1")
         == "http://a.fr/x.png?v=1"
+    )
     assert archived_url("http://r/replay/all/20261124mp_/https://a.fr/") == "https://a.fr/"
     assert archived_url("http://r/replay/all/http://a.fr/") == "http://a.fr/"
     assert archived_url("http://r/static/wombat.js") is None
@@ -110,8 +122,10 @@ class _Hostile(BaseHTTPRequestHandler):
         if self.path == "/never.png":
             time.sleep(30)
             return
-        bodies = {"/spin": b"<html><head><title>spin</title></head><body>x<script>while(true){}</script></body></html>",
-                  "/stall": b"<html><head><title>stall</title></head><body>y<img src='/never.png'></body></html>"}
+        bodies = {
+            "/spin": b"<html><head><title>spin</title></head><body>x<script>while(true){}</script></body></html>",
+            "/stall": b"<html><head><title>stall</title></head><body>y<img src='/never.png'></body></html>",
+        }
         body = bodies.get(self.path, b"")
         self.send_response(200 if body else 404)
         self.send_header("Content-Type", "text/html")
@@ -148,8 +162,14 @@ def stored_job(definition=None, status=JobStatus.DONE) -> Job:
     Job.objects.filter(pk=job.pk).update(spec=job.spec)
     job.refresh_from_db()
     for n, state in enumerate((IndexState.BACKED_UP, IndexState.INDEXED)):
-        ArchiveFile.objects.create(job=job, harvest_id=job.harvest_id, name=f"{job.pk}-w{n}.warc.gz", size=1,
-                                   index_state=state, spool_path="/nowhere")
+        ArchiveFile.objects.create(
+            job=job,
+            harvest_id=job.harvest_id,
+            name=f"{job.pk}-w{n}.warc.gz",
+            size=1,
+            index_state=state,
+            spool_path="/nowhere",
+        )
     return job
 
 
@@ -183,8 +203,9 @@ def finished_run(job: Job, missing: dict[str, str]) -> QARun:
     """A finished pass with ``missing`` (URL → type) found on the job's seed page."""
     run = QARun.objects.create(job=job, trigger=QARun.REQUESTED, status="DONE", missing_urls=len(missing))
     page = QAPage.objects.create(run=run, url="http://127.0.0.1:8001/", timestamp="20261124000000", is_seed=True)
-    MissingResource.objects.bulk_create(MissingResource(page=page, run=run, url=u, host=u.split("/")[2],
-                                                        resource_type=t) for u, t in missing.items())
+    MissingResource.objects.bulk_create(
+        MissingResource(page=page, run=run, url=u, host=u.split("/")[2], resource_type=t) for u, t in missing.items()
+    )
     return run
 
 
@@ -196,8 +217,7 @@ def test_patch_job_fetches_exactly_the_missing_urls(purge_queues, capsys):
     finished_run(job, {})
     with pytest.raises(patch.PatchError, match="nothing missing"):
         patch.create_patch_job(job, "claire")
-    finished_run(job, {"http://127.0.0.1:8001/hidden/banner.png": "image",
-                       "http://cdn.example.org/font.woff": "font"})
+    finished_run(job, {"http://127.0.0.1:8001/hidden/banner.png": "image", "http://cdn.example.org/font.woff": "font"})
     call_command("jobs", "patch", str(job.pk))
     assert "0 hops" in capsys.readouterr().out
     new = Job.objects.get(patches=job)
@@ -207,15 +227,24 @@ def test_patch_job_fetches_exactly_the_missing_urls(purge_queues, capsys):
     assert new.spec.get("dedup_index") == job.spec.get("dedup_index")
     (domain,) = new.spec["domains"]  # the off-site font goes with the page that needed it
     assert domain["name"] == "127.0.0.1" and sorted(domain["seeds"]) == [
-        "http://127.0.0.1:8001/hidden/banner.png", "http://cdn.example.org/font.woff"]
+        "http://127.0.0.1:8001/hidden/banner.png",
+        "http://cdn.example.org/font.woff",
+    ]
     assert list(new.domains.values_list("configuration_id", flat=True)) == list(
-        job.domains.values_list("configuration_id", flat=True))
+        job.domains.values_list("configuration_id", flat=True)
+    )
     with pytest.raises(patch.PatchError, match=f"job {new.pk} already patches job {job.pk}"):
         patch.create_patch_job(job, "claire")  # a double click makes one job
     # Once the patch job's WARCs are stored, the job it patched gets a new pass, once.
     Job.objects.filter(pk=new.pk).update(status=JobStatus.DONE)
-    ArchiveFile.objects.create(job=new, harvest_id=new.harvest_id, name=f"{new.pk}-w.warc.gz", size=1,
-                               index_state=IndexState.CLEANED, spool_path="/nowhere")
+    ArchiveFile.objects.create(
+        job=new,
+        harvest_id=new.harvest_id,
+        name=f"{new.pk}-w.warc.gz",
+        size=1,
+        index_state=IndexState.CLEANED,
+        spool_path="/nowhere",
+    )
     again = pageqa.after_stored(new.pk)
     assert again.job_id == job.pk and again.trigger == QARun.AFTER_PATCH and again.patch_job_id == new.pk
     assert pageqa.after_stored(new.pk) is None
@@ -258,9 +287,14 @@ def test_a_pass_stops_between_pages_when_the_worker_shuts_down_and_is_left_queue
     settings.NETHARVEST_QA_CHROMIUM = CHROMIUM
     job = stored_job()
     cdx = tmp_path / "a.cdx"
-    cdx.write_text(" CDX N b a m s k r M S V g\n" + "".join(
-        f"127,0,0,1:8001)/p{n}.html 20261124000000 http://127.0.0.1:8001/p{n}.html text/html 200 AAAA - - 100 0 "
-        "w.warc.gz\n" for n in range(5)))
+    cdx.write_text(
+        " CDX N b a m s k r M S V g\n"
+        + "".join(
+            f"127,0,0,1:8001)/p{n}.html 20261124000000 http://127.0.0.1:8001/p{n}.html text/html 200 AAAA - - 100 0 "
+            "w.warc.gz\n"
+            for n in range(5)
+        )
+    )
     ArchiveFile.objects.filter(job=job).update(index_state=IndexState.CLEANED, cdx_path=str(cdx))
     assert len(pageqa.targets(job)) == 5
     run = pageqa.request(job, "claire")
@@ -293,16 +327,21 @@ def test_only_a_not_archived_4xx_is_a_gap_in_the_archive():
     from orchestrator.harvest.qa.browser import Failed, PageLoad
 
     base = "http://127.0.0.1:8090/replay/harvest-1/20261124000000"
-    load = PageLoad(f"{base}/http://a.fr/", status=200, failed=[
-        Failed(f"{base}im_/http://a.fr/gone.png", "image", 404, archived=False),  # pywb: not in the archive
-        Failed(f"{base}im_/http://a.fr/gone.png", "image", 404, archived=False),  # asked twice: once
-        Failed(f"{base}im_/http://a.fr/was-404.png", "image", 404, archived=True),  # the site's own 404, captured
-        Failed(f"{base}cs_/http://a.fr/s.css", "stylesheet", 503, archived=False),  # replay failing
-        Failed(f"{base}js_/http://a.fr/x.js", "script", None, archived=False),  # no answer
-        Failed(f"{base}mp_/http://a.fr/", "document", 404, archived=False),  # the page itself
-    ])
+    load = PageLoad(
+        f"{base}/http://a.fr/",
+        status=200,
+        failed=[
+            Failed(f"{base}im_/http://a.fr/gone.png", "image", 404, archived=False),  # pywb: not in the archive
+            Failed(f"{base}im_/http://a.fr/gone.png", "image", 404, archived=False),  # asked twice: once
+            Failed(f"{base}im_/http://a.fr/was-404.png", "image", 404, archived=True),  # the site's own 404, captured
+            Failed(f"{base}cs_/http://a.fr/s.css", "stylesheet", 503, archived=False),  # replay failing
+            Failed(f"{base}js_/http://a.fr/x.js", "script", None, archived=False),  # no answer
+            Failed(f"{base}mp_/http://a.fr/", "document", 404, archived=False),  # the page itself
+        ],
+    )
     assert pageqa.missing_of(load, "http://a.fr/") == [
-        qascore.Missing("http://a.fr/gone.png", "a.fr", "image", "http://a.fr/")]
+        qascore.Missing("http://a.fr/gone.png", "a.fr", "image", "http://a.fr/")
+    ]
     errors = pageqa._replay_errors(load, "http://a.fr/")
     assert any("replay failed (503)" in e and "s.css" in e for e in errors)
     assert any(e.startswith("no answer for") and "x.js" in e for e in errors)
@@ -317,8 +356,10 @@ def test_a_pass_without_a_browser_fails_with_one_clear_line(settings, tmp_path, 
     settings.NETHARVEST_QA_LIVE = False
     job = stored_job()
     cdx = tmp_path / "a.cdx"
-    cdx.write_text(" CDX N b a m s k r M S V g\n127,0,0,1:8001)/ 20261124000000 http://127.0.0.1:8001/ text/html "
-                   "200 AAAA - - 100 0 w.warc.gz\n")
+    cdx.write_text(
+        " CDX N b a m s k r M S V g\n127,0,0,1:8001)/ 20261124000000 http://127.0.0.1:8001/ text/html "
+        "200 AAAA - - 100 0 w.warc.gz\n"
+    )
     ArchiveFile.objects.filter(job=job).update(index_state=IndexState.CLEANED, cdx_path=str(cdx))
     run = pageqa.run_pass(pageqa.request(job, "claire").pk)
     assert run.status == "FAILED" and not run.pages.exists() and run.ended_at is not None

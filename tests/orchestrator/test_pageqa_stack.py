@@ -27,8 +27,10 @@ from tests.conftest import wait_for
 from tests.orchestrator import factories
 from tests.webui.browserhelp import CHROMIUM, MISSING, REQUIRED
 
-pytestmark = [pytest.mark.django_db(transaction=True, serialized_rollback=True),
-              pytest.mark.skipif(bool(MISSING) and not REQUIRED, reason=MISSING)]
+pytestmark = [
+    pytest.mark.django_db(transaction=True, serialized_rollback=True),
+    pytest.mark.skipif(bool(MISSING) and not REQUIRED, reason=MISSING),
+]
 
 
 def indexed(job: Job, log: Path) -> Job:
@@ -36,9 +38,14 @@ def indexed(job: Job, log: Path) -> Job:
     wait_for(lambda: Job.objects.get(pk=job.pk).status in ("DONE", "FAILED"), 240, f"job {job.pk} to end")
     job.refresh_from_db()
     assert job.status == "DONE", (job.error_category, job.error_detail, log.read_text()[-4000:])
-    wait_for(lambda: ArchiveFile.objects.filter(job=job).exists() and set(
-        ArchiveFile.objects.filter(job=job).values_list("index_state", flat=True)) == {"CLEANED"},
-        240, f"job {job.pk}'s files through the indexer chain")
+    wait_for(
+        lambda: (
+            ArchiveFile.objects.filter(job=job).exists()
+            and set(ArchiveFile.objects.filter(job=job).values_list("index_state", flat=True)) == {"CLEANED"}
+        ),
+        240,
+        f"job {job.pk}'s files through the indexer chain",
+    )
     return job
 
 
@@ -50,14 +57,22 @@ def run_of(job: Job, trigger: str) -> QARun:
     return run
 
 
-def test_qa_finds_the_js_image_and_the_patch_crawl_brings_it_into_replay(own_index, workers: Path, replay_service,
-                                                                           settings):
+def test_qa_finds_the_js_image_and_the_patch_crawl_brings_it_into_replay(
+    own_index, workers: Path, replay_service, settings
+):
     settings.NETHARVEST_QA_MAX_PAGES = 2
     settings.NETHARVEST_QA_CHROMIUM = CHROMIUM
     site = serve_in_thread()
     try:
-        template = CrawlTemplate.objects.create(name="local test", min_delay_ms=0, max_delay_ms=0, delay_factor=0,
-                                                max_hops=2, retry_delay_s=1, max_retries=1)
+        template = CrawlTemplate.objects.create(
+            name="local test",
+            min_delay_ms=0,
+            max_delay_ms=0,
+            delay_factor=0,
+            max_hops=2,
+            retry_delay_s=1,
+            max_retries=1,
+        )
         definition = factories.selective_definition("QA of the test site")
         assert definition.page_qa  # on by default for selective harvests
         assert seeding.add_seeds(definition, site.url, template).ok
@@ -81,16 +96,18 @@ def test_qa_finds_the_js_image_and_the_patch_crawl_brings_it_into_replay(own_ind
         new = patch.create_patch_job(job, requested_by="test")
         assert new.patches_id == job.pk and new.harvest_id == job.harvest_id
         seeds = [s for d in new.spec["domains"] for s in d["seeds"]]
-        assert banner in seeds and set(seeds) == set(MissingResource.objects.filter(run=first)
-                                                     .values_list("url", flat=True))
+        assert banner in seeds and set(seeds) == set(
+            MissingResource.objects.filter(run=first).values_list("url", flat=True)
+        )
         assert new.spec["settings"]["max_hops"] == 0 and new.spec["settings"]["max_embed_hops"] == 0
         assert new.spec["settings"]["dedup"] == job.spec["settings"]["dedup"]
         assert new.spec["dedup_index"] == job.spec["dedup_index"]
         indexed(new, workers)
 
         # Replay now has the banner, in the definition's collection, at the original page's time.
-        address = (django_settings.NETHARVEST_REPLAY_URL
-                   + replay.replay_url(banner, home.timestamp, replay.collection_of(job.harvest_id), mode="id_"))
+        address = django_settings.NETHARVEST_REPLAY_URL + replay.replay_url(
+            banner, home.timestamp, replay.collection_of(job.harvest_id), mode="id_"
+        )
         with urllib.request.urlopen(address, timeout=30) as answer:
             assert answer.status == 200
             assert answer.read() == (SITE_DIR / "hidden" / "banner.png").read_bytes()

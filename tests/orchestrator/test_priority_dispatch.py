@@ -28,9 +28,12 @@ pytestmark = [pytest.mark.django_db(transaction=True, serialized_rollback=True),
 
 def _worker(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen:
     celery = str(Path(sys.executable).parent / "celery")
-    return subprocess.Popen([celery, *args, "--without-gossip", "--without-mingle", "--loglevel", "INFO"],
-                            env=env, stdout=log.open("w"), stderr=subprocess.STDOUT)
-
+    return subprocess.Popen(
+        [celery, *args, "--without-gossip", "--without-mingle", "--loglevel", "INFO"],
+        env=env,
+        stdout=log.open("w"),
+        stderr=subprocess.STDOUT,
+    )
 
 
 def test_selective_job_overtakes_a_thousand_queued_snapshot_jobs(tmp_path):
@@ -45,35 +48,53 @@ def test_selective_job_overtakes_a_thousand_queued_snapshot_jobs(tmp_path):
     template_job = factories.job(snapshot, domains=["broad.dk"])
     frozen = JobDomain.objects.get(job=template_job)
     low_jobs = Job.objects.bulk_create(
-        Job(harvest=snapshot, harvest_run=1, channel=snapshot.channel, spec={}, domain_count=1) for _ in range(999))
+        Job(harvest=snapshot, harvest_run=1, channel=snapshot.channel, spec={}, domain_count=1) for _ in range(999)
+    )
     for job in low_jobs:
         job.spec = {**template_job.spec, "job_id": job.pk}
     Job.objects.bulk_update(low_jobs, ["spec"], batch_size=500)
-    JobDomain.objects.bulk_create(JobDomain(job=j, configuration_id=frozen.configuration_id, max_objects=-1,
-                                            max_bytes=-1) for j in low_jobs)
+    JobDomain.objects.bulk_create(
+        JobDomain(job=j, configuration_id=frozen.configuration_id, max_objects=-1, max_bytes=-1) for j in low_jobs
+    )
     low_ids = [template_job.pk, *(j.pk for j in low_jobs)]
 
     s = connection.settings_dict
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "orchestrator.settings",
-           "NETHARVEST_DATABASE_URL": f"postgres://{s['USER']}@{s['HOST']}:{s['PORT']}/{s['NAME']}",
-           "NETHARVEST_DATA_DIR": str(tmp_path)}
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "orchestrator.settings",
+        "NETHARVEST_DATABASE_URL": f"postgres://{s['USER']}@{s['HOST']}:{s['PORT']}/{s['NAME']}",
+        "NETHARVEST_DATA_DIR": str(tmp_path),
+    }
     workers = [
-        _worker(["-A", "orchestrator", "worker", "-Q", "events", "-c", "2", "-n", "events@%h"], env,
-                tmp_path / "events.log"),
-        _worker(["-A", "tests.standin_harvester", "worker", "-Q", "harvest.snapshot", "-c", "1", "-n", "low@%h"],
-                {**env, "STANDIN_JOB_SECONDS": "600"}, tmp_path / "low.log"),
-        _worker(["-A", "tests.standin_harvester", "worker", "-Q", "harvest.focused", "-c", "1", "-n", "high@%h"],
-                {**env, "STANDIN_JOB_SECONDS": "1"}, tmp_path / "high.log"),
+        _worker(
+            ["-A", "orchestrator", "worker", "-Q", "events", "-c", "2", "-n", "events@%h"], env, tmp_path / "events.log"
+        ),
+        _worker(
+            ["-A", "tests.standin_harvester", "worker", "-Q", "harvest.snapshot", "-c", "1", "-n", "low@%h"],
+            {**env, "STANDIN_JOB_SECONDS": "600"},
+            tmp_path / "low.log",
+        ),
+        _worker(
+            ["-A", "tests.standin_harvester", "worker", "-Q", "harvest.focused", "-c", "1", "-n", "high@%h"],
+            {**env, "STANDIN_JOB_SECONDS": "1"},
+            tmp_path / "high.log",
+        ),
     ]
     try:
         assert dispatch.submit_jobs(low_ids) == 1000
-        wait_for(lambda: Job.objects.filter(pk__in=low_ids, status="STARTED").exists(), 90,
-                  "the low-priority worker to start a snapshot job")
+        wait_for(
+            lambda: Job.objects.filter(pk__in=low_ids, status="STARTED").exists(),
+            90,
+            "the low-priority worker to start a snapshot job",
+        )
 
         selective_job = factories.job(selective, domains=["news.dk"])
         assert dispatch.submit_jobs([selective_job.pk]) == 1
-        wait_for(lambda: Job.objects.get(pk=selective_job.pk).status == "DONE", 60,
-                  "the selective job to be done by the high-priority worker")
+        wait_for(
+            lambda: Job.objects.get(pk=selective_job.pk).status == "DONE",
+            60,
+            "the selective job to be done by the high-priority worker",
+        )
 
         selective_job.refresh_from_db()
         assert selective_job.harvester.startswith("standin@")

@@ -18,8 +18,7 @@ T0 = datetime(2026, 11, 24, 10, 0, tzinfo=UTC)
 def test_intake_keeps_one_sample_per_interval_and_only_for_running_jobs():
     job = factories.job(domains=["a.dk"], status=JobStatus.SUBMITTED)
     for n in (1, 2, 3):  # three heartbeats within a second: the first is kept, the others only update the job
-        assert intake.record_progress({"job_id": job.pk, "at": "2026-11-24T10:00:00Z", "uris_done": n,
-                                       "uri_rate": 2.5})
+        assert intake.record_progress({"job_id": job.pk, "at": "2026-11-24T10:00:00Z", "uris_done": n, "uri_rate": 2.5})
     samples = list(ProgressSample.objects.filter(job=job))
     assert [s.figures["uris_done"] for s in samples] == [1]
     assert samples[0].figures["uri_rate"] == 2.5
@@ -42,18 +41,25 @@ def test_samples_are_thinned_and_pruned_by_time():
 
 
 def test_figures_keep_numbers_and_the_continuous_section():
-    figures = progresslog.figures_of({
-        "uris_done": 10, "uri_rate": 1.5, "paused": True, "alerts": ["x"], "domains": {"a.dk": {"objects": 1}},
-        "continuous": {"fetch_rate": 4.2, "budget_per_s": 5.0, "changed": 3, "freshness": None, "queues": {}},
-    })
+    figures = progresslog.figures_of(
+        {
+            "uris_done": 10,
+            "uri_rate": 1.5,
+            "paused": True,
+            "alerts": ["x"],
+            "domains": {"a.dk": {"objects": 1}},
+            "continuous": {"fetch_rate": 4.2, "budget_per_s": 5.0, "changed": 3, "freshness": None, "queues": {}},
+        }
+    )
     assert figures == {"uris_done": 10, "uri_rate": 1.5, "c_fetch_rate": 4.2, "c_budget_per_s": 5.0, "c_changed": 3}
 
 
 def test_series_means_per_bucket_and_leaves_gaps_out():
     job = factories.job(domains=["a.dk"], status=JobStatus.STARTED)
     for i, rate in enumerate([1.0, 3.0, 10.0, 20.0]):
-        progresslog.record(job.pk, {"uri_rate": rate, **({"uris_done": i} if i % 2 else {})},
-                           T0 + timedelta(seconds=30 * i))
+        progresslog.record(
+            job.pk, {"uri_rate": rate, **({"uris_done": i} if i % 2 else {})}, T0 + timedelta(seconds=30 * i)
+        )
     series = progresslog.series(job.pk, T0, T0 + timedelta(seconds=120), points=2)  # 60 s buckets
     assert series.values["uri_rate"] == [2.0, 15.0]
     assert series.values["uris_done"] == [1.0, 3.0]

@@ -12,18 +12,19 @@ pytestmark = pytest.mark.django_db
 
 def sweeping_since(when, last=None):
     """The reaper has swept without a gap since ``when`` (its last sweep ``last``, default: just now)."""
-    ReaperSight.objects.update_or_create(pk=1, defaults={"seeing_since": when,
-                                                         "last_sweep_at": last or timezone.now()})
+    ReaperSight.objects.update_or_create(pk=1, defaults={"seeing_since": when, "last_sweep_at": last or timezone.now()})
 
 
 def test_silent_and_never_started_jobs_fail_with_their_reason(settings):
     settings.NETHARVEST_HEARTBEAT_TIMEOUT_S = 600
     settings.NETHARVEST_SUBMITTED_TIMEOUT_S = 3600
     now = timezone.now()
-    silent = factories.job(status=JobStatus.STARTED, started_at=now - timedelta(hours=2),
-                           last_heartbeat=now - timedelta(seconds=601))
-    alive = factories.job(status=JobStatus.STARTED, started_at=now - timedelta(hours=2),
-                          last_heartbeat=now - timedelta(seconds=30))
+    silent = factories.job(
+        status=JobStatus.STARTED, started_at=now - timedelta(hours=2), last_heartbeat=now - timedelta(seconds=601)
+    )
+    alive = factories.job(
+        status=JobStatus.STARTED, started_at=now - timedelta(hours=2), last_heartbeat=now - timedelta(seconds=30)
+    )
     stuck = factories.job(status=JobStatus.SUBMITTED, submitted_at=now - timedelta(hours=2))
     queued = factories.job(status=JobStatus.SUBMITTED, submitted_at=now - timedelta(minutes=5))
     sweeping_since(now - timedelta(hours=3), now - timedelta(seconds=15))
@@ -37,8 +38,9 @@ def test_silent_and_never_started_jobs_fail_with_their_reason(settings):
 
 def test_a_reaped_job_can_be_resubmitted_and_carries_on(settings):
     settings.NETHARVEST_HEARTBEAT_TIMEOUT_S = 60
-    job = factories.job(domains=["a.dk", "b.dk"], status=JobStatus.STARTED,
-                        last_heartbeat=timezone.now() - timedelta(hours=1))
+    job = factories.job(
+        domains=["a.dk", "b.dk"], status=JobStatus.STARTED, last_heartbeat=timezone.now() - timedelta(hours=1)
+    )
     sweeping_since(timezone.now() - timedelta(hours=2))
     reaper.reap()
     job.refresh_from_db()

@@ -36,9 +36,14 @@ def run_through_the_chain(definition, log: Path) -> Job:
     wait_for(lambda: Job.objects.get(pk=job.pk).status in ("DONE", "FAILED"), 240, f"job {job.pk} to end")
     job.refresh_from_db()
     assert job.status == "DONE", (job.error_category, job.error_detail, log.read_text()[-4000:])
-    wait_for(lambda: ArchiveFile.objects.filter(job=job).exists() and set(
-        ArchiveFile.objects.filter(job=job).values_list("index_state", flat=True)) == {"CLEANED"},
-        240, f"job {job.pk}'s files through the indexer chain")
+    wait_for(
+        lambda: (
+            ArchiveFile.objects.filter(job=job).exists()
+            and set(ArchiveFile.objects.filter(job=job).values_list("index_state", flat=True)) == {"CLEANED"}
+        ),
+        240,
+        f"job {job.pk}'s files through the indexer chain",
+    )
     return job
 
 
@@ -63,8 +68,9 @@ def test_an_unchanged_site_harvested_twice_through_the_stack(tmp_path: Path, wor
     paths = write_site(tmp_path / "site", pages=60)
     server = StaticServer(tmp_path / "site")
     try:
-        template = CrawlTemplate.objects.create(name="local static site", min_delay_ms=0, max_delay_ms=0,
-                                                delay_factor=0, retry_delay_s=1, max_retries=1)
+        template = CrawlTemplate.objects.create(
+            name="local static site", min_delay_ms=0, max_delay_ms=0, delay_factor=0, retry_delay_s=1, max_retries=1
+        )
         definition = factories.selective_definition("static site twice")
         assert seeding.add_seeds(definition, server.url, template).ok
         first = run_through_the_chain(definition, workers)

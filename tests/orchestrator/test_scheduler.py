@@ -21,8 +21,9 @@ def t(text: str) -> datetime:
     return datetime.fromisoformat(text).replace(tzinfo=UTC)
 
 
-def selective(name: str, next_date: datetime | None, domains: tuple[str, ...] = ("a.dk", "b.dk"),
-              **schedule: object) -> HarvestDefinition:
+def selective(
+    name: str, next_date: datetime | None, domains: tuple[str, ...] = ("a.dk", "b.dk"), **schedule: object
+) -> HarvestDefinition:
     create_domains(domains)
     sched, _ = Schedule.objects.get_or_create(name=f"s-{name}", defaults={"unit": "day", **schedule})
     definition = factories.selective_definition(name, schedule=sched, next_date=next_date, active=True)
@@ -176,17 +177,21 @@ def test_a_locked_definition_is_skipped_not_waited_for_nor_doubled():
 def test_racing_beat_processes_make_each_run_exactly_once():
     """Four OS processes run the scheduler at the same moment over five due definitions."""
     _needs_postgres()
-    definitions = [selective(f"race{i}", t("2026-01-01 00:00"), domains=(f"r{i}a.dk", f"r{i}b.dk", f"r{i}c.dk"))
-                   for i in range(5)]
+    definitions = [
+        selective(f"race{i}", t("2026-01-01 00:00"), domains=(f"r{i}a.dk", f"r{i}b.dk", f"r{i}c.dk")) for i in range(5)
+    ]
     create_domains([f"snap{i}.dk" for i in range(20)])
     snap = factories.snapshot_definition(active=True)
     start = time.time() + 4
-    outputs = _run_processes(4, (
-        f"import time; time.sleep(max(0, {start} - time.time()));"
-        "from datetime import datetime, UTC;"
-        "from orchestrator.harvest.scheduling.scheduler import schedule_due_harvests;"
-        "print(len(schedule_due_harvests(datetime(2026, 1, 1, 0, 1, tzinfo=UTC))))"
-    ))
+    outputs = _run_processes(
+        4,
+        (
+            f"import time; time.sleep(max(0, {start} - time.time()));"
+            "from datetime import datetime, UTC;"
+            "from orchestrator.harvest.scheduling.scheduler import schedule_due_harvests;"
+            "print(len(schedule_due_harvests(datetime(2026, 1, 1, 0, 1, tzinfo=UTC))))"
+        ),
+    )
     assert sum(int(o) for o in outputs) == Job.objects.count()
     for definition in [*definitions, snap]:
         definition.refresh_from_db()
@@ -199,13 +204,17 @@ def test_a_crash_half_way_loses_nothing_and_doubles_nothing():
     """A beat process killed in the middle of writing a run's jobs: the next round makes the run."""
     _needs_postgres()
     definition = selective("crash", t("2026-01-01 00:00"), domains=("c1.dk", "c2.dk", "c3.dk"))
-    [output] = _run_processes(1, (
-        "import os; from datetime import datetime, UTC;"
-        "from orchestrator.harvest.jobs import jobgen; from orchestrator.harvest.scheduling import scheduler;"
-        "original = jobgen.SpecFreezer.freeze;"
-        "jobgen.SpecFreezer.freeze = lambda self, *args: (original(self, *args), os._exit(9));"
-        "scheduler.schedule_due_harvests(datetime(2026, 1, 1, 0, 1, tzinfo=UTC))"
-    ), expect_status=9)  # killed exactly where the crash was put, not by anything else
+    [output] = _run_processes(
+        1,
+        (
+            "import os; from datetime import datetime, UTC;"
+            "from orchestrator.harvest.jobs import jobgen; from orchestrator.harvest.scheduling import scheduler;"
+            "original = jobgen.SpecFreezer.freeze;"
+            "jobgen.SpecFreezer.freeze = lambda self, *args: (original(self, *args), os._exit(9));"
+            "scheduler.schedule_due_harvests(datetime(2026, 1, 1, 0, 1, tzinfo=UTC))"
+        ),
+        expect_status=9,
+    )  # killed exactly where the crash was put, not by anything else
     assert output == ""
     definition.refresh_from_db()
     assert definition.runs == 0 and not Job.objects.exists()
@@ -216,11 +225,15 @@ def test_a_crash_half_way_loses_nothing_and_doubles_nothing():
 
 def _run_processes(n: int, code: str, expect_status: int = 0) -> list[str]:
     s = connection.settings_dict
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings",
-           "NETHARVEST_DATABASE_URL": f"postgres://{s['USER']}@{s['HOST']}:{s['PORT']}/{s['NAME']}"}
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "tests.settings",
+        "NETHARVEST_DATABASE_URL": f"postgres://{s['USER']}@{s['HOST']}:{s['PORT']}/{s['NAME']}",
+    }
     script = f"import django; django.setup(); {code}"
-    procs = [subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE, text=True)
-             for _ in range(n)]
+    procs = [
+        subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE, text=True) for _ in range(n)
+    ]
     outputs = []
     for p in procs:
         out, _ = p.communicate(timeout=120)
@@ -228,5 +241,3 @@ def _run_processes(n: int, code: str, expect_status: int = 0) -> list[str]:
         outputs.append(out.strip())
     close_old_connections()
     return outputs
-
-

@@ -19,13 +19,16 @@ def sched(**fields: object) -> Schedule:
 NOW = t("2026-01-14 10:17:30")  # a Wednesday
 
 
-@pytest.mark.parametrize(("every", "unit", "expected"), [
-    (5, "minute", "2026-01-14 10:22:30"),
-    (2, "hour", "2026-01-14 12:17:30"),
-    (3, "day", "2026-01-17 10:17:30"),
-    (2, "week", "2026-01-28 10:17:30"),
-    (1, "month", "2026-02-14 10:17:30"),
-])
+@pytest.mark.parametrize(
+    ("every", "unit", "expected"),
+    [
+        (5, "minute", "2026-01-14 10:22:30"),
+        (2, "hour", "2026-01-14 12:17:30"),
+        (3, "day", "2026-01-17 10:17:30"),
+        (2, "week", "2026-01-28 10:17:30"),
+        (1, "month", "2026-02-14 10:17:30"),
+    ],
+)
 def test_anytime_every_unit_adds_the_period(every, unit, expected):
     s = sched(every=every, unit=unit)
     assert first_event(s, NOW) == NOW  # as soon as possible
@@ -44,8 +47,7 @@ def test_at_time_of_every_day_and_every_other_day():
     assert first_event(s, NOW) == t("2026-01-15 03:00")
     assert first_event(s, t("2026-01-14 02:59")) == t("2026-01-14 03:00")
     s2 = sched(every=2, unit="day", anytime=False, at_hour=3, at_minute=0)
-    assert upcoming_runs(s2, 3, None, now=NOW) == [t("2026-01-15 03:00"), t("2026-01-17 03:00"),
-                                                   t("2026-01-19 03:00")]
+    assert upcoming_runs(s2, 3, None, now=NOW) == [t("2026-01-15 03:00"), t("2026-01-17 03:00"), t("2026-01-19 03:00")]
 
 
 def test_weekday_and_time_of_every_week():
@@ -61,8 +63,13 @@ def test_weekday_and_time_of_every_week():
 def test_day_of_month_clamps_to_short_months_without_drifting():
     s = sched(every=1, unit="month", anytime=False, at_day_of_month=31, at_hour=1, at_minute=0)
     runs = upcoming_runs(s, 5, None, now=t("2026-01-01 00:00"))
-    assert runs == [t("2026-01-31 01:00"), t("2026-02-28 01:00"), t("2026-03-31 01:00"), t("2026-04-30 01:00"),
-                    t("2026-05-31 01:00")]
+    assert runs == [
+        t("2026-01-31 01:00"),
+        t("2026-02-28 01:00"),
+        t("2026-03-31 01:00"),
+        t("2026-04-30 01:00"),
+        t("2026-05-31 01:00"),
+    ]
     leap = upcoming_runs(s, 2, t("2028-01-31 01:00"))
     assert leap == [t("2028-01-31 01:00"), t("2028-02-29 01:00")]
     s3 = sched(every=3, unit="month", anytime=False, at_day_of_month=30, at_hour=0, at_minute=0)
@@ -72,8 +79,11 @@ def test_day_of_month_clamps_to_short_months_without_drifting():
 
 def test_anytime_monthly_keeps_the_start_day():
     s = sched(every=1, unit="month", start=t("2026-01-31 08:00"))
-    assert upcoming_runs(s, 3, None, now=t("2026-01-01")) == [t("2026-01-31 08:00"), t("2026-02-28 08:00"),
-                                                             t("2026-03-31 08:00")]
+    assert upcoming_runs(s, 3, None, now=t("2026-01-01")) == [
+        t("2026-01-31 08:00"),
+        t("2026-02-28 08:00"),
+        t("2026-03-31 08:00"),
+    ]
 
 
 def test_start_at_a_date_and_asap():

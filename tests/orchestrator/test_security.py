@@ -19,9 +19,12 @@ REPO = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 GOOD_KEY = secrets.token_urlsafe(50)
 HTTPS_SWITCHES = {
-    "NETHARVEST_PROXY_SSL_HEADER": "X-Forwarded-Proto", "NETHARVEST_SECURE_COOKIES": "1",
-    "NETHARVEST_SSL_REDIRECT": "1", "NETHARVEST_HSTS_SECONDS": "31536000",
-    "NETHARVEST_HSTS_INCLUDE_SUBDOMAINS": "1", "NETHARVEST_HSTS_PRELOAD": "1",
+    "NETHARVEST_PROXY_SSL_HEADER": "X-Forwarded-Proto",
+    "NETHARVEST_SECURE_COOKIES": "1",
+    "NETHARVEST_SSL_REDIRECT": "1",
+    "NETHARVEST_HSTS_SECONDS": "31536000",
+    "NETHARVEST_HSTS_INCLUDE_SUBDOMAINS": "1",
+    "NETHARVEST_HSTS_PRELOAD": "1",
     "NETHARVEST_ALLOWED_HOSTS": "netharvest.example.org",
 }
 
@@ -35,15 +38,30 @@ def environment(tmp_path: Path, **extra: str) -> dict[str, str]:
 
 def gunicorn(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     """gunicorn as docker-compose starts web; it exits by itself only when its workers cannot boot."""
-    return subprocess.run([str(BIN / "gunicorn"), "orchestrator.wsgi:application", "--bind",
-                           f"127.0.0.1:{free_port()}", "--workers", "1"], cwd=REPO, env=env, capture_output=True,
-                          text=True, timeout=120)
+    return subprocess.run(
+        [
+            str(BIN / "gunicorn"),
+            "orchestrator.wsgi:application",
+            "--bind",
+            f"127.0.0.1:{free_port()}",
+            "--workers",
+            "1",
+        ],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
-@pytest.mark.parametrize("key, reason", [
-    (None, "NETHARVEST_SECRET_KEY is not set"),
-    ("short-but-random-Xy7", "NETHARVEST_SECRET_KEY is too weak"),
-])
+@pytest.mark.parametrize(
+    "key, reason",
+    [
+        (None, "NETHARVEST_SECRET_KEY is not set"),
+        ("short-but-random-Xy7", "NETHARVEST_SECRET_KEY is too weak"),
+    ],
+)
 def test_web_refuses_to_start_without_a_real_key(tmp_path, key, reason):
     env = environment(tmp_path, **({"NETHARVEST_SECRET_KEY": key} if key else {}))
     done = gunicorn(env)
@@ -56,22 +74,40 @@ def test_the_examples_placeholder_key_stops_every_process(tmp_path):
     env = environment(tmp_path, NETHARVEST_SECRET_KEY="CHANGE-ME-to-a-long-random-string")
     done = gunicorn(env)
     assert done.returncode != 0 and "NETHARVEST_SECRET_KEY is a placeholder" in done.stderr
-    migrate = subprocess.run([str(BIN / "netharvest"), "migrate", "--noinput"], cwd=REPO, env=env,
-                             capture_output=True, text=True, timeout=120)
+    migrate = subprocess.run(
+        [str(BIN / "netharvest"), "migrate", "--noinput"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert migrate.returncode != 0 and "NETHARVEST_SECRET_KEY is a placeholder" in migrate.stderr
 
 
 def test_web_starts_with_a_real_key_and_in_development_without_one(tmp_path):
     for extra in ({"NETHARVEST_SECRET_KEY": GOOD_KEY}, {"NETHARVEST_DEBUG": "1"}):
-        done = subprocess.run([sys.executable, "-c", "import orchestrator.wsgi"], cwd=REPO,
-                              env=environment(tmp_path, **extra), capture_output=True, text=True, timeout=120)
+        done = subprocess.run(
+            [sys.executable, "-c", "import orchestrator.wsgi"],
+            cwd=REPO,
+            env=environment(tmp_path, **extra),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert done.returncode == 0, done.stderr
 
 
 def test_check_deploy_is_clean_with_the_https_switches(tmp_path):
     def check(**extra: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([str(BIN / "netharvest"), "check", "--deploy", "--fail-level", "WARNING"], cwd=REPO,
-                              env=environment(tmp_path, **extra), capture_output=True, text=True, timeout=120)
+        return subprocess.run(
+            [str(BIN / "netharvest"), "check", "--deploy", "--fail-level", "WARNING"],
+            cwd=REPO,
+            env=environment(tmp_path, **extra),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
 
     clean = check(NETHARVEST_SECRET_KEY=GOOD_KEY, **HTTPS_SWITCHES)
     assert clean.returncode == 0, clean.stderr

@@ -15,12 +15,17 @@ pytestmark = pytest.mark.django_db
 def test_seeds_create_domains_seedlists_and_configurations():
     factories.domain("example.fr")
     hd = factories.selective_definition("elections 2026")
-    result = seeding.add_seeds(hd, "https://www.example.fr/politique/\n\n# a comment\nnews.Bücher.de/a?b=1\n"
-                                   "http://example.fr/\nhttps://www.example.fr/politique/\n")
+    result = seeding.add_seeds(
+        hd,
+        "https://www.example.fr/politique/\n\n# a comment\nnews.Bücher.de/a?b=1\n"
+        "http://example.fr/\nhttps://www.example.fr/politique/\n",
+    )
     assert result.ok, result.errors
     assert result.created_domains == ["xn--bcher-kva.de"]
-    assert result.seeds == {"example.fr": ["https://www.example.fr/politique/", "http://example.fr/"],
-                            "xn--bcher-kva.de": ["http://news.xn--bcher-kva.de/a?b=1"]}
+    assert result.seeds == {
+        "example.fr": ["https://www.example.fr/politique/", "http://example.fr/"],
+        "xn--bcher-kva.de": ["http://news.xn--bcher-kva.de/a?b=1"],
+    }
     config = DomainConfiguration.objects.get(domain__name="example.fr", name="elections 2026")
     assert [s.name for s in config.seedlists.all()] == ["elections 2026"]
     assert config.seedlists.get().active_seeds == ["https://www.example.fr/politique/", "http://example.fr/"]
@@ -35,16 +40,23 @@ def test_adding_again_merges_seeds_without_duplicates():
     result = seeding.add_seeds(hd, "http://example.fr/b\nhttp://example.fr/a")
     assert result.ok
     assert SeedList.objects.get(domain__name="example.fr", name="culture").active_seeds == [
-        "http://example.fr/a", "http://example.fr/b"]
+        "http://example.fr/a",
+        "http://example.fr/b",
+    ]
     assert hd.configurations.count() == 1
 
 
 def test_any_bad_line_saves_nothing_and_every_bad_line_is_reported():
     hd = factories.selective_definition("culture")
-    result = seeding.add_seeds(hd, "http://good.fr/\nftp://files.fr/\nhttp://localhost/\nhttp://a b.fr/\n"
-                                   "http://x.fr:99999/")
-    assert [(e.line, e.text) for e in result.errors] == [(2, "ftp://files.fr/"), (3, "http://localhost/"),
-                                                         (4, "http://a b.fr/"), (5, "http://x.fr:99999/")]
+    result = seeding.add_seeds(
+        hd, "http://good.fr/\nftp://files.fr/\nhttp://localhost/\nhttp://a b.fr/\nhttp://x.fr:99999/"
+    )
+    assert [(e.line, e.text) for e in result.errors] == [
+        (2, "ftp://files.fr/"),
+        (3, "http://localhost/"),
+        (4, "http://a b.fr/"),
+        (5, "http://x.fr:99999/"),
+    ]
     assert "only http:// and https://" in result.errors[0].message
     assert "public suffix" in result.errors[1].message
     assert str(result.errors[0]).startswith("line 2: 'ftp://files.fr/'")
@@ -53,11 +65,18 @@ def test_any_bad_line_saves_nothing_and_every_bad_line_is_reported():
 
 def test_urls_of_other_schemes_are_refused_for_their_scheme():
     """``javascript:alert(1)`` was read as host "javascript" with port "alert(1)": "the port is not a number"."""
-    lines = ["javascript:alert(1)", "mailto:curator@example.fr", "data:text/html,<b>x</b>", "ftp://files.fr/",
-             "file:///etc/passwd", "JavaScript:void(0)"]
+    lines = [
+        "javascript:alert(1)",
+        "mailto:curator@example.fr",
+        "data:text/html,<b>x</b>",
+        "ftp://files.fr/",
+        "file:///etc/passwd",
+        "JavaScript:void(0)",
+    ]
     result = seeding.add_seeds(factories.selective_definition(), "\n".join(lines))
     assert [(e.line, e.text, e.message) for e in result.errors] == [
-        (n, line, "only http:// and https:// URLs can be seeds") for n, line in enumerate(lines, start=1)]
+        (n, line, "only http:// and https:// URLs can be seeds") for n, line in enumerate(lines, start=1)
+    ]
     # A bare host, with or without a port, still gets http://.
     result = seeding.add_seeds(factories.selective_definition("other"), "example.fr:8080/x\nexample.fr:81")
     assert result.ok and result.seeds == {"example.fr": ["http://example.fr:8080/x", "http://example.fr:81/"]}
@@ -85,20 +104,38 @@ def test_attaching_twice_changes_nothing_the_second_time_in_every_mode():
     domain = factories.domain("example.fr")
     first, other = factories.selective_definition("first"), factories.selective_definition("other")
     template = domain.default_configuration.template
-    kept = attach.attach(domain.pk, "mine", ["http://example.fr/a"], definition_id=first.pk,
-                         template_id=template.pk, max_objects=10)
+    kept = attach.attach(
+        domain.pk, "mine", ["http://example.fr/a"], definition_id=first.pk, template_id=template.pk, max_objects=10
+    )
     assert kept.created and kept.changed == []
-    again = attach.attach(domain.pk, "mine", ["http://example.fr/b"], definition_id=other.pk,
-                          template_id=template.pk, max_objects=99)  # merge, keep, add
+    again = attach.attach(
+        domain.pk, "mine", ["http://example.fr/b"], definition_id=other.pk, template_id=template.pk, max_objects=99
+    )  # merge, keep, add
     assert not again.created and again.changed == ["seeds"] and again.configuration.max_objects == 10
     assert set(again.configuration.harvest_definitions.all()) == {first, other}
-    replaced = attach.attach(domain.pk, "mine", ["http://example.fr/c"], definition_id=other.pk,
-                             template_id=template.pk, max_objects=99, seeds_mode=attach.REPLACE,
-                             config_mode=attach.UPDATE, definitions=attach.ONLY)
+    replaced = attach.attach(
+        domain.pk,
+        "mine",
+        ["http://example.fr/c"],
+        definition_id=other.pk,
+        template_id=template.pk,
+        max_objects=99,
+        seeds_mode=attach.REPLACE,
+        config_mode=attach.UPDATE,
+        definitions=attach.ONLY,
+    )
     assert replaced.changed == ["seeds", "max_objects", "harvest definition"]
     assert SeedList.objects.get(domain=domain, name="mine").seeds == "http://example.fr/c"
     assert list(replaced.configuration.harvest_definitions.all()) == [other]
-    same = attach.attach(domain.pk, "mine", ["http://example.fr/c"], definition_id=other.pk,
-                         template_id=template.pk, max_objects=99, seeds_mode=attach.REPLACE,
-                         config_mode=attach.UPDATE, definitions=attach.ONLY)
+    same = attach.attach(
+        domain.pk,
+        "mine",
+        ["http://example.fr/c"],
+        definition_id=other.pk,
+        template_id=template.pk,
+        max_objects=99,
+        seeds_mode=attach.REPLACE,
+        config_mode=attach.UPDATE,
+        definitions=attach.ONLY,
+    )
     assert same.changed == [] and DomainConfiguration.objects.filter(domain=domain, name="mine").count() == 1

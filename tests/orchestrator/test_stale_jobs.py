@@ -34,8 +34,9 @@ def test_a_dead_workers_job_is_reaped_fenced_and_never_crawled_again(tmp_path, s
     site = serve_in_thread(0)
     spool = tmp_path / "harvester" / "spool"
     env = realstack.worker_env(tmp_path / "harvester")
-    events = realstack.start_worker("orchestrator", "events", "events", realstack.worker_env(tmp_path / "orch"),
-                                    tmp_path / "events.log")
+    events = realstack.start_worker(
+        "orchestrator", "events", "events", realstack.worker_env(tmp_path / "orch"), tmp_path / "events.log"
+    )
     first = realstack.start_worker("harvester.worker", "harvest.focused", "first", env, tmp_path / "first.log")
     second = None
     try:
@@ -56,10 +57,8 @@ def test_a_dead_workers_job_is_reaped_fenced_and_never_crawled_again(tmp_path, s
         assert realstack.queued_controls(job.pk) == ["cancel"]
 
         new = dispatch.resubmit(job, requested_by="test")
-        second = realstack.start_worker("harvester.worker", "harvest.focused", "second", env,
-                                        tmp_path / "second.log")
-        wait_for(lambda: Job.objects.get(pk=new.pk).status not in ("SUBMITTED", "STARTED"), 120,
-                 "job 2 to end")
+        second = realstack.start_worker("harvester.worker", "harvest.focused", "second", env, tmp_path / "second.log")
+        wait_for(lambda: Job.objects.get(pk=new.pk).status not in ("SUBMITTED", "STARTED"), 120, "job 2 to end")
         assert Job.objects.get(pk=new.pk).status == "DONE"
         job.refresh_from_db()
         before = realstack.files_under(spool / str(job.pk))
@@ -68,12 +67,15 @@ def test_a_dead_workers_job_is_reaped_fenced_and_never_crawled_again(tmp_path, s
         # queue as kombu does once the visibility timeout has passed.
         client = realstack.redis_client()
         wait_for(lambda: client.hlen("unacked") == 1, 30, "job 2's message to be acknowledged")
-        (tag, entry), = client.hgetall("unacked").items()
+        ((tag, entry),) = client.hgetall("unacked").items()
         assert json.loads(entry)[0]["headers"]["id"] == dispatch.run_job_task_id(job.pk)  # job 1's original
         with app.connection_for_write() as conn:
             conn.default_channel.qos.restore_by_tag(tag)
-        wait_for(lambda: f"job {job.pk}: cancelled by the orchestrator" in (tmp_path / "second.log").read_text(),
-                 60, "the stale message to be dropped")
+        wait_for(
+            lambda: f"job {job.pk}: cancelled by the orchestrator" in (tmp_path / "second.log").read_text(),
+            60,
+            "the stale message to be dropped",
+        )
         wait_for(lambda: not realstack.redis_client().hlen("unacked"), 30, "the stale message to be acknowledged")
         assert realstack.files_under(spool / str(job.pk)) == before  # not crawled, nothing written
         after = Job.objects.get(pk=job.pk)

@@ -56,8 +56,10 @@ def test_reports_are_read_from_the_metadata_warc_once_the_spool_is_cleaned(tmp_p
     shutil.copytree(crawled().job_dir, spool)
     shutil.rmtree(spool / "reports")
     shutil.rmtree(spool / "logs")
-    result = {**crawled().result, "files": [{**f, "path": str(spool / "warcs" / f["name"])}
-                                            for f in crawled().result["files"]]}
+    result = {
+        **crawled().result,
+        "files": [{**f, "path": str(spool / "warcs" / f["name"])} for f in crawled().result["files"]],
+    }
     job = record(job, Crawl(spool, result, crawled().ports))
     row = JobStats.objects.get(job=job)
     assert row.reports_error == ""
@@ -70,8 +72,10 @@ def test_reports_are_read_from_the_metadata_warc_once_the_spool_is_cleaned(tmp_p
 
 def test_missing_reports_are_recorded_not_fatal(tmp_path) -> None:
     job = make_job()
-    result = {**crawled().result, "files": [{**f, "path": str(tmp_path / "gone" / f["name"])}
-                                            for f in crawled().result["files"]]}
+    result = {
+        **crawled().result,
+        "files": [{**f, "path": str(tmp_path / "gone" / f["name"])} for f in crawled().result["files"]],
+    }
     job = record(job, Crawl(tmp_path, result, crawled().ports))
     assert job.status == "DONE"
     row = JobStats.objects.get(job=job)
@@ -118,21 +122,34 @@ def test_helpers() -> None:
     assert stats.tld_of("127.0.0.1") == "(IP address)"
     assert stats.tld_of("localhost") == "(no TLD)"
     assert [stats.size_bucket(n) for n in (0, 1, 9, 10, 9999, 10_000)] == [
-        "0", "1–9", "1–9", "10–99", "1,000–9,999", "10,000+"]
+        "0",
+        "1–9",
+        "1–9",
+        "10–99",
+        "1,000–9,999",
+        "10,000+",
+    ]
     assert stats.mime_category("image/png") == "image" and stats.mime_category("no-type") == "other"
     with pytest.raises(ValueError, match="line 2"):
         stats.parse_mimetype_report("[#urls] [#bytes] [mime-types]\nthree 4 text/html\n")
     assert stats.parse_responsecode_report("[#urls] [rescode]\n3 200\n1 404\n") == {"200": 3, "404": 1}
-    changes = {r.key: r.change for r in stats.rows(stats.Figures("a", objects=0, bytes=4),
-                                                   stats.Figures("b", objects=5, bytes=0)) if r.section == "totals"}
+    changes = {
+        r.key: r.change
+        for r in stats.rows(stats.Figures("a", objects=0, bytes=4), stats.Figures("b", objects=5, bytes=0))
+        if r.section == "totals"
+    }
     assert (changes["objects"], changes["bytes"], changes["jobs"]) == ("new", "gone", "0%")
 
 
 def test_top_domains_are_kept_per_job_and_summed(monkeypatch: pytest.MonkeyPatch) -> None:
     first, second = record(make_job()), record(make_job())
-    infos = {name: (sum(HarvestInfo.objects.filter(domain__name=name).values_list("objects_count", flat=True)),
-                    sum(HarvestInfo.objects.filter(domain__name=name).values_list("bytes_count", flat=True)))
-             for name in DOMAINS}
+    infos = {
+        name: (
+            sum(HarvestInfo.objects.filter(domain__name=name).values_list("objects_count", flat=True)),
+            sum(HarvestInfo.objects.filter(domain__name=name).values_list("bytes_count", flat=True)),
+        )
+        for name in DOMAINS
+    }
     fig = stats.year_figures(first.ended_at.year)
     assert {d: (o, b) for d, o, b in fig.top_domains} == infos and fig.top_domains_note == ""
     # keep one domain per measure: the largest by bytes and the largest by objects stay, the note says so

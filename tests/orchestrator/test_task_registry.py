@@ -7,10 +7,19 @@ from harvester import contracts
 
 #: The orchestrator's tasks, by the names harvesters, beat and the chain send.
 ORCHESTRATOR_TASKS = {
-    contracts.STARTED_TASK, contracts.PROGRESS_TASK, contracts.CONTROL_APPLIED_TASK,
-    contracts.RECORD_FILES_TASK, contracts.RESULT_TASK, "orchestrator.reap_jobs", "orchestrator.submit_new_jobs",
-    "orchestrator.schedule_due_harvests", "orchestrator.index.sweep", "orchestrator.index.merge",
-    "orchestrator.index.file", "orchestrator.qa.sweep", "orchestrator.qa.run",
+    contracts.STARTED_TASK,
+    contracts.PROGRESS_TASK,
+    contracts.CONTROL_APPLIED_TASK,
+    contracts.RECORD_FILES_TASK,
+    contracts.RESULT_TASK,
+    "orchestrator.reap_jobs",
+    "orchestrator.submit_new_jobs",
+    "orchestrator.schedule_due_harvests",
+    "orchestrator.index.sweep",
+    "orchestrator.index.merge",
+    "orchestrator.index.file",
+    "orchestrator.qa.sweep",
+    "orchestrator.qa.run",
 }
 
 

@@ -55,7 +55,8 @@ def test_domain_and_definition_traps() -> None:
     assert _errors(exc, "crawler_traps") == [f"line 1: {BACKREF}"]
     assert _errors(exc, "revisit_settings") == [
         "revisit.strip[1]: lookbehind (?<=…) is not supported: revisit strip regexes use RE2, linear-time regular "
-        "expressions"]
+        "expressions"
+    ]
 
 
 def test_global_trap_lists_typed_and_uploaded() -> None:

@@ -56,8 +56,9 @@ QA_PROCESSES = {"web": "…", "qa": "…"}
 def test_page_qa_worker_starts_when_chromium_is_there_and_says_so(settings):
     settings.NETHARVEST_QA_CHROMIUM = CHROMIUM
     line, start = Command()._qa(QA_PROCESSES, [], "127.0.0.1:8000")
-    assert start and line == (f"  page QA         http://127.0.0.1:8000/jobs/<id>/qa/   (worker on queue qa, "
-                              f"Chromium {CHROMIUM})\n")
+    assert start and line == (
+        f"  page QA         http://127.0.0.1:8000/jobs/<id>/qa/   (worker on queue qa, Chromium {CHROMIUM})\n"
+    )
     assert Command()._qa(QA_PROCESSES, ["web"], "x") == ("", False)  # --only without qa
     assert "qa:" in PROCFILE.read_text()
 

@@ -9,27 +9,33 @@ from orchestrator.harvest.curation.validators import (
 )
 
 
-@pytest.mark.parametrize(("raw", "expected"), [
-    ("example.fr", "example.fr"),
-    ("  Example.FR ", "example.fr"),
-    ("bücher.de", "xn--bcher-kva.de"),
-    ("xn--bcher-kva.de", "xn--bcher-kva.de"),
-    ("example.co.uk", "example.co.uk"),
-    ("192.0.2.7", "192.0.2.7"),
-    ("2001:db8::1", "2001:db8::1"),
-])
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("example.fr", "example.fr"),
+        ("  Example.FR ", "example.fr"),
+        ("bücher.de", "xn--bcher-kva.de"),
+        ("xn--bcher-kva.de", "xn--bcher-kva.de"),
+        ("example.co.uk", "example.co.uk"),
+        ("192.0.2.7", "192.0.2.7"),
+        ("2001:db8::1", "2001:db8::1"),
+    ],
+)
 def test_valid_domain_names_are_normalised(raw, expected):
     assert normalize_domain_name(raw) == expected
 
 
-@pytest.mark.parametrize(("raw", "message"), [
-    ("www.example.com", "the domain is example.com"),
-    ("co.uk", "no registrable part"),
-    ("http://example.com/", "not a domain name"),
-    ("exa mple.com", "not a valid"),
-    ("-bad.dk", "hyphen"),
-    ("", "empty"),
-])
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        ("www.example.com", "the domain is example.com"),
+        ("co.uk", "no registrable part"),
+        ("http://example.com/", "not a domain name"),
+        ("exa mple.com", "not a valid"),
+        ("-bad.dk", "hyphen"),
+        ("", "empty"),
+    ],
+)
 def test_invalid_domain_names_say_why(raw, message):
     with pytest.raises(ValidationError) as exc:
         normalize_domain_name(raw)
@@ -41,13 +47,16 @@ def test_seeds_are_idna_normalised_and_keep_path_and_query():
     assert normalize_seed("https://example.fr:8443/a/b?x=1#frag") == "https://example.fr:8443/a/b?x=1"
 
 
-@pytest.mark.parametrize(("raw", "message"), [
-    ("ftp://example.fr/", "only http:// and https://"),
-    ("example.fr", "only http:// and https://"),
-    ("http:///path", "no host"),
-    ("http://example.fr:99999/", "port"),
-    ("http://user:pw@example.fr/", "user names"),
-])
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        ("ftp://example.fr/", "only http:// and https://"),
+        ("example.fr", "only http:// and https://"),
+        ("http:///path", "no host"),
+        ("http://example.fr:99999/", "port"),
+        ("http://user:pw@example.fr/", "user names"),
+    ],
+)
 def test_bad_seeds_are_refused_with_the_reason(raw, message):
     with pytest.raises(ValueError, match=message):
         normalize_seed(raw)

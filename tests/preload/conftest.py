@@ -12,8 +12,18 @@ import pytest
 from tests.preload.dns_server import DNSServer
 
 LIVE = {
-    "a.fr", "www.a.fr", "b.fr", "www.b.fr", "old.fr", "www.old.fr", "moved.fr", "www.moved.fr",
-    "www.wwwonly.fr", "www.c.fr", "target.com", "www.target.com",
+    "a.fr",
+    "www.a.fr",
+    "b.fr",
+    "www.b.fr",
+    "old.fr",
+    "www.old.fr",
+    "moved.fr",
+    "www.moved.fr",
+    "www.wwwonly.fr",
+    "www.c.fr",
+    "target.com",
+    "www.target.com",
 }
 for i in range(40):
     LIVE.add(f"n{i:02d}.dk")

@@ -33,11 +33,11 @@ def _question(data: bytes) -> tuple[str, int, int] | None:
             break
         if length & 0xC0:
             return None
-        labels.append(data[pos + 1:pos + 1 + length].decode("ascii", "replace"))
+        labels.append(data[pos + 1 : pos + 1 + length].decode("ascii", "replace"))
         pos += 1 + length
     if pos + 4 > len(data):
         return None
-    qtype = int.from_bytes(data[pos:pos + 2], "big")
+    qtype = int.from_bytes(data[pos : pos + 2], "big")
     return ".".join(labels).lower(), qtype, pos + 4
 
 
@@ -62,8 +62,14 @@ def respond(data: bytes, rule: Rule) -> bytes | None:
         flags |= 3  # NXDOMAIN
     elif qtype == A:
         ancount = 1
-        answers = b"\xc0\x0c" + A.to_bytes(2, "big") + b"\x00\x01" + (60).to_bytes(4, "big") + b"\x00\x04" + \
-            socket.inet_aton(ip)
+        answers = (
+            b"\xc0\x0c"
+            + A.to_bytes(2, "big")
+            + b"\x00\x01"
+            + (60).to_bytes(4, "big")
+            + b"\x00\x04"
+            + socket.inet_aton(ip)
+        )
     header = data[:2] + flags.to_bytes(2, "big") + b"\x00\x01" + ancount.to_bytes(2, "big") + b"\x00\x00\x00\x00"
     return header + data[12:end] + answers
 
@@ -103,7 +109,8 @@ class DNSServer:
     def _run(self) -> None:
         asyncio.set_event_loop(self._loop)
         transport, _ = self._loop.run_until_complete(
-            self._loop.create_datagram_endpoint(lambda: _Protocol(self), local_addr=("127.0.0.1", self.port)))
+            self._loop.create_datagram_endpoint(lambda: _Protocol(self), local_addr=("127.0.0.1", self.port))
+        )
         self.port = transport.get_extra_info("sockname")[1]
         self._started.set()
         self._loop.run_forever()

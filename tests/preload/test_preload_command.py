@@ -19,9 +19,16 @@ pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
 
 def run(tmp_path, dns_server, http_server=None, *sources, extra=()):
     out, err = io.StringIO(), io.StringIO()
-    args = [f"--source={s}" for s in sources] + ["--workdir", str(tmp_path / "work"),
-                                                  "--nameserver", f"127.0.0.1:{dns_server.port}",
-                                                  "--dns-timeout", "0.5", "--dns-retries", "1"]
+    args = [f"--source={s}" for s in sources] + [
+        "--workdir",
+        str(tmp_path / "work"),
+        "--nameserver",
+        f"127.0.0.1:{dns_server.port}",
+        "--dns-timeout",
+        "0.5",
+        "--dns-retries",
+        "1",
+    ]
     args += ["--http-port", str(http_server.server_address[1])] if http_server else ["--skip-redirects"]
     call_command("preload", *args, *extra, stdout=out, stderr=err)
     return out.getvalue(), err.getvalue()
@@ -36,8 +43,18 @@ def write(path, *lines):
 def world(tmp_path):
     """Two sources and two domains already in the database (one alive, one gone)."""
     create_domains(["old.fr", "gone.fr"])
-    afnic = write(tmp_path / "afnic.txt", "# registry list", "a.fr", "b.fr", "dead.fr", "old.fr", "moved.fr",
-                  "", "www.b.fr", "wwwonly.fr")
+    afnic = write(
+        tmp_path / "afnic.txt",
+        "# registry list",
+        "a.fr",
+        "b.fr",
+        "dead.fr",
+        "old.fr",
+        "moved.fr",
+        "",
+        "www.b.fr",
+        "wwwonly.fr",
+    )
     library = write(tmp_path / "library.txt", "http://a.fr/page", "https://www.c.fr/x", "servfail.fr")
     return [f"afnic={afnic}", f"library={library}"]
 
@@ -48,10 +65,22 @@ def test_full_preload_dedup_dns_redirects_load_and_statistics(tmp_path, world, d
     by_source = {s["name"]: s for s in stats["sources"]}
 
     # 1. ingest: per-source counts, domains only that source named, domains new to the database
-    assert by_source["afnic"] | {"path": ""} == {"name": "afnic", "path": "", "lines": 9, "invalid": 0, "urls": 0,
-                                                 "domains": 6, "only_here": 4, "new": 5}
-    assert (by_source["library"]["domains"], by_source["library"]["urls"], by_source["library"]["only_here"],
-            by_source["library"]["new"]) == (3, 2, 2, 3)
+    assert by_source["afnic"] | {"path": ""} == {
+        "name": "afnic",
+        "path": "",
+        "lines": 9,
+        "invalid": 0,
+        "urls": 0,
+        "domains": 6,
+        "only_here": 4,
+        "new": 5,
+    }
+    assert (
+        by_source["library"]["domains"],
+        by_source["library"]["urls"],
+        by_source["library"]["only_here"],
+        by_source["library"]["new"],
+    ) == (3, 2, 2, 3)
     assert (by_source["database"]["domains"], by_source["database"]["only_here"]) == (2, 1)
     assert by_source["redirect"]["domains"] == 1
     # 2. DNS: wwwonly.fr and c.fr answer only on www. and are live; servfail.fr is an error, kept
@@ -63,15 +92,17 @@ def test_full_preload_dedup_dns_redirects_load_and_statistics(tmp_path, world, d
     assert "wwwonly.fr" not in http_server.hosts  # it has no address of its own: only www. is probed
     # 4. load
     names = set(Domain.objects.values_list("name", flat=True))
-    assert names == {"old.fr", "gone.fr", "a.fr", "b.fr", "moved.fr", "wwwonly.fr", "c.fr", "servfail.fr",
-                     "target.com"}
+    assert names == {"old.fr", "gone.fr", "a.fr", "b.fr", "moved.fr", "wwwonly.fr", "c.fr", "servfail.fr", "target.com"}
     assert stats["load"]["created"] == 7 and stats["load"]["not_created_dns_failed"] == 1
     gone = DomainConfiguration.objects.get(domain__name="gone.fr", is_default=True)
     assert gone.max_objects == 0 and "DNS lookup failed; max_objects was -1" in gone.comments
     assert DomainConfiguration.objects.get(domain__name="old.fr", is_default=True).max_objects == -1
     preload_seeds = {sl.domain.name: sl.seeds for sl in SeedList.objects.filter(name=loader.PRELOAD_SEEDLIST)}
-    assert preload_seeds == {"a.fr": "http://a.fr/page", "c.fr": "https://www.c.fr/x",
-                             "target.com": "http://www.target.com/welcome"}
+    assert preload_seeds == {
+        "a.fr": "http://a.fr/page",
+        "c.fr": "https://www.c.fr/x",
+        "target.com": "http://www.target.com/welcome",
+    }
     target_config = DomainConfiguration.objects.get(domain__name="target.com", is_default=True)
     assert sorted(target_config.seedlists.values_list("name", flat=True)) == ["defaultseeds", "preload"]
     # the statistics are printed and saved as text too
@@ -83,7 +114,8 @@ def test_a_domain_alive_again_gets_its_budget_back(tmp_path, dns_server):
     create_domains(["n01.dk", "n02.dk"])
     DomainConfiguration.objects.filter(domain__name="n02.dk").update(max_objects=0, comments="excluded by hand")
     DomainConfiguration.objects.filter(domain__name="n01.dk").update(
-        max_objects=0, comments="preload 2025 2025-01-01: DNS lookup failed; max_objects was 5000")
+        max_objects=0, comments="preload 2025 2025-01-01: DNS lookup failed; max_objects was 5000"
+    )
     source = write(tmp_path / "s.txt", "n01.dk", "n02.dk")
     out, _ = run(tmp_path, dns_server, None, f"s={source}")
     n01 = DomainConfiguration.objects.get(domain__name="n01.dk")
@@ -133,8 +165,7 @@ def test_interrupted_dns_step_resumes_where_it_stopped(tmp_path, dns_server, mon
     assert (stats["dns"]["ok"], stats["dns"]["failed"]) == (40, 20)
 
 
-def test_interrupted_redirect_step_resumes_and_progress_is_shown(tmp_path, world, dns_server, http_server,
-                                                                 monkeypatch):
+def test_interrupted_redirect_step_resumes_and_progress_is_shown(tmp_path, world, dns_server, http_server, monkeypatch):
     ticks = {"n": 0}
     real_tick = pipeline.ProgressLine.tick
 
@@ -219,13 +250,16 @@ def test_a_huge_or_undecodable_line_is_a_short_line_error(tmp_path, dns_server):
     assert len(rejected) == 2 and len(rejected[0]) < 300
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--source", "afnic"], "expected NAME=FILE"),
-    (["--source", "afnic=/nonexistent.txt"], "no such file"),
-    (["--source", "database=/etc/hostname"], "reserved"),
-    (["--source", "a=/etc/hostname", "--source", "a=/etc/hostname"], "given twice"),
-    (["--source", "a=/etc/hostname", "--nameserver", "dns.example"], "--nameserver"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--source", "afnic"], "expected NAME=FILE"),
+        (["--source", "afnic=/nonexistent.txt"], "no such file"),
+        (["--source", "database=/etc/hostname"], "reserved"),
+        (["--source", "a=/etc/hostname", "--source", "a=/etc/hostname"], "given twice"),
+        (["--source", "a=/etc/hostname", "--nameserver", "dns.example"], "--nameserver"),
+    ],
+)
 def test_bad_arguments_are_refused_with_the_reason(args, message):
     with pytest.raises(CommandError, match=message):
         call_command("preload", *args, stdout=io.StringIO(), stderr=io.StringIO())

@@ -31,8 +31,9 @@ def test_a_query_dnspython_reads_and_a_reply_after_a_cname_chain():
 
 def test_aaaa_nxdomain_truncation():
     query = encode_query(1, "example.fr", 28)
-    assert decode_reply(reply_to(query, ("example.fr.", "AAAA", "2001:db8::1")), query[12:], 28).address == \
-        "2001:db8::1"
+    assert (
+        decode_reply(reply_to(query, ("example.fr.", "AAAA", "2001:db8::1")), query[12:], 28).address == "2001:db8::1"
+    )
     assert decode_reply(reply_to(query, rcode=dns.rcode.NXDOMAIN), query[12:], 28).rcode == dns.rcode.NXDOMAIN
     assert decode_reply(reply_to(query, tc=True), query[12:], 28).truncated
 
@@ -75,15 +76,17 @@ def test_lookups_over_ipv4_and_ipv6_nameservers_and_timeouts_are_errors():
     from tests.preload.dns_server import DNSServer
 
     def rule(name):
-        return {"live.fr": "127.0.0.1", "slow.fr": "drop", "www.wwwonly.fr": "127.0.0.1",
-                "wwwonly.fr": "nodata"}.get(name)
+        return {"live.fr": "127.0.0.1", "slow.fr": "drop", "www.wwwonly.fr": "127.0.0.1", "wwwonly.fr": "nodata"}.get(
+            name
+        )
 
     async def ask(port):
         # A second nameserver that never answers (nothing listens): retries go to the live one.
         with socket.socket(socket.AF_INET6, socket.SOCK_DGRAM) as dead:
             dead.bind(("::1", 0))
-            config = ResolverConfig(nameservers=(("127.0.0.1", port), ("::1", dead.getsockname()[1])),
-                                    timeout=0.3, retries=1, sockets=2)
+            config = ResolverConfig(
+                nameservers=(("127.0.0.1", port), ("::1", dead.getsockname()[1])), timeout=0.3, retries=1, sockets=2
+            )
             async with Resolver(config) as resolver:
                 return [await resolver.check(n) for n in ("live.fr", "gone.fr", "slow.fr", "wwwonly.fr")]
 

@@ -48,6 +48,9 @@ def test_duplicates_same_url_host_and_domain_in_every_collection(collections):
     same_domain = make_record(collections["elections"], "http://other.live.fr/")
     make_record(collections["lit"], "http://target.fr/")
     found = find_duplicates("http://live.fr/")
-    assert [(kind, r.pk) for kind, r in found] == [("same URL", same_url.pk), ("same host", same_host.pk),
-                                                   ("same domain", same_domain.pk)]
+    assert [(kind, r.pk) for kind, r in found] == [
+        ("same URL", same_url.pk),
+        ("same host", same_host.pk),
+        ("same domain", same_domain.pk),
+    ]
     assert find_duplicates("http://live.fr/", exclude=same_url.pk)[0][1] == same_host

@@ -18,12 +18,15 @@ def configs_of(definition):
 
 
 def test_transfer_creates_then_changes_nothing_the_second_time(mapped, collections):
-    record = make_record(collections["lit"], "http://live.fr/\nhttp://blog.other.fr/", supplementary_urls=
-                         "http://live.fr/sitemap.xml")
+    record = make_record(
+        collections["lit"], "http://live.fr/\nhttp://blog.other.fr/", supplementary_urls="http://live.fr/sitemap.xml"
+    )
     report = transfer()
     assert len(report.created) == 2 and not report.updated and not report.removed
-    assert configs_of(mapped["monthly"]) == [("live.fr", f"selection-{record.pk}", 10000),
-                                             ("other.fr", f"selection-{record.pk}", 10000)]
+    assert configs_of(mapped["monthly"]) == [
+        ("live.fr", f"selection-{record.pk}", 10000),
+        ("other.fr", f"selection-{record.pk}", 10000),
+    ]
     config = DomainConfiguration.objects.get(domain__name="live.fr", name=f"selection-{record.pk}")
     assert config.seedlists.get().seeds == "http://live.fr/\nhttp://live.fr/sitemap.xml"
     again = transfer()

@@ -53,8 +53,16 @@ def test_two_stage_add(anne, web, collections):
     token = unquote(token)
     form = anne.get(reverse("selection:add_details"), {"token": token}).content.decode()
     assert f"http://live.fr:{web}/" in form and "Budget × frequency" in form
-    data = {"token": token, "collection": collections["lit"].pk, "seeds": f"http://live.fr:{web}/", "budget": "small",
-            "frequency": "weekly", "depth": "host", "theme": "poetry", "active": "on"}
+    data = {
+        "token": token,
+        "collection": collections["lit"].pk,
+        "seeds": f"http://live.fr:{web}/",
+        "budget": "small",
+        "frequency": "weekly",
+        "depth": "host",
+        "theme": "poetry",
+        "active": "on",
+    }
     response = anne.post(reverse("selection:add_details"), data)
     record = Record.objects.get(collection=collections["lit"])
     assert response.status_code == 302 and record.created_by.username == "anne" and record.host == "live.fr"
@@ -66,8 +74,16 @@ def test_stage_two_needs_a_checked_url(anne, collections):
     from django.core import signing
 
     token = signing.dumps("http://live.fr/", salt="selection.checked-url")
-    data = {"token": token, "collection": collections["lit"].pk, "seeds": "http://unchecked.fr/", "budget": "small",
-            "frequency": "weekly", "depth": "host", "theme": "poetry", "active": "on"}
+    data = {
+        "token": token,
+        "collection": collections["lit"].pk,
+        "seeds": "http://unchecked.fr/",
+        "budget": "small",
+        "frequency": "weekly",
+        "depth": "host",
+        "theme": "poetry",
+        "active": "on",
+    }
     page = anne.post(reverse("selection:add_details"), data).content.decode()
     assert "the first seed must be the URL checked in stage 1 (http://live.fr/)" in page
     assert not Record.objects.exists()
@@ -82,8 +98,15 @@ def test_an_invalid_url_cannot_go_on_and_a_redirect_offers_its_target(anne, web)
 
 def test_incompatible_budget_and_frequency_are_refused(anne, collections):
     record = make_record(collections["lit"], "http://live.fr/")
-    data = {"collection": collections["lit"].pk, "seeds": "http://live.fr/", "budget": "large", "frequency": "daily",
-            "depth": "host", "theme": "poetry", "active": "on"}
+    data = {
+        "collection": collections["lit"].pk,
+        "seeds": "http://live.fr/",
+        "budget": "large",
+        "frequency": "daily",
+        "depth": "host",
+        "theme": "poetry",
+        "active": "on",
+    }
     page = anne.post(reverse("selection:record", args=[record.pk]), data).content.decode()
     assert "a large budget cannot be harvested daily" in page
     record.refresh_from_db()
@@ -105,12 +128,22 @@ def test_search_save_and_csv(anne, curator, collections):
 
 def test_the_csv_export_neutralises_formula_cells(anne, collections):
     """Curators' text starting with = + - @ TAB would be a formula in a spreadsheet (CSV injection)."""
-    make_record(collections["lit"], "http://live.fr/", content_notes="=1+2", technical_notes="\t=A1",
-                keywords="-2+3", theme="@SUM(A1)")
+    make_record(
+        collections["lit"],
+        "http://live.fr/",
+        content_notes="=1+2",
+        technical_notes="\t=A1",
+        keywords="-2+3",
+        theme="@SUM(A1)",
+    )
     response = anne.get(reverse("selection:records"), {"format": "csv"})
     (row,) = list(csv.DictReader(io.StringIO(response.content.decode())))
     assert (row["content_notes"], row["technical_notes"], row["keywords"], row["theme"]) == (
-        "'=1+2", "'\t=A1", "'-2+3", "'@SUM(A1)")
+        "'=1+2",
+        "'\t=A1",
+        "'-2+3",
+        "'@SUM(A1)",
+    )
     assert row["url"] == "http://live.fr/"
 
 
@@ -118,24 +151,30 @@ def test_bulk_edit_and_move_only_where_the_user_edits(anne, curator, other_curat
     a = make_record(collections["lit"], "http://live.fr/")
     b = make_record(collections["lit"], "http://target.fr/")
     theirs = make_record(collections["sciences"], "http://news.example.com/")
-    anne.post(reverse("selection:bulk"), {"record": [a.pk, b.pk], "set_responsible": other_curator.pk,
-                                          "set_collection": collections["elections"].pk})
+    anne.post(
+        reverse("selection:bulk"),
+        {"record": [a.pk, b.pk], "set_responsible": other_curator.pk, "set_collection": collections["elections"].pk},
+    )
     a.refresh_from_db()
     b.refresh_from_db()
-    assert (a.responsible, a.collection, b.collection) == (other_curator, collections["elections"],
-                                                           collections["elections"])
+    assert (a.responsible, a.collection, b.collection) == (
+        other_curator,
+        collections["elections"],
+        collections["elections"],
+    )
     assert a.modified_by == curator
     response = anne.post(reverse("selection:bulk"), {"record": [a.pk, theirs.pk], "set_active": "no"}, follow=True)
-    assert "nothing was changed: you may not change records of collections you do not edit" in \
-        response.content.decode()
+    assert "nothing was changed: you may not change records of collections you do not edit" in response.content.decode()
     a.refresh_from_db()
     assert a.active
-    response = anne.post(reverse("selection:bulk"), {"record": [a.pk], "set_budget": "large", "set_frequency": "daily"},
-                         follow=True)
+    response = anne.post(
+        reverse("selection:bulk"), {"record": [a.pk], "set_budget": "large", "set_frequency": "daily"}, follow=True
+    )
     assert "incompatible budget × frequency" in response.content.decode()
     make_record(collections["lit"], "http://live.fr/")
-    response = anne.post(reverse("selection:bulk"), {"record": [a.pk], "set_collection": collections["lit"].pk},
-                         follow=True)
+    response = anne.post(
+        reverse("selection:bulk"), {"record": [a.pk], "set_collection": collections["lit"].pk}, follow=True
+    )
     assert "the target collection already has records for: http://live.fr/" in response.content.decode()
 
 

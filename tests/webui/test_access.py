@@ -137,17 +137,22 @@ def test_every_form_on_a_page_carries_the_csrf_token(django_user_model, sample: 
 
     client = login(django_user_model, "admin")
     client.handler.enforce_csrf_checks = True
-    for url in (reverse("webui:definition", args=[sample.selective.pk]), reverse("webui:traps"),
-                reverse("webui:domain-edit", args=[sample.domain.name])):
+    for url in (
+        reverse("webui:definition", args=[sample.selective.pk]),
+        reverse("webui:traps"),
+        reverse("webui:domain-edit", args=[sample.domain.name]),
+    ):
         page = client.get(url).content.decode()
         forms = re.findall(r'<form method="post".*?</form>', page, re.S)
         assert forms, url
         for form in forms:
             assert 'name="csrfmiddlewaretoken"' in form, (url, form[:200])
-    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"',
-                      client.get(reverse("webui:traps")).content.decode()).group(1)
-    response = client.post(reverse("webui:trap-toggle", args=[sample.traps.pk]),
-                           {"active": "0", "csrfmiddlewaretoken": token})
+    token = re.search(
+        r'name="csrfmiddlewaretoken" value="([^"]+)"', client.get(reverse("webui:traps")).content.decode()
+    ).group(1)
+    response = client.post(
+        reverse("webui:trap-toggle", args=[sample.traps.pk]), {"active": "0", "csrfmiddlewaretoken": token}
+    )
     assert response.status_code == 302 and not GlobalCrawlerTrapList.objects.get().active
 
 
@@ -168,7 +173,7 @@ def _site_urls():
                 for converter, dummy in (("<int:", "1"), ("<str:", "x.fr"), ("<slug:", "x"), ("<path:", "x")):
                     while converter in route:
                         start = route.index(converter)
-                        route = route[:start] + dummy + route[route.index(">", start) + 1:]
+                        route = route[:start] + dummy + route[route.index(">", start) + 1 :]
                 yield f"{namespace}:{p.name}", "/" + route
 
     return sorted(walk(get_resolver().url_patterns, "", ""))
@@ -216,17 +221,29 @@ def rows(sample: Sample, django_user_model):
 
     owner = django_user_model.objects.create_user("owner", password="pw-long-enough")
     job = factories.job(sample.selective, domains=[sample.domain.name])
-    page = QAPage.objects.create(run=QARun.objects.create(job=job, trigger=QARun.REQUESTED),
-                                 url="http://example.fr/", timestamp="20260101000000")
-    pk = {"webui:token-revoke": ApiToken.objects.create(user=owner, prefix="nh_x", key_hash="0" * 64).pk,
-          "webui:seedlist-edit": sample.domain.seedlists.get().pk,
-          "webui:configuration-edit": sample.domain.default_configuration.pk,
-          "webui:template-edit": sample.template.pk, "webui:schedule-edit": sample.schedule.pk,
-          "webui:channel-edit": sample.channel.pk,
-          "selection:record": make_record(Collection.objects.create(name="lit"), "http://example.fr/").pk,
-          "selection:delete_search": SavedSearch.objects.create(user=owner, name="mine").pk}
-    by_kwarg = {"job_id": job.pk, "page_id": page.pk, "which": "replay", "harvest_id": sample.selective.pk,
-                "run": job.harvest_run, "year": timezone.now().year, "kind": "selective", "rest": "x"}
+    page = QAPage.objects.create(
+        run=QARun.objects.create(job=job, trigger=QARun.REQUESTED), url="http://example.fr/", timestamp="20260101000000"
+    )
+    pk = {
+        "webui:token-revoke": ApiToken.objects.create(user=owner, prefix="nh_x", key_hash="0" * 64).pk,
+        "webui:seedlist-edit": sample.domain.seedlists.get().pk,
+        "webui:configuration-edit": sample.domain.default_configuration.pk,
+        "webui:template-edit": sample.template.pk,
+        "webui:schedule-edit": sample.schedule.pk,
+        "webui:channel-edit": sample.channel.pk,
+        "selection:record": make_record(Collection.objects.create(name="lit"), "http://example.fr/").pk,
+        "selection:delete_search": SavedSearch.objects.create(user=owner, name="mine").pk,
+    }
+    by_kwarg = {
+        "job_id": job.pk,
+        "page_id": page.pk,
+        "which": "replay",
+        "harvest_id": sample.selective.pk,
+        "run": job.harvest_run,
+        "year": timezone.now().year,
+        "kind": "selective",
+        "rest": "x",
+    }
 
     def kwargs(name: str, pattern) -> dict[str, object]:
         names = list(getattr(pattern.pattern, "converters", {})) or list(pattern.pattern.regex.groupindex)

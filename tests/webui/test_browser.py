@@ -61,13 +61,18 @@ def test_curator_creates_a_selective_harvest_from_seeds_and_runs_it(live_server,
     assert page.is_visible(f"a[href='/jobs/{job.pk}/']")
     shot(page, "definition")
 
-    for path, name in (("/", "dashboard"), ("/domains/?q=127", "domains"), ("/domains/127.0.0.1/", "domain"),
-                       ("/definitions/", "definitions"), ("/schedules/", "schedules"), ("/templates/", "templates"),
-                       ("/jobs/", "jobs")):
+    for path, name in (
+        ("/", "dashboard"),
+        ("/domains/?q=127", "domains"),
+        ("/domains/127.0.0.1/", "domain"),
+        ("/definitions/", "definitions"),
+        ("/schedules/", "schedules"),
+        ("/templates/", "templates"),
+        ("/jobs/", "jobs"),
+    ):
         page.goto(live_server.url + path)
         shot(page, name)
     assert "Local test site" in page.content()
-
 
 
 def test_the_template_chosen_with_the_seeds_makes_a_fast_crawl_that_reaches_done(live_server, site, workers, page):  # noqa: F811
@@ -76,8 +81,9 @@ def test_the_template_chosen_with_the_seeds_makes_a_fast_crawl_that_reaches_done
     budget, the real harvester crawls the test site and the job shows DONE, its reports and crawl log
     inside the page, and the dashboard lists it as finished."""
     # What a crawl engineer prepared: a template with short pauses, for a local site.
-    CrawlTemplate.objects.create(name="local test", min_delay_ms=0, max_delay_ms=0, delay_factor=0, max_hops=3,
-                                 retry_delay_s=1, max_retries=1)
+    CrawlTemplate.objects.create(
+        name="local test", min_delay_ms=0, max_delay_ms=0, delay_factor=0, max_hops=3, retry_delay_s=1, max_retries=1
+    )
     log_in(page, live_server)
     page.goto(live_server.url + "/definitions/new/selective/")
     page.fill("#id_name", "Test site to DONE")
@@ -101,8 +107,9 @@ def test_the_template_chosen_with_the_seeds_makes_a_fast_crawl_that_reaches_done
     assert job.spec["domains"][0]["max_objects"] == 25
     deadline = time.monotonic() + 240
     while Job.objects.filter(pk=job.pk, status__in=["NEW", "SUBMITTED", "STARTED"]).exists():
-        assert time.monotonic() < deadline, f"job still {Job.objects.get(pk=job.pk).status}; " \
-                                            f"workers' log:\n{workers.read_text()[-4000:]}"
+        assert time.monotonic() < deadline, (
+            f"job still {Job.objects.get(pk=job.pk).status}; workers' log:\n{workers.read_text()[-4000:]}"
+        )
         time.sleep(2)
     job.refresh_from_db()
     assert job.status == "DONE", (job.error_category, job.error_detail, workers.read_text()[-4000:])

@@ -19,8 +19,12 @@ from tests.orchestrator.conftest import storage_env  # noqa: F401 - a fixture
 pytestmark = pytest.mark.django_db
 
 
-def test_calendar_and_table_of_captures_across_jobs(replay_crawls: TwoJobs, storage_env, replay_service,  # noqa: F811
-                                                    viewer: Client):
+def test_calendar_and_table_of_captures_across_jobs(
+    replay_crawls: TwoJobs,
+    storage_env,  # noqa: F811
+    replay_service,
+    viewer: Client,
+):
     news, blogs = factories.selective_definition("news"), factories.selective_definition("blogs")
     job1 = harvest(replay_crawls.job1, storage_env / "spool", news)
     job2 = harvest(replay_crawls.job2, storage_env / "spool", blogs)

@@ -75,13 +75,24 @@ def test_curator_creates_and_activates_a_continuous_harvest(live_server, site, p
 def test_the_continuous_job_revisits_and_hands_over_its_warcs_live(live_server, site, continuous_workers, page):  # noqa: F811
     """End to end: a real continuous harvester revisits the test site in accelerated time (waits of seconds),
     and the job page, refreshing itself, shows the revisits and the WARCs closed and indexed while it runs."""
-    CrawlTemplate.objects.create(name="local test", min_delay_ms=0, max_delay_ms=0, delay_factor=0, max_hops=2,
-                                 retry_delay_s=1, max_retries=1)
+    CrawlTemplate.objects.create(
+        name="local test", min_delay_ms=0, max_delay_ms=0, delay_factor=0, max_hops=2, retry_delay_s=1, max_retries=1
+    )
     log_in(page, live_server)
     definition = create_and_activate(
-        page, live_server, site, "Test site, revisited", template="local test", initial_wait_text="5s",
-        initial_wait_image="5s", initial_wait_audio_video="5s", initial_wait_other="5s", min_wait_s="3s",
-        max_wait_s="20s", warc_rotate_s="5s")
+        page,
+        live_server,
+        site,
+        "Test site, revisited",
+        template="local test",
+        initial_wait_text="5s",
+        initial_wait_image="5s",
+        initial_wait_audio_video="5s",
+        initial_wait_other="5s",
+        min_wait_s="3s",
+        max_wait_s="20s",
+        warc_rotate_s="5s",
+    )
     assert definition.configurations.get().template.name == "local test"  # no politeness delay for 127.0.0.1
     page.click("button:has-text('Activate')")
     page.wait_for_selector("text=Test site, revisited is active.")
@@ -95,13 +106,24 @@ def test_the_continuous_job_revisits_and_hands_over_its_warcs_live(live_server, 
     deadline = time.monotonic() + 180
     while True:  # the page refreshes its section itself every 5 s: no reload here
         text = page.inner_text("#continuous") if page.locator("#continuous table.c-outcomes").count() else ""
-        indexed = ArchiveFile.objects.filter(job=job, kind="warc", index_state__in=[
-            IndexState.INDEXED, IndexState.TRANSFERRED, IndexState.BACKED_UP, IndexState.CLEANED]).count()
-        if text and figure("unchanged (same content digest)") > 0 and indexed and "indexed" in text \
-                and not re.search(r" 0 indexed", text):
+        indexed = ArchiveFile.objects.filter(
+            job=job,
+            kind="warc",
+            index_state__in=[IndexState.INDEXED, IndexState.TRANSFERRED, IndexState.BACKED_UP, IndexState.CLEANED],
+        ).count()
+        if (
+            text
+            and figure("unchanged (same content digest)") > 0
+            and indexed
+            and "indexed" in text
+            and not re.search(r" 0 indexed", text)
+        ):
             break
-        assert time.monotonic() < deadline, (Job.objects.get(pk=job.pk).status, text[:2000],
-                                             continuous_workers.read_text()[-4000:])
+        assert time.monotonic() < deadline, (
+            Job.objects.get(pk=job.pk).status,
+            text[:2000],
+            continuous_workers.read_text()[-4000:],
+        )
         time.sleep(2)
     assert figure("changed (new version)") > 0  # the first visits, full responses
     assert page.locator("#continuous svg polyline").count() >= 1  # the fetch-rate chart has points

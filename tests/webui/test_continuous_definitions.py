@@ -26,11 +26,22 @@ def text(response) -> str:
 def form_data(**changes: object) -> dict[str, object]:
     """What the browser posts for a new continuous definition with the settings a curator would type."""
     data = {
-        "name": "news, continuously", "channel": HarvestChannel.objects.get(name="continuous").pk,
-        "fetch_budget_per_s": "2.5", "warc_rotate_s": "15m", "policy": "heritrix", "fixed_interval_s": "1d",
-        "initial_wait_text": "12h", "initial_wait_image": "2d", "initial_wait_audio_video": "1w",
-        "initial_wait_other": "1d", "min_wait_s": "1h", "max_wait_s": "4w", "unchanged_factor": "1.5",
-        "changed_factor": "2", "strip": "\n<span class=\"clock\">[^<]*</span>\n", "mid_fetch_filter": "on",
+        "name": "news, continuously",
+        "channel": HarvestChannel.objects.get(name="continuous").pk,
+        "fetch_budget_per_s": "2.5",
+        "warc_rotate_s": "15m",
+        "policy": "heritrix",
+        "fixed_interval_s": "1d",
+        "initial_wait_text": "12h",
+        "initial_wait_image": "2d",
+        "initial_wait_audio_video": "1w",
+        "initial_wait_other": "1d",
+        "min_wait_s": "1h",
+        "max_wait_s": "4w",
+        "unchanged_factor": "1.5",
+        "changed_factor": "2",
+        "strip": '\n<span class="clock">[^<]*</span>\n',
+        "mid_fetch_filter": "on",
         "pinned": "https://www.example.fr/ 30m\n",
     }
     data.update(changes)
@@ -39,7 +50,14 @@ def form_data(**changes: object) -> dict[str, object]:
 
 def test_waits_are_typed_as_people_say_them():
     assert [parse_wait(t) for t in ("90", "45m", "12h", "1h30m", "2d", "1w", "1D 2H")] == [
-        90, 2700, 43200, 5400, 172800, 604800, 93600]
+        90,
+        2700,
+        43200,
+        5400,
+        172800,
+        604800,
+        93600,
+    ]
     assert [format_wait(s) for s in (90, 2700, 5400, 604800, 93600)] == ["1m30s", "45m", "1h30m", "1w", "1d2h"]
     with pytest.raises(ValueError, match="'12x' is not a duration: write e.g. 45m, 12h"):
         parse_wait("12x")
@@ -81,8 +99,12 @@ def test_curator_creates_a_continuous_definition_with_its_revisit_settings(curat
     HarvestDefinition.objects.filter(pk=hd.pk).update(revisit_settings={**hd.revisit_settings, "trust_after": 5})
     edit = text(curator.get(reverse("webui:definition-edit", args=[hd.pk])))
     assert 'value="12h"' in edit and 'value="15m"' in edit and "https://www.example.fr/ 30m" in edit
-    assert curator.post(reverse("webui:definition-edit", args=[hd.pk]),
-                        form_data(policy="adaptive", mid_fetch_filter=None)).status_code == 302
+    assert (
+        curator.post(
+            reverse("webui:definition-edit", args=[hd.pk]), form_data(policy="adaptive", mid_fetch_filter=None)
+        ).status_code
+        == 302
+    )
     hd.refresh_from_db()
     assert hd.revisit_settings["policy"] == "adaptive" and hd.revisit_settings["trust_after"] == 5
     assert hd.revisit_settings["mid_fetch_filter"] is False
@@ -90,9 +112,18 @@ def test_curator_creates_a_continuous_definition_with_its_revisit_settings(curat
 
 def test_bad_settings_are_refused_field_by_field_and_nothing_is_saved(curator):
     url = reverse("webui:definition-create", args=["continuous"])
-    page = text(curator.post(url, form_data(
-        strip="<time>[^<]*</time>\n(?=ad)banner\n", pinned="https://ok.fr/ 1h\nftp://x.fr/ 1h\nhttps://y.fr/\n",
-        initial_wait_text="12x", unchanged_factor="0.5", fetch_budget_per_s="0")))
+    page = text(
+        curator.post(
+            url,
+            form_data(
+                strip="<time>[^<]*</time>\n(?=ad)banner\n",
+                pinned="https://ok.fr/ 1h\nftp://x.fr/ 1h\nhttps://y.fr/\n",
+                initial_wait_text="12x",
+                unchanged_factor="0.5",
+                fetch_budget_per_s="0",
+            ),
+        )
+    )
     assert "line 2: lookahead (?=…) is not supported: revisit strip regexes use RE2" in page
     assert "line 2: 'ftp://x.fr/ 1h': only http:// and https:// URLs can be seeds" in page
     assert "line 3: 'https://y.fr/': write the URL, a space and its interval" in page
@@ -102,7 +133,7 @@ def test_bad_settings_are_refused_field_by_field_and_nothing_is_saved(curator):
     assert not HarvestDefinition.objects.exists()
     # A cross-field rule of the policy lands on its field, in the policy's words.
     page = text(curator.post(url, form_data(min_wait_s="2d", max_wait_s="1d")))
-    field = page[page.index('for="id_min_wait_s"'):page.index('for="id_max_wait_s"')]
+    field = page[page.index('for="id_min_wait_s"') : page.index('for="id_max_wait_s"')]
     assert "must not exceed max_wait_s (86400)" in field
     assert not HarvestDefinition.objects.exists()
 
@@ -134,16 +165,20 @@ def test_activate_runs_one_job_and_seed_edits_reach_it(curator, viewer):
     assert Job.objects.filter(harvest=hd).count() == 1
 
     # Seeds pasted into the running definition reach its job as a `seeds` control…
-    page = text(curator.post(reverse("webui:definition-seeds", args=[hd.pk]),
-                             {"seeds": "https://www.example.fr/live/"}, follow=True))
+    page = text(
+        curator.post(
+            reverse("webui:definition-seeds", args=[hd.pk]), {"seeds": "https://www.example.fr/live/"}, follow=True
+        )
+    )
     assert f"Sent to the running job {job.pk}" in page
     control = JobControl.objects.get(job=job, action="seeds")
     assert json.loads(control.argument) == {"add": ["https://www.example.fr/live/"], "remove": []}
     assert control.sent_at is not None and control.requested_by == "curator"
     # … and so do the seeds of a domain taken out of it.
     org = hd.configurations.get(domain__name="example.org")
-    page = text(curator.post(reverse("webui:definition-remove", args=[hd.pk]), {"configurations": [org.pk]},
-                             follow=True))
+    page = text(
+        curator.post(reverse("webui:definition-remove", args=[hd.pk]), {"configurations": [org.pk]}, follow=True)
+    )
     assert "1 domain configuration removed" in page and f"Sent to the running job {job.pk}" in page
     removal = JobControl.objects.filter(job=job, action="seeds").latest("requested_at")
     assert json.loads(removal.argument) == {"add": [], "remove": ["https://news.example.org/"]}
@@ -156,9 +191,13 @@ def test_activate_runs_one_job_and_seed_edits_reach_it(curator, viewer):
 
 def test_a_reader_cannot_create_activate_or_change_seeds(viewer, curator):
     hd = make_definition(curator, "https://www.example.fr/")
-    for name, data in (("definition-create", form_data(name="other")), ("definition-activate", {}),
-                       ("definition-run", {}), ("definition-seeds", {"seeds": "https://x.fr/"}),
-                       ("definition-edit", form_data(name="renamed"))):
+    for name, data in (
+        ("definition-create", form_data(name="other")),
+        ("definition-activate", {}),
+        ("definition-run", {}),
+        ("definition-seeds", {"seeds": "https://x.fr/"}),
+        ("definition-edit", form_data(name="renamed")),
+    ):
         args = ["continuous"] if name == "definition-create" else [hd.pk]
         response = viewer.post(reverse(f"webui:{name}", args=args), data)
         assert response.status_code == 403 and "curator role" in text(response), name
@@ -173,11 +212,16 @@ def test_seeds_pasted_while_the_broker_is_down_are_kept_and_the_curator_is_told(
     job = Job.objects.get(harvest=hd)
     assert f"Its continuous job {job.pk} is NEW" in page  # made, sent once the broker answers
     assert Job.transition(job.pk, "NEW", "SUBMITTED")  # as if it had been sent before the broker went away
-    page = text(curator.post(reverse("webui:definition-seeds", args=[hd.pk]),
-                             {"seeds": "https://www.example.fr/later/"}, follow=True))
+    page = text(
+        curator.post(
+            reverse("webui:definition-seeds", args=[hd.pk]), {"seeds": "https://www.example.fr/later/"}, follow=True
+        )
+    )
     assert "1 seed on 1 domain added" in page
-    assert (f"The running job {job.pk} of {hd.name} is not told yet (the broker does not answer: seeds for job "
-            f"{job.pk} is recorded and sent when the broker is back)") in page
+    assert (
+        f"The running job {job.pk} of {hd.name} is not told yet (the broker does not answer: seeds for job "
+        f"{job.pk} is recorded and sent when the broker is back)"
+    ) in page
     assert "https://www.example.fr/later/" in hd.configurations.get().seedlists.get().seeds  # stored all the same
     assert JobControl.objects.get(job=job, action="seeds").sent_at is None  # recorded, not sent
 
@@ -190,8 +234,10 @@ def test_deactivating_while_the_broker_is_down_says_so_in_one_line(curator, brok
     assert Job.transition(job.pk, "NEW", "SUBMITTED")  # as if it had been sent before the broker went away
     response = curator.post(reverse("webui:definition-deactivate", args=[hd.pk]), follow=True)
     assert response.status_code == 200
-    assert (f"news, continuously is inactive; stop for job {job.pk} is recorded and sent when the broker is back"
-            in text(response))
+    assert (
+        f"news, continuously is inactive; stop for job {job.pk} is recorded and sent when the broker is back"
+        in text(response)
+    )
     hd.refresh_from_db()
     assert not hd.active and JobControl.objects.get(job=job, action="stop").sent_at is None
 
@@ -202,9 +248,12 @@ def test_saving_a_running_definition_says_its_settings_apply_from_the_next_job(c
     assert "saved (inactive" in page and "next job" not in page
     curator.post(reverse("webui:definition-activate", args=[hd.pk]))
     job = Job.objects.get(harvest=hd)
-    page = text(curator.post(reverse("webui:definition-edit", args=[hd.pk]), form_data(fetch_budget_per_s="1"),
-                             follow=True))
-    assert (f"Its running job {job.pk} keeps its revisit settings, fetch budget and WARC rule: the changes apply "
-            "from the next job (deactivate and activate the harvest to apply them now).") in page
+    page = text(
+        curator.post(reverse("webui:definition-edit", args=[hd.pk]), form_data(fetch_budget_per_s="1"), follow=True)
+    )
+    assert (
+        f"Its running job {job.pk} keeps its revisit settings, fetch budget and WARC rule: the changes apply "
+        "from the next job (deactivate and activate the harvest to apply them now)."
+    ) in page
     budget = Job.objects.get(pk=job.pk).spec["continuous"]["budget_per_s"]
     assert budget == 2.5  # the running job's spec is as it was

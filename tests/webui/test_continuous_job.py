@@ -41,8 +41,9 @@ NEWS = "http://news.example.fr/"
 
 
 def continuous_job() -> Job:
-    definition = HarvestDefinition.objects.create(name="news, continuously", kind="continuous",
-                                                  channel=HarvestChannel.objects.get(name="continuous"))
+    definition = HarvestDefinition.objects.create(
+        name="news, continuously", kind="continuous", channel=HarvestChannel.objects.get(name="continuous")
+    )
     job = factories.job(definition, status=JobStatus.SUBMITTED)  # its JobSpec is not what these pages read
     assert intake.record_started(job.pk, "continuous@crawler1")
     return job
@@ -51,16 +52,29 @@ def continuous_job() -> Job:
 def heartbeat(job: Job, **continuous: object) -> dict:
     """A Progress dict as the harvester sends it, with the continuous section of the contract."""
     section = {
-        "budget_per_s": 5.0, "fetch_rate": 4.2, "visits": 200, "changed": 50, "unchanged": 100,
-        "not_modified": 30, "header_skipped": 10, "errors": 10, "validator_misses": 2, "warcs_closed": 2,
+        "budget_per_s": 5.0,
+        "fetch_rate": 4.2,
+        "visits": 200,
+        "changed": 50,
+        "unchanged": 100,
+        "not_modified": 30,
+        "header_skipped": 10,
+        "errors": 10,
+        "validator_misses": 2,
+        "warcs_closed": 2,
         "queues": {"ready": 1, "snoozed": 3, "busy": 1, "empty": 0},
         "hosts": [{"host": "news.example.fr", "state": "snoozed", "uris": 40, "next_at": "2026-11-24T10:05:00Z"}],
         "due_next": [{"uri": NEWS, "at": "2026-11-24T10:01:30Z", "wait_s": 5400, "visits": 7, "versions": 3}],
         "freshness": 0.875,
     }
     section.update(continuous)
-    return {"job_id": job.pk, "at": timezone.now().isoformat(), "uris_done": section["visits"], "uri_rate": 4.0,
-            "continuous": section}
+    return {
+        "job_id": job.pk,
+        "at": timezone.now().isoformat(),
+        "uris_done": section["visits"],
+        "uri_rate": 4.0,
+        "continuous": section,
+    }
 
 
 def test_job_page_shows_the_continuous_figures_live(viewer: Client):
@@ -73,7 +87,7 @@ def test_job_page_shows_the_continuous_figures_live(viewer: Client):
         ArchiveFile.objects.create(name=name, job=job, harvest=job.harvest, size=1000, index_state=state)
 
     page = viewer.get(reverse("jobs:job", args=[job.pk])).content.decode()
-    section = page[page.index('<div id="continuous"'):]
+    section = page[page.index('<div id="continuous"') :]
     assert "4.20 fetches/s over the last minute, budget 5.00/s (84.0% used)" in section
     assert "2 of 40 visits judged unchanged by their headers" in section
     assert "87.5%" in section  # freshness
@@ -84,7 +98,7 @@ def test_job_page_shows_the_continuous_figures_live(viewer: Client):
     assert "news.example.fr</td><td>snoozed</td>" in section
     assert f'href="/jobs/{job.pk}/uri/?uri={quote(NEWS, safe="/")}"' in section  # the URI's history
     assert "1 h 30 min" in section  # the due URI's wait
-    chart = section[section.index("<svg"):section.index("</svg>")]
+    chart = section[section.index("<svg") : section.index("</svg>")]
     assert chart.count("<polyline") == 2  # fetches/s and URIs/s, four samples each
     assert len(re.findall(r"<circle[^>]*><title>fetches/s ", chart)) == 4
     assert "budget (fetches/s): 5" in chart and "stroke-dasharray" in chart
@@ -125,14 +139,43 @@ def annotated_visits(uri: str, start) -> list[str]:
     for hours, digest in ((0, "sha1:AAAA"), (12, "sha1:AAAA"), (30, "sha1:BBBB")):
         at = start + timedelta(hours=hours)
         before = policy.state_of(uri).get("versions", 0) if hours else 0
-        policy.visited(uri, Visit(status=200, content_type="text/html", size=1234, duration_s=0.04, etag=None,
-                                  last_modified=None, digest=digest), hours * 3600.0)
+        policy.visited(
+            uri,
+            Visit(
+                status=200,
+                content_type="text/html",
+                size=1234,
+                duration_s=0.04,
+                etag=None,
+                last_modified=None,
+                digest=digest,
+            ),
+            hours * 3600.0,
+        )
         unchanged = policy.state_of(uri)["versions"] == before
-        lines.append(format_line(status=200, uri=uri, size=1234, mime="text/html", fetch_began=at, duration_ms=40,
-                                 digest=digest, logged_at=at, annotations=[policy.annotation(uri)]
-                                 + (["unchanged"] if unchanged else [])))
-        lines.append(format_line(status=200, uri=uri + "other", size=10, mime="text/html", logged_at=at,
-                                 annotations=["wt:1h0m0s0ms,9vis,9ver"]))
+        lines.append(
+            format_line(
+                status=200,
+                uri=uri,
+                size=1234,
+                mime="text/html",
+                fetch_began=at,
+                duration_ms=40,
+                digest=digest,
+                logged_at=at,
+                annotations=[policy.annotation(uri)] + (["unchanged"] if unchanged else []),
+            )
+        )
+        lines.append(
+            format_line(
+                status=200,
+                uri=uri + "other",
+                size=10,
+                mime="text/html",
+                logged_at=at,
+                annotations=["wt:1h0m0s0ms,9vis,9ver"],
+            )
+        )
     return lines
 
 
@@ -146,8 +189,9 @@ def crawls(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TwoJobs]:
 def test_uri_history_from_the_crawl_log_and_the_index(crawls, storage_env, viewer: Client):  # noqa: F811
     """Two real crawls of the test site, stored and indexed by the real chain as jobs of one continuous
     definition (the second holds revisits); the second job's crawl.log carries the policy's annotations."""
-    definition = HarvestDefinition.objects.create(name="site, continuously", kind="continuous",
-                                                  channel=HarvestChannel.objects.get(name="continuous"))
+    definition = HarvestDefinition.objects.create(
+        name="site, continuously", kind="continuous", channel=HarvestChannel.objects.get(name="continuous")
+    )
     job1 = harvest(crawls.job1, storage_env / "spool", definition)
     job2 = harvest(crawls.job2, storage_env / "spool", definition)
     assert not chain.run_pending().failed
@@ -160,20 +204,22 @@ def test_uri_history_from_the_crawl_log_and_the_index(crawls, storage_env, viewe
     assert "3 line(s) name this URI" in page
     assert re.search(r'id="u-visits">3<', page) and re.search(r'id="u-versions">2<', page)
     assert re.search(r'id="u-wait">12 h<', page)  # 18 h ÷ 1.5 after the change
-    table = page[page.index('id="u-table"'):page.index("</table>", page.index('id="u-table"'))]
+    table = page[page.index('id="u-table"') : page.index("</table>", page.index('id="u-table"'))]
     assert table.count("<tr>") == 4 and table.count("new version") == 2 and table.count(">unchanged<") == 1
     assert "18 h" in table and "9vis" not in table  # the other URI's lines are not this one's
-    chart = page[page.index("<svg"):page.index("</svg>")]
+    chart = page[page.index("<svg") : page.index("</svg>")]
     assert "wait after the visit (hours): 12" in chart and chart.count("<circle") == 3
 
-    captures = page[page.index('id="u-captures"'):page.index("</table>", page.index('id="u-captures"'))]
+    captures = page[page.index('id="u-captures"') : page.index("</table>", page.index('id="u-captures"'))]
     rows = re.findall(r'<tr><td><a href="(/replay/harvest-\d+/\d{14}/[^"]+)">', captures)
     assert len(rows) == 2 and all(home in r for r in rows)  # one capture per job, each opening in replay
     assert f'href="/jobs/{job1.pk}/">{job1.pk}<' in captures and f'href="/jobs/{job2.pk}/">{job2.pk}<' in captures
     assert ">revisit<" in captures  # job 2's unchanged home page is a revisit of job 1's payload
     assert "1 distinct payload(s) stored" in page and "1 revisit record(s)" in page
 
-    assert "is not in this job" in viewer.get(reverse("jobs:uri", args=[job2.pk]),
-                                              {"uri": "http://elsewhere.fr/"}).content.decode()
+    assert (
+        "is not in this job"
+        in viewer.get(reverse("jobs:uri", args=[job2.pk]), {"uri": "http://elsewhere.fr/"}).content.decode()
+    )
     empty = factories.job(domains=["b.dk"], status=JobStatus.STARTED)
     assert "No crawl.log to read" in viewer.get(reverse("jobs:uri", args=[empty.pk]), {"uri": home}).content.decode()

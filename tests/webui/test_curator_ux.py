@@ -57,7 +57,7 @@ def follow(client: Client, response) -> str:  # type: ignore[no-untyped-def]
 # -- seeds: the template and the budget are chosen, the default named and explained --------------------
 def test_the_seeds_form_names_and_explains_the_default_template(curator: Client, sample) -> None:
     page = text(curator.get(reverse("webui:definition", args=[sample.selective.pk])))
-    form = page[page.index('id="add-seeds"'):]
+    form = page[page.index('id="add-seeds"') :]
     # The default is preselected and says what its delays mean for a small site …
     default = re.search(r'<option value="(\d+)" selected>([^<]*)</option>', form)
     assert default and default.group(2).startswith("default (the default) — 3 s–30 s between fetches from a host")
@@ -69,10 +69,22 @@ def test_the_seeds_form_names_and_explains_the_default_template(curator: Client,
 def test_seeds_get_the_chosen_template_and_budget_and_a_second_paste_keeps_them(curator: Client, sample) -> None:
     fast = CrawlTemplate.objects.create(name="quick local", min_delay_ms=100, max_delay_ms=1000, delay_factor=1)
     url = reverse("webui:definition-seeds", args=[sample.selective.pk])
-    page = follow(curator, curator.post(url, {"seeds": "http://www.quick.fr/\nhttp://quick.fr/news/",
-                                              "template": fast.pk, "max_objects": "150", "max_megabytes": "5"}))
-    assert ("2 seeds on 1 domain added to news (1 new domain). 1 domain harvested with template quick local, "
-            "at most 150 objects and 5.0 MB per domain.") in page
+    page = follow(
+        curator,
+        curator.post(
+            url,
+            {
+                "seeds": "http://www.quick.fr/\nhttp://quick.fr/news/",
+                "template": fast.pk,
+                "max_objects": "150",
+                "max_megabytes": "5",
+            },
+        ),
+    )
+    assert (
+        "2 seeds on 1 domain added to news (1 new domain). 1 domain harvested with template quick local, "
+        "at most 150 objects and 5.0 MB per domain."
+    ) in page
     config = DomainConfiguration.objects.get(domain__name="quick.fr", name="news")
     assert (config.template, config.max_objects, config.max_bytes) == (fast, 150, 5 * 1024 * 1024)
     # The new domain's own defaults (used by snapshot harvests) keep the polite default template.
@@ -85,15 +97,18 @@ def test_seeds_get_the_chosen_template_and_budget_and_a_second_paste_keeps_them(
     assert spec["domains"][0]["max_objects"] == 150
     # Pasting more seeds with the form's defaults does not reset what the curator chose.
     page = follow(curator, curator.post(url, {"seeds": "http://quick.fr/about/"}))
-    assert "1 seed on 1 domain added to news (0 new domains). 1 domain already in the harvest kept its " \
-           "template and budget." in page
+    assert (
+        "1 seed on 1 domain added to news (0 new domains). 1 domain already in the harvest kept its "
+        "template and budget." in page
+    )
     config.refresh_from_db()
     assert (config.template, config.max_objects) == (fast, 150)
 
 
 def test_a_bad_budget_is_refused_next_to_its_field(curator: Client, sample) -> None:
-    response = curator.post(reverse("webui:definition-seeds", args=[sample.selective.pk]),
-                            {"seeds": "http://quick.fr/", "max_objects": "0"})
+    response = curator.post(
+        reverse("webui:definition-seeds", args=[sample.selective.pk]), {"seeds": "http://quick.fr/", "max_objects": "0"}
+    )
     page = text(response)
     assert response.status_code == 200 and "Ensure this value is greater than or equal to 1." in page
     assert not DomainConfiguration.objects.filter(domain__name="quick.fr", name="news").exists()
@@ -108,8 +123,11 @@ def test_a_one_run_schedule_reads_once_on_every_page(curator: Client, sample) ->
     assert Schedule(name="y", end="runs", max_runs=3).describe() == "every day, 3 runs"
     sample.selective.schedule = once
     sample.selective.save()
-    for url in (reverse("webui:schedules"), reverse("webui:definitions"),
-                reverse("webui:definition", args=[sample.selective.pk])):
+    for url in (
+        reverse("webui:schedules"),
+        reverse("webui:definitions"),
+        reverse("webui:definition", args=[sample.selective.pk]),
+    ):
         page = text(curator.get(url))
         assert "once, as soon as activated" in page and "1 run" not in page, url
 
@@ -143,8 +161,15 @@ def test_admins_edit_every_collection_and_viewers_read(sample) -> None:
     admin = _user("ada", "admin")
     page = text(admin.get(reverse("selection:collections")))
     assert "editor" in page and "you, as an administrator, edit them all" in page
-    data = {"collection": other.pk, "seeds": "http://live.fr/", "budget": "small", "frequency": "monthly",
-            "depth": "host", "theme": "physics", "active": "on"}
+    data = {
+        "collection": other.pk,
+        "seeds": "http://live.fr/",
+        "budget": "small",
+        "frequency": "monthly",
+        "depth": "host",
+        "theme": "physics",
+        "active": "on",
+    }
     assert admin.post(reverse("selection:record", args=[rec.pk]), data).status_code == 302
     assert Record.objects.get(pk=rec.pk).theme == "physics"
     assert "Transfer now" in text(admin.get(reverse("selection:transfer")))
@@ -192,8 +217,10 @@ def test_the_crawl_log_search_shows_its_lines_in_the_page(viewer: Client) -> Non
     expected = [line for line in log if " 404 " in line]
     assert expected and all(line in page for line in expected)
     assert f"{len(expected)} matching lines in the first {len(log)} lines" in page
-    assert f'{reverse("jobs:crawl-log", args=[job.pk])}?search=+404+&amp;limit=50' in \
-        viewer.get(url, {"search": " 404 ", "limit": "50"}).content.decode()  # the raw download of the same lines
+    assert (
+        f"{reverse('jobs:crawl-log', args=[job.pk])}?search=+404+&amp;limit=50"
+        in viewer.get(url, {"search": " 404 ", "limit": "50"}).content.decode()
+    )  # the raw download of the same lines
     tail = text(viewer.get(url))
     assert log[-1] in tail and "the last" in tail.lower()
     bad = viewer.get(url, {"search": "(x"})
@@ -217,10 +244,11 @@ def test_a_running_job_draws_its_rate_and_queue_over_time_and_the_chart_grows(vi
     job = make_job(status=JobStatus.STARTED, started_at=timezone.now() - timedelta(minutes=10))
     t0 = timezone.now() - timedelta(minutes=9)
     for i in range(5):
-        progresslog.record(job.pk, {"uri_rate": 2.0 + i, "uris_queued": 300 - 20 * i, "uris_done": 40 * i},
-                           t0 + timedelta(minutes=i))
+        progresslog.record(
+            job.pk, {"uri_rate": 2.0 + i, "uris_queued": 300 - 20 * i, "uris_done": 40 * i}, t0 + timedelta(minutes=i)
+        )
     page = viewer.get(reverse("jobs:job", args=[job.pk])).content.decode()
-    rate = page[page.index('id="chart-rate"'):page.index('id="chart-queue"')]
+    rate = page[page.index('id="chart-rate"') : page.index('id="chart-queue"')]
     assert "<polyline" in rate and rate.count("<circle") == 5 and "URI/s: 6" in rate
     before = viewer.get(reverse("jobs:progress-json", args=[job.pk])).json()["charts"]
     progresslog.record(job.pk, {"uri_rate": 9.0, "uris_queued": 150, "uris_done": 250}, t0 + timedelta(minutes=6))
@@ -231,23 +259,36 @@ def test_a_running_job_draws_its_rate_and_queue_over_time_and_the_chart_grows(vi
 
 def test_the_dashboard_lists_recently_finished_jobs(viewer: Client) -> None:
     now = timezone.now()
-    recent = factories.job(status=JobStatus.DONE, started_at=now - timedelta(minutes=65),
-                           ended_at=now - timedelta(hours=1))
-    old = factories.job(factories.selective_definition("old one"), status=JobStatus.DONE,
-                        started_at=now - timedelta(days=9), ended_at=now - timedelta(days=8))
+    recent = factories.job(
+        status=JobStatus.DONE, started_at=now - timedelta(minutes=65), ended_at=now - timedelta(hours=1)
+    )
+    old = factories.job(
+        factories.selective_definition("old one"),
+        status=JobStatus.DONE,
+        started_at=now - timedelta(days=9),
+        ended_at=now - timedelta(days=8),
+    )
     page = text(viewer.get(reverse("webui:home")))
-    finished = page[page.index('id="finished"'):page.index("</table>", page.index('id="finished"'))]
+    finished = page[page.index('id="finished"') : page.index("</table>", page.index('id="finished"'))]
     assert f'href="/jobs/{recent.pk}/"' in finished and "5 min" in finished  # webui.jinja.duration drops a zero tail
     assert f'href="/jobs/{old.pk}/"' not in finished
 
 
 # -- wording ----------------------------------------------------------------------------------------------
 def test_plurals_durations_and_alerts_in_red_only_when_there_are_some(viewer: Client) -> None:
-    assert [plural(n, "domain") for n in (0, 1, 2, 4000)] == ["0 domains", "1 domain", "2 domains",
-                                                               "4\u202f000 domains"]
+    assert [plural(n, "domain") for n in (0, 1, 2, 4000)] == [
+        "0 domains",
+        "1 domain",
+        "2 domains",
+        "4\u202f000 domains",
+    ]
     assert plural(1, "copy", "copies") == "1 copy" and plural(3, "copy", "copies") == "3 copies"
-    assert [duration(timedelta(seconds=s)) for s in (42, 185, 7440, 97200)] == ["42 s", "3 min 05 s",
-                                                                               "2 h 04 min", "1 d 3 h"]
+    assert [duration(timedelta(seconds=s)) for s in (42, 185, 7440, 97200)] == [
+        "42 s",
+        "3 min 05 s",
+        "2 h 04 min",
+        "1 d 3 h",
+    ]
     assert [duration(s) for s in (300, 5400, 43200, 604800)] == ["5 min", "1 h 30 min", "12 h", "7 d"]  # waits
     job = make_job(status=JobStatus.STARTED, progress={"alerts": []})
     page = viewer.get(reverse("jobs:job", args=[job.pk])).content.decode()
@@ -274,8 +315,13 @@ def test_file_copies_say_verified_or_not_checked_yet(viewer: Client) -> None:
 def test_every_page_takes_the_one_style_sheet(viewer: Client, sample) -> None:
     css = viewer.get("/static/webui/netharvest.css")
     assert css.status_code == 200 and b".badge" in b"".join(css.streaming_content if css.streaming else [css.content])
-    for url in (reverse("webui:home"), reverse("webui:definitions"), reverse("jobs:list"), reverse("qa:index"),
-                reverse("selection:collections")):
+    for url in (
+        reverse("webui:home"),
+        reverse("webui:definitions"),
+        reverse("jobs:list"),
+        reverse("qa:index"),
+        reverse("selection:collections"),
+    ):
         page = viewer.get(url).content.decode()
         assert '<link rel="stylesheet" href="/static/webui/netharvest.css">' in page, url
         assert "<style>" not in page, url  # no page carries its own copy of the rules any more

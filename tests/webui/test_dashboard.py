@@ -22,15 +22,29 @@ def text(response) -> str:
 
 def test_running_failed_and_index_health(viewer):
     now = timezone.now()
-    factories.job(domains=["example.fr"], status="STARTED", started_at=now, last_heartbeat=now - timedelta(minutes=9),
-                  harvester="h1/worker", progress={"uris_done": 4321, "uris_queued": 77, "bytes": 3 * 1024 ** 3,
-                                                   "uri_rate": 12.5, "kb_rate": 300.0})
+    factories.job(
+        domains=["example.fr"],
+        status="STARTED",
+        started_at=now,
+        last_heartbeat=now - timedelta(minutes=9),
+        harvester="h1/worker",
+        progress={"uris_done": 4321, "uris_queued": 77, "bytes": 3 * 1024**3, "uri_rate": 12.5, "kb_rate": 300.0},
+    )
     factories.job(status="FAILED", ended_at=now, error_category="harvester_lost", error_detail="no heartbeat")
-    ArchiveFile.objects.create(name="a.warc.gz", size=1024 ** 3, sha256="0" * 64, index_state="INDEXED")
+    ArchiveFile.objects.create(name="a.warc.gz", size=1024**3, sha256="0" * 64, index_state="INDEXED")
     ArchiveFile.objects.create(name="b.warc.gz", size=10, sha256="1" * 64, index_state="FAILED", error="bad gzip")
     page = text(viewer.get(reverse("webui:home")))
-    for expected in ("4\u202f321", "3.0 GB", "12.5", "h1/worker", "no heartbeat for over 5 min", "harvester_lost",
-                     "indexed (CDX written)", "1.0 GB", "failed (see error)"):
+    for expected in (
+        "4\u202f321",
+        "3.0 GB",
+        "12.5",
+        "h1/worker",
+        "no heartbeat for over 5 min",
+        "harvester_lost",
+        "indexed (CDX written)",
+        "1.0 GB",
+        "failed (see error)",
+    ):
         assert expected in page, expected
 
 
@@ -42,8 +56,15 @@ def test_calendar_of_coming_runs_with_expected_load(viewer):
     HarvestDefinition.objects.filter(pk=hd.pk).update(runs=1)
     job = factories.job(hd, domains=["a.fr"], status="DONE")
     a = job.domains.get().configuration
-    HarvestInfo.objects.create(job=job, harvest=hd, domain=a.domain, configuration=a, objects_count=10,
-                               bytes_count=2048, stop_reason="completed")
+    HarvestInfo.objects.create(
+        job=job,
+        harvest=hd,
+        domain=a.domain,
+        configuration=a,
+        objects_count=10,
+        bytes_count=2048,
+        stop_reason="completed",
+    )
     factories.selective_definition("inactive", schedule=daily)  # never in the calendar
     runs = forecast.coming_runs(7, now)
     assert [r.when for r in runs] == [datetime(2026, 11, 24 + i, 3, 0, tzinfo=UTC) for i in range(7)]
@@ -79,8 +100,10 @@ def test_finished_tile_counts_every_job_of_the_week_and_both_pages_search_captur
     factories.job(status="DONE", ended_at=now - timedelta(days=8))  # not this week
     page = text(viewer.get(reverse("webui:home")))
     tile = page.split('<div class="tiles">')[1].split("</div>\n</div>")[0]
-    assert (f'<span class="value">{FINISHED_SHOWN + 3}</span><span class="label">finished, last 7 days '
-            f'(latest {FINISHED_SHOWN} listed)</span>') in tile
+    assert (
+        f'<span class="value">{FINISHED_SHOWN + 3}</span><span class="label">finished, last 7 days '
+        f"(latest {FINISHED_SHOWN} listed)</span>"
+    ) in tile
     assert page.split('<table id="finished">')[1].split("</table>")[0].count("<tr>") == FINISHED_SHOWN + 1
     # An address → its captures calendar, from the dashboard and from the Jobs list.
     for where in (reverse("webui:home"), reverse("jobs:list")):

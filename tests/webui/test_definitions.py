@@ -27,13 +27,16 @@ def text(response) -> str:
 
 
 def test_selective_harvest_from_pasted_seeds_to_jobs(curator, viewer):
-    schedule = Schedule.objects.create(name="weekly", every=1, unit="week", anytime=False, at_weekday=1, at_hour=3,
-                                       at_minute=0)
+    schedule = Schedule.objects.create(
+        name="weekly", every=1, unit="week", anytime=False, at_weekday=1, at_hour=3, at_minute=0
+    )
     focused = HarvestChannel.objects.get(name="focused")
     form = text(curator.get(reverse("webui:definition-create", args=["selective"])))
     assert "Max objects per domain" not in form and "id_schedule" in form
-    created = curator.post(reverse("webui:definition-create", args=["selective"]),
-                           {"name": "elections", "channel": focused.pk, "schedule": schedule.pk})
+    created = curator.post(
+        reverse("webui:definition-create", args=["selective"]),
+        {"name": "elections", "channel": focused.pk, "schedule": schedule.pk},
+    )
     assert created.status_code == 302
     hd = HarvestDefinition.objects.get(name="elections")
     assert hd.kind == "selective" and not hd.active
@@ -44,8 +47,11 @@ def test_selective_harvest_from_pasted_seeds_to_jobs(curator, viewer):
 
     bad = curator.post(reverse("webui:definition-seeds", args=[hd.pk]), {"seeds": "http://ok.fr/\nnot a url at all"})
     assert "line 2" in text(bad) and not Domain.objects.exists()
-    ok = curator.post(reverse("webui:definition-seeds", args=[hd.pk]),
-                      {"seeds": "https://www.ok.fr/politique/\nexample.org"}, follow=True)
+    ok = curator.post(
+        reverse("webui:definition-seeds", args=[hd.pk]),
+        {"seeds": "https://www.ok.fr/politique/\nexample.org"},
+        follow=True,
+    )
     assert "2 seeds on 2 domains added" in text(ok)
     assert hd.configurations.count() == 2
 
@@ -72,9 +78,10 @@ def test_selective_harvest_from_pasted_seeds_to_jobs(curator, viewer):
 def test_next_date_override_goes_through_the_scheduler(curator):
     schedule = Schedule.objects.create(name="daily", every=1, unit="day")
     hd = factories.selective_definition("news", schedule=schedule)
-    response = curator.post(reverse("webui:definition-edit", args=[hd.pk]),
-                            {"name": "news", "channel": hd.channel_id, "schedule": schedule.pk,
-                             "next_date": "2031-05-01 12:30"})
+    response = curator.post(
+        reverse("webui:definition-edit", args=[hd.pk]),
+        {"name": "news", "channel": hd.channel_id, "schedule": schedule.pk, "next_date": "2031-05-01 12:30"},
+    )
     assert response.status_code == 302
     hd.refresh_from_db()
     assert hd.next_date.isoformat() == "2031-05-01T12:30:00+00:00"
@@ -82,9 +89,17 @@ def test_next_date_override_goes_through_the_scheduler(curator):
 
 def test_definition_form_explains_errors_and_saves_nothing(curator):
     snapshot = HarvestChannel.objects.get(name="snapshot")
-    response = curator.post(reverse("webui:definition-create", args=["snapshot"]),
-                            {"name": "", "channel": snapshot.pk, "max_objects": "-7", "max_bytes": "x",
-                             "max_job_running_time_s": "0", "crawler_traps": "(("})
+    response = curator.post(
+        reverse("webui:definition-create", args=["snapshot"]),
+        {
+            "name": "",
+            "channel": snapshot.pk,
+            "max_objects": "-7",
+            "max_bytes": "x",
+            "max_job_running_time_s": "0",
+            "crawler_traps": "((",
+        },
+    )
     page = text(response)
     assert "This field is required" in page and "must be -1 (unlimited) or a positive number" in page
     assert "Enter a whole number" in page and "line 1" in page
@@ -97,12 +112,20 @@ def test_snapshot_with_budgets_continuing_a_previous_one(curator, viewer):
     first = factories.snapshot_definition("broad 2025")
     form = text(curator.get(reverse("webui:definition-create", args=["snapshot"])))
     assert "id_schedule" not in form and "Continue snapshot" in form
-    response = curator.post(reverse("webui:definition-create", args=["snapshot"]), {
-        "name": "broad 2026", "channel": snapshot.pk, "max_objects": "10000", "max_bytes": str(100 * 1024 ** 2),
-        "max_job_running_time_s": "86400", "previous": first.pk})
+    response = curator.post(
+        reverse("webui:definition-create", args=["snapshot"]),
+        {
+            "name": "broad 2026",
+            "channel": snapshot.pk,
+            "max_objects": "10000",
+            "max_bytes": str(100 * 1024**2),
+            "max_job_running_time_s": "86400",
+            "previous": first.pk,
+        },
+    )
     assert response.status_code == 302
     hd = HarvestDefinition.objects.get(name="broad 2026")
-    assert hd.previous == first and hd.max_bytes == 100 * 1024 ** 2
+    assert hd.previous == first and hd.max_bytes == 100 * 1024**2
     page = text(viewer.get(reverse("webui:definition", args=[hd.pk])))
     assert "100.0 MB" in page and "broad 2025" in page and "only the domains it did not finish" in page
     listing = text(viewer.get(reverse("webui:definitions"), {"kind": "snapshot"}))
@@ -115,8 +138,9 @@ def test_remove_domains_from_a_selection(curator):
 
     seeding.add_seeds(hd, "http://a.fr/\nhttp://b.fr/")
     keep, drop = hd.configurations.order_by("domain__name")
-    response = curator.post(reverse("webui:definition-remove", args=[hd.pk]), {"configurations": [drop.pk]},
-                            follow=True)
+    response = curator.post(
+        reverse("webui:definition-remove", args=[hd.pk]), {"configurations": [drop.pk]}, follow=True
+    )
     assert "1 domain configuration removed" in text(response)
     assert list(hd.configurations.all()) == [keep]
     response = curator.post(reverse("webui:definition-remove", args=[hd.pk]), {}, follow=True)
@@ -126,8 +150,14 @@ def test_remove_domains_from_a_selection(curator):
 def test_extended_fields_of_definitions_are_typed_and_required(curator):
     from orchestrator.harvest.models import ExtendedField
 
-    ExtendedField.objects.create(owner="harvest", name="legal_basis", label="Legal basis", kind="choice",
-                                 choices="deposit\nagreement", required=True)
+    ExtendedField.objects.create(
+        owner="harvest",
+        name="legal_basis",
+        label="Legal basis",
+        kind="choice",
+        choices="deposit\nagreement",
+        required=True,
+    )
     focused = HarvestChannel.objects.get(name="focused")
     url = reverse("webui:definition-create", args=["selective"])
     bad = curator.post(url, {"name": "x", "channel": focused.pk, "ext_legal_basis": ""})
@@ -144,8 +174,7 @@ def news_with(domains: list[str]) -> HarvestDefinition:
     return definition
 
 
-def test_run_now_with_the_broker_down_says_the_run_waits_and_a_second_click_makes_no_second_run(broker_down,
-                                                                                                  curator):
+def test_run_now_with_the_broker_down_says_the_run_waits_and_a_second_click_makes_no_second_run(broker_down, curator):
     """Before: a 500 (the publish's traceback) and a second run per click."""
     definition = news_with(["a.fr"])
     url = reverse("webui:definition-run", args=[definition.pk])

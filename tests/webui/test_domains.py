@@ -45,13 +45,31 @@ def test_domain_page_shows_configurations_aliases_traps_extended_and_history(vie
     Domain.objects.filter(pk=alias.pk).update(alias_of=domain)
     Domain.objects.filter(pk=domain.pk).update(crawler_traps=r".*/agenda/.*", extended={"publisher": "Le Monde"})
     job = factories.job(domains=["example.fr"], status="DONE")
-    HarvestInfo.objects.create(job=job, harvest=job.harvest, domain=domain, configuration=domain.default_configuration,
-                               objects_count=1234, bytes_count=5 * 1024 * 1024, stop_reason="max_bytes")
+    HarvestInfo.objects.create(
+        job=job,
+        harvest=job.harvest,
+        domain=domain,
+        configuration=domain.default_configuration,
+        objects_count=1234,
+        bytes_count=5 * 1024 * 1024,
+        stop_reason="max_bytes",
+    )
     listing = text(viewer.get(reverse("webui:domains"), {"q": "example-"}))
     assert 'href="/domains/example.fr/">example.fr</a>' in listing  # the alias's target, linked
     page = text(viewer.get(reverse("webui:domain", args=["example.fr"])))
-    for expected in ("defaultconfig", "defaultseeds", "https://www.example.fr/", "example-alias.fr", ".*/agenda/.*",
-                     "Le Monde", "1\u202f234", "5.0 MB", "max_bytes", "<svg", "news"):
+    for expected in (
+        "defaultconfig",
+        "defaultseeds",
+        "https://www.example.fr/",
+        "example-alias.fr",
+        ".*/agenda/.*",
+        "Le Monde",
+        "1\u202f234",
+        "5.0 MB",
+        "max_bytes",
+        "<svg",
+        "news",
+    ):
         assert expected in page, expected
     # The run's replay link opens the seed its frozen JobSpec gave the domain, at the run's time (not a guess
     # such as http://example.fr/); the seed list edited since changes nothing.
@@ -82,16 +100,24 @@ def test_edit_domain_validates_traps_alias_and_extended_fields(curator):
     domain = factories.domain("example.fr")
     url = reverse("webui:domain-edit", args=["example.fr"])
     assert "Deposited since" in text(curator.get(url))
-    bad = curator.post(url, {"crawler_traps": "ok/.*\n(unclosed", "alias_of": "nowhere.fr", "ext_since": "yesterday",
-                             "comments": "x"})
+    bad = curator.post(
+        url, {"crawler_traps": "ok/.*\n(unclosed", "alias_of": "nowhere.fr", "ext_since": "yesterday", "comments": "x"}
+    )
     page = text(bad)
     assert bad.status_code == 200 and "Nothing was saved" in page
     assert "line 2" in page and "not a valid regular expression" in page
     assert "there is no domain" in page and "not a valid date" in page
     domain.refresh_from_db()
     assert domain.comments == "" and domain.crawler_traps == ""
-    ok = curator.post(url, {"crawler_traps": "  ok/.*  \n\n", "alias_of": "", "ext_since": "2020-01-31",
-                            "comments": "Deposit agreement signed."})
+    ok = curator.post(
+        url,
+        {
+            "crawler_traps": "  ok/.*  \n\n",
+            "alias_of": "",
+            "ext_since": "2020-01-31",
+            "comments": "Deposit agreement signed.",
+        },
+    )
     assert ok.status_code == 302
     domain.refresh_from_db()
     assert domain.crawler_traps == "ok/.*" and domain.extended == {"since": "2020-01-31"}
@@ -112,8 +138,9 @@ def test_alias_chains_are_refused(curator):
     Domain.objects.filter(pk=b.pk).update(alias_of=c)
     response = curator.post(reverse("webui:domain-edit", args=["a.fr"]), {"alias_of": "b.fr"})
     assert "no alias chains" in text(response)
-    response = curator.post(reverse("webui:domain-edit", args=["a.fr"]), {"alias_of": "c.fr",
-                                                                          "alias_expires": "2030-01-01 00:00"})
+    response = curator.post(
+        reverse("webui:domain-edit", args=["a.fr"]), {"alias_of": "c.fr", "alias_expires": "2030-01-01 00:00"}
+    )
     assert response.status_code == 302
     assert Domain.objects.get(name="a.fr").alias_of == c
 
@@ -134,12 +161,23 @@ def test_configuration_form_and_default_switch(curator):
     domain = factories.domain("example.fr")
     seedlist = domain.seedlists.get()
     url = reverse("webui:configuration-create", args=["example.fr"])
-    bad = curator.post(url, {"name": "deep", "template": domain.default_configuration.template_id,
-                             "max_objects": "-5", "max_bytes": "-1"})
+    bad = curator.post(
+        url,
+        {"name": "deep", "template": domain.default_configuration.template_id, "max_objects": "-5", "max_bytes": "-1"},
+    )
     page = text(bad)
     assert "at least one seed list" in page and "must be -1 (unlimited), 0 (excluded)" in page
-    ok = curator.post(url, {"name": "deep", "template": domain.default_configuration.template_id,
-                            "seedlists": [seedlist.pk], "max_objects": "1000", "max_bytes": "-1", "is_default": "on"})
+    ok = curator.post(
+        url,
+        {
+            "name": "deep",
+            "template": domain.default_configuration.template_id,
+            "seedlists": [seedlist.pk],
+            "max_objects": "1000",
+            "max_bytes": "-1",
+            "is_default": "on",
+        },
+    )
     assert ok.status_code == 302
     assert DomainConfiguration.objects.get(domain=domain, is_default=True).name == "deep"
     assert list(DomainConfiguration.objects.get(name="deep").seedlists.all()) == [seedlist]

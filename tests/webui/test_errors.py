@@ -24,13 +24,16 @@ def test_settings_are_those_of_production(settings):
     assert not settings.DEBUG  # the custom handlers apply only then, as in production
 
 
-@pytest.mark.parametrize("path, params", [
-    ("/domains/", {"q": "\x00"}),
-    ("/domains/", {"q": "ex\x00ample", "in": "comments"}),
-    ("/domains/", {"in": "crawler_traps", "q": "a\x1bb"}),
-    ("/selection/", {"q": "\x00"}),
-    ("/jobs/", {"status": "\x00"}),
-])
+@pytest.mark.parametrize(
+    "path, params",
+    [
+        ("/domains/", {"q": "\x00"}),
+        ("/domains/", {"q": "ex\x00ample", "in": "comments"}),
+        ("/domains/", {"in": "crawler_traps", "q": "a\x1bb"}),
+        ("/selection/", {"q": "\x00"}),
+        ("/jobs/", {"status": "\x00"}),
+    ],
+)
 def test_a_control_character_in_any_query_parameter_is_a_clear_400(admin_client_of_site, path, params):
     """``/domains/?q=%00`` was an HTTP 500 (PostgreSQL cannot hold NUL)."""
     response = admin_client_of_site.get(path, params)

@@ -31,8 +31,12 @@ def body(response) -> bytes:
     return b"".join(response.streaming_content) if response.streaming else response.content
 
 
-def test_pages_list_with_titles_and_framed_replay(replay_crawls: TwoJobs, storage_env, replay_service,  # noqa: F811
-                                                  viewer: Client):
+def test_pages_list_with_titles_and_framed_replay(
+    replay_crawls: TwoJobs,
+    storage_env,  # noqa: F811
+    replay_service,
+    viewer: Client,
+):
     news = factories.selective_definition("news")
     job1 = harvest(replay_crawls.job1, storage_env / "spool", news)
     job2 = harvest(replay_crawls.job2, storage_env / "spool", news)

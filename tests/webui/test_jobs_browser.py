@@ -38,21 +38,32 @@ def page(monkeypatch, live_server):
     with sync_api.sync_playwright() as pw:
         browser = launch(pw)
         context = browser.new_context(viewport={"width": 1280, "height": 900})
-        context.add_cookies([{"name": "sessionid", "value": client.cookies["sessionid"].value,
-                              "url": live_server.url}])
+        context.add_cookies([{"name": "sessionid", "value": client.cookies["sessionid"].value, "url": live_server.url}])
         yield context.new_page()
         browser.close()
         connections.close_all()
 
 
-
 def _progress(job_id: int, done: int, queued: int, alerts: list[str]) -> None:
-    assert intake.record_progress({
-        "job_id": job_id, "at": f"2026-11-23T10:00:{done % 60:02d}Z", "uris_done": done, "uris_queued": queued,
-        "bytes": done * 20_000, "uri_rate": 3.5, "avg_uri_rate": 2.9, "kb_rate": 68.4, "avg_kb_rate": 55.0,
-        "queues_active": 2, "domains": {"site-a.fr": {"objects": done - 4, "bytes": done * 15_000, "queued": queued},
-                                        "site-b.dk": {"objects": 5, "bytes": done * 5_000, "queued": 0}},
-        "alerts": alerts})
+    assert intake.record_progress(
+        {
+            "job_id": job_id,
+            "at": f"2026-11-23T10:00:{done % 60:02d}Z",
+            "uris_done": done,
+            "uris_queued": queued,
+            "bytes": done * 20_000,
+            "uri_rate": 3.5,
+            "avg_uri_rate": 2.9,
+            "kb_rate": 68.4,
+            "avg_kb_rate": 55.0,
+            "queues_active": 2,
+            "domains": {
+                "site-a.fr": {"objects": done - 4, "bytes": done * 15_000, "queued": queued},
+                "site-b.dk": {"objects": 5, "bytes": done * 5_000, "queued": 0},
+            },
+            "alerts": alerts,
+        }
+    )
 
 
 def test_running_job_updates_live_and_previews_a_trap(live_server, page) -> None:
@@ -76,8 +87,15 @@ def test_running_job_updates_live_and_previews_a_trap(live_server, page) -> None
     before = page.locator("#chart-rate circle").count()
     start = timezone.now() - timedelta(minutes=5)
     ProgressSample.objects.bulk_create(
-        ProgressSample(job=job, at=start + timedelta(minutes=i), figures=progresslog.figures_of(
-            {"uri_rate": 1.5 + i * 0.5, "uris_queued": 620 - 30 * i, "uris_done": 6 * i})) for i in range(5))
+        ProgressSample(
+            job=job,
+            at=start + timedelta(minutes=i),
+            figures=progresslog.figures_of(
+                {"uri_rate": 1.5 + i * 0.5, "uris_queued": 620 - 30 * i, "uris_done": 6 * i}
+            ),
+        )
+        for i in range(5)
+    )
     page.wait_for_function(f"document.querySelectorAll('#chart-rate circle').length >= {before + 5}", timeout=20_000)
     assert "queued" in page.inner_text("#chart-queue") and "done" in page.inner_text("#chart-queue")
 
@@ -90,8 +108,9 @@ def test_running_job_updates_live_and_previews_a_trap(live_server, page) -> None
 
     page.goto(f"{live_server.url}/jobs/running/")
     _progress(job.pk, 41, 500, [])
-    page.wait_for_function(f"document.querySelector('tr[data-job=\"{job.pk}\"] [data-f=uris_done]')"
-                           ".textContent === '41'", timeout=20_000)
+    page.wait_for_function(
+        f"document.querySelector('tr[data-job=\"{job.pk}\"] [data-f=uris_done]').textContent === '41'", timeout=20_000
+    )
     shot(page, "jobs-running")
 
     # The job ends while the page is open: it leaves the running list, its final result shows under "Just ended".

@@ -55,12 +55,23 @@ def _flash(client: Client, response) -> str:  # type: ignore[no-untyped-def]
 
 #: URL name → (roles that may use it, POST only?). Reading: every role; acting on a job: crawl engineers.
 ACCESS = {
-    "list": (EVERYONE, False), "running": (EVERYONE, False), "running-json": (EVERYONE, False),
-    "job": (EVERYONE, False), "progress-json": (EVERYONE, False), "trap-preview": (EVERYONE, False),
-    "report": (EVERYONE, False), "crawl-log": (EVERYONE, False), "continuous": (EVERYONE, False),
-    "uri": (EVERYONE, False), "report-page": (EVERYONE, False), "crawl-log-page": (EVERYONE, False),
-    "pages": (EVERYONE, False), "captures": (EVERYONE, False),
-    "control": (ENGINEERS, True), "trap": (ENGINEERS, True), "resubmit": (ENGINEERS, True),
+    "list": (EVERYONE, False),
+    "running": (EVERYONE, False),
+    "running-json": (EVERYONE, False),
+    "job": (EVERYONE, False),
+    "progress-json": (EVERYONE, False),
+    "trap-preview": (EVERYONE, False),
+    "report": (EVERYONE, False),
+    "crawl-log": (EVERYONE, False),
+    "continuous": (EVERYONE, False),
+    "uri": (EVERYONE, False),
+    "report-page": (EVERYONE, False),
+    "crawl-log-page": (EVERYONE, False),
+    "pages": (EVERYONE, False),
+    "captures": (EVERYONE, False),
+    "control": (ENGINEERS, True),
+    "trap": (ENGINEERS, True),
+    "resubmit": (ENGINEERS, True),
     "reject": (ENGINEERS, True),
 }
 #: Page QA's URLs: everyone reads, curators act (tests/webui/test_pageqa_views.py; tests/webui/test_access.py
@@ -89,11 +100,19 @@ def test_every_url_is_in_the_access_table() -> None:
 def test_each_role_gets_exactly_its_pages_and_actions(role: str, clients: dict[str, Client]) -> None:
     job = make_job(status=JobStatus.FAILED)
     harvested = record(make_job())  # a job with files, so report and crawl-log answer 200
-    continuous = factories.job(HarvestDefinition.objects.create(  # the live section is a continuous job's
-        name="live", kind="continuous", channel=HarvestChannel.objects.get(name="continuous")))
+    continuous = factories.job(
+        HarvestDefinition.objects.create(  # the live section is a continuous job's
+            name="live", kind="continuous", channel=HarvestChannel.objects.get(name="continuous")
+        )
+    )
     for name, (allowed, post_only) in ACCESS.items():
-        target = (harvested if name in ("report", "crawl-log", "report-page", "crawl-log-page")
-                  else continuous if name == "continuous" else job)
+        target = (
+            harvested
+            if name in ("report", "crawl-log", "report-page", "crawl-log-page")
+            else continuous
+            if name == "continuous"
+            else job
+        )
         response = clients[role].get(_url(name, target))
         if role in allowed:
             assert response.status_code == (405 if post_only else 200), (name, role, response.content[:300])
@@ -121,10 +140,22 @@ def test_list_filters_and_paginates(viewer: Client) -> None:
     broad = factories.snapshot_definition("broad")
     old = datetime(2025, 3, 1, tzinfo=UTC)
     Job.objects.bulk_create(
-        [Job(harvest=news, harvest_run=1, channel=news.channel, spec={}, status=JobStatus.DONE, created=old)
-         for _ in range(120)]
-        + [Job(harvest=broad, harvest_run=1, channel=broad.channel, spec={}, status=JobStatus.FAILED,
-               created=old + timedelta(days=30)) for _ in range(7)])
+        [
+            Job(harvest=news, harvest_run=1, channel=news.channel, spec={}, status=JobStatus.DONE, created=old)
+            for _ in range(120)
+        ]
+        + [
+            Job(
+                harvest=broad,
+                harvest_run=1,
+                channel=broad.channel,
+                spec={},
+                status=JobStatus.FAILED,
+                created=old + timedelta(days=30),
+            )
+            for _ in range(7)
+        ]
+    )
     page = viewer.get(reverse("jobs:list"))
     assert page.status_code == 200
     assert "page 1 of 3 (127 in all)" in page.content.decode()
@@ -132,9 +163,14 @@ def test_list_filters_and_paginates(viewer: Client) -> None:
     last = viewer.get(reverse("jobs:list") + "?status=DONE&page=3").content.decode()
     assert _rows(last) == 20 and "page 3 of 3 (120 in all)" in last
     snapshot = HarvestChannel.objects.get(name="snapshot")
-    for query, expected in ((f"?harvest={broad.pk}", 7), (f"?channel={snapshot.pk}", 7),
-                            ("?status=FAILED&created_from=2025-03-15", 7), ("?created_to=2025-03-01", 120),
-                            ("?status=RESUBMITTABLE", 7), ("?status=REJECTED", 0)):
+    for query, expected in (
+        (f"?harvest={broad.pk}", 7),
+        (f"?channel={snapshot.pk}", 7),
+        ("?status=FAILED&created_from=2025-03-15", 7),
+        ("?created_to=2025-03-01", 120),
+        ("?status=RESUBMITTABLE", 7),
+        ("?status=REJECTED", 0),
+    ):
         assert _total(viewer, query) == expected, query
     bad = viewer.get(reverse("jobs:list") + "?created_from=2025-13-01&created_to=2025-01-01")
     text = bad.content.decode()
@@ -163,19 +199,33 @@ def test_resubmit_and_reject(engineer: Client) -> None:
     again = engineer.post(reverse("jobs:reject", args=[other.pk]))
     assert "already rejected by crawl_engineer" in _flash(engineer, again)
     done = make_job(status=JobStatus.DONE)
-    assert "only a FAILED job can be rejected" in _flash(engineer, engineer.post(reverse("jobs:reject",
-                                                                                         args=[done.pk])))
+    assert "only a FAILED job can be rejected" in _flash(
+        engineer, engineer.post(reverse("jobs:reject", args=[done.pk]))
+    )
     assert Job.objects.get(pk=done.pk).rejected_at is None
 
 
 def _running_job() -> Job:
     job = make_job(status=JobStatus.STARTED)
-    assert intake.record_progress({
-        "job_id": job.pk, "at": "2026-11-23T10:00:00Z", "uris_done": 30, "uris_queued": 200, "uris_failed": 1,
-        "bytes": 4096, "uri_rate": 2.5, "avg_uri_rate": 2.0, "kb_rate": 12.0, "avg_kb_rate": 10.0,
-        "domains": {"site-a.fr": {"objects": 10, "bytes": 1000, "queued": 150},
-                    "site-b.dk": {"objects": 5, "bytes": 3096, "queued": 50}},
-        "alerts": ["site-b.dk: budget reached"]})
+    assert intake.record_progress(
+        {
+            "job_id": job.pk,
+            "at": "2026-11-23T10:00:00Z",
+            "uris_done": 30,
+            "uris_queued": 200,
+            "uris_failed": 1,
+            "bytes": 4096,
+            "uri_rate": 2.5,
+            "avg_uri_rate": 2.0,
+            "kb_rate": 12.0,
+            "avg_kb_rate": 10.0,
+            "domains": {
+                "site-a.fr": {"objects": 10, "bytes": 1000, "queued": 150},
+                "site-b.dk": {"objects": 5, "bytes": 3096, "queued": 50},
+            },
+            "alerts": ["site-b.dk: budget reached"],
+        }
+    )
     return job
 
 
@@ -215,7 +265,7 @@ def test_an_ended_job_leaves_the_running_list_with_its_final_result(viewer: Clie
     page = viewer.get(reverse("jobs:running")).content.decode()
     assert f'data-job="{other.pk}"' in page and f'data-job="{job.pk}"' not in page
     assert f'data-ended="{job.pk}"' in page and f'data-ended="{long_ago.pk}"' not in page
-    row = page[page.index(f'data-ended="{job.pk}"'):].split("</tr>")[0]
+    row = page[page.index(f'data-ended="{job.pk}"') :].split("</tr>")[0]
     assert "DONE" in row and ">45<" in row and "71.4 KB" in row and "DOWNLOAD_COMPLETE 1, DOWNLOAD_UNFINISHED 1" in row
 
 
@@ -225,21 +275,26 @@ def test_controls_are_recorded_and_sent(engineer: Client) -> None:
     assert "pause sent" in text
     control = JobControl.objects.get(job=job)
     assert (control.action, control.requested_by) == ("pause", "crawl_engineer") and control.sent_at is not None
-    assert "Unknown action" in _flash(engineer, engineer.post(reverse("jobs:control", args=[job.pk]),
-                                                              {"action": "explode"}))
-    assert "not a valid regular expression" in _flash(engineer, engineer.post(reverse("jobs:trap", args=[job.pk]),
-                                                                              {"regex": "(unclosed"}))
-    assert "enter a regular expression" in _flash(engineer, engineer.post(reverse("jobs:trap", args=[job.pk]),
-                                                                          {"regex": "  "}))
-    assert ("regex: lookahead (?=…) is not supported: crawler traps use RE2, linear-time regular expressions"
-            in _flash(engineer, engineer.post(reverse("jobs:trap", args=[job.pk]), {"regex": r".*(?=/cal).*"})))
+    assert "Unknown action" in _flash(
+        engineer, engineer.post(reverse("jobs:control", args=[job.pk]), {"action": "explode"})
+    )
+    assert "not a valid regular expression" in _flash(
+        engineer, engineer.post(reverse("jobs:trap", args=[job.pk]), {"regex": "(unclosed"})
+    )
+    assert "enter a regular expression" in _flash(
+        engineer, engineer.post(reverse("jobs:trap", args=[job.pk]), {"regex": "  "})
+    )
+    assert "regex: lookahead (?=…) is not supported: crawler traps use RE2, linear-time regular expressions" in _flash(
+        engineer, engineer.post(reverse("jobs:trap", args=[job.pk]), {"regex": r".*(?=/cal).*"})
+    )
     assert JobControl.objects.filter(job=job).count() == 1  # nothing half-written
     _flash(engineer, engineer.post(reverse("jobs:trap", args=[job.pk]), {"regex": r".*/calendar\?.*"}))
     trap = JobControl.objects.get(job=job, action="add_trap")
     assert trap.argument == r".*/calendar\?.*" and trap.sent_at is not None
     done = make_job(status=JobStatus.DONE)
-    assert "only a submitted or started job" in _flash(engineer, engineer.post(
-        reverse("jobs:control", args=[done.pk]), {"action": "stop"}))
+    assert "only a submitted or started job" in _flash(
+        engineer, engineer.post(reverse("jobs:control", args=[done.pk]), {"action": "stop"})
+    )
     history = engineer.get(reverse("jobs:job", args=[job.pk])).content.decode()
     assert "add_trap" in history and "calendar" in history
 
@@ -278,7 +333,7 @@ def test_job_page_shows_domains_seeds_files_and_the_log_tail(viewer: Client) -> 
     assert last.split()[3] in text and "spool" in text
     listing = viewer.get(reverse("jobs:list")).content.decode()  # objects and bytes from the job's statistics
     stats = JobStats.objects.get(job=job)
-    assert f"<td class=\"num\">{stats.objects_count:,}</td>" in listing
+    assert f'<td class="num">{stats.objects_count:,}</td>' in listing
 
 
 def test_reports_and_crawl_log_search(viewer: Client) -> None:
@@ -298,11 +353,14 @@ def test_reports_and_crawl_log_search(viewer: Client) -> None:
     assert lines[1:-1] == expected and lines[-1] == f"# {len(expected)} matching lines in the first {len(log)} lines"
     capped = b"".join(viewer.get(url, {"search": "http", "limit": "3"}).streaming_content).decode().splitlines()
     assert len(capped) == 5 and "limit reached" in capped[-1]
-    for bad, message in (({"search": "(x"}, "not a valid regular expression"), ({"search": ""}, "enter a regular"),
-                         ({"search": "x", "limit": "100000"}, "limit: a number"),
-                         ({"search": "x", "limit": "ten"}, "limit: a number"), ({"tail": "0"}, "tail:"),
-                         ({"search": r"(\w+) \1"}, "search: backreference \\1 is not supported: the crawl-log "
-                                                     "search uses RE2")):
+    for bad, message in (
+        ({"search": "(x"}, "not a valid regular expression"),
+        ({"search": ""}, "enter a regular"),
+        ({"search": "x", "limit": "100000"}, "limit: a number"),
+        ({"search": "x", "limit": "ten"}, "limit: a number"),
+        ({"tail": "0"}, "tail:"),
+        ({"search": r"(\w+) \1"}, "search: backreference \\1 is not supported: the crawl-log search uses RE2"),
+    ):
         r = viewer.get(url, bad)
         assert r.status_code == 400 and message in r.content.decode(), bad
     tail = viewer.get(url, {"tail": "3"}).content.decode().splitlines()
@@ -325,8 +383,10 @@ def test_no_server_path_in_report_responses(viewer: Client) -> None:
         shutil.rmtree(reports.parent)
     assert missing.status_code == 404 and tail.status_code == 404
     page = missing.content.decode()
-    assert (f"mimetype-report.txt of job {bare.pk} is neither in its spool directory nor in its metadata WARC "
-            "(1 place(s) looked in)") in page
+    assert (
+        f"mimetype-report.txt of job {bare.pk} is neither in its spool directory nor in its metadata WARC "
+        "(1 place(s) looked in)"
+    ) in page
     assert str(spool_dir()) not in page and str(spool_dir()) not in tail.content.decode()
 
 
@@ -342,8 +402,10 @@ def test_hostile_patterns_answer_in_search_and_trap_preview(viewer: Client) -> N
     job = _running_job()
     live = spool_dir() / str(job.pk) / "logs"
     live.mkdir(parents=True)
-    line = f"2026-11-23T10:00:00.000Z   200       1234 {DEEP_URI} LL http://127.0.0.1:8000/ text/html #001 " \
-           "20261123100000000+12 sha1:AAAA - -"
+    line = (
+        f"2026-11-23T10:00:00.000Z   200       1234 {DEEP_URI} LL http://127.0.0.1:8000/ text/html #001 "
+        "20261123100000000+12 sha1:AAAA - -"
+    )
     (live / "crawl.log").write_text(line + "\n" + line.replace("index.html", "calendar/x") + "\n")
     search = viewer.get(reverse("jobs:crawl-log", args=[job.pk]), {"search": HOSTILE[0]})
     assert search.status_code == 200
@@ -355,5 +417,6 @@ def test_hostile_patterns_answer_in_search_and_trap_preview(viewer: Client) -> N
     assert preview.status_code == 200 and preview.json()["matches"] == 1
     refused = viewer.get(reverse("jobs:trap-preview", args=[job.pk]), {"regex": r".*(?<=/s1)/.*"})
     assert refused.status_code == 400
-    assert refused.json()["error"] == ("regex: lookbehind (?<=…) is not supported: crawler traps use RE2, "
-                                       "linear-time regular expressions")
+    assert refused.json()["error"] == (
+        "regex: lookbehind (?<=…) is not supported: crawler traps use RE2, linear-time regular expressions"
+    )

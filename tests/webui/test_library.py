@@ -18,16 +18,20 @@ def text(response) -> str:
 
 
 def template_data(**changes) -> dict:
-    data = {k: v for k, v in model_to_dict(CrawlTemplate.objects.get(name="default")).items()
-            if k in TemplateForm.Meta.fields}
+    data = {
+        k: v
+        for k, v in model_to_dict(CrawlTemplate.objects.get(name="default")).items()
+        if k in TemplateForm.Meta.fields
+    }
     data.update(changes)
     return {k: ("on" if v is True else "" if v is False else v) for k, v in data.items() if v is not False}
 
 
 def test_template_list_and_create(engineer, viewer):
     assert "default" in text(viewer.get(reverse("webui:templates")))
-    bad = engineer.post(reverse("webui:template-create"), template_data(name="default", user_agent="bot",
-                                                                         host_valence=0))
+    bad = engineer.post(
+        reverse("webui:template-create"), template_data(name="default", user_agent="bot", host_valence=0)
+    )
     page = text(bad)
     assert "already exists" in page and "operator contact" in page
     ok = engineer.post(reverse("webui:template-create"), template_data(name="deep", max_hops=50))
@@ -42,8 +46,18 @@ def test_schedule_form_explains_inconsistent_choices(curator, viewer):
     assert "needed to run at a given time" not in page and "give the number of runs" in page
     bad = curator.post(url, {"name": "weekly", "every": "1", "unit": "week", "end": "never", "at_hour": "3"})
     assert "needed to run at a given time every week" in text(bad)
-    ok = curator.post(url, {"name": "weekly", "every": "2", "unit": "week", "end": "never", "at_hour": "3",
-                            "at_minute": "0", "at_weekday": "1"})
+    ok = curator.post(
+        url,
+        {
+            "name": "weekly",
+            "every": "2",
+            "unit": "week",
+            "end": "never",
+            "at_hour": "3",
+            "at_minute": "0",
+            "at_weekday": "1",
+        },
+    )
     assert ok.status_code == 302
     listing = text(viewer.get(reverse("webui:schedules")))
     assert "every 2 weeks on Monday at 03:00 UTC" in listing

@@ -29,24 +29,54 @@ def qa_run(settings, tmp_path):
     job = factories.job(domains=["127.0.0.1"], status=JobStatus.DONE)
     job.spec["domains"][0]["seeds"] = [SITE]
     job.save(update_fields=["spec"])
-    ArchiveFile.objects.create(job=job, harvest_id=job.harvest_id, name=f"{job.pk}-a.warc.gz", size=1,
-                               index_state=IndexState.CLEANED, spool_path="/nowhere")
-    run = QARun.objects.create(job=job, trigger=QARun.AUTO, status="DONE", pages_planned=3, pages_done=3,
-                               missing_urls=3, live_compared=True)
+    ArchiveFile.objects.create(
+        job=job,
+        harvest_id=job.harvest_id,
+        name=f"{job.pk}-a.warc.gz",
+        size=1,
+        index_state=IndexState.CLEANED,
+        spool_path="/nowhere",
+    )
+    run = QARun.objects.create(
+        job=job, trigger=QARun.AUTO, status="DONE", pages_planned=3, pages_done=3, missing_urls=3, live_compared=True
+    )
     pages = {
-        "alike": QAPage.objects.create(run=run, url=SITE + "about.html", timestamp="20261124000000", title="About",
-                                       replay_status=200, screenshot_similarity=0.99, text_similarity=1.0),
-        "gaps": QAPage.objects.create(run=run, url=SITE, timestamp="20261124000000", is_seed=True, title="Home",
-                                      replay_status=200, missing_count=2, screenshot_similarity=0.7,
-                                      text_similarity=0.95),
-        "one": QAPage.objects.create(run=run, url=SITE + "gallery.html", timestamp="20261124000000",
-                                     title="Gallery", replay_status=200, missing_count=1,
-                                     screenshot_similarity=0.8),
+        "alike": QAPage.objects.create(
+            run=run,
+            url=SITE + "about.html",
+            timestamp="20261124000000",
+            title="About",
+            replay_status=200,
+            screenshot_similarity=0.99,
+            text_similarity=1.0,
+        ),
+        "gaps": QAPage.objects.create(
+            run=run,
+            url=SITE,
+            timestamp="20261124000000",
+            is_seed=True,
+            title="Home",
+            replay_status=200,
+            missing_count=2,
+            screenshot_similarity=0.7,
+            text_similarity=0.95,
+        ),
+        "one": QAPage.objects.create(
+            run=run,
+            url=SITE + "gallery.html",
+            timestamp="20261124000000",
+            title="Gallery",
+            replay_status=200,
+            missing_count=1,
+            screenshot_similarity=0.8,
+        ),
     }
-    for page, url, kind in ((pages["gaps"], SITE + "hidden/banner.png", "image"),
-                            (pages["gaps"], "http://cdn.example.org/f.woff", "font"),
-                            (pages["one"], SITE + "hidden/banner.png", "image"),
-                            (pages["one"], SITE + "js/late.js", "script")):
+    for page, url, kind in (
+        (pages["gaps"], SITE + "hidden/banner.png", "image"),
+        (pages["gaps"], "http://cdn.example.org/f.woff", "font"),
+        (pages["one"], SITE + "hidden/banner.png", "image"),
+        (pages["one"], SITE + "js/late.js", "script"),
+    ):
         MissingResource.objects.create(page=page, run=run, url=url, host=url.split("/")[2], resource_type=kind)
     thumb = settings.NETHARVEST_QA_DIR / str(job.pk) / str(run.pk) / f"{pages['gaps'].pk}-replay.png"
     thumb.parent.mkdir(parents=True)
@@ -70,7 +100,7 @@ def test_pages_worst_first_and_missing_by_host(viewer, qa_run):
     text = viewer.get(reverse("jobs:qa", args=[job.pk])).content.decode()
     order = re.findall(r'class="qa-page[^"]*" data-url="([^"]+)"', text)
     assert order == [SITE, SITE + "gallery.html", SITE + "about.html"]
-    groups = text[text.index('id="missing-groups"'):text.index("Pages, worst first")]
+    groups = text[text.index('id="missing-groups"') : text.index("Pages, worst first")]
     rows = re.findall(r"<tr><td>([^<]+)</td><td>([^<]+)</td><td>([^<]+)</td>", groups)
     assert rows[0][:2] == ("127.0.0.1:8001", "image") and rows[0][2] == SITE + "hidden/banner.png"
     assert ("cdn.example.org", "font", "http://cdn.example.org/f.woff") in rows
@@ -104,7 +134,7 @@ def test_a_curator_marks_pages_and_the_domain_history_shows_it(curator, viewer, 
     assert marks[SITE].verdict == "bad" and marks[SITE].note == "banner missing, patch asked"
     assert marks[SITE].domain.name == "127.0.0.1" and marks[SITE].marked_by == "curator"
     domain_page = viewer.get(reverse("webui:domain", args=["127.0.0.1"])).content.decode()
-    history = domain_page[domain_page.index('id="qa-marks"'):]
+    history = domain_page[domain_page.index('id="qa-marks"') :]
     assert "banner missing, patch asked" in history and f"/jobs/{job.pk}/qa/" in history
 
 
@@ -117,6 +147,9 @@ def test_run_and_patch_need_the_curator_role(viewer, curator, qa_run, purge_queu
     curator.post(reverse("jobs:qa-patch", args=[job.pk]))
     patch_job = job.patched_by.get()
     assert sorted(s for d in patch_job.spec["domains"] for s in d["seeds"]) == [
-        SITE + "hidden/banner.png", SITE + "js/late.js", "http://cdn.example.org/f.woff"]
+        SITE + "hidden/banner.png",
+        SITE + "js/late.js",
+        "http://cdn.example.org/f.woff",
+    ]
     text = curator.get(reverse("jobs:job", args=[patch_job.pk])).content.decode()
     assert f"/jobs/{job.pk}/qa/" in text  # the patch job says what it patches

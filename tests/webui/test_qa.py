@@ -43,8 +43,13 @@ def test_pages_need_login_and_permission(runs: tuple[Job, Job, Job]) -> None:
     first = runs[0]
     nobody = Client()
     nobody.force_login(User.objects.create_user("nobody"))
-    for url in (reverse("qa:index"), reverse("qa:job", args=[first.pk]), reverse("qa:harvest", args=[first.harvest_id]),
-                reverse("qa:run", args=[first.harvest_id, 1]), reverse("qa:year", args=[2025])):
+    for url in (
+        reverse("qa:index"),
+        reverse("qa:job", args=[first.pk]),
+        reverse("qa:harvest", args=[first.harvest_id]),
+        reverse("qa:run", args=[first.harvest_id, 1]),
+        reverse("qa:year", args=[2025]),
+    ):
         assert Client().get(url).status_code == 302, url
         assert nobody.get(url).status_code == 403, url
 

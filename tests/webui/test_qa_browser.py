@@ -45,8 +45,13 @@ def qa_worker(workers, replay_service):
 
     with app.connection_for_write() as conn:
         conn.default_channel.queue_purge("qa")  # runs queued by other tests' databases are not ours
-    env = {**worker_env(Path(django_settings.DATA_DIR)), "NETHARVEST_REPLAY_URL": replay_service.url,
-           "NETHARVEST_QA_MAX_PAGES": "2", "NETHARVEST_QA_CHROMIUM": CHROMIUM, "NETHARVEST_DEMO": "0"}
+    env = {
+        **worker_env(Path(django_settings.DATA_DIR)),
+        "NETHARVEST_REPLAY_URL": replay_service.url,
+        "NETHARVEST_QA_MAX_PAGES": "2",
+        "NETHARVEST_QA_CHROMIUM": CHROMIUM,
+        "NETHARVEST_DEMO": "0",
+    }
     log = Path(django_settings.DATA_DIR) / "qa-worker.log"
     worker = start_worker("orchestrator", "qa", "qa", env, log)
     yield log
@@ -66,8 +71,14 @@ def wait(predicate, seconds: float, what: str, logs: list[Path]) -> None:
         time.sleep(1)
 
 
-def test_curator_finds_the_js_banner_missing_patches_it_and_replay_shows_it(live_server, demo_site, own_index,
-                                                                             workers, qa_worker, page):  # noqa: F811
+def test_curator_finds_the_js_banner_missing_patches_it_and_replay_shows_it(
+    live_server,
+    demo_site,
+    own_index,
+    workers,
+    qa_worker,
+    page,  # noqa: F811
+):
     site, peer = demo_site
     logs = [workers, qa_worker]
     definition, _ = ensure_demo_definition(site.port, peer.port)
@@ -90,8 +101,12 @@ def test_curator_finds_the_js_banner_missing_patches_it_and_replay_shows_it(live
     shot(page, "qa-1-demo-job-done")
 
     # 2. The automatic QA pass (started by the chain once the job's WARCs are stored) runs on the qa worker.
-    wait(lambda: QARun.objects.filter(job=job, trigger=QARun.AUTO, status__in=["DONE", "FAILED"]).exists(), 300,
-         "the automatic QA pass", logs)
+    wait(
+        lambda: QARun.objects.filter(job=job, trigger=QARun.AUTO, status__in=["DONE", "FAILED"]).exists(),
+        300,
+        "the automatic QA pass",
+        logs,
+    )
     page.click("#page-qa")
     page.wait_for_selector("#missing-groups")
     banner = f"{site.url}hidden/banner.png"
@@ -123,8 +138,12 @@ def test_curator_finds_the_js_banner_missing_patches_it_and_replay_shows_it(live
     shot(page, "qa-4-patch-job-started")
     patch_job = Job.objects.get(patches=job)
     assert banner in [s for d in patch_job.spec["domains"] for s in d["seeds"]]
-    wait(lambda: QARun.objects.filter(job=job, trigger=QARun.AFTER_PATCH, status__in=["DONE", "FAILED"]).exists(),
-         420, "the QA pass after the patch crawl", logs)
+    wait(
+        lambda: QARun.objects.filter(job=job, trigger=QARun.AFTER_PATCH, status__in=["DONE", "FAILED"]).exists(),
+        420,
+        "the QA pass after the patch crawl",
+        logs,
+    )
     after = QARun.objects.get(job=job, trigger=QARun.AFTER_PATCH)
     first = QARun.objects.get(job=job, trigger=QARun.AUTO)
     assert after.status == "DONE" and after.missing_urls < first.missing_urls
@@ -139,6 +158,7 @@ def test_curator_finds_the_js_banner_missing_patches_it_and_replay_shows_it(live
     # 5. Replay now shows the banner.
     page.goto(live_server.url + replay_link)
     frame = next(f for f in page.frames if "mp_/" in f.url)
-    frame.wait_for_function("document.getElementById('js-banner') && "
-                            "document.getElementById('js-banner').naturalWidth > 0")
+    frame.wait_for_function(
+        "document.getElementById('js-banner') && document.getElementById('js-banner').naturalWidth > 0"
+    )
     shot(page, "qa-6-replay-with-banner")

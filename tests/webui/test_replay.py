@@ -43,8 +43,9 @@ def body(response) -> bytes:
 
 def captures(warcs: list[Path], job_id: int) -> list[list[str]]:
     """The CDX fields of ``warcs`` as stored for job ``job_id`` (chainhelp names files ``<job>-…``)."""
-    return [line.decode().split(" ") for w in warcs
-            for line in iter_cdx_lines(w, f"{job_id}-{w.name.split('-', 1)[1]}")]
+    return [
+        line.decode().split(" ") for w in warcs for line in iter_cdx_lines(w, f"{job_id}-{w.name.split('-', 1)[1]}")
+    ]
 
 
 def test_replay_through_the_web_ui_follows_the_chain(crawls, storage_env, replay_service, viewer):  # noqa: F811
@@ -79,8 +80,9 @@ def test_replay_through_the_web_ui_follows_the_chain(crawls, storage_env, replay
     # A second job is indexed by the chain while pywb runs: its revisit replays job 1's payload at once.
     job2 = harvest(crawls.job2, spool, news)
     assert not chain.run_pending().failed
-    revisit = next(f for f in captures(crawls.job2, job2.pk) if f[3] == "warc/revisit" and f[4] == "200"
-                   and f[2].endswith(".html"))
+    revisit = next(
+        f for f in captures(crawls.job2, job2.pk) if f[3] == "warc/revisit" and f[4] == "200" and f[2].endswith(".html")
+    )
     response = viewer.get(replay.replay_url(revisit[2], revisit[1], mode="id_"))
     assert response.status_code == 200 and body(response) == live(revisit[2])
     # pywb's own capture list knows both jobs' captures of the page, before any merge.
@@ -129,8 +131,11 @@ def test_a_definition_s_collection_shows_only_its_captures(crawls, storage_env, 
     shop = factories.selective_definition("shop")
     job_shop = harvest(crawls.job2, spool, shop)
     assert not chain.run_pending().failed
-    revisit = next(f for f in captures(crawls.job2, job_shop.pk) if f[3] == "warc/revisit" and f[4] == "200"
-                   and f[2].endswith(".html"))
+    revisit = next(
+        f
+        for f in captures(crawls.job2, job_shop.pk)
+        if f[3] == "warc/revisit" and f[4] == "200" and f[2].endswith(".html")
+    )
     response = viewer.get(replay.replay_url(revisit[2], revisit[1], replay.collection_of(shop.pk), "id_"))
     assert response.status_code == 200 and body(response) == live(revisit[2])
     assert {f.split("-")[0] for f in files(replay.collection_of(shop.pk))} == {str(job_shop.pk)}
@@ -187,8 +192,12 @@ def test_replay_down_is_a_clear_page(settings, viewer):
     assert "The replay service does not answer" in response.content.decode()
 
 
-def test_a_new_definition_s_collection_opens_at_once(storage_env, replay_service, clients,  # noqa: F811
-                                                     django_capture_on_commit_callbacks):
+def test_a_new_definition_s_collection_opens_at_once(
+    storage_env,  # noqa: F811
+    replay_service,
+    clients,
+    django_capture_on_commit_callbacks,
+):
     """The "this harvest's collection" link of a definition made a moment ago, before any refresh or WARC, opens
     pywb's page of that (empty) collection, not a 404; and an address in it is "not found", not "no such
     collection"."""
@@ -199,8 +208,10 @@ def test_a_new_definition_s_collection_opens_at_once(storage_env, replay_service
     replay.refresh()  # the layout as the stack starts it, before the definition exists
     curator, viewer = clients["curator"], clients["viewer"]
     with django_capture_on_commit_callbacks(execute=True):
-        created = curator.post(reverse("webui:definition-create", args=["selective"]),
-                               {"name": "elections", "channel": HarvestChannel.objects.get(name="focused").pk})
+        created = curator.post(
+            reverse("webui:definition-create", args=["selective"]),
+            {"name": "elections", "channel": HarvestChannel.objects.get(name="focused").pk},
+        )
     assert created.status_code == 302
     hd = HarvestDefinition.objects.get(name="elections")
     page = viewer.get(f"/definitions/{hd.pk}/").content.decode()
@@ -208,5 +219,9 @@ def test_a_new_definition_s_collection_opens_at_once(storage_env, replay_service
     assert link == f"/replay/harvest-{hd.pk}/"
     response = viewer.get(link)
     assert response.status_code == 200, body(response)[:300]
-    assert viewer.get(replay.replay_url("http://never-crawled.example/", collection=link.split("/")[2]),
-                      ).status_code == 404
+    assert (
+        viewer.get(
+            replay.replay_url("http://never-crawled.example/", collection=link.split("/")[2]),
+        ).status_code
+        == 404
+    )

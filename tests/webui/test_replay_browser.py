@@ -61,15 +61,19 @@ def browser_page(monkeypatch, live_server):
     with sync_api.sync_playwright() as pw:
         browser = launch(pw)
         context = browser.new_context(viewport={"width": 1400, "height": 900})
-        context.add_cookies([{"name": "sessionid", "value": client.cookies["sessionid"].value,
-                              "url": live_server.url}])
+        context.add_cookies([{"name": "sessionid", "value": client.cookies["sessionid"].value, "url": live_server.url}])
         yield context.new_page()
         browser.close()
         connections.close_all()
 
 
-def test_job_pages_replay_framed_and_archived_scripts_reach_nothing(replay_crawls: TwoJobs, storage_env,  # noqa: F811
-                                                                    replay_service, live_server, browser_page):
+def test_job_pages_replay_framed_and_archived_scripts_reach_nothing(
+    replay_crawls: TwoJobs,
+    storage_env,  # noqa: F811
+    replay_service,
+    live_server,
+    browser_page,
+):
     job = harvest(replay_crawls.job1, storage_env / "spool", factories.selective_definition("news"))
     assert not chain.run_pending().failed
     page = browser_page
@@ -88,8 +92,9 @@ def test_job_pages_replay_framed_and_archived_scripts_reach_nothing(replay_crawl
     assert frame is not None, [f.url for f in page.frames]
     frame.wait_for_load_state("load")
     assert frame.evaluate("document.title") == "netharvest test site"
-    images = frame.evaluate("Array.from(document.images).map(i => [i.currentSrc, i.complete && i.naturalWidth > 0, "
-                            "i.id])")
+    images = frame.evaluate(
+        "Array.from(document.images).map(i => [i.currentSrc, i.complete && i.naturalWidth > 0, i.id])"
+    )
     assert all("/replay/all/" in src for src, _, _ in images)  # from the archive, not the live site
     # Every image a crawler can find replays; the one the site's script builds at run time (js/app.js) was never
     # crawled: it is the gap page QA exists to find (tests/orchestrator/test_pageqa_stack.py patches it).
@@ -111,6 +116,10 @@ def test_job_pages_replay_framed_and_archived_scripts_reach_nothing(replay_crawl
     stamp = next(c.timestamp for c in captures_of(home) if c.job_id == job.pk)
     raw.goto(f"{live_server.url}/replay/all/{stamp}id_/{home}")
     assert raw.title() == "netharvest test site"
-    assert raw.evaluate(ATTEMPTS) == {"fetch": "blocked", "parentFetch": "blocked", "topFetch": "blocked",
-                                      "popup": "cut off"}
+    assert raw.evaluate(ATTEMPTS) == {
+        "fetch": "blocked",
+        "parentFetch": "blocked",
+        "topFetch": "blocked",
+        "popup": "cut off",
+    }
     assert raw.evaluate("Array.from(document.images).every(i => i.naturalWidth === 0)")  # no live leak

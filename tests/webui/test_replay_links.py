@@ -26,8 +26,12 @@ def links(page: str) -> list[str]:
     return [html.unescape(u) for u in re.findall(r'<a href="([^"]+)" class="replay-link">', page)]
 
 
-def test_crawl_log_lines_seeds_and_history_open_in_replay(replay_crawls: TwoJobs, storage_env,  # noqa: F811
-                                                          replay_service, viewer: Client):
+def test_crawl_log_lines_seeds_and_history_open_in_replay(
+    replay_crawls: TwoJobs,
+    storage_env,  # noqa: F811
+    replay_service,
+    viewer: Client,
+):
     home = replay_crawls.site_urls[0]
     # The job's frozen JobSpec seeds example.fr with the test site's home (the capture is at 127.0.0.1, not at
     # http://example.fr/: a domain's history must link what the run crawled, not guess an address).
@@ -65,4 +69,3 @@ def test_crawl_log_lines_seeds_and_history_open_in_replay(replay_crawls: TwoJobs
     response = viewer.get(history[0])
     assert response.status_code == 200
     assert b"".join(response.streaming_content)
-

@@ -30,13 +30,20 @@ _WAIT_PART = re.compile(r"(\d+)\s*(w|d|h|m|s)", re.IGNORECASE)
 _UNIT_S = {"w": 7 * 86400, "d": 86400, "h": 3600, "m": 60, "s": 1}
 WAIT_HELP = "e.g. 45m, 12h, 2d, 1w (a bare number is seconds)"
 POLICY_CHOICES = [
-    ("adaptive", "adaptive (netharvest): learns each page's change rate and spends the fetch budget where it "
-                 "captures most versions"),
+    (
+        "adaptive",
+        "adaptive (netharvest): learns each page's change rate and spends the fetch budget where it "
+        "captures most versions",
+    ),
     ("heritrix", "Heritrix adaptive revisiting: wait × unchanged factor, ÷ changed factor, within min and max"),
     ("fixed", "fixed interval: every page every N, whatever it does"),
 ]
-CLASS_LABELS = {"text": "text (HTML, CSS, JavaScript…)", "image": "images", "audio_video": "audio and video",
-                "other": "everything else"}
+CLASS_LABELS = {
+    "text": "text (HTML, CSS, JavaScript…)",
+    "image": "images",
+    "audio_video": "audio and video",
+    "other": "everything else",
+}
 
 
 def parse_wait(text: str) -> int:
@@ -100,13 +107,20 @@ def parse_pinned(text: str) -> dict[str, int]:
         except ValueError as exc:
             errors.append(f"line {number}: {validators.preview(line)}: {exc}")
     if errors:
-        raise ValidationError(errors[:validators.MAX_REPORTED_ERRORS])
+        raise ValidationError(errors[: validators.MAX_REPORTED_ERRORS])
     return pinned
 
 
 #: Form field → the RevisitSettings key it edits (the four initial waits are one key, a dict).
-SIMPLE = ("policy", "fixed_interval_s", "min_wait_s", "max_wait_s", "unchanged_factor", "changed_factor",
-          "mid_fetch_filter")
+SIMPLE = (
+    "policy",
+    "fixed_interval_s",
+    "min_wait_s",
+    "max_wait_s",
+    "unchanged_factor",
+    "changed_factor",
+    "mid_fetch_filter",
+)
 
 
 def add_revisit_fields(form: forms.Form, stored: dict[str, Any]) -> None:
@@ -119,28 +133,42 @@ def add_revisit_fields(form: forms.Form, stored: dict[str, Any]) -> None:
     f["policy"] = forms.ChoiceField(choices=POLICY_CHOICES, widget=forms.RadioSelect, label="Revisit policy")
     f["fixed_interval_s"] = WaitField(label="Fixed interval (fixed policy)")
     for name in CLASSES:
-        f[f"initial_wait_{name}"] = WaitField(label=f"Initial wait: {CLASS_LABELS.get(name, name)}",
-                                              help_text="until the second visit of a new URI of this type")
+        f[f"initial_wait_{name}"] = WaitField(
+            label=f"Initial wait: {CLASS_LABELS.get(name, name)}",
+            help_text="until the second visit of a new URI of this type",
+        )
     f["min_wait_s"] = WaitField(label="Minimum wait", help_text=f"never revisit sooner; {WAIT_HELP}")
     f["max_wait_s"] = WaitField(label="Maximum wait", help_text=f"never wait longer; {WAIT_HELP}")
-    f["unchanged_factor"] = forms.FloatField(min_value=1.0, label="Unchanged factor",
-                                             help_text="the wait is multiplied by this after a visit that found "
-                                                       "no change (at least 1)")
-    f["changed_factor"] = forms.FloatField(min_value=1.0, label="Changed factor",
-                                           help_text="the wait is divided by this after a visit that found a "
-                                                     "change (at least 1)")
+    f["unchanged_factor"] = forms.FloatField(
+        min_value=1.0,
+        label="Unchanged factor",
+        help_text="the wait is multiplied by this after a visit that found no change (at least 1)",
+    )
+    f["changed_factor"] = forms.FloatField(
+        min_value=1.0,
+        label="Changed factor",
+        help_text="the wait is divided by this after a visit that found a change (at least 1)",
+    )
     f["strip"] = forms.CharField(
-        required=False, label="Strip regexes", widget=forms.Textarea(attrs={"rows": 3, "spellcheck": "false"}),
+        required=False,
+        label="Strip regexes",
+        widget=forms.Textarea(attrs={"rows": 3, "spellcheck": "false"}),
         help_text="One RE2 regular expression per line; what matches is removed before the content is compared "
-                  "with the previous visit, so clocks, ad slots or 'most read' boxes are not taken for a change.")
+        "with the previous visit, so clocks, ad slots or 'most read' boxes are not taken for a change.",
+    )
     f["pinned"] = forms.CharField(
-        required=False, label="Pinned URIs", widget=forms.Textarea(attrs={"rows": 3, "spellcheck": "false"}),
+        required=False,
+        label="Pinned URIs",
+        widget=forms.Textarea(attrs={"rows": 3, "spellcheck": "false"}),
         help_text="One per line: a URL, a space, its interval (https://www.example.fr/ 1h). These are visited "
-                  "exactly that often, whatever the policy learns.")
+        "exactly that often, whatever the policy learns.",
+    )
     f["mid_fetch_filter"] = forms.BooleanField(
-        required=False, label="Stop the download when ETag / Last-Modified say unchanged (mid-fetch filter)",
+        required=False,
+        label="Stop the download when ETag / Last-Modified say unchanged (mid-fetch filter)",
         help_text="Saves bandwidth; a server that keeps its validators across a real change makes the crawl "
-                  "miss that version (the job page counts these validator misses).")
+        "miss that version (the job page counts these validator misses).",
+    )
     for name in SIMPLE:
         form.initial.setdefault(name, current[name])
     for name in CLASSES:
@@ -177,8 +205,9 @@ def clean_revisit(form: forms.Form, stored: dict[str, Any]) -> dict[str, Any] | 
     waits = {name: data.get(f"initial_wait_{name}") for name in CLASSES}
     settings["initial_wait_s"] = {k: v for k, v in waits.items() if v is not None}
     try:
-        settings["strip"] = validators.regex_lines(validators.validate_regex_lines(data.get("strip") or "",
-                                                                                   patterns.STRIP))
+        settings["strip"] = validators.regex_lines(
+            validators.validate_regex_lines(data.get("strip") or "", patterns.STRIP)
+        )
     except ValidationError as exc:
         form.add_error("strip", exc)
     try:

@@ -21,20 +21,38 @@ class DefinitionForm(ExtendedFieldsMixin, forms.ModelForm):
     The next date is not a model field here: a new one goes through the scheduler's ``set_next``.
     """
 
-    next_date = forms.DateTimeField(required=False, label="Next run (UTC)",
-                                    widget=forms.DateTimeInput(attrs={"placeholder": "YYYY-MM-DD HH:MM (UTC)"}))
+    next_date = forms.DateTimeField(
+        required=False,
+        label="Next run (UTC)",
+        widget=forms.DateTimeInput(attrs={"placeholder": "YYYY-MM-DD HH:MM (UTC)"}),
+    )
 
     class Meta:
         model = HarvestDefinition
-        fields = [*COMMON, "schedule", "page_qa", "max_objects", "max_bytes", "max_job_running_time_s",
-                  "previous", "fetch_budget_per_s", "warc_rotate_s"]
-        widgets = {"comments": forms.Textarea(attrs={"rows": 2}),
-                   "crawler_traps": forms.Textarea(attrs={"rows": 4, "spellcheck": "false"})}
-        labels = {"max_objects": "Max objects per domain",
-                  "max_bytes": "Max bytes per domain", "max_job_running_time_s": "Max job running time (seconds)",
-                  "previous": "Continue snapshot", "crawler_traps": "Crawler traps",
-                  "fetch_budget_per_s": "Fetch budget (fetches per second, for the whole job)",
-                  "page_qa": "Page QA after each job"}
+        fields = [
+            *COMMON,
+            "schedule",
+            "page_qa",
+            "max_objects",
+            "max_bytes",
+            "max_job_running_time_s",
+            "previous",
+            "fetch_budget_per_s",
+            "warc_rotate_s",
+        ]
+        widgets = {
+            "comments": forms.Textarea(attrs={"rows": 2}),
+            "crawler_traps": forms.Textarea(attrs={"rows": 4, "spellcheck": "false"}),
+        }
+        labels = {
+            "max_objects": "Max objects per domain",
+            "max_bytes": "Max bytes per domain",
+            "max_job_running_time_s": "Max job running time (seconds)",
+            "previous": "Continue snapshot",
+            "crawler_traps": "Crawler traps",
+            "fetch_budget_per_s": "Fetch budget (fetches per second, for the whole job)",
+            "page_qa": "Page QA after each job",
+        }
 
     KIND_FIELDS = {
         HarvestDefinition.SELECTIVE: {"schedule", "next_date", "page_qa"},
@@ -51,8 +69,11 @@ class DefinitionForm(ExtendedFieldsMixin, forms.ModelForm):
             del self.fields[name]
         # The continuous channel and the others stay apart (HarvestDefinition.clean says why).
         channels = HarvestChannel.objects.all()
-        self.fields["channel"].queryset = (channels.filter(default_for=kind) if kind == HarvestDefinition.CONTINUOUS
-                                           else channels.exclude(default_for=HarvestDefinition.CONTINUOUS))
+        self.fields["channel"].queryset = (
+            channels.filter(default_for=kind)
+            if kind == HarvestDefinition.CONTINUOUS
+            else channels.exclude(default_for=HarvestDefinition.CONTINUOUS)
+        )
         if not self.instance.pk:
             default = HarvestChannel.objects.filter(default_for=kind).first()
             if default:
@@ -60,22 +81,30 @@ class DefinitionForm(ExtendedFieldsMixin, forms.ModelForm):
         if "schedule" in self.fields:
             self.fields["schedule"].queryset = Schedule.objects.all()
             self.fields["schedule"].help_text = "Needed before the harvest can be activated."
-            self.fields["next_date"].help_text = ("Empty: the schedule decides when it is activated. Set it to "
-                                                  "move the next run; the schedule carries on from there.")
+            self.fields["next_date"].help_text = (
+                "Empty: the schedule decides when it is activated. Set it to "
+                "move the next run; the schedule carries on from there."
+            )
             self.initial["next_date"] = self.instance.next_date
         if "previous" in self.fields:
-            self.fields["previous"].queryset = HarvestDefinition.objects.filter(kind=HarvestDefinition.SNAPSHOT)\
-                .exclude(pk=self.instance.pk)
-            self.fields["previous"].help_text = ("Harvest only the domains that snapshot did not finish (stopped by "
-                                                 "its budget), where it stopped. Empty: all domains.")
+            self.fields["previous"].queryset = HarvestDefinition.objects.filter(
+                kind=HarvestDefinition.SNAPSHOT
+            ).exclude(pk=self.instance.pk)
+            self.fields["previous"].help_text = (
+                "Harvest only the domains that snapshot did not finish (stopped by "
+                "its budget), where it stopped. Empty: all domains."
+            )
         if kind == HarvestDefinition.CONTINUOUS:
             self.fields["fetch_budget_per_s"].help_text = (
                 "The crawl never fetches faster than this, on top of each host's politeness; the revisit policy "
-                "plans its visits within it. Empty: politeness alone limits it.")
+                "plans its visits within it. Empty: politeness alone limits it."
+            )
             self.fields["warc_rotate_s"] = WaitField(
-                label="Close WARC files every", help_text="A continuous job never ends, so it closes its WARC file "
+                label="Close WARC files every",
+                help_text="A continuous job never ends, so it closes its WARC file "
                 "this often (or when full) and hands it to the indexer chain: captures are replayable within "
-                "minutes. e.g. 15m")
+                "minutes. e.g. 15m",
+            )
             self.initial.setdefault("warc_rotate_s", self.instance.warc_rotate_s)
             add_revisit_fields(self, self.instance.revisit_settings)
         self.extended_fields = add_extended_fields(self, "harvest", self.instance.extended or {})
@@ -105,8 +134,10 @@ def pace(template: CrawlTemplate) -> str:
         pause = "no pause between fetches from a host"
         low = 0.0
     else:
-        pause = (f"{_seconds(template.min_delay_ms)}–{_seconds(template.max_delay_ms)} between fetches from a host "
-                 f"({template.delay_factor:g}× the last fetch's duration)")
+        pause = (
+            f"{_seconds(template.min_delay_ms)}–{_seconds(template.max_delay_ms)} between fetches from a host "
+            f"({template.delay_factor:g}× the last fetch's duration)"
+        )
         low = 100 * template.min_delay_ms / 1000 / max(template.host_valence, 1)
     if low >= 60:
         hundred = f"≥ {low / 60:.0f} min per 100 pages of a site"
@@ -128,26 +159,39 @@ class SeedsForm(forms.Form):
     here, with the default named and explained, rather than given silently."""
 
     seeds = forms.CharField(
-        widget=forms.Textarea(attrs={"rows": 8, "spellcheck": "false",
-                                     "placeholder": "https://www.example.fr/news/\nexample.org"}),
-        label="Seed URLs", help_text="One URL per line; a bare host name means http://host/. Each URL's domain "
-                                     "is created if needed and gets a seed list and configuration named after "
-                                     "this harvest. If any line is wrong, nothing is added.")
+        widget=forms.Textarea(
+            attrs={"rows": 8, "spellcheck": "false", "placeholder": "https://www.example.fr/news/\nexample.org"}
+        ),
+        label="Seed URLs",
+        help_text="One URL per line; a bare host name means http://host/. Each URL's domain "
+        "is created if needed and gets a seed list and configuration named after "
+        "this harvest. If any line is wrong, nothing is added.",
+    )
     template = TemplateChoice(
-        queryset=CrawlTemplate.objects.none(), label="Crawl template", required=False, empty_label=None,
+        queryset=CrawlTemplate.objects.none(),
+        label="Crawl template",
+        required=False,
+        empty_label=None,
         help_text="How the domains of these seeds are crawled: scope, hops, and above all the pause between "
-                  "fetches (politeness). The default is Heritrix's: polite to any site, slow on a small one. "
-                  "A domain already in this harvest keeps its template and budget.")
+        "fetches (politeness). The default is Heritrix's: polite to any site, slow on a small one. "
+        "A domain already in this harvest keeps its template and budget.",
+    )
     max_objects = forms.IntegerField(
-        required=False, min_value=1, label="Max objects per domain",
+        required=False,
+        min_value=1,
+        label="Max objects per domain",
         widget=forms.NumberInput(attrs={"placeholder": "unlimited"}),
         help_text="The crawl of a domain stops after this many URLs (stop reason CONFIG_OBJECT_LIMIT). Empty: "
-                  "unlimited, which a site with an endless calendar never finishes.")
+        "unlimited, which a site with an endless calendar never finishes.",
+    )
     max_megabytes = forms.IntegerField(
-        required=False, min_value=1, label="Max megabytes per domain",
+        required=False,
+        min_value=1,
+        label="Max megabytes per domain",
         widget=forms.NumberInput(attrs={"placeholder": "unlimited"}),
         help_text="Stops the domain's crawl after this much downloaded (1 MB = 1024 KB; CONFIG_SIZE_LIMIT). "
-                  "Empty: unlimited.")
+        "Empty: unlimited.",
+    )
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)

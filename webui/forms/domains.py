@@ -20,8 +20,9 @@ def add_extended_fields(form: forms.Form, owner: str, values: dict) -> list[Exte
             choices = [("", "-")] + [(c, c) for c in validators.regex_lines(ext.choices)]
             form.fields[name] = forms.ChoiceField(label=ext.label, choices=choices, required=False)
         elif ext.kind == "boolean":
-            form.fields[name] = forms.ChoiceField(label=ext.label, choices=[("", "-"), ("yes", "yes"), ("no", "no")],
-                                                  required=False)
+            form.fields[name] = forms.ChoiceField(
+                label=ext.label, choices=[("", "-"), ("yes", "yes"), ("no", "no")], required=False
+            )
         else:
             hint = {"date": "YYYY-MM-DD", "number": "a number"}.get(ext.kind, "")
             form.fields[name] = forms.CharField(label=ext.label, required=False, help_text=hint)
@@ -62,9 +63,12 @@ class ExtendedFieldsMixin:
 
 
 class DomainNamesForm(forms.Form):
-    names = forms.CharField(widget=forms.Textarea(attrs=MONO), label="Domain names",
-                            help_text="One registrable domain per line (example.fr, not www.example.fr). Each gets "
-                                      "a default seed list and configuration. Existing names are left as they are.")
+    names = forms.CharField(
+        widget=forms.Textarea(attrs=MONO),
+        label="Domain names",
+        help_text="One registrable domain per line (example.fr, not www.example.fr). Each gets "
+        "a default seed list and configuration. Existing names are left as they are.",
+    )
 
     def clean_names(self) -> list[str]:
         names, errors = [], []
@@ -81,8 +85,11 @@ class DomainNamesForm(forms.Form):
 
 
 class DomainForm(ExtendedFieldsMixin, forms.ModelForm):
-    alias_of = forms.CharField(required=False, label="Alias of",
-                               help_text="The name of the domain this one is an alias of; empty = not an alias.")
+    alias_of = forms.CharField(
+        required=False,
+        label="Alias of",
+        help_text="The name of the domain this one is an alias of; empty = not an alias.",
+    )
 
     class Meta:
         model = Domain
@@ -141,15 +148,17 @@ class ConfigurationForm(forms.ModelForm):
         self.instance.domain = domain
         current = self.instance.template_id if self.instance.pk else None
         self.fields["template"].queryset = CrawlTemplate.objects.filter(active=True) | CrawlTemplate.objects.filter(
-            pk=current)
+            pk=current
+        )
         self.fields["template"].help_text = "Only active templates can be chosen."
         self.fields["seedlists"].queryset = SeedList.objects.filter(domain=domain)
         self.fields["seedlists"].help_text = "The seed lists this configuration crawls from."
         self.fields["seedlists"].required = False  # clean_seedlists says why one is needed
         if self.instance.pk and self.instance.is_default:
             self.fields["is_default"].disabled = True
-            self.fields["is_default"].help_text = ("This is the default; make another configuration the default "
-                                                   "to change that.")
+            self.fields["is_default"].help_text = (
+                "This is the default; make another configuration the default to change that."
+            )
 
     def clean_name(self) -> str:
         name = self.cleaned_data["name"].strip()
@@ -169,5 +178,6 @@ class ConfigurationForm(forms.ModelForm):
         per domain is a database constraint)."""
         if self.cleaned_data.get("is_default") and not (self.instance.pk and self.initial.get("is_default")):
             DomainConfiguration.objects.filter(domain=self.instance.domain, is_default=True).exclude(
-                pk=self.instance.pk).update(is_default=False)
+                pk=self.instance.pk
+            ).update(is_default=False)
         return super().save(commit)

@@ -22,11 +22,30 @@ class TemplateForm(forms.ModelForm):
 class ScheduleForm(forms.ModelForm):
     class Meta:
         model = Schedule
-        fields = ["name", "comments", "every", "unit", "anytime", "at_minute", "at_hour", "at_weekday",
-                  "at_day_of_month", "start", "end", "end_date", "max_runs"]
+        fields = [
+            "name",
+            "comments",
+            "every",
+            "unit",
+            "anytime",
+            "at_minute",
+            "at_hour",
+            "at_weekday",
+            "at_day_of_month",
+            "start",
+            "end",
+            "end_date",
+            "max_runs",
+        ]
         widgets = {"comments": forms.Textarea(attrs={"rows": 2}), "start": UTC_INPUT, "end_date": UTC_INPUT}
-        labels = {"start": "Start (UTC)", "end_date": "End date (UTC)", "at_minute": "At minute",
-                  "at_hour": "At hour (UTC)", "at_weekday": "On weekday", "at_day_of_month": "On day of month"}
+        labels = {
+            "start": "Start (UTC)",
+            "end_date": "End date (UTC)",
+            "at_minute": "At minute",
+            "at_hour": "At hour (UTC)",
+            "at_weekday": "On weekday",
+            "at_day_of_month": "On day of month",
+        }
 
 
 class ChannelForm(forms.ModelForm):
@@ -45,8 +64,9 @@ class ChannelForm(forms.ModelForm):
         kind = self.cleaned_data["default_for"]
         other = HarvestChannel.objects.filter(default_for=kind).exclude(pk=self.instance.pk).first() if kind else None
         if other:
-            raise ValidationError(f"{other.name} is already the default channel for {kind} harvests: "
-                                  "clear it there first")
+            raise ValidationError(
+                f"{other.name} is already the default channel for {kind} harvests: clear it there first"
+            )
         return kind
 
 
@@ -54,14 +74,19 @@ class TrapListForm(forms.ModelForm):
     """The regexes come from the text box or an uploaded file (one regex per line, UTF-8); a file
     replaces the text. Every line must compile; errors name the line."""
 
-    upload = forms.FileField(required=False, label="Or upload a file",
-                             help_text="A text file, one regular expression per line; replaces the list above.")
+    upload = forms.FileField(
+        required=False,
+        label="Or upload a file",
+        help_text="A text file, one regular expression per line; replaces the list above.",
+    )
 
     class Meta:
         model = GlobalCrawlerTrapList
         fields = ["name", "description", "active", "traps", "upload"]
-        widgets = {"traps": forms.Textarea(attrs={"rows": 12, "spellcheck": "false"}),
-                   "description": forms.Textarea(attrs={"rows": 2})}
+        widgets = {
+            "traps": forms.Textarea(attrs={"rows": 12, "spellcheck": "false"}),
+            "description": forms.Textarea(attrs={"rows": 2}),
+        }
 
     def clean(self) -> dict:
         data = super().clean()

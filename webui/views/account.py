@@ -21,8 +21,10 @@ from webui.access import READ, require
 def token_list(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
         _, token = tokens.create(request.user, request.POST.get("name", "").strip())
-        messages.warning(request, f"Your new API token is {token} — copy it now: it is stored only as a hash "
-                                  "and is never shown again.")
+        messages.warning(
+            request,
+            f"Your new API token is {token} — copy it now: it is stored only as a hash and is never shown again.",
+        )
         return redirect("webui:tokens")
     rows = ApiToken.objects.filter(user=request.user).order_by("revoked_at", "-created")
     return render(request, "webui/account/tokens.html", {"tokens": rows})

@@ -63,11 +63,13 @@ def live_of(job: Job, window: str = DEFAULT_WINDOW, now: datetime | None = None)
     now = now or timezone.now()
     c = (job.progress or {}).get("continuous") or {}
     visits = _int(c.get("visits"))
-    outcomes = [("changed (new version)", _int(c.get("changed"))),
-                ("unchanged (same content digest)", _int(c.get("unchanged"))),
-                ("not modified (304 to a conditional GET)", _int(c.get("not_modified"))),
-                ("unchanged by headers (download stopped)", _int(c.get("header_skipped"))),
-                ("errors", _int(c.get("errors")))]
+    outcomes = [
+        ("changed (new version)", _int(c.get("changed"))),
+        ("unchanged (same content digest)", _int(c.get("unchanged"))),
+        ("not modified (304 to a conditional GET)", _int(c.get("not_modified"))),
+        ("unchanged by headers (download stopped)", _int(c.get("header_skipped"))),
+        ("errors", _int(c.get("errors"))),
+    ]
     budget = _num(c.get("budget_per_s"))
     seconds = WINDOWS.get(window, WINDOWS[DEFAULT_WINDOW])
     series = progresslog.series(job.pk, now - timedelta(seconds=seconds), now)
@@ -76,18 +78,27 @@ def live_of(job: Job, window: str = DEFAULT_WINDOW, now: datetime | None = None)
     uri_points = _ending_at(series.points("uri_rate"), latest, _num((job.progress or {}).get("uri_rate")))
     freshness = _num(c.get("freshness"))
     freshness_points = [(t, v * 100) for t, v in _ending_at(series.points("c_freshness"), latest, freshness)]
-    states = dict(ArchiveFile.objects.filter(job=job, kind="warc").values_list("index_state")
-                  .annotate(n=Count("id")).values_list("index_state", "n"))
+    states = dict(
+        ArchiveFile.objects.filter(job=job, kind="warc")
+        .values_list("index_state")
+        .annotate(n=Count("id"))
+        .values_list("index_state", "n")
+    )
     queues = c.get("queues") if isinstance(c.get("queues"), dict) else {}
     return {
-        "has_section": bool(c), "at": (job.progress or {}).get("at"), "running": job.status in (
-            JobStatus.SUBMITTED, JobStatus.STARTED),
-        "fetch_rate": _num(c.get("fetch_rate")), "budget": budget,
+        "has_section": bool(c),
+        "at": (job.progress or {}).get("at"),
+        "running": job.status in (JobStatus.SUBMITTED, JobStatus.STARTED),
+        "fetch_rate": _num(c.get("fetch_rate")),
+        "budget": budget,
         "budget_used": round(_num(c.get("fetch_rate")) / budget * 100, 1)
-        if budget and _num(c.get("fetch_rate")) is not None else None,
-        "visits": visits, "outcomes": outcomes,
+        if budget and _num(c.get("fetch_rate")) is not None
+        else None,
+        "visits": visits,
+        "outcomes": outcomes,
         "outcome_chart": hbars([o for o in outcomes if o[1]], title="visit outcomes", total=visits or None)
-        if any(n for _, n in outcomes) else None,
+        if any(n for _, n in outcomes)
+        else None,
         "validator_misses": _int(c.get("validator_misses")),
         "validator_checks": _int(c.get("not_modified")) + _int(c.get("header_skipped")),
         "queues": {k: _int(queues.get(k)) for k in ("ready", "snoozed", "busy", "empty")},
@@ -99,17 +110,22 @@ def live_of(job: Job, window: str = DEFAULT_WINDOW, now: datetime | None = None)
         "files_indexed": sum(n for state, n in states.items() if state in INDEXED),
         "files_failed": states.get(IndexState.FAILED, 0),
         "files": list(ArchiveFile.objects.filter(job=job, kind="warc").order_by("-created", "-name")[:SHOWN_FILES]),
-        "window": window if window in WINDOWS else DEFAULT_WINDOW, "windows": list(WINDOWS),
-        "rate_chart": line_chart([("fetches/s", rate_points), ("URIs/s", uri_points)],
-                                 title="fetch rate against the budget",
-                                 limit=("budget (fetches/s)", budget) if budget else None),
+        "window": window if window in WINDOWS else DEFAULT_WINDOW,
+        "windows": list(WINDOWS),
+        "rate_chart": line_chart(
+            [("fetches/s", rate_points), ("URIs/s", uri_points)],
+            title="fetch rate against the budget",
+            limit=("budget (fetches/s)", budget) if budget else None,
+        ),
         "freshness_chart": line_chart([("estimated freshness %", freshness_points)], title="estimated freshness")
-        if freshness_points else None,
+        if freshness_points
+        else None,
     }
 
 
-def _ending_at(points: list[tuple[datetime, float]], latest: datetime | None,
-               value: float | None) -> list[tuple[datetime, float]]:
+def _ending_at(
+    points: list[tuple[datetime, float]], latest: datetime | None, value: float | None
+) -> list[tuple[datetime, float]]:
     """A series' samples, then the latest heartbeat's value (samples are kept every
     ``progresslog.SAMPLE_EVERY_S``; the chart must end where the figures above it are)."""
     if latest is None or value is None or (points and latest <= points[-1][0]):
@@ -140,9 +156,12 @@ def uri_history(request: HttpRequest, job_id: int) -> HttpResponse:
         # The archive's side: this URI's captures in the definition's collection (every job of it), as replay
         # serves them; a revisit record is a capture that stands for an earlier payload.
         captures = captures_of(uri, harvest_id=job.harvest_id, limit=SHOWN_CAPTURES)
-        context.update(captures=captures[::-1], collection=replay.collection_of(job.harvest_id),
-                       payloads=len({c.digest for c in captures if not c.revisit and c.digest != "-"}),
-                       revisits=sum(1 for c in captures if c.revisit))
+        context.update(
+            captures=captures[::-1],
+            collection=replay.collection_of(job.harvest_id),
+            payloads=len({c.digest for c in captures if not c.revisit and c.digest != "-"}),
+            revisits=sum(1 for c in captures if c.revisit),
+        )
         try:
             source, visits, total = urihistory.visits(job, uri)
         except (jobfiles.NotAvailable, OSError) as exc:
@@ -152,11 +171,18 @@ def uri_history(request: HttpRequest, job_id: int) -> HttpResponse:
             waits = [(v.at, v.wait_s) for v in visits if v.wait_s is not None]
             unit, size = _wait_unit(max((w for _, w in waits), default=0))
             context.update(
-                source=source, visits=visits, total=total,
-                wait_chart=line_chart([(f"wait after the visit ({unit})", [(t, w / size) for t, w in waits])],
-                                      title="wait over time", height=150),
+                source=source,
+                visits=visits,
+                total=total,
+                wait_chart=line_chart(
+                    [(f"wait after the visit ({unit})", [(t, w / size) for t, w in waits])],
+                    title="wait over time",
+                    height=150,
+                ),
                 versions_chart=line_chart([("versions seen", versions)], title="versions", height=120)
-                if versions else None)
+                if versions
+                else None,
+            )
     return render(request, "jobs/uri.html", context)
 
 

@@ -26,8 +26,13 @@ def file_states() -> dict[str, dict]:
     through the index_state index); the done ones, millions in time, are the table's estimated size
     minus those (marked as an estimate)."""
     pending = [state for state in IndexState.values if state != IndexState.CLEANED]
-    files = {row["index_state"]: row for row in ArchiveFile.objects.filter(index_state__in=pending)
-             .values("index_state").annotate(n=Count("id"), bytes=Sum("size")).order_by()}
+    files = {
+        row["index_state"]: row
+        for row in ArchiveFile.objects.filter(index_state__in=pending)
+        .values("index_state")
+        .annotate(n=Count("id"), bytes=Sum("size"))
+        .order_by()
+    }
     if connection.vendor == "postgresql":
         with connection.cursor() as cur:
             cur.execute("SELECT reltuples::bigint FROM pg_class WHERE relname = 'harvest_archivefile'")
@@ -43,25 +48,45 @@ def file_states() -> dict[str, dict]:
 @require(READ)
 def home(request: HttpRequest) -> HttpResponse:
     now = timezone.now()
-    running = list(Job.objects.filter(status="STARTED").select_related("harvest", "channel")
-                   .order_by("started_at")[:100])
-    waiting = dict(Job.objects.filter(status__in=["NEW", "SUBMITTED"]).values_list("status").annotate(n=Count("id"))
-                   .order_by())
-    failures = Job.objects.filter(status="FAILED", ended_at__gte=now - timedelta(days=7)).select_related(
-        "harvest", "channel").order_by("-ended_at")[:20]
+    running = list(
+        Job.objects.filter(status="STARTED").select_related("harvest", "channel").order_by("started_at")[:100]
+    )
+    waiting = dict(
+        Job.objects.filter(status__in=["NEW", "SUBMITTED"]).values_list("status").annotate(n=Count("id")).order_by()
+    )
+    failures = (
+        Job.objects.filter(status="FAILED", ended_at__gte=now - timedelta(days=7))
+        .select_related("harvest", "channel")
+        .order_by("-ended_at")[:20]
+    )
     done_lately = Job.objects.filter(status="DONE", ended_at__gte=now - timedelta(days=7))
-    finished = (done_lately.select_related("harvest", "channel").annotate(objects=F("stats__objects_count"),
-                                                                          nbytes=F("stats__bytes_count"))
-                .order_by("-ended_at")[:FINISHED_SHOWN])
+    finished = (
+        done_lately.select_related("harvest", "channel")
+        .annotate(objects=F("stats__objects_count"), nbytes=F("stats__bytes_count"))
+        .order_by("-ended_at")[:FINISHED_SHOWN]
+    )
     # The tile's figure is the true count (the (status, ended_at) index answers it without touching the table's
     # other rows), not the length of the list below, which stops at FINISHED_SHOWN.
     finished_count = done_lately.count()
     files = file_states()
     dates, grid = forecast.calendar(CALENDAR_DAYS, now)
-    return render(request, "webui/home.html", {
-        "now": now, "running": running, "waiting": waiting, "failures": failures, "finished": finished,
-        "finished_count": finished_count, "finished_shown": FINISHED_SHOWN,
-        "files": files, "index_states": IndexState.choices,
-        "stalled": [job for job in running if job.last_heartbeat and now - job.last_heartbeat > timedelta(minutes=5)],
-        "dates": dates, "grid": grid,
-    })
+    return render(
+        request,
+        "webui/home.html",
+        {
+            "now": now,
+            "running": running,
+            "waiting": waiting,
+            "failures": failures,
+            "finished": finished,
+            "finished_count": finished_count,
+            "finished_shown": FINISHED_SHOWN,
+            "files": files,
+            "index_states": IndexState.choices,
+            "stalled": [
+                job for job in running if job.last_heartbeat and now - job.last_heartbeat > timedelta(minutes=5)
+            ],
+            "dates": dates,
+            "grid": grid,
+        },
+    )

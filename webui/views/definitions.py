@@ -38,22 +38,29 @@ def definition_list(request: HttpRequest) -> HttpResponse:
     # Subqueries, not joins: joining configurations and jobs together would multiply their rows.
     through = HarvestDefinition.configurations.through
     definitions = HarvestDefinition.objects.select_related("channel", "schedule").annotate(
-        n_configurations=Subquery(through.objects.filter(harvestdefinition=OuterRef("pk")).order_by()
-                                  .values("harvestdefinition").annotate(n=Count("id")).values("n")),
+        n_configurations=Subquery(
+            through.objects.filter(harvestdefinition=OuterRef("pk"))
+            .order_by()
+            .values("harvestdefinition")
+            .annotate(n=Count("id"))
+            .values("n")
+        ),
         last_job=Subquery(Job.objects.filter(harvest=OuterRef("pk")).order_by("-id").values("id")[:1]),
     )
     if kind in dict(HarvestDefinition.KINDS):
         definitions = definitions.filter(kind=kind)
-    return render(request, "webui/definitions/list.html", {"definitions": definitions, "kind": kind,
-                                                           "kinds": HarvestDefinition.KINDS})
+    return render(
+        request,
+        "webui/definitions/list.html",
+        {"definitions": definitions, "kind": kind, "kinds": HarvestDefinition.KINDS},
+    )
 
 
 def upcoming(definition: HarvestDefinition, n: int = 10) -> list[datetime]:
     """The next runs of an active scheduled definition (an inactive one has none)."""
     if not definition.active or definition.schedule is None:
         return []
-    return schedules.upcoming_runs(definition.schedule, n, definition.next_date, definition.runs,
-                                   now=datetime.now(UTC))
+    return schedules.upcoming_runs(definition.schedule, n, definition.next_date, definition.runs, now=datetime.now(UTC))
 
 
 @require(READ)
@@ -61,23 +68,41 @@ def definition_detail(request: HttpRequest, pk: int) -> HttpResponse:
     definition = get_object_or_404(HarvestDefinition.objects.select_related("channel", "schedule", "previous"), pk=pk)
     configurations = definition.configurations.select_related("domain", "template").order_by("domain__name")
     total = configurations.count()  # one definition's selection: thousands at most, never millions
-    runs = (Job.objects.filter(harvest=definition).values("harvest_run")
-            .annotate(jobs=Count("id"), done=Count("id", filter=Q(status="DONE")),
-                      failed=Count("id", filter=Q(status="FAILED")),
-                      running=Count("id", filter=Q(status__in=["SUBMITTED", "STARTED"])),
-                      first=Max("created"))
-            .order_by("-harvest_run")[:20])
-    figures = {row["job__harvest_run"]: row for row in HarvestInfo.objects.filter(harvest=definition)
-               .values("job__harvest_run").annotate(objects=Sum("objects_count"), bytes=Sum("bytes_count"),
-                                                    domains=Count("id"))}
-    return render(request, "webui/definitions/detail.html", {
-        "definition": definition, "configurations": configurations[:SHOWN_CONFIGURATIONS], "total": total,
-        "shown": SHOWN_CONFIGURATIONS, "runs": runs, "figures": figures,
-        "jobs": Job.objects.filter(harvest=definition).select_related("channel")[:20],
-        "upcoming": upcoming(definition),
-        "seeds_form": SeedsForm(), "remove_form": RemoveForm(definition=definition),
-        **(_continuous_context(definition) if definition.kind == definition.CONTINUOUS else {}),
-    })
+    runs = (
+        Job.objects.filter(harvest=definition)
+        .values("harvest_run")
+        .annotate(
+            jobs=Count("id"),
+            done=Count("id", filter=Q(status="DONE")),
+            failed=Count("id", filter=Q(status="FAILED")),
+            running=Count("id", filter=Q(status__in=["SUBMITTED", "STARTED"])),
+            first=Max("created"),
+        )
+        .order_by("-harvest_run")[:20]
+    )
+    figures = {
+        row["job__harvest_run"]: row
+        for row in HarvestInfo.objects.filter(harvest=definition)
+        .values("job__harvest_run")
+        .annotate(objects=Sum("objects_count"), bytes=Sum("bytes_count"), domains=Count("id"))
+    }
+    return render(
+        request,
+        "webui/definitions/detail.html",
+        {
+            "definition": definition,
+            "configurations": configurations[:SHOWN_CONFIGURATIONS],
+            "total": total,
+            "shown": SHOWN_CONFIGURATIONS,
+            "runs": runs,
+            "figures": figures,
+            "jobs": Job.objects.filter(harvest=definition).select_related("channel")[:20],
+            "upcoming": upcoming(definition),
+            "seeds_form": SeedsForm(),
+            "remove_form": RemoveForm(definition=definition),
+            **(_continuous_context(definition) if definition.kind == definition.CONTINUOUS else {}),
+        },
+    )
 
 
 def _continuous_context(definition: HarvestDefinition) -> dict[str, object]:
@@ -86,8 +111,12 @@ def _continuous_context(definition: HarvestDefinition) -> dict[str, object]:
         revisit, revisit_error = RevisitSettings.from_dict(definition.revisit_settings or {}).to_dict(), ""
     except ContractError as exc:  # stored before a change of the policy's settings: say so, do not fail the page
         revisit, revisit_error = None, str(exc)
-    return {"live_job": continuous.live_job(definition), "revisit": revisit, "revisit_error": revisit_error,
-            "classes": CLASSES}
+    return {
+        "live_job": continuous.live_job(definition),
+        "revisit": revisit,
+        "revisit_error": revisit_error,
+        "classes": CLASSES,
+    }
 
 
 @require(CURATE)
@@ -103,23 +132,35 @@ def definition_edit(request: HttpRequest, pk: int | None = None, kind: str | Non
             if form.cleaned_data.get("next_date") and form.cleaned_data["next_date"] != form.initial.get("next_date"):
                 scheduler.set_next(definition, form.cleaned_data["next_date"])
         line = f"Harvest definition {definition.name} saved" + (
-            "." if definition.active else " (inactive: activate it to schedule runs).")
+            "." if definition.active else " (inactive: activate it to schedule runs)."
+        )
         job = continuous.live_job(definition) if definition.kind == HarvestDefinition.CONTINUOUS else None
         if job is not None:
             # A running job's JobSpec is frozen: these settings reach the crawl with the next job.
-            line += (f" Its running job {job.pk} keeps its revisit settings, fetch budget and WARC rule: the changes "
-                     "apply from the next job (deactivate and activate the harvest to apply them now).")
+            line += (
+                f" Its running job {job.pk} keeps its revisit settings, fetch budget and WARC rule: the changes "
+                "apply from the next job (deactivate and activate the harvest to apply them now)."
+            )
         messages.success(request, line)
         return redirect("webui:definition", pk=definition.pk)
     title = f"Edit {instance.name}" if instance else f"New {dict(HarvestDefinition.KINDS)[kind]} harvest"
-    return render(request, "webui/form.html", {"form": form, "title": title, "submit": "Save",
-                                               "back": ("webui:definition", pk) if pk else ("webui:definitions",)})
+    return render(
+        request,
+        "webui/form.html",
+        {
+            "form": form,
+            "title": title,
+            "submit": "Save",
+            "back": ("webui:definition", pk) if pk else ("webui:definitions",),
+        },
+    )
 
 
 def budget_words(max_objects: int, max_bytes: int) -> str:
     """'at most 150 objects and 10.0 MB per domain', or 'no budget limit'."""
     parts = ([f"{plural(max_objects, 'object')}"] if max_objects > 0 else []) + (
-        [filesize(max_bytes)] if max_bytes > 0 else [])
+        [filesize(max_bytes)] if max_bytes > 0 else []
+    )
     return f"at most {' and '.join(parts)} per domain" if parts else "no budget limit"
 
 
@@ -151,8 +192,10 @@ def _told(request: HttpRequest, definition: HarvestDefinition, control: JobContr
         messages.warning(request, f"The running job {control.job_id} of {definition.name} is not told yet ({error}).")
         return ""
     if error:
-        messages.warning(request, f"The running job of {definition.name} was not told ({error}): it gets the "
-                                  "change when it is next started.")
+        messages.warning(
+            request,
+            f"The running job of {definition.name} was not told ({error}): it gets the change when it is next started.",
+        )
         return ""
     if control is None:
         return " No job is running: the next one starts from these seeds."
@@ -168,26 +211,45 @@ def add_seeds(request: HttpRequest, pk: int) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         max_objects, max_bytes = form.budget()
         template = form.chosen_template()
-        result = seeding.add_seeds(definition, form.cleaned_data["seeds"], template, max_objects, max_bytes,
-                                   requested_by=request.user.get_username())
+        result = seeding.add_seeds(
+            definition,
+            form.cleaned_data["seeds"],
+            template,
+            max_objects,
+            max_bytes,
+            requested_by=request.user.get_username(),
+        )
         if result.ok:
             n_seeds = sum(len(s) for s in result.seeds.values())
             made = len(result.configurations) - len(result.kept)
-            line = (f"{plural(n_seeds, 'seed')} on {plural(len(result.seeds), 'domain')} added to {definition.name} "
-                    f"({plural(len(result.created_domains), 'new domain')}).")
+            line = (
+                f"{plural(n_seeds, 'seed')} on {plural(len(result.seeds), 'domain')} added to {definition.name} "
+                f"({plural(len(result.created_domains), 'new domain')})."
+            )
             if made:
-                line += (f" {plural(made, 'domain')} harvested with template {template.name}, "
-                         f"{budget_words(max_objects, max_bytes)}.")
+                line += (
+                    f" {plural(made, 'domain')} harvested with template {template.name}, "
+                    f"{budget_words(max_objects, max_bytes)}."
+                )
             if result.kept:
-                line += (f" {plural(len(result.kept), 'domain')} already in the harvest kept "
-                         f"{'its' if len(result.kept) == 1 else 'their'} template and budget.")
+                line += (
+                    f" {plural(len(result.kept), 'domain')} already in the harvest kept "
+                    f"{'its' if len(result.kept) == 1 else 'their'} template and budget."
+                )
             line += _told(request, definition, result.told, result.tell_error)
             messages.success(request, line)
             return redirect("webui:definition", pk=definition.pk)
         form.add_error("seeds", [str(e) for e in result.errors])
-    return render(request, "webui/form.html", {
-        "form": form, "title": f"Add seeds to {definition.name}", "submit": "Add seeds",
-        "back": ("webui:definition", definition.pk)})
+    return render(
+        request,
+        "webui/form.html",
+        {
+            "form": form,
+            "title": f"Add seeds to {definition.name}",
+            "submit": "Add seeds",
+            "back": ("webui:definition", definition.pk),
+        },
+    )
 
 
 @require(CURATE)
@@ -199,8 +261,11 @@ def remove_configurations(request: HttpRequest, pk: int) -> HttpResponse:
         removed = list(form.cleaned_data["configurations"])
         definition.configurations.remove(*removed)
         told = _tell_running_job(request, definition, [], seeding.seeds_of(removed))
-        messages.success(request, f"{plural(len(removed), 'domain configuration')} removed from {definition.name} "
-                                  f"(the domains and their history stay).{told}")
+        messages.success(
+            request,
+            f"{plural(len(removed), 'domain configuration')} removed from {definition.name} "
+            f"(the domains and their history stay).{told}",
+        )
     else:
         messages.error(request, "; ".join(e for errors in form.errors.values() for e in errors))
     return redirect("webui:definition", pk=definition.pk)
@@ -217,8 +282,12 @@ def activate(request: HttpRequest, pk: int) -> HttpResponse:
     else:
         if definition.kind == definition.CONTINUOUS:
             job = continuous.live_job(definition)
-            when = (f" Its continuous job {job.pk} is {job.status} on channel {definition.channel.name}: it revisits "
-                    "its pages until the harvest is deactivated." if job else "")
+            when = (
+                f" Its continuous job {job.pk} is {job.status} on channel {definition.channel.name}: it revisits "
+                "its pages until the harvest is deactivated."
+                if job
+                else ""
+            )
         elif definition.kind == definition.SELECTIVE:
             when = f" Next run {definition.next_date:%Y-%m-%d %H:%M} UTC."
         else:
@@ -238,9 +307,15 @@ def deactivate(request: HttpRequest, pk: int) -> HttpResponse:
     except dispatch.BrokerUnavailable as exc:  # deactivated; its job's stop is sent when the broker is back
         messages.warning(request, str(exc))
     else:
-        messages.success(request, f"{definition.name} is inactive: " + (
-            "its continuous job is told to stop (it closes its files and ends)." if definition.kind ==
-            definition.CONTINUOUS else "no further runs are scheduled (jobs already made still run)."))
+        messages.success(
+            request,
+            f"{definition.name} is inactive: "
+            + (
+                "its continuous job is told to stop (it closes its files and ends)."
+                if definition.kind == definition.CONTINUOUS
+                else "no further runs are scheduled (jobs already made still run)."
+            ),
+        )
     return redirect("webui:definition", pk=pk)
 
 
@@ -264,8 +339,11 @@ def run_now(request: HttpRequest, pk: int) -> HttpResponse:
         elif not outcome.made:  # an earlier run was still waiting: sent now instead of a second run
             messages.info(request, line)
         else:
-            messages.success(request, f"Run {outcome.run} of {definition.name}: {plural(len(jobs), 'job')} made and "
-                                      f"submitted to channel {definition.channel.name} (jobs {ids}).")
+            messages.success(
+                request,
+                f"Run {outcome.run} of {definition.name}: {plural(len(jobs), 'job')} made and "
+                f"submitted to channel {definition.channel.name} (jobs {ids}).",
+            )
     return redirect("webui:definition", pk=pk)
 
 
@@ -273,11 +351,18 @@ def _continuous_started(request: HttpRequest, definition: HarvestDefinition, out
     """Run-now of a continuous definition: its one job started, or the one already there named."""
     job = outcome.jobs[0]
     if outcome.waiting:
-        messages.warning(request, f"Continuous job {job.pk} of {definition.name} is made but waits for the broker "
-                                  f"({outcome.broker_error}); it is sent when the broker answers.")
+        messages.warning(
+            request,
+            f"Continuous job {job.pk} of {definition.name} is made but waits for the broker "
+            f"({outcome.broker_error}); it is sent when the broker answers.",
+        )
     elif outcome.made:
-        messages.success(request, f"Continuous job {job.pk} of {definition.name} started on channel "
-                                  f"{definition.channel.name}.")
+        messages.success(
+            request, f"Continuous job {job.pk} of {definition.name} started on channel {definition.channel.name}."
+        )
     else:
-        messages.info(request, f"{definition.name} already has its continuous job {job.pk} ({job.status}): a "
-                               "continuous harvest runs as one job, so no second one was made.")
+        messages.info(
+            request,
+            f"{definition.name} already has its continuous job {job.pk} ({job.status}): a "
+            "continuous harvest runs as one job, so no second one was made.",
+        )

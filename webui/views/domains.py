@@ -42,11 +42,20 @@ def domain_list(request: HttpRequest) -> HttpResponse:
         page, error = domainsearch.DomainPage([], None), str(exc)
     alias_ids = {d.alias_of_id for d in page.domains if d.alias_of_id}
     aliases = dict(Domain.objects.filter(pk__in=alias_ids).values_list("pk", "name")) if alias_ids else {}
-    return render(request, "webui/domains/list.html", {
-        "aliases": aliases,
-        "page": page, "query": query, "field": field, "after": after, "fields": SEARCH_FIELDS, "error": error,
-        "estimate": domainsearch.estimated_count(),
-    })
+    return render(
+        request,
+        "webui/domains/list.html",
+        {
+            "aliases": aliases,
+            "page": page,
+            "query": query,
+            "field": field,
+            "after": after,
+            "fields": SEARCH_FIELDS,
+            "error": error,
+            "estimate": domainsearch.estimated_count(),
+        },
+    )
 
 
 @require(CURATE)
@@ -54,8 +63,9 @@ def domain_create(request: HttpRequest) -> HttpResponse:
     form = DomainNamesForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         result = create_domains(form.cleaned_data["names"])
-        messages.success(request, f"{plural(len(result.created), 'domain')} created, "
-                                  f"{result.existing} already existed.")
+        messages.success(
+            request, f"{plural(len(result.created), 'domain')} created, {result.existing} already existed."
+        )
         if len(form.cleaned_data["names"]) == 1:
             return redirect("webui:domain", name=form.cleaned_data["names"][0])
         return redirect("webui:domains")
@@ -66,9 +76,9 @@ def domain_create(request: HttpRequest) -> HttpResponse:
 #: (the embedded default).
 _RUN_SEEDS = {
     "postgresql": "jsonb_path_query_array(harvest_job.spec, '$.domains[*] ? (@.name == $n).seeds[*]', "
-                  "jsonb_build_object('n', %s::text))",
+    "jsonb_build_object('n', %s::text))",
     "sqlite": "(SELECT json_group_array(s.value) FROM json_each(harvest_job.spec, '$.domains') AS d, "
-              "json_each(d.value, '$.seeds') AS s WHERE json_extract(d.value, '$.name') = %s)",
+    "json_each(d.value, '$.seeds') AS s WHERE json_extract(d.value, '$.name') = %s)",
 }
 
 
@@ -78,8 +88,13 @@ def history(domain: Domain, limit: int = 200) -> list[HarvestInfo]:
     The seeds are picked out in the database: a snapshot job's spec lists thousands of domains, and a row
     needs a few strings of it, not the whole document."""
     seeds = RawSQL(_RUN_SEEDS[connection.vendor], (domain.name,), output_field=models.JSONField())
-    return list(HarvestInfo.objects.filter(domain=domain).select_related("harvest", "configuration", "job")
-                .defer("job__spec", "job__progress").annotate(run_seeds=seeds).order_by("-date")[:limit])
+    return list(
+        HarvestInfo.objects.filter(domain=domain)
+        .select_related("harvest", "configuration", "job")
+        .defer("job__spec", "job__progress")
+        .annotate(run_seeds=seeds)
+        .order_by("-date")[:limit]
+    )
 
 
 @require(READ)
@@ -88,20 +103,32 @@ def domain_detail(request: HttpRequest, name: str) -> HttpResponse:
     runs = history(domain)
     chrono = list(reversed(runs[:40]))
     chart = svg.columns(
-        [r.bytes_count for r in chrono], [f"{r.date:%Y-%m-%d}" for r in chrono],
-        [f"{r.date:%Y-%m-%d} {r.harvest.name} run {r.job.harvest_run}: {plural(r.objects_count, 'object')}, "
-         f"{filesize(r.bytes_count)}, {r.stop_reason}" for r in chrono], fmt=filesize, title="bytes per harvest")
+        [r.bytes_count for r in chrono],
+        [f"{r.date:%Y-%m-%d}" for r in chrono],
+        [
+            f"{r.date:%Y-%m-%d} {r.harvest.name} run {r.job.harvest_run}: {plural(r.objects_count, 'object')}, "
+            f"{filesize(r.bytes_count)}, {r.stop_reason}"
+            for r in chrono
+        ],
+        fmt=filesize,
+        title="bytes per harvest",
+    )
     extended = [(ext, domain.extended.get(ext.name)) for ext in ExtendedField.objects.filter(owner="domain")]
-    return render(request, "webui/domains/detail.html", {
-        "domain": domain,
-        "configurations": domain.configurations.select_related("template").prefetch_related("seedlists"),
-        "seedlists": domain.seedlists.all(),
-        "aliases": list(domain.aliases.all()[:100]),
-        "extended": extended,
-        "runs": runs, "chart": chart,
-        "qa_marks": list(domain.qa_marks.select_related("job__harvest")[:100]),
-        "definitions": HarvestDefinition.objects.filter(configurations__domain=domain).distinct(),
-    })
+    return render(
+        request,
+        "webui/domains/detail.html",
+        {
+            "domain": domain,
+            "configurations": domain.configurations.select_related("template").prefetch_related("seedlists"),
+            "seedlists": domain.seedlists.all(),
+            "aliases": list(domain.aliases.all()[:100]),
+            "extended": extended,
+            "runs": runs,
+            "chart": chart,
+            "qa_marks": list(domain.qa_marks.select_related("job__harvest")[:100]),
+            "definitions": HarvestDefinition.objects.filter(configurations__domain=domain).distinct(),
+        },
+    )
 
 
 @require(CURATE)
@@ -112,8 +139,11 @@ def domain_edit(request: HttpRequest, name: str) -> HttpResponse:
         form.save()
         messages.success(request, f"{domain.name} saved.")
         return redirect("webui:domain", name=domain.name)
-    return render(request, "webui/form.html", {"form": form, "title": f"Edit {domain.name}", "submit": "Save",
-                                               "back": ("webui:domain", domain.name)})
+    return render(
+        request,
+        "webui/form.html",
+        {"form": form, "title": f"Edit {domain.name}", "submit": "Save", "back": ("webui:domain", domain.name)},
+    )
 
 
 @require(CURATE)
@@ -126,8 +156,14 @@ def configuration_edit(request: HttpRequest, name: str, pk: int | None = None) -
     return _edit_part_of_domain(request, name, pk, DomainConfiguration, ConfigurationForm, "configuration")
 
 
-def _edit_part_of_domain(request: HttpRequest, name: str, pk: int | None, model: type[models.Model],
-                         form_class: type[forms.ModelForm], noun: str) -> HttpResponse:
+def _edit_part_of_domain(
+    request: HttpRequest,
+    name: str,
+    pk: int | None,
+    model: type[models.Model],
+    form_class: type[forms.ModelForm],
+    noun: str,
+) -> HttpResponse:
     """Create or edit one of a domain's seed lists or configurations (saved in one transaction: a
     configuration may move the domain's default)."""
     domain = get_object_or_404(Domain, name=name)
@@ -139,5 +175,8 @@ def _edit_part_of_domain(request: HttpRequest, name: str, pk: int | None, model:
         messages.success(request, f"{noun.capitalize()} {form.instance.name} of {domain.name} saved.")
         return redirect("webui:domain", name=domain.name)
     title = f"{noun.capitalize()} {instance.name} of {domain.name}" if instance else f"New {noun} for {domain.name}"
-    return render(request, "webui/form.html", {"form": form, "title": title, "submit": "Save",
-                                               "back": ("webui:domain", domain.name)})
+    return render(
+        request,
+        "webui/form.html",
+        {"form": form, "title": title, "submit": "Save", "back": ("webui:domain", domain.name)},
+    )

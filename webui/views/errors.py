@@ -30,32 +30,47 @@ def error_page(request: HttpRequest, status: int, title: str, message: str) -> H
     """An error page in the site's layout; falls back to plain HTML if the layout itself fails (a
     500 because the database is down must not become a second error)."""
     try:
-        return render(request, "webui/error.html", {"title": title, "message": message, "status": status},
-                      status=status)
+        return render(
+            request, "webui/error.html", {"title": title, "message": message, "status": status}, status=status
+        )
     except Exception:  # the page of last resort
         log.exception("the error page could not be rendered in the site's layout")
-        return HttpResponse(f"<!doctype html><title>{escape(title)}</title><h1>{escape(title)}</h1>"
-                            f'<p>{escape(message)}</p><p><a href="/">netharvest</a></p>', status=status)
+        return HttpResponse(
+            f"<!doctype html><title>{escape(title)}</title><h1>{escape(title)}</h1>"
+            f'<p>{escape(message)}</p><p><a href="/">netharvest</a></p>',
+            status=status,
+        )
 
 
 def _message(exception: BaseException | None, default: str) -> str:
-    text = str(exception.args[0]) if exception is not None and exception.args and \
-        isinstance(exception.args[0], str) else ""
+    text = (
+        str(exception.args[0])
+        if exception is not None and exception.args and isinstance(exception.args[0], str)
+        else ""
+    )
     return text or default
 
 
 def bad_request(request: HttpRequest, exception: BaseException | None = None) -> HttpResponse:
     if isinstance(exception, RequestDataTooBig):
         limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
-        return error_page(request, 413, "Too much data sent",
-                          f"The form sent more than {_mb(limit)} (the most one request may carry), so nothing "
-                          "was saved. Comments, descriptions and notes hold at most "
-                          f"{FREE_TEXT_MAX_CHARS:,} characters; a long list of traps goes in a file upload. "
-                          "Go back, shorten the text and send it again.")
+        return error_page(
+            request,
+            413,
+            "Too much data sent",
+            f"The form sent more than {_mb(limit)} (the most one request may carry), so nothing "
+            "was saved. Comments, descriptions and notes hold at most "
+            f"{FREE_TEXT_MAX_CHARS:,} characters; a long list of traps goes in a file upload. "
+            "Go back, shorten the text and send it again.",
+        )
     if isinstance(exception, TooManyFieldsSent):
-        return error_page(request, 413, "Too many fields sent",
-                          f"The form sent more than {settings.DATA_UPLOAD_MAX_NUMBER_FIELDS:,} fields, so nothing "
-                          "was saved. Send fewer at a time.")
+        return error_page(
+            request,
+            413,
+            "Too many fields sent",
+            f"The form sent more than {settings.DATA_UPLOAD_MAX_NUMBER_FIELDS:,} fields, so nothing "
+            "was saved. Send fewer at a time.",
+        )
     return error_page(request, 400, "Bad request", _message(exception, "The request could not be understood."))
 
 
@@ -68,6 +83,10 @@ def page_not_found(request: HttpRequest, exception: BaseException | None = None)
 
 
 def server_error(request: HttpRequest) -> HttpResponse:
-    return error_page(request, 500, "Server error",
-                      "Something went wrong on the server; it has been logged. Try again in a moment, and "
-                      "tell an administrator if it keeps happening.")
+    return error_page(
+        request,
+        500,
+        "Server error",
+        "Something went wrong on the server; it has been logged. Try again in a moment, and "
+        "tell an administrator if it keeps happening.",
+    )

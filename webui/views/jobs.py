@@ -73,10 +73,15 @@ TAIL_PAGE_LINES = 1000
 
 # -- the list -----------------------------------------------------------------------------------
 class JobFilter(forms.Form):
-    status = forms.ChoiceField(required=False, choices=[("", "any")] + list(JobStatus.choices)
-                               + [("REJECTED", "FAILED, rejected"), ("RESUBMITTABLE", "FAILED, not rejected")])
-    harvest = forms.ModelChoiceField(HarvestDefinition.objects.only("id", "name").order_by("name"), required=False,
-                                     empty_label="any")
+    status = forms.ChoiceField(
+        required=False,
+        choices=[("", "any")]
+        + list(JobStatus.choices)
+        + [("REJECTED", "FAILED, rejected"), ("RESUBMITTABLE", "FAILED, not rejected")],
+    )
+    harvest = forms.ModelChoiceField(
+        HarvestDefinition.objects.only("id", "name").order_by("name"), required=False, empty_label="any"
+    )
     channel = forms.ModelChoiceField(HarvestChannel.objects.order_by("name"), required=False, empty_label="any")
     created_from = forms.DateField(required=False, label="created from (UTC, YYYY-MM-DD)")
     created_to = forms.DateField(required=False, label="created to (UTC, inclusive)")
@@ -111,10 +116,25 @@ class JobFilter(forms.Form):
 @require_GET
 def job_list(request: HttpRequest) -> HttpResponse:
     form = JobFilter(request.GET or None)
-    jobs = Job.objects.select_related("harvest", "channel").only(
-        "id", "status", "harvest_run", "created", "started_at", "ended_at", "domain_count", "rejected_at",
-        "rejected_by", "error_category", "harvest__name", "channel__name").order_by("-id").annotate(
-        objects=F("stats__objects_count"), nbytes=F("stats__bytes_count"))
+    jobs = (
+        Job.objects.select_related("harvest", "channel")
+        .only(
+            "id",
+            "status",
+            "harvest_run",
+            "created",
+            "started_at",
+            "ended_at",
+            "domain_count",
+            "rejected_at",
+            "rejected_by",
+            "error_category",
+            "harvest__name",
+            "channel__name",
+        )
+        .order_by("-id")
+        .annotate(objects=F("stats__objects_count"), nbytes=F("stats__bytes_count"))
+    )
     if form.is_bound:
         if form.is_valid():
             jobs = form.apply(jobs)
@@ -123,8 +143,11 @@ def job_list(request: HttpRequest) -> HttpResponse:
     page = Paginator(jobs, PAGE_SIZE).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
-    return render(request, "jobs/list.html", {"form": form, "page": page, "query": query.urlencode(),
-                                              "can_control": can(request, CONTROL)})
+    return render(
+        request,
+        "jobs/list.html",
+        {"form": form, "page": page, "query": query.urlencode(), "can_control": can(request, CONTROL)},
+    )
 
 
 def _back(request: HttpRequest, job: Job) -> HttpResponse:
@@ -147,8 +170,9 @@ def job_resubmit(request: HttpRequest, job_id: int) -> HttpResponse:
     except DispatchError as exc:
         messages.error(request, f"Resubmit refused: {exc}")
     except Exception as exc:  # the broker: the new job stays NEW and the dispatcher retries it
-        messages.warning(request, f"Job {job.pk} was resubmitted but could not be queued yet ({exc}); the "
-                                  "dispatcher will retry.")
+        messages.warning(
+            request, f"Job {job.pk} was resubmitted but could not be queued yet ({exc}); the dispatcher will retry."
+        )
     else:
         messages.success(request, f"Job {job.pk} resubmitted as job {new.pk} ({new.status}).")
     return _back(request, job)
@@ -172,30 +196,51 @@ def progress_of(job: Job, domains: int = PROGRESS_DOMAINS) -> dict[str, Any]:
     """A job's latest Progress (as intake stored it) with budgets used per domain, for the JSON
     endpoints and the first render of the pages (the same dict, so page and poll never disagree)."""
     p = job.progress or {}
-    limits = {d.get("name"): (d.get("max_objects", -1), d.get("max_bytes", -1))
-              for d in (job.spec or {}).get("domains", []) if isinstance(d, dict)}
+    limits = {
+        d.get("name"): (d.get("max_objects", -1), d.get("max_bytes", -1))
+        for d in (job.spec or {}).get("domains", [])
+        if isinstance(d, dict)
+    }
     rows = []
     for name, figures in (p.get("domains") or {}).items():
         max_objects, max_bytes = limits.get(name, (-1, -1))
         objects, nbytes = int(figures.get("objects", 0)), int(figures.get("bytes", 0))
         shares = [objects / max_objects if max_objects > 0 else None, nbytes / max_bytes if max_bytes > 0 else None]
         known = [s for s in shares if s is not None]
-        rows.append({"name": name, "objects": objects, "bytes": nbytes, "queued": int(figures.get("queued", 0)),
-                     "max_objects": max_objects, "max_bytes": max_bytes,
-                     "budget_used": round(max(known) * 100, 1) if known else None})
+        rows.append(
+            {
+                "name": name,
+                "objects": objects,
+                "bytes": nbytes,
+                "queued": int(figures.get("queued", 0)),
+                "max_objects": max_objects,
+                "max_bytes": max_bytes,
+                "budget_used": round(max(known) * 100, 1) if known else None,
+            }
+        )
     rows.sort(key=lambda r: (-(r["budget_used"] or -1), -r["objects"], r["name"]))
     now = timezone.now()
     return {
-        "job": job.pk, "status": job.status, "harvest": job.harvest.name if job.harvest_id else "",
-        "at": p.get("at"), "heartbeat_age_s": int((now - job.last_heartbeat).total_seconds())
-        if job.last_heartbeat else None,
-        "uris_done": p.get("uris_done", 0), "uris_queued": p.get("uris_queued", 0),
-        "uris_failed": p.get("uris_failed", 0), "bytes": p.get("bytes", 0),
-        "uri_rate": p.get("uri_rate", 0.0), "avg_uri_rate": p.get("avg_uri_rate", 0.0),
-        "kb_rate": p.get("kb_rate", 0.0), "avg_kb_rate": p.get("avg_kb_rate", 0.0),
-        "queues_active": p.get("queues_active", 0), "queues_snoozed": p.get("queues_snoozed", 0),
-        "queues_exhausted": p.get("queues_exhausted", 0), "paused": bool(p.get("paused", False)),
-        "alerts": list(p.get("alerts", [])), "domains": rows[:domains], "domains_total": len(rows),
+        "job": job.pk,
+        "status": job.status,
+        "harvest": job.harvest.name if job.harvest_id else "",
+        "at": p.get("at"),
+        "heartbeat_age_s": int((now - job.last_heartbeat).total_seconds()) if job.last_heartbeat else None,
+        "uris_done": p.get("uris_done", 0),
+        "uris_queued": p.get("uris_queued", 0),
+        "uris_failed": p.get("uris_failed", 0),
+        "bytes": p.get("bytes", 0),
+        "uri_rate": p.get("uri_rate", 0.0),
+        "avg_uri_rate": p.get("avg_uri_rate", 0.0),
+        "kb_rate": p.get("kb_rate", 0.0),
+        "avg_kb_rate": p.get("avg_kb_rate", 0.0),
+        "queues_active": p.get("queues_active", 0),
+        "queues_snoozed": p.get("queues_snoozed", 0),
+        "queues_exhausted": p.get("queues_exhausted", 0),
+        "paused": bool(p.get("paused", False)),
+        "alerts": list(p.get("alerts", [])),
+        "domains": rows[:domains],
+        "domains_total": len(rows),
         "has_progress": bool(p),
     }
 
@@ -213,36 +258,59 @@ def progress_charts(job: Job) -> dict[str, str]:
         return {}  # an ended job without samples (they are pruned after a week): no empty charts
     return {
         "rate": str(svg.line_chart([("URI/s", data.points("uri_rate"))], title="fetch rate over time", width=560)),
-        "queue": str(svg.line_chart([("queued", data.points("uris_queued")), ("done", data.points("uris_done"))],
-                                    title="URIs queued and done over time", width=560)),
+        "queue": str(
+            svg.line_chart(
+                [("queued", data.points("uris_queued")), ("done", data.points("uris_done"))],
+                title="URIs queued and done over time",
+                width=560,
+            )
+        ),
     }
 
 
 def ended_results(jobs: list[Job]) -> list[dict[str, Any]]:
     """Ended jobs' final results for the running-jobs page: status, when, and the figures of each JobResult as
     intake recorded them (HarvestInfo per domain), not the last heartbeat's. One query for all the jobs."""
-    figures: dict[int, dict[str, Any]] = {j.pk: {"domains": 0, "objects": 0, "bytes": 0, "stop_reasons": {}}
-                                          for j in jobs}
-    rows = (HarvestInfo.objects.filter(job__in=[j.pk for j in jobs]).values("job_id", "stop_reason")
-            .annotate(n=Count("id"), objects=Sum("objects_count"), nbytes=Sum("bytes_count")).order_by("-n"))
+    figures: dict[int, dict[str, Any]] = {
+        j.pk: {"domains": 0, "objects": 0, "bytes": 0, "stop_reasons": {}} for j in jobs
+    }
+    rows = (
+        HarvestInfo.objects.filter(job__in=[j.pk for j in jobs])
+        .values("job_id", "stop_reason")
+        .annotate(n=Count("id"), objects=Sum("objects_count"), nbytes=Sum("bytes_count"))
+        .order_by("-n")
+    )
     for row in rows:
         f = figures[row["job_id"]]
         f["domains"] += row["n"]
         f["objects"] += row["objects"] or 0
         f["bytes"] += row["nbytes"] or 0
         f["stop_reasons"][row["stop_reason"]] = row["n"]
-    return [{"job": j.pk, "status": j.status, "harvest": j.harvest.name if j.harvest_id else "",
-             "ended": j.ended_at.strftime("%Y-%m-%d %H:%M:%S") if j.ended_at else None, "error": j.error_category,
-             "url": reverse("jobs:job", args=[j.pk]), **figures[j.pk]} for j in jobs]
+    return [
+        {
+            "job": j.pk,
+            "status": j.status,
+            "harvest": j.harvest.name if j.harvest_id else "",
+            "ended": j.ended_at.strftime("%Y-%m-%d %H:%M:%S") if j.ended_at else None,
+            "error": j.error_category,
+            "url": reverse("jobs:job", args=[j.pk]),
+            **figures[j.pk],
+        }
+        for j in jobs
+    ]
 
 
 def _running_and_ended() -> tuple[list[Job], list[dict[str, Any]]]:
     """The running jobs, and the results of those that ended within the last ``JUST_ENDED_S`` (newest first)."""
-    running_jobs = list(Job.objects.filter(status__in=RUNNING).select_related("harvest", "channel")
-                        .order_by("id")[:500])
+    running_jobs = list(
+        Job.objects.filter(status__in=RUNNING).select_related("harvest", "channel").order_by("id")[:500]
+    )
     since = timezone.now() - timedelta(seconds=JUST_ENDED_S)
-    ended = list(Job.objects.filter(status__in=ENDED, ended_at__gte=since).select_related("harvest")
-                 .order_by("-ended_at", "-id")[:100])
+    ended = list(
+        Job.objects.filter(status__in=ENDED, ended_at__gte=since)
+        .select_related("harvest")
+        .order_by("-ended_at", "-id")[:100]
+    )
     return running_jobs, ended_results(ended)
 
 
@@ -250,16 +318,20 @@ def _running_and_ended() -> tuple[list[Job], list[dict[str, Any]]]:
 @require_GET
 def running(request: HttpRequest) -> HttpResponse:
     jobs, ended = _running_and_ended()
-    return render(request, "jobs/running.html", {"jobs": [(j, progress_of(j, domains=5)) for j in jobs],
-                                                  "ended": ended, "just_ended_min": JUST_ENDED_S // 60})
+    return render(
+        request,
+        "jobs/running.html",
+        {"jobs": [(j, progress_of(j, domains=5)) for j in jobs], "ended": ended, "just_ended_min": JUST_ENDED_S // 60},
+    )
 
 
 @require(VIEW)
 @require_GET
 def running_json(request: HttpRequest) -> JsonResponse:
     jobs, ended = _running_and_ended()
-    return JsonResponse({"now": timezone.now().isoformat(), "jobs": [progress_of(j, domains=5) for j in jobs],
-                         "ended": ended})
+    return JsonResponse(
+        {"now": timezone.now().isoformat(), "jobs": [progress_of(j, domains=5) for j in jobs], "ended": ended}
+    )
 
 
 @require(VIEW)
@@ -275,8 +347,15 @@ def progress_json(request: HttpRequest, job_id: int) -> JsonResponse:
 def _control(c: JobControl) -> dict[str, Any]:
     def t(v: datetime | None) -> str | None:
         return v.strftime("%Y-%m-%d %H:%M:%S") if v else None
-    return {"action": c.action, "argument": c.argument, "by": c.requested_by, "requested": t(c.requested_at),
-            "sent": t(c.sent_at), "acknowledged": t(c.acknowledged_at)}
+
+    return {
+        "action": c.action,
+        "argument": c.argument,
+        "by": c.requested_by,
+        "requested": t(c.requested_at),
+        "sent": t(c.sent_at),
+        "acknowledged": t(c.acknowledged_at),
+    }
 
 
 @require(CONTROL)
@@ -313,8 +392,11 @@ def _send(request: HttpRequest, job: Job, action: str, argument: str) -> HttpRes
         messages.error(request, f"{action} was recorded but could not be sent to the harvester: {exc}")
     else:
         what = f"crawler trap {argument!r}" if action == "add_trap" else action
-        messages.success(request, f"{what} sent to job {job.pk}; the harvester applies it at its next "
-                                  "control poll (see the control history).")
+        messages.success(
+            request,
+            f"{what} sent to job {job.pk}; the harvester applies it at its next "
+            "control poll (see the control history).",
+        )
     return _back(request, job)
 
 
@@ -344,11 +426,16 @@ def trap_preview(request: HttpRequest, job_id: int) -> JsonResponse:
     share = len(matching) / len(uris) if uris else 0.0
     out.update(
         basis=f"the last {len(uris)} URIs in crawl.log ({source}), i.e. URIs already processed",
-        sample=len(uris), matches=len(matching), share=round(share * 100, 1),
-        estimate=round(share * queued) if uris else None, examples=matching[:10],
-        note=("An estimate, not a count: the queued URLs are in the harvester's frontier, which the "
-              "orchestrator cannot see. If the queue resembles the recent crawl, about this many queued URLs "
-              "would be dropped. The harvester matches the whole URI (full match), as here."),
+        sample=len(uris),
+        matches=len(matching),
+        share=round(share * 100, 1),
+        estimate=round(share * queued) if uris else None,
+        examples=matching[:10],
+        note=(
+            "An estimate, not a count: the queued URLs are in the harvester's frontier, which the "
+            "orchestrator cannot see. If the queue resembles the recent crawl, about this many queued URLs "
+            "would be dropped. The harvester matches the whole URI (full match), as here."
+        ),
     )
     return JsonResponse(out)
 
@@ -358,19 +445,31 @@ def trap_preview(request: HttpRequest, job_id: int) -> JsonResponse:
 @require_GET
 def job_detail(request: HttpRequest, job_id: int) -> HttpResponse:
     job = get_object_or_404(Job.objects.select_related("harvest", "channel", "continues"), pk=job_id)
-    domains = Paginator(JobDomain.objects.filter(job=job).select_related("configuration__domain")
-                        .order_by("configuration__domain__name", "configuration__name"), DOMAIN_PAGE_SIZE)
+    domains = Paginator(
+        JobDomain.objects.filter(job=job)
+        .select_related("configuration__domain")
+        .order_by("configuration__domain__name", "configuration__name"),
+        DOMAIN_PAGE_SIZE,
+    )
     domain_page = domains.get_page(request.GET.get("domains_page"))
-    infos = {h.configuration_id: h for h in HarvestInfo.objects.filter(
-        job=job, configuration_id__in=[d.configuration_id for d in domain_page])}
+    infos = {
+        h.configuration_id: h
+        for h in HarvestInfo.objects.filter(job=job, configuration_id__in=[d.configuration_id for d in domain_page])
+    }
     context: dict[str, Any] = {
-        "job": job, "domain_page": domain_page, "infos": infos,
+        "job": job,
+        "domain_page": domain_page,
+        "infos": infos,
         "continued_by": list(job.continued_by.values_list("id", "status")),
         "files": ArchiveFile.objects.filter(job=job).prefetch_related("copies").order_by("kind", "name"),
         "controls": job.controls.order_by("-requested_at")[:50],
-        "running": job.status in RUNNING, "progress": progress_of(job), "charts": progress_charts(job),
-        "can_control": can(request, CONTROL), "report_names": REPORT_NAMES,
-        "search_max": SEARCH_MAX_MATCHES, "search_default": SEARCH_DEFAULT_MATCHES,
+        "running": job.status in RUNNING,
+        "progress": progress_of(job),
+        "charts": progress_charts(job),
+        "can_control": can(request, CONTROL),
+        "report_names": REPORT_NAMES,
+        "search_max": SEARCH_MAX_MATCHES,
+        "search_default": SEARCH_DEFAULT_MATCHES,
         "pattern_max": patterns.MAX_PATTERN_CHARS,
         "live": continuous.live_of(job, request.GET.get("window", "")) if continuous.is_continuous(job) else None,
     }
@@ -394,8 +493,14 @@ def parse_seeds_report(text: str) -> list[dict[str, str]]:
         if not line.strip() or line.startswith("["):
             continue
         parts = line.split()
-        out.append({"code": parts[0], "status": parts[1] if len(parts) > 1 else "",
-                    "seed": parts[2] if len(parts) > 2 else "", "redirect": parts[3] if len(parts) > 3 else ""})
+        out.append(
+            {
+                "code": parts[0],
+                "status": parts[1] if len(parts) > 1 else "",
+                "seed": parts[2] if len(parts) > 2 else "",
+                "redirect": parts[3] if len(parts) > 3 else "",
+            }
+        )
     return out
 
 
@@ -409,9 +514,10 @@ def job_report(request: HttpRequest, job_id: int, name: str) -> HttpResponse:
         source, text, cut = jobfiles.read_text(job, name)
     except (jobfiles.NotAvailable, OSError) as exc:
         raise Http404(jobfiles.reason(exc)) from None
-    response = HttpResponse(text + (f"\n[cut at {jobfiles.MAX_REPORT_BYTES} bytes]\n" if cut else ""),
-                            content_type="application/json; charset=utf-8" if name.endswith(".json")
-                            else "text/plain; charset=utf-8")
+    response = HttpResponse(
+        text + (f"\n[cut at {jobfiles.MAX_REPORT_BYTES} bytes]\n" if cut else ""),
+        content_type="application/json; charset=utf-8" if name.endswith(".json") else "text/plain; charset=utf-8",
+    )
     response["X-Netharvest-Source"] = str(source)
     return response
 
@@ -458,8 +564,11 @@ def crawl_log(request: HttpRequest, job_id: int) -> HttpResponse:
             source, lines = jobfiles.tail(job, n)
         except (jobfiles.NotAvailable, OSError) as exc:
             raise Http404(jobfiles.reason(exc)) from None
-        return HttpResponse(f"# the last {len(lines)} lines of crawl.log of job {job.pk} ({source})\n"
-                            + "".join(f"{line}\n" for line in lines), content_type="text/plain; charset=utf-8")
+        return HttpResponse(
+            f"# the last {len(lines)} lines of crawl.log of job {job.pk} ({source})\n"
+            + "".join(f"{line}\n" for line in lines),
+            content_type="text/plain; charset=utf-8",
+        )
     try:
         pattern, limit = _search_params(request.GET)
     except ValueError as exc:
@@ -491,8 +600,10 @@ def _scan(job: Job, pattern: re2._Regexp, limit: int) -> Iterator[tuple[str, Any
 
 def _summary(found: int, scanned: int, limit: int) -> str:
     more = " (limit reached: narrow the search or raise the limit)" if found >= limit else ""
-    return (f"{found} matching line{'' if found == 1 else 's'} in the first {scanned} line{'' if scanned == 1 else 's'}"
-            f"{more}")
+    return (
+        f"{found} matching line{'' if found == 1 else 's'} in the first {scanned} line{'' if scanned == 1 else 's'}"
+        f"{more}"
+    )
 
 
 def _search(job: Job, pattern: re2._Regexp, limit: int) -> Iterator[str]:
@@ -517,9 +628,15 @@ def crawl_log_page(request: HttpRequest, job_id: int) -> HttpResponse:
     """The crawl-log search and tail inside the web UI, with the way back to the job and a raw download
     of the same lines (they opened as bare text in a new tab, with no way back)."""
     job = get_object_or_404(Job.objects.select_related("harvest"), pk=job_id)
-    context: dict[str, Any] = {"job": job, "search": request.GET.get("search", ""), "limit": SEARCH_DEFAULT_MATCHES,
-                               "search_max": SEARCH_MAX_MATCHES, "pattern_max": patterns.MAX_PATTERN_CHARS,
-                               "raw_query": request.GET.urlencode(), "lines": None}
+    context: dict[str, Any] = {
+        "job": job,
+        "search": request.GET.get("search", ""),
+        "limit": SEARCH_DEFAULT_MATCHES,
+        "search_max": SEARCH_MAX_MATCHES,
+        "pattern_max": patterns.MAX_PATTERN_CHARS,
+        "raw_query": request.GET.urlencode(),
+        "lines": None,
+    }
     status = 200
     try:
         if "search" in request.GET:

@@ -20,8 +20,9 @@ from webui.access import CURATE, ENGINEER, READ, require
 from webui.forms.library import ChannelForm, ScheduleForm, TemplateForm, TrapListForm
 
 
-def _edit(request: HttpRequest, form_class: type[ModelForm], instance: Model | None, what: str,
-          list_url: str) -> HttpResponse:
+def _edit(
+    request: HttpRequest, form_class: type[ModelForm], instance: Model | None, what: str, list_url: str
+) -> HttpResponse:
     """The one create/edit flow: validate everything, save only a valid form, say what happened."""
     form = form_class(request.POST or None, request.FILES or None, instance=instance)
     if request.method == "POST" and form.is_valid():
@@ -29,8 +30,7 @@ def _edit(request: HttpRequest, form_class: type[ModelForm], instance: Model | N
         messages.success(request, f"{what.capitalize()} {saved} saved.")
         return redirect(list_url)
     title = f"{what.capitalize()} {instance}" if instance else f"New {what}"
-    return render(request, "webui/form.html", {"form": form, "title": title, "submit": "Save",
-                                               "back": (list_url,)})
+    return render(request, "webui/form.html", {"form": form, "title": title, "submit": "Save", "back": (list_url,)})
 
 
 @require(READ)
@@ -91,6 +91,10 @@ def trap_toggle(request: HttpRequest, pk: int) -> HttpResponse:
     active = request.POST.get("active") == "1"
     changed = GlobalCrawlerTrapList.objects.filter(pk=pk, active=not active).update(active=active)
     state = "active" if active else "inactive"
-    messages.success(request, f"{trap_list.name} is now {state}: it applies to jobs generated from now on."
-                     if changed else f"{trap_list.name} was already {state}.")
+    messages.success(
+        request,
+        f"{trap_list.name} is now {state}: it applies to jobs generated from now on."
+        if changed
+        else f"{trap_list.name} was already {state}.",
+    )
     return redirect("webui:traps")

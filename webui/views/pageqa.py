@@ -41,24 +41,37 @@ def job_qa(request: HttpRequest, job_id: int) -> HttpResponse:
     groups: list[dict[str, object]] = []
     if run is not None:
         pages = list(run.pages.all())
-        pages.sort(key=lambda p: qascore.worst_first(p.missing_count, p.timed_out or bool(p.replay_status is None
-                                                                                         or p.replay_status >= 400),
-                                                     (p.screenshot_similarity, p.text_similarity), p.url))
+        pages.sort(
+            key=lambda p: qascore.worst_first(
+                p.missing_count,
+                p.timed_out or bool(p.replay_status is None or p.replay_status >= 400),
+                (p.screenshot_similarity, p.text_similarity),
+                p.url,
+            )
+        )
         by_id = {p.pk: p.url for p in pages}
         groups = qascore.group_missing(
-            qascore.Missing(m.url, m.host, m.resource_type, by_id.get(m.page_id, ""))
-            for m in run.missing.all())
+            qascore.Missing(m.url, m.host, m.resource_type, by_id.get(m.page_id, "")) for m in run.missing.all()
+        )
     collection = replay.collection_of(job.harvest_id)
-    return render(request, "jobs/qa.html", {
-        "job": job, "run": run, "pages": pages, "groups": groups,
-        "runs": list(QARun.objects.filter(job=job).order_by("-id")[:20]),
-        "marks": {m.url: m for m in QAMark.objects.filter(job=job)},
-        "patch_jobs": list(Job.objects.filter(patches=job).order_by("-id").values_list("id", "status")),
-        "replay_of": lambda p: replay.replay_url(p.url, p.timestamp, collection),
-        "can_curate": can(request, CURATE),
-        "busy": run is not None and run.status in (QARunStatus.QUEUED, QARunStatus.RUNNING),
-        "stored": pageqa.stored_files(job), "max_pages": settings.NETHARVEST_QA_MAX_PAGES,
-    })
+    return render(
+        request,
+        "jobs/qa.html",
+        {
+            "job": job,
+            "run": run,
+            "pages": pages,
+            "groups": groups,
+            "runs": list(QARun.objects.filter(job=job).order_by("-id")[:20]),
+            "marks": {m.url: m for m in QAMark.objects.filter(job=job)},
+            "patch_jobs": list(Job.objects.filter(patches=job).order_by("-id").values_list("id", "status")),
+            "replay_of": lambda p: replay.replay_url(p.url, p.timestamp, collection),
+            "can_curate": can(request, CURATE),
+            "busy": run is not None and run.status in (QARunStatus.QUEUED, QARunStatus.RUNNING),
+            "stored": pageqa.stored_files(job),
+            "max_pages": settings.NETHARVEST_QA_MAX_PAGES,
+        },
+    )
 
 
 def _back(job: Job) -> HttpResponse:
@@ -88,8 +101,11 @@ def qa_patch(request: HttpRequest, job_id: int) -> HttpResponse:
         messages.error(request, str(exc))
     else:
         urls = sum(len(d["seeds"]) for d in new.spec["domains"])
-        messages.success(request, f"Patch job {new.pk} of {urls} missing URL(s) is {new.status}; once it is indexed "
-                                  "a new QA pass of this job runs by itself.")
+        messages.success(
+            request,
+            f"Patch job {new.pk} of {urls} missing URL(s) is {new.status}; once it is indexed "
+            "a new QA pass of this job runs by itself.",
+        )
     return _back(job)
 
 
@@ -115,8 +131,16 @@ def qa_mark(request: HttpRequest, job_id: int) -> HttpResponse:
         messages.error(request, f"{url!r} is not a page the QA of job {job.pk} looked at")
         return _back(job)
     note = request.POST.get("note", "").strip()[:5000]
-    QAMark.objects.update_or_create(job=job, url=url, defaults={
-        "verdict": verdict, "note": note, "marked_by": request.user.get_username(), "domain": domain_of(job, url)})
+    QAMark.objects.update_or_create(
+        job=job,
+        url=url,
+        defaults={
+            "verdict": verdict,
+            "note": note,
+            "marked_by": request.user.get_username(),
+            "domain": domain_of(job, url),
+        },
+    )
     messages.success(request, f"{url} marked {verdict}.")
     return _back(job)
 

@@ -75,7 +75,8 @@ def framing(request: HttpRequest, response: HttpResponse) -> HttpResponse:
         f"default-src 'self'; script-src 'none'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
         f"connect-src 'none'; object-src 'none'; base-uri 'none'; "
         f"form-action {request.scheme}://{request.get_host()}{reverse('webui:logout')}; "
-        f"frame-src {replay_base(request)}")
+        f"frame-src {replay_base(request)}"
+    )
     response["Cross-Origin-Opener-Policy"] = "unsafe-none"
     return response
 
@@ -92,8 +93,13 @@ def _calendar(found: list[Capture]) -> list[dict[str, Any]]:
         for month in range(1, 13):
             in_month = days[year].get(month, {})
             weeks = calendar.Calendar().monthdayscalendar(year, month)
-            months.append({"name": calendar.month_abbr[month], "count": sum(len(v) for v in in_month.values()),
-                           "weeks": [[(d, in_month.get(d, [])) for d in week] for week in weeks]})
+            months.append(
+                {
+                    "name": calendar.month_abbr[month],
+                    "count": sum(len(v) for v in in_month.values()),
+                    "weeks": [[(d, in_month.get(d, [])) for d in week] for week in weeks],
+                }
+            )
         years.append({"year": year, "months": months, "count": sum(m["count"] for m in months)})
     return years
 
@@ -111,8 +117,14 @@ def captures_view(request: HttpRequest) -> HttpResponse:
             context["error"] = "Enter a full address starting with http:// or https://"
         else:
             found = captures_of(url, harvest_id=harvest.pk if harvest else None)
-            jobs = dict(Job.objects.filter(pk__in={c.job_id for c in found if c.job_id}).values_list("pk",
-                                                                                                      "harvest_run"))
-            context.update(found=found, years=_calendar(found), rows=list(reversed(found))[:TABLE_ROWS],
-                           runs=jobs, latest=found[-1] if found else None)
+            jobs = dict(
+                Job.objects.filter(pk__in={c.job_id for c in found if c.job_id}).values_list("pk", "harvest_run")
+            )
+            context.update(
+                found=found,
+                years=_calendar(found),
+                rows=list(reversed(found))[:TABLE_ROWS],
+                runs=jobs,
+                latest=found[-1] if found else None,
+            )
     return render(request, "jobs/captures.html", context)

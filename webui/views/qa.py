@@ -35,14 +35,28 @@ def sections(a: stats.Figures, b: stats.Figures | None = None) -> list[dict[str,
     figs = (b, a) if b is not None else (a,)
     out = []
     specs: list[tuple[str, str, Callable[[stats.Figures], dict[str, float]], Callable[[float], str], bool]] = [
-        ("Selective vs broad (objects)", "kind",
-         lambda f: {k: v[1] for k, v in f.selective_vs_broad.items()}, _num, False),
-        ("Selective vs broad (bytes)", "kind", lambda f: {k: v[2] for k, v in f.selective_vs_broad.items()},
-         _bytes, False),
-        ("Selective vs broad (seeds: human selection vs automated lists)", "kind",
-         lambda f: {k: v[3] for k, v in f.selective_vs_broad.items()}, _num, False),
-        ("MIME categories (URIs)", "category", lambda f: {k: v[0] for k, v in f.mime_categories.items()}, _num,
-         True),
+        (
+            "Selective vs broad (objects)",
+            "kind",
+            lambda f: {k: v[1] for k, v in f.selective_vs_broad.items()},
+            _num,
+            False,
+        ),
+        (
+            "Selective vs broad (bytes)",
+            "kind",
+            lambda f: {k: v[2] for k, v in f.selective_vs_broad.items()},
+            _bytes,
+            False,
+        ),
+        (
+            "Selective vs broad (seeds: human selection vs automated lists)",
+            "kind",
+            lambda f: {k: v[3] for k, v in f.selective_vs_broad.items()},
+            _num,
+            False,
+        ),
+        ("MIME categories (URIs)", "category", lambda f: {k: v[0] for k, v in f.mime_categories.items()}, _num, True),
         ("MIME types (URIs)", "MIME type", lambda f: {k: v[0] for k, v in f.mime_types.items()}, _num, True),
         ("MIME types (bytes)", "MIME type", lambda f: {k: v[1] for k, v in f.mime_types.items()}, _bytes, True),
         ("HTTP status codes (URIs)", "code", lambda f: dict(f.status_codes), _num, True),
@@ -68,21 +82,32 @@ def sections(a: stats.Figures, b: stats.Figures | None = None) -> list[dict[str,
             vs = [v.get(k, 0) for v in values]
             change = stats.Row("", k, "", tuple(int(x) for x in vs)).change if len(vs) > 1 else ""
             totals = [sum(v.values()) for v in values]
-            rows.append({"key": k, "values": [fmt(x) for x in vs],
-                         "shares": [f"{x / t * 100:.1f}%" if t else "-" for x, t in zip(vs, totals, strict=True)],
-                         "change": change})
+            rows.append(
+                {
+                    "key": k,
+                    "values": [fmt(x) for x in vs],
+                    "shares": [f"{x / t * 100:.1f}%" if t else "-" for x, t in zip(vs, totals, strict=True)],
+                    "change": change,
+                }
+            )
         if b is None:
-            chart = hbars([(k, values[0].get(k, 0)) for k in ordered], fmt=fmt, title=title,
-                          total=sum(values[0].values()))
+            chart = hbars(
+                [(k, values[0].get(k, 0)) for k in ordered], fmt=fmt, title=title, total=sum(values[0].values())
+            )
         else:
-            chart = paired_hbars([(k, values[0].get(k, 0), values[1].get(k, 0)) for k in ordered],
-                                 names=(b.label, a.label), fmt=fmt, title=title)
+            chart = paired_hbars(
+                [(k, values[0].get(k, 0), values[1].get(k, 0)) for k in ordered],
+                names=(b.label, a.label),
+                fmt=fmt,
+                title=title,
+            )
         out.append({"title": title, "key": key_name, "chart": chart, "rows": rows, "more": total_rows - len(ordered)})
     return out
 
 
-def _respond(request: HttpRequest, a: stats.Figures, b: stats.Figures | None, context: dict[str, Any],
-             filename: str) -> HttpResponse:
+def _respond(
+    request: HttpRequest, a: stats.Figures, b: stats.Figures | None, context: dict[str, Any], filename: str
+) -> HttpResponse:
     if request.GET.get("format") == "csv":
         body = stats.to_csv(*((b, a) if b is not None else (a,)))
         response = HttpResponse(body, content_type="text/csv; charset=utf-8")
@@ -90,8 +115,9 @@ def _respond(request: HttpRequest, a: stats.Figures, b: stats.Figures | None, co
         return response
     query = request.GET.copy()
     query["format"] = "csv"
-    context.update(fig=a, other=b, sections=sections(a, b), csv_query=query.urlencode(),
-                   stale_minutes=stats.FIGURES_STALE_S // 60)
+    context.update(
+        fig=a, other=b, sections=sections(a, b), csv_query=query.urlencode(), stale_minutes=stats.FIGURES_STALE_S // 60
+    )
     return render(request, "qa/figures.html", context)
 
 
@@ -102,8 +128,16 @@ def index(request: HttpRequest) -> HttpResponse:
     harvest_ids = JobStats.objects.values("harvest").distinct()
     definitions = HarvestDefinition.objects.filter(pk__in=harvest_ids).order_by("name")
     chart = hbars([(str(y["year"]), y["objects"] or 0) for y in years], title="objects per year")
-    return render(request, "qa/index.html", {"years": years, "definitions": definitions, "chart": chart,
-                                             "missing": JobStats.objects.exclude(reports_error="").count()})
+    return render(
+        request,
+        "qa/index.html",
+        {
+            "years": years,
+            "definitions": definitions,
+            "chart": chart,
+            "missing": JobStats.objects.exclude(reports_error="").count(),
+        },
+    )
 
 
 @require(READ)
@@ -135,8 +169,13 @@ def job(request: HttpRequest, job_id: int) -> HttpResponse:
     if compare:
         other_job = get_object_or_404(Job, pk=compare)
         other = stats.job_figures(other_job)
-    return _respond(request, fig, other, {"scope": "job", "job": j, "row": row, "compare": compare},
-                    f"qa-job-{j.pk}" + (f"-vs-{compare}" if compare else ""))
+    return _respond(
+        request,
+        fig,
+        other,
+        {"scope": "job", "job": j, "row": row, "compare": compare},
+        f"qa-job-{j.pk}" + (f"-vs-{compare}" if compare else ""),
+    )
 
 
 @require(READ)
@@ -151,9 +190,13 @@ def run(request: HttpRequest, harvest_id: int, run: int) -> HttpResponse:
     fig = stats.run_figures(harvest, run)
     other = stats.run_figures(harvest, compare) if compare else None
     runs = [r["harvest_run"] for r in stats.runs_of(harvest)]
-    return _respond(request, fig, other, {"scope": "run", "harvest": harvest, "run": run, "compare": compare,
-                                          "choices": [r for r in runs if r != run]},
-                    f"qa-{harvest.pk}-run-{run}" + (f"-vs-{compare}" if compare else ""))
+    return _respond(
+        request,
+        fig,
+        other,
+        {"scope": "run", "harvest": harvest, "run": run, "compare": compare, "choices": [r for r in runs if r != run]},
+        f"qa-{harvest.pk}-run-{run}" + (f"-vs-{compare}" if compare else ""),
+    )
 
 
 @require(READ)
@@ -167,6 +210,10 @@ def year(request: HttpRequest, year: int) -> HttpResponse:
         compare = year - 1
     fig = stats.year_figures(year)
     other = stats.year_figures(compare) if compare else None
-    return _respond(request, fig, other, {"scope": "year", "year": year, "compare": compare,
-                                          "choices": [y for y in years if y != year]},
-                    f"qa-{year}" + (f"-vs-{compare}" if compare else ""))
+    return _respond(
+        request,
+        fig,
+        other,
+        {"scope": "year", "year": year, "compare": compare, "choices": [y for y in years if y != year]},
+        f"qa-{year}" + (f"-vs-{compare}" if compare else ""),
+    )

@@ -35,11 +35,31 @@ from webui.views.errors import error_page
 log = logging.getLogger(__name__)
 
 #: Request headers forwarded to pywb (Referer: pywb resolves a replayed page's relative requests with it).
-FORWARD = ("Accept", "Accept-Encoding", "Accept-Language", "Range", "If-Range", "If-None-Match",
-           "If-Modified-Since", "Referer", "User-Agent")
+FORWARD = (
+    "Accept",
+    "Accept-Encoding",
+    "Accept-Language",
+    "Range",
+    "If-Range",
+    "If-None-Match",
+    "If-Modified-Since",
+    "Referer",
+    "User-Agent",
+)
 #: Response headers never passed back (hop-by-hop, and archived cookies).
-DROP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer",
-                  "transfer-encoding", "upgrade", "set-cookie"})
+DROP = frozenset(
+    {
+        "connection",
+        "keep-alive",
+        "proxy-authenticate",
+        "proxy-authorization",
+        "te",
+        "trailer",
+        "transfer-encoding",
+        "upgrade",
+        "set-cookie",
+    }
+)
 BLOCK = 64 * 1024
 
 _pool: urllib3.PoolManager | None = None
@@ -48,8 +68,12 @@ _pool: urllib3.PoolManager | None = None
 def _http() -> urllib3.PoolManager:
     global _pool
     if _pool is None:
-        _pool = urllib3.PoolManager(num_pools=4, maxsize=16, retries=False,
-                                    timeout=urllib3.Timeout(connect=5, read=settings.NETHARVEST_REPLAY_TIMEOUT_S))
+        _pool = urllib3.PoolManager(
+            num_pools=4,
+            maxsize=16,
+            retries=False,
+            timeout=urllib3.Timeout(connect=5, read=settings.NETHARVEST_REPLAY_TIMEOUT_S),
+        )
     return _pool
 
 
@@ -78,8 +102,10 @@ def replay_policy(request: HttpRequest) -> str:
     """The CSP of every replay response: pywb's own (archived pages need inline and eval'd scripts, data: and
     blob: URLs, websockets), with ``'self'`` narrowed to ``/replay/``."""
     base = replay_base(request)
-    return (f"default-src {base} 'unsafe-inline' 'unsafe-eval' data: blob: mediastream: ws: wss:; "
-            f"form-action {base}; base-uri {base}; frame-ancestors 'self'")
+    return (
+        f"default-src {base} 'unsafe-inline' 'unsafe-eval' data: blob: mediastream: ws: wss:; "
+        f"form-action {base}; base-uri {base}; frame-ancestors 'self'"
+    )
 
 
 @require(READ)
@@ -95,9 +121,13 @@ def proxy(request: HttpRequest, rest: str = "") -> HttpResponse:
         upstream = _http().request(request.method, target, headers=headers, redirect=False, preload_content=False)
     except urllib3.exceptions.HTTPError as exc:
         log.warning("replay service unreachable at %s: %s", settings.NETHARVEST_REPLAY_URL, exc)
-        return error_page(request, 502, "Replay is not available",
-                          "The replay service does not answer. It runs with `netharvest up` (process \"replay\") "
-                          "or as the replay service of docker compose; ask an administrator to start it.")
+        return error_page(
+            request,
+            502,
+            "Replay is not available",
+            'The replay service does not answer. It runs with `netharvest up` (process "replay") '
+            "or as the replay service of docker compose; ask an administrator to start it.",
+        )
     response = StreamingHttpResponse(_stream(upstream), status=upstream.status)
     for name in upstream.headers:  # the bytes pass undecoded, so Content-Length and -Encoding stay true
         if name.lower() not in DROP:

@@ -36,11 +36,26 @@ def _editable(user: object) -> QuerySet[Collection]:
 class RecordForm(forms.ModelForm):
     class Meta:
         model = Record
-        fields = ["collection", "seeds", "supplementary_urls", "budget", "frequency", "depth", "theme", "keywords",
-                  "content_notes", "technical_notes", "active", "responsible"]
-        widgets = {"seeds": forms.Textarea(attrs={"rows": 3}), "supplementary_urls": forms.Textarea(attrs={"rows": 2}),
-                   "content_notes": forms.Textarea(attrs={"rows": 3}),
-                   "technical_notes": forms.Textarea(attrs={"rows": 3})}
+        fields = [
+            "collection",
+            "seeds",
+            "supplementary_urls",
+            "budget",
+            "frequency",
+            "depth",
+            "theme",
+            "keywords",
+            "content_notes",
+            "technical_notes",
+            "active",
+            "responsible",
+        ]
+        widgets = {
+            "seeds": forms.Textarea(attrs={"rows": 3}),
+            "supplementary_urls": forms.Textarea(attrs={"rows": 2}),
+            "content_notes": forms.Textarea(attrs={"rows": 3}),
+            "technical_notes": forms.Textarea(attrs={"rows": 3}),
+        }
 
     def __init__(self, *args: object, user: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)
@@ -49,9 +64,15 @@ class RecordForm(forms.ModelForm):
 
 
 def _context(request: HttpRequest, **extra: object) -> dict[str, object]:
-    return {"messages": messages.get_messages(request), "compat": rules.compatibility_table(),
-            "may_transfer": access.may_transfer(request.user),
-            "frequencies": rules.FREQUENCIES, "budgets": rules.BUDGETS, "depths": rules.DEPTHS, **extra}
+    return {
+        "messages": messages.get_messages(request),
+        "compat": rules.compatibility_table(),
+        "may_transfer": access.may_transfer(request.user),
+        "frequencies": rules.FREQUENCIES,
+        "budgets": rules.BUDGETS,
+        "depths": rules.DEPTHS,
+        **extra,
+    }
 
 
 class CollectionForm(forms.ModelForm):
@@ -59,8 +80,10 @@ class CollectionForm(forms.ModelForm):
         model = Collection
         fields = ["name", "description"]
         widgets = {"description": forms.Textarea(attrs={"rows": 2})}
-        help_texts = {"name": "A department's or a project's collection, e.g. “Elections 2027”.",
-                      "description": "What it gathers and for whom (optional)."}
+        help_texts = {
+            "name": "A department's or a project's collection, e.g. “Elections 2027”.",
+            "description": "What it gathers and for whom (optional).",
+        }
 
 
 @require(READ)
@@ -75,14 +98,19 @@ def collections(request: HttpRequest) -> HttpResponse:
         if form.is_valid():
             collection = form.save()
             collection.editors.add(request.user)
-            messages.success(request, f"Collection {collection.name} created; you are its editor. Add its first "
-                                      "record.")
+            messages.success(
+                request, f"Collection {collection.name} created; you are its editor. Add its first record."
+            )
             return redirect("selection:add")
     rows = Collection.objects.annotate(records_n=Count("records")).order_by("name")
     editable = set(_editable(request.user).values_list("pk", flat=True))
-    return render(request, "selection/collections.html", _context(
-        request, collections=rows, editable=editable, form=form,
-        every=access.edits_every_collection(request.user)))
+    return render(
+        request,
+        "selection/collections.html",
+        _context(
+            request, collections=rows, editable=editable, form=form, every=access.edits_every_collection(request.user)
+        ),
+    )
 
 
 @require(READ)
@@ -94,11 +122,20 @@ def records(request: HttpRequest) -> HttpResponse:
         response["Content-Disposition"] = f'attachment; filename="selection-{timezone.now():%Y%m%d-%H%M%S}.csv"'
         return response
     total = found.count()
-    return render(request, "selection/records.html", _context(
-        request, query=query, records=found[:500], total=total, all_collections=Collection.objects.order_by("name"),
-        editable=set(_editable(request.user).values_list("pk", flat=True)),
-        saved=SavedSearch.objects.filter(user=request.user),
-        curators=access.holders(CURATE).order_by("username")))
+    return render(
+        request,
+        "selection/records.html",
+        _context(
+            request,
+            query=query,
+            records=found[:500],
+            total=total,
+            all_collections=Collection.objects.order_by("name"),
+            editable=set(_editable(request.user).values_list("pk", flat=True)),
+            saved=SavedSearch.objects.filter(user=request.user),
+            curators=access.holders(CURATE).order_by("username"),
+        ),
+    )
 
 
 @require(READ)
@@ -165,8 +202,9 @@ def add(request: HttpRequest) -> HttpResponse:
         if access.may_create_collection(request.user):
             messages.info(request, "Create a collection first: a record belongs to one.")
             return redirect("selection:collections")
-        raise PermissionDenied("you edit no collection: ask an administrator (or a curator) to make you an editor "
-                               "of one")
+        raise PermissionDenied(
+            "you edit no collection: ask an administrator (or a curator) to make you an editor of one"
+        )
     result = None
     url = (request.POST.get("url") or request.GET.get("url") or "").strip()
     if request.method == "POST" and url:
@@ -188,8 +226,10 @@ def add_details(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
         form = RecordForm(request.POST, user=request.user)
         if form.is_valid() and form.instance.url != url:
-            form.add_error("seeds", f"the first seed must be the URL checked in stage 1 ({url}); to select "
-                                    "another URL, check it first")
+            form.add_error(
+                "seeds",
+                f"the first seed must be the URL checked in stage 1 ({url}); to select another URL, check it first",
+            )
         if form.is_valid():
             record = form.save(commit=False)
             record.created_by = record.modified_by = request.user
@@ -199,10 +239,14 @@ def add_details(request: HttpRequest) -> HttpResponse:
             return redirect("selection:record", pk=record.pk)
     else:
         first = _editable(request.user).first()
-        form = RecordForm(initial={"seeds": url, "collection": first, "responsible": request.user.pk},
-                          user=request.user)
-    return render(request, "selection/record.html", _context(request, form=form, token=token, record=None,
-                                                              can_edit=True, duplicates=checks.find_duplicates(url)))
+        form = RecordForm(
+            initial={"seeds": url, "collection": first, "responsible": request.user.pk}, user=request.user
+        )
+    return render(
+        request,
+        "selection/record.html",
+        _context(request, form=form, token=token, record=None, can_edit=True, duplicates=checks.find_duplicates(url)),
+    )
 
 
 @require(READ)
@@ -221,9 +265,18 @@ def record(request: HttpRequest, pk: int) -> HttpResponse:
             return redirect("selection:record", pk=item.pk)
     else:
         form = RecordForm(instance=item, user=request.user)
-    return render(request, "selection/record.html", _context(
-        request, form=form, record=item, can_edit=can_edit, token="",
-        duplicates=checks.find_duplicates(item.url, exclude=item.pk)))
+    return render(
+        request,
+        "selection/record.html",
+        _context(
+            request,
+            form=form,
+            record=item,
+            can_edit=can_edit,
+            token="",
+            duplicates=checks.find_duplicates(item.url, exclude=item.pk),
+        ),
+    )
 
 
 @require(READ)

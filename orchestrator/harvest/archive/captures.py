@@ -60,8 +60,9 @@ def index_files(harvest_id: int | None = None) -> list[Path]:
     return files
 
 
-def captures_of(url: str, harvest_id: int | None = None, limit: int = MAX_CAPTURES,
-                files: list[Path] | None = None) -> list[Capture]:
+def captures_of(
+    url: str, harvest_id: int | None = None, limit: int = MAX_CAPTURES, files: list[Path] | None = None
+) -> list[Capture]:
     """Every capture of ``url`` in the archive (or in harvest definition ``harvest_id``'s collection), oldest
     first; at most ``limit``, the latest ones. ``files``: :func:`index_files` of ``harvest_id``, if known."""
     key = surt_key(url.strip())
@@ -73,12 +74,27 @@ def captures_of(url: str, harvest_id: int | None = None, limit: int = MAX_CAPTUR
             continue  # a per-WARC CDX rewritten by a reindex at this moment: the master has its lines
     rows = sorted((line.decode("utf-8", "replace").split(" ") for line in lines), key=lambda f: (f[1], f[10]))
     rows = [f for f in rows if len(f) == 11][-limit:]
-    files = dict((name, (job, harvest)) for name, job, harvest in ArchiveFile.objects.filter(
-        name__in={f[10] for f in rows}).values_list("name", "job_id", "harvest_id"))
+    files = dict(
+        (name, (job, harvest))
+        for name, job, harvest in ArchiveFile.objects.filter(name__in={f[10] for f in rows}).values_list(
+            "name", "job_id", "harvest_id"
+        )
+    )
     out = []
     for f in rows:
         job_id, harvest = files.get(f[10], (None, None))
-        out.append(Capture(timestamp=f[1], url=f[2], status=f[4], mime=f[3], digest=f[5],
-                           length=int(f[8]) if f[8].isdigit() else 0, offset=int(f[9]) if f[9].isdigit() else 0,
-                           filename=f[10], job_id=job_id, harvest_id=harvest))
+        out.append(
+            Capture(
+                timestamp=f[1],
+                url=f[2],
+                status=f[4],
+                mime=f[3],
+                digest=f[5],
+                length=int(f[8]) if f[8].isdigit() else 0,
+                offset=int(f[9]) if f[9].isdigit() else 0,
+                filename=f[10],
+                job_id=job_id,
+                harvest_id=harvest,
+            )
+        )
     return out

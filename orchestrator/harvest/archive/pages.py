@@ -73,8 +73,14 @@ def _rows(stream: io.BufferedIOBase) -> Iterator[Page]:
             continue
         size = m["size"].strip()
         fetched = m["fetch"][:14] if m["fetch"] != "-" else re.sub(r"\D", "", m["logged"])[:14]
-        yield Page(url=m["uri"], status=status, size=int(size) if size.isdigit() else None, fetched=fetched,
-                   seed=m["path"] == "-", duplicate="duplicate" in m["annotations"])
+        yield Page(
+            url=m["uri"],
+            status=status,
+            size=int(size) if size.isdigit() else None,
+            fetched=fetched,
+            seed=m["path"] == "-",
+            duplicate="duplicate" in m["annotations"],
+        )
 
 
 def job_pages(job: Job, offset: int = 0, limit: int = 50) -> PageList:
@@ -91,7 +97,7 @@ def job_pages(job: Job, offset: int = 0, limit: int = 50) -> PageList:
             if offset - MAX_SEEDS <= others < offset + limit:
                 window.append((others, page))
             others += 1
-    shown = seeds[offset:offset + limit]
+    shown = seeds[offset : offset + limit]
     first_other = max(0, offset - len(seeds))
     shown += [p for i, p in window if first_other <= i < first_other + limit - len(shown)]
     files = index_files()
@@ -159,7 +165,7 @@ def _read_title(path: Path | str, offset: int) -> str:
     m = _TITLE.search(head)
     if not m:
         return ""
-    charset = _CHARSET.search(content_type.encode("latin-1", "replace")) or _CHARSET.search(head[:m.start()])
+    charset = _CHARSET.search(content_type.encode("latin-1", "replace")) or _CHARSET.search(head[: m.start()])
     encoding = charset.group(1).decode("ascii") if charset else "utf-8"
     try:
         text = m.group(1).decode(encoding, "replace")

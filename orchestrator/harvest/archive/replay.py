@@ -77,21 +77,32 @@ def recent_files() -> list[tuple[str, int | None, str, str]]:
     merged yet, or merged into a daily that bigmerge has not taken. The database is read before the dailies
     (see the module docstring)."""
     stored = Q(index_state__in=_STORED) | Q(index_state=IndexState.FAILED, failed_step__in=_STORED)
-    rows = list(ArchiveFile.objects.filter(stored, merged_at__isnull=True).exclude(cdx_path="")
-                .values_list("id", "name", "harvest_id", "cdx_path"))
+    rows = list(
+        ArchiveFile.objects.filter(stored, merged_at__isnull=True)
+        .exclude(cdx_path="")
+        .values_list("id", "name", "harvest_id", "cdx_path")
+    )
     daily = storage.daily_dir()
     names: set[str] = set()
-    for manifest in (sorted(daily.glob("*.files")) if daily.is_dir() else []):
+    for manifest in sorted(daily.glob("*.files")) if daily.is_dir() else []:
         try:
             names.update(line for line in manifest.read_text().splitlines() if line)
         except FileNotFoundError:
             continue  # bigmerge took it meanwhile: its lines are in the master
     if names:
         known = {r[0] for r in rows}
-        rows += [r for r in ArchiveFile.objects.filter(stored, name__in=names).exclude(cdx_path="")
-                 .values_list("id", "name", "harvest_id", "cdx_path") if r[0] not in known]
-    copies = dict(ArchiveFileCopy.objects.filter(file_id__in=[r[0] for r in rows], is_replica=False,
-                                                 verified_ok=True).values_list("file_id", "path"))
+        rows += [
+            r
+            for r in ArchiveFile.objects.filter(stored, name__in=names)
+            .exclude(cdx_path="")
+            .values_list("id", "name", "harvest_id", "cdx_path")
+            if r[0] not in known
+        ]
+    copies = dict(
+        ArchiveFileCopy.objects.filter(
+            file_id__in=[r[0] for r in rows], is_replica=False, verified_ok=True
+        ).values_list("file_id", "path")
+    )
     return [(name, harvest_id, cdx, copies[pk]) for pk, name, harvest_id, cdx in rows if pk in copies]
 
 
@@ -144,8 +155,7 @@ def add_collection(harvest_id: int) -> None:
         directory.mkdir(parents=True, exist_ok=True)
         touch_dir(lay.collections, before)
     except OSError as exc:
-        log.warning("replay collection of harvest definition %s not made (the sweep will retry): %s",
-                    harvest_id, exc)
+        log.warning("replay collection of harvest definition %s not made (the sweep will retry): %s", harvest_id, exc)
 
 
 def on_definition_saved(sender: object, instance: HarvestDefinition, created: bool, **kwargs: object) -> None:

@@ -50,8 +50,7 @@ class Visit:
 def parse_annotations(annotations: str) -> dict[str, object]:
     """The AR notes of a crawl.log annotation field: ``wait_s``, ``visits``, ``versions``, ``overdue_s``,
     ``unchanged`` (absent notes are None / False)."""
-    out: dict[str, object] = {"wait_s": None, "visits": None, "versions": None, "overdue_s": None,
-                              "unchanged": False}
+    out: dict[str, object] = {"wait_s": None, "visits": None, "versions": None, "overdue_s": None, "unchanged": False}
     for note in annotations.split(","):
         if note.startswith("wt:"):
             out["wait_s"] = duration_s(note[3:])
@@ -82,10 +81,17 @@ def visits(job: Job, uri: str, limit: int = MAX_VISITS) -> tuple[str, list[Visit
             total += 1
             notes = parse_annotations(match["annotations"])
             size = match["size"].strip()
-            found.append(Visit(
-                at=datetime.strptime(match["logged"], "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC),
-                status=int(match["status"]), size=int(size) if size.isdigit() else None, mime=match["mime"],
-                digest=match["digest"], annotations=match["annotations"], **notes))  # type: ignore[arg-type]
+            found.append(
+                Visit(
+                    at=datetime.strptime(match["logged"], "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC),
+                    status=int(match["status"]),
+                    size=int(size) if size.isdigit() else None,
+                    mime=match["mime"],
+                    digest=match["digest"],
+                    annotations=match["annotations"],
+                    **notes,
+                )
+            )  # type: ignore[arg-type]
             if len(found) > 2 * limit:
                 del found[:-limit]
     return str(source), found[-limit:], total

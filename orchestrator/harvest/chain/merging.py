@@ -62,7 +62,8 @@ def unmerged() -> object:
     """Stored files whose lines are not in a daily yet (a file that failed after transfer counts: its
     WARC is in storage)."""
     return ArchiveFile.objects.filter(merged_at__isnull=True).filter(
-        Q(index_state__in=STORED_STATES) | Q(index_state=IndexState.FAILED, failed_step__in=STORED_STATES))
+        Q(index_state__in=STORED_STATES) | Q(index_state=IndexState.FAILED, failed_step__in=STORED_STATES)
+    )
 
 
 def merge() -> MergeResult:
@@ -116,8 +117,7 @@ def _bigmerge() -> BigMergeResult:
     complete = [m for m in manifests if m.with_suffix(".cdx").is_file() and m.with_suffix(".path").is_file()]
     # A daily without its manifest was cut short: its files were not marked merged, so the next merge
     # takes them again. A manifest without its daily was already merged before a crash.
-    for stray in [p for p in (daily.glob("*.cdx") if daily.is_dir() else [])
-                  if not p.with_suffix(".files").exists()]:
+    for stray in [p for p in (daily.glob("*.cdx") if daily.is_dir() else []) if not p.with_suffix(".files").exists()]:
         stray.unlink(missing_ok=True)
         stray.with_suffix(".path").unlink(missing_ok=True)
     if complete:
@@ -133,8 +133,12 @@ def _bigmerge() -> BigMergeResult:
         m.with_suffix(".path").unlink(missing_ok=True)
         m.unlink()
     if complete:
-        log.info("bigmerge: %d dailies; master %d CDX lines, %d PATH lines", result.dailies,
-                 result.master_cdx_lines, result.master_path_lines)
+        log.info(
+            "bigmerge: %d dailies; master %d CDX lines, %d PATH lines",
+            result.dailies,
+            result.master_cdx_lines,
+            result.master_path_lines,
+        )
     return result
 
 
@@ -144,7 +148,8 @@ def _merge_harvest_indexes(dailies: list[Path]) -> list[int]:
     names = {line for m in dailies for line in m.read_text().splitlines() if line}
     by_harvest: dict[int, list[Path]] = defaultdict(list)
     for harvest_id, cdx in ArchiveFile.objects.filter(name__in=names, harvest__isnull=False).values_list(
-            "harvest_id", "cdx_path"):
+        "harvest_id", "cdx_path"
+    ):
         if cdx and Path(cdx).is_file():
             by_harvest[harvest_id].append(Path(cdx))
     for harvest_id, cdx_files in sorted(by_harvest.items()):
@@ -158,14 +163,19 @@ def rebuild() -> BigMergeResult:
     """Build the master indexes and sub-indexes anew from every stored file's CDX and PATH files (after a
     reindex with a changed indexer, whose old lines an incremental merge cannot take out)."""
     with merge_lock():
-        files = [f for f in ArchiveFile.objects.filter(
-            Q(index_state__in=STORED_STATES) | Q(index_state=IndexState.FAILED, failed_step__in=STORED_STATES))
-            if f.cdx_path and Path(f.cdx_path).is_file()]
+        files = [
+            f
+            for f in ArchiveFile.objects.filter(
+                Q(index_state__in=STORED_STATES) | Q(index_state=IndexState.FAILED, failed_step__in=STORED_STATES)
+            )
+            if f.cdx_path and Path(f.cdx_path).is_file()
+        ]
         result = BigMergeResult()
         index = storage.index_dir()
         index.mkdir(parents=True, exist_ok=True)
-        result.master_cdx_lines = merge_sorted([Path(f.cdx_path) for f in files], storage.master_cdx(),
-                                               header=CDX_HEADER)
+        result.master_cdx_lines = merge_sorted(
+            [Path(f.cdx_path) for f in files], storage.master_cdx(), header=CDX_HEADER
+        )
         paths = [storage.path_file(f.job_id, f.name) for f in files]
         result.master_path_lines = merge_sorted([p for p in paths if p.is_file()], storage.master_path())
         by_harvest: dict[int, list[Path]] = defaultdict(list)
@@ -179,7 +189,7 @@ def rebuild() -> BigMergeResult:
         result.harvests = sorted(by_harvest)
         ArchiveFile.objects.filter(pk__in=[f.pk for f in files]).update(merged_at=timezone.now())
         daily = storage.daily_dir()
-        for leftover in (list(daily.iterdir()) if daily.is_dir() else []):
+        for leftover in list(daily.iterdir()) if daily.is_dir() else []:
             leftover.unlink()
     replay.refresh_quietly("the rebuild")
     return result

@@ -71,8 +71,10 @@ def ingest(f: ArchiveFile) -> dict[str, Any]:
         raise ChainError(f"{src} is {size} bytes; the harvester reported {f.size}")
     digest = sha256_file(src, still_mine)
     if f.harvester_sha256 and digest != f.harvester_sha256:
-        raise ChainError(f"the SHA-256 of {src} is {digest}, the harvester reported {f.harvester_sha256}: "
-                         "the file changed or was damaged after it was written")
+        raise ChainError(
+            f"the SHA-256 of {src} is {digest}, the harvester reported {f.harvester_sha256}: "
+            "the file changed or was damaged after it was written"
+        )
     return {"sha256": digest}
 
 
@@ -107,8 +109,9 @@ def backup(f: ArchiveFile) -> dict[str, Any]:
     if location is not None:
         replica = _place_copy(f, [location], replica=True)
         primary = f.copies.get(is_replica=False)
-        write_path_file([path_line(f.name, _directory(primary.path), _directory(replica.path))],
-                        storage.path_file(f.job_id, f.name))
+        write_path_file(
+            [path_line(f.name, _directory(primary.path), _directory(replica.path))], storage.path_file(f.job_id, f.name)
+        )
     return {}
 
 
@@ -120,13 +123,16 @@ def delete(f: ArchiveFile) -> dict[str, Any]:
     if not any(not c.is_replica and c.verified_ok for c in copies):
         raise ChainError("no verified stored copy: the spool copy stays")
     backup_loc = storage.backup_location()
-    if backup_loc is not None and not any(c.is_replica and c.verified_ok and c.location == backup_loc.name
-                                          for c in copies):
+    if backup_loc is not None and not any(
+        c.is_replica and c.verified_ok and c.location == backup_loc.name for c in copies
+    ):
         raise ChainError(f"no verified replica in {backup_loc.name}: the spool copy stays")
     for c in copies:
         if _size(c.path) != f.size:
-            raise ChainError(f"the copy in {c.location} ({c.path}) is missing or has the wrong size: the spool "
-                             "copy stays (netharvest index verify)")
+            raise ChainError(
+                f"the copy in {c.location} ({c.path}) is missing or has the wrong size: the spool "
+                "copy stays (netharvest index verify)"
+            )
     if objectstore.is_url(f.spool_path):
         objectstore.put_bytes(delivery.receipt_url(f.spool_path), f.sha256.encode("ascii"))
         if f.spool_path not in {c.path for c in copies}:
@@ -145,13 +151,16 @@ class Step:
     run: Callable[[ArchiveFile], dict[str, Any]]
 
 
-STEPS: dict[str, Step] = {s.done: s for s in [
-    Step("ingest", IndexState.HARVESTED, IndexState.INGESTED, ingest),
-    Step("index", IndexState.INGESTED, IndexState.INDEXED, index),
-    Step("transfer", IndexState.INDEXED, IndexState.TRANSFERRED, transfer),
-    Step("backup", IndexState.TRANSFERRED, IndexState.BACKED_UP, backup),
-    Step("delete", IndexState.BACKED_UP, IndexState.CLEANED, delete),
-]}
+STEPS: dict[str, Step] = {
+    s.done: s
+    for s in [
+        Step("ingest", IndexState.HARVESTED, IndexState.INGESTED, ingest),
+        Step("index", IndexState.INGESTED, IndexState.INDEXED, index),
+        Step("transfer", IndexState.INDEXED, IndexState.TRANSFERRED, transfer),
+        Step("backup", IndexState.TRANSFERRED, IndexState.BACKED_UP, backup),
+        Step("delete", IndexState.BACKED_UP, IndexState.CLEANED, delete),
+    ]
+}
 #: States in which a file is stored as configured (copy and replica verified): its CDX and final PATH line
 #: may go into the master indexes.
 STORED_STATES = (IndexState.BACKED_UP, IndexState.CLEANED)
@@ -170,8 +179,12 @@ def lease() -> timedelta:
 
 def renew(file_id: int, state: str, token: str) -> bool:
     """Extend this worker's claim by a lease from now; False if it is no longer this worker's."""
-    return ArchiveFile.objects.filter(pk=file_id, index_state=state, claim_token=token).update(
-        claimed_until=timezone.now() + lease()) == 1
+    return (
+        ArchiveFile.objects.filter(pk=file_id, index_state=state, claim_token=token).update(
+            claimed_until=timezone.now() + lease()
+        )
+        == 1
+    )
 
 
 def claim(file_id: int, state: str, take_over: bool = False) -> str | None:
@@ -189,8 +202,12 @@ def claim(file_id: int, state: str, take_over: bool = False) -> str | None:
 
 def _record(file_id: int, state: str, token: str, **fields: Any) -> bool:
     """Write a step's outcome if this worker still holds the step (it may have lost a lease it outlived)."""
-    return ArchiveFile.objects.filter(pk=file_id, index_state=state, claim_token=token).update(
-        claim_token="", claimed_until=None, **fields) == 1
+    return (
+        ArchiveFile.objects.filter(pk=file_id, index_state=state, claim_token=token).update(
+            claim_token="", claimed_until=None, **fields
+        )
+        == 1
+    )
 
 
 def advance(file_id: int, take_over: bool = False) -> str:
@@ -208,24 +225,32 @@ def advance(file_id: int, take_over: bool = False) -> str:
         if token is None:
             log.info("%s: %s is claimed by another worker", f.name, step.name)
             return f.index_state
-        keeper = LeaseKeeper(partial(renew, f.pk, step.done, token), lease().total_seconds() / 4,
-                             f"{f.name} {step.name}")
+        keeper = LeaseKeeper(
+            partial(renew, f.pk, step.done, token), lease().total_seconds() / 4, f"{f.name} {step.name}"
+        )
         try:
             with keeper:
                 fields = step.run(f)
                 keeper.check()
         except ClaimLost:
-            log.warning("%s: lost the %s step to another worker (lease ran out); stopped, nothing recorded",
-                        f.name, step.name)
+            log.warning(
+                "%s: lost the %s step to another worker (lease ran out); stopped, nothing recorded", f.name, step.name
+            )
             return step.done
         except Exception as exc:  # every failure, whatever it is, is recorded on the file
             message = str(exc) if isinstance(exc, ChainError) else f"{type(exc).__name__}: {exc}"
             log.warning("%s: %s failed: %s", f.name, step.name, message)
-            _record(f.pk, step.done, token, index_state=IndexState.FAILED, failed_step=step.done,
-                    error=f"{step.name}: {message}"[:10000], attempts=F("attempts") + 1)
+            _record(
+                f.pk,
+                step.done,
+                token,
+                index_state=IndexState.FAILED,
+                failed_step=step.done,
+                error=f"{step.name}: {message}"[:10000],
+                attempts=F("attempts") + 1,
+            )
             return IndexState.FAILED
-        if not _record(f.pk, step.done, token, index_state=step.next, error="", failed_step="", attempts=0,
-                       **fields):
+        if not _record(f.pk, step.done, token, index_state=step.next, error="", failed_step="", attempts=0, **fields):
             log.warning("%s: lost the %s step to another worker (lease ran out)", f.name, step.name)
             return step.done
         log.info("%s: %s done", f.name, step.name)
@@ -300,8 +325,9 @@ def enqueue_job_on_commit(job_id: int) -> None:
 
     def send() -> None:
         try:
-            enqueue(ArchiveFile.objects.filter(job_id=job_id, index_state=IndexState.HARVESTED)
-                    .values_list("id", flat=True))
+            enqueue(
+                ArchiveFile.objects.filter(job_id=job_id, index_state=IndexState.HARVESTED).values_list("id", flat=True)
+            )
         except Exception as exc:  # a broker outage must not undo the recorded result
             log.warning("could not queue job %s's files for indexing (the sweep will): %s", job_id, exc)
 
@@ -318,13 +344,18 @@ def sweep(limit: int = 5000) -> int:
     free = pending().filter(Q(claimed_until__isnull=True) | Q(claimed_until__lt=now))
     dead = list(free.filter(claimed_until__lt=now).order_by("id").values_list("id", flat=True)[:limit])
     if dead:  # one conditional UPDATE: a claim renewed or taken meanwhile is left alone
-        released = ArchiveFile.objects.filter(pk__in=dead, claimed_until__lt=now).update(claim_token="",
-                                                                                          claimed_until=None)
+        released = ArchiveFile.objects.filter(pk__in=dead, claimed_until__lt=now).update(
+            claim_token="", claimed_until=None
+        )
         log.warning("released %d claim(s) whose lease ran out (a worker died or was cut off)", released)
-    forgotten = list(free.filter(claimed_until__isnull=True)
-                     .filter(Q(queued_at__isnull=True) | Q(queued_at__lt=now - requeue_after()))
-                     .exclude(pk__in=dead).order_by("id").values_list("id", flat=True)[:limit])
-    return enqueue(dead + forgotten[:max(0, limit - len(dead))])
+    forgotten = list(
+        free.filter(claimed_until__isnull=True)
+        .filter(Q(queued_at__isnull=True) | Q(queued_at__lt=now - requeue_after()))
+        .exclude(pk__in=dead)
+        .order_by("id")
+        .values_list("id", flat=True)[:limit]
+    )
+    return enqueue(dead + forgotten[: max(0, limit - len(dead))])
 
 
 def requeue_after() -> timedelta:
@@ -356,14 +387,17 @@ def _spool_copy(f: ArchiveFile) -> Path:
     chain's fetch of the object, kept until the delete step (verified against the harvester's SHA-256)."""
     if objectstore.is_url(f.spool_path):
         try:
-            return objectstore.download_verified(f.spool_path, storage.fetch_path(f.job_id, f.name),
-                                                 f.harvester_sha256 or f.sha256, tick=still_mine)
+            return objectstore.download_verified(
+                f.spool_path, storage.fetch_path(f.job_id, f.name), f.harvester_sha256 or f.sha256, tick=still_mine
+            )
         except StorageError as exc:
             raise ChainError(f"the delivered copy {f.spool_path}: {exc}") from None
     src = Path(f.spool_path) if f.spool_path else None
     if src is None or not src.is_file():
-        raise ChainError(f"the harvester's spool copy {f.spool_path or '(no path)'} is missing (is the spool "
-                         "directory shared with this indexer machine?)")
+        raise ChainError(
+            f"the harvester's spool copy {f.spool_path or '(no path)'} is missing (is the spool "
+            "directory shared with this indexer machine?)"
+        )
     return src
 
 
@@ -402,10 +436,13 @@ def _place_copy(f: ArchiveFile, locations: list[storage.AnyLocation], replica: b
             raise ChainError(str(exc)) from None
         dest = storage.stored_path(location, f.job_id, f.name)
         if _size(str(dest)) is not None and _sha256(str(dest)) != f.sha256:
-            raise ChainError(f"a different file named {f.name} is already stored at {dest}: refusing to overwrite "
-                             "it (a second file with the same name?)")
+            raise ChainError(
+                f"a different file named {f.name} is already stored at {dest}: refusing to overwrite "
+                "it (a second file with the same name?)"
+            )
         copy, _ = ArchiveFileCopy.objects.get_or_create(
-            file=f, location=location.name, defaults={"path": str(dest), "is_replica": replica})
+            file=f, location=location.name, defaults={"path": str(dest), "is_replica": replica}
+        )
     src = _copy_source(f, replica)
     if objectstore.is_url(copy.path):  # a conditional put, read back and hashed (indexer.objectstore)
         objectstore.upload_verified(src, copy.path, f.sha256, tick=still_mine)
@@ -441,8 +478,7 @@ def _size(path: str) -> int | None:
 
 
 def _sha256(path: str) -> str:
-    return objectstore.sha256_object(path, still_mine) if objectstore.is_url(path) else sha256_file(path,
-                                                                                                   still_mine)
+    return objectstore.sha256_object(path, still_mine) if objectstore.is_url(path) else sha256_file(path, still_mine)
 
 
 def _remove_partial_copies(dest: Path) -> None:
@@ -469,8 +505,7 @@ def clean_job(job_id: int) -> bool:
         return False
     if ArchiveFile.objects.filter(job_id=job_id).exclude(index_state=IndexState.CLEANED).exists():
         return False
-    for spool in ArchiveFile.objects.filter(job_id=job_id).exclude(spool_path="").values_list("spool_path",
-                                                                                               flat=True):
+    for spool in ArchiveFile.objects.filter(job_id=job_id).exclude(spool_path="").values_list("spool_path", flat=True):
         if objectstore.is_url(spool):  # delivered: the spool is the harvester's; the fetch directory is ours
             _remove_if_empty(storage.fetch_path(job_id, "x").parent)
         else:
@@ -494,7 +529,8 @@ def reindex(name: str) -> ArchiveFile:
 
     f = find(name)
     if f.index_state in (IndexState.HARVESTED, IndexState.INGESTED) or (
-            f.index_state == IndexState.FAILED and f.failed_step in (IndexState.HARVESTED, IndexState.INGESTED)):
+        f.index_state == IndexState.FAILED and f.failed_step in (IndexState.HARVESTED, IndexState.INGESTED)
+    ):
         retry_failed([f.name])
         advance(f.pk)
         f.refresh_from_db()
@@ -507,8 +543,10 @@ def reindex(name: str) -> ArchiveFile:
         src = _spool_copy(f)
     digest = sha256_file(src)
     if digest != f.sha256:
-        raise ChainError(f"{src} does not match its SHA-256 ({digest}, expected {f.sha256}): not reindexing from a "
-                         "damaged copy (netharvest index verify)")
+        raise ChainError(
+            f"{src} does not match its SHA-256 ({digest}, expected {f.sha256}): not reindexing from a "
+            "damaged copy (netharvest index verify)"
+        )
     with merging.merge_lock():
         out = storage.cdx_path(f.job_id, f.name)
         records = index_and_feed(f, src, out)

@@ -43,8 +43,9 @@ def parse_locations(text: str, variable: str, replica: bool = False, default_nam
             name, path = default_name, item
         name, path = name.strip(), path.strip()
         if not name or not name.replace("-", "").replace("_", "").isalnum():
-            raise ImproperlyConfigured(f"{variable}: item {i + 1}: location name {name!r} must be letters, digits, "
-                                       "- or _")
+            raise ImproperlyConfigured(
+                f"{variable}: item {i + 1}: location name {name!r} must be letters, digits, - or _"
+            )
         if objectstore.is_url(path):
             try:
                 locations.append(objectstore.parse_location(name, path, replica=replica))
@@ -69,8 +70,9 @@ def primary_locations() -> list[AnyLocation]:
 
 def backup_location() -> AnyLocation | None:
     """The replica location, or None when no backup is configured."""
-    found = parse_locations(settings.NETHARVEST_BACKUP_LOCATION, "NETHARVEST_BACKUP_LOCATION", replica=True,
-                            default_name="backup")
+    found = parse_locations(
+        settings.NETHARVEST_BACKUP_LOCATION, "NETHARVEST_BACKUP_LOCATION", replica=True, default_name="backup"
+    )
     if len(found) > 1:
         raise ImproperlyConfigured("NETHARVEST_BACKUP_LOCATION names more than one location")
     if found and any(loc.name == found[0].name for loc in primary_locations()):

@@ -45,13 +45,19 @@ def verify(location: str | None = None, name: str | None = None) -> VerifyReport
     """Check every copy (or those in ``location`` / of file ``name``)."""
     report = VerifyReport()
     configured = storage.all_locations()
-    if location is not None and location not in configured and not ArchiveFileCopy.objects.filter(
-            location=location).exists():
+    if (
+        location is not None
+        and location not in configured
+        and not ArchiveFileCopy.objects.filter(location=location).exists()
+    ):
         raise ValueError(f"no storage location named {location} (configured: {', '.join(configured)})")
     for loc in configured.values():
         if (location is None or loc.name == location) and name is None and not loc.available():
-            detail = ("the bucket does not answer (endpoint, credentials?)" if isinstance(loc, ObjectLocation)
-                      else "the directory does not exist (not mounted?)")
+            detail = (
+                "the bucket does not answer (endpoint, credentials?)"
+                if isinstance(loc, ObjectLocation)
+                else "the directory does not exist (not mounted?)"
+            )
             report.problems.append(Problem(loc.name, "", str(loc.path), "location missing", detail))
     copies = ArchiveFileCopy.objects.select_related("file").order_by("location", "file__name")
     if location is not None:
@@ -71,8 +77,13 @@ def verify(location: str | None = None, name: str | None = None) -> VerifyReport
 
 def _check(copy: ArchiveFileCopy, configured: dict[str, object]) -> Problem | None:
     if copy.location not in configured:
-        return Problem(copy.location, copy.file.name, copy.path, "unconfigured location",
-                       "the copy's location is no longer in NETHARVEST_STORAGE_LOCATIONS / NETHARVEST_BACKUP_LOCATION")
+        return Problem(
+            copy.location,
+            copy.file.name,
+            copy.path,
+            "unconfigured location",
+            "the copy's location is no longer in NETHARVEST_STORAGE_LOCATIONS / NETHARVEST_BACKUP_LOCATION",
+        )
     size = _size(copy.path)
     if size is None:
         return Problem(copy.location, copy.file.name, copy.path, "missing")
@@ -80,8 +91,9 @@ def _check(copy: ArchiveFileCopy, configured: dict[str, object]) -> Problem | No
         return Problem(copy.location, copy.file.name, copy.path, "corrupt", f"{size} bytes, expected {copy.file.size}")
     digest = objectstore.sha256_object(copy.path) if objectstore.is_url(copy.path) else sha256_file(copy.path)
     if digest != copy.file.sha256:
-        return Problem(copy.location, copy.file.name, copy.path, "corrupt",
-                       f"SHA-256 {digest}, expected {copy.file.sha256}")
+        return Problem(
+            copy.location, copy.file.name, copy.path, "corrupt", f"SHA-256 {digest}, expected {copy.file.sha256}"
+        )
     return None
 
 
@@ -105,8 +117,7 @@ def repair(report: VerifyReport) -> list[tuple[Problem, str]]:
         except OSError as exc:
             outcomes.append((problem, f"not repaired: {exc}"))
             continue
-        ArchiveFileCopy.objects.filter(file=f, path=problem.path).update(verified_ok=True,
-                                                                          verified_at=timezone.now())
+        ArchiveFileCopy.objects.filter(file=f, path=problem.path).update(verified_ok=True, verified_at=timezone.now())
         outcomes.append((problem, f"repaired from {source}"))
     return outcomes
 
@@ -125,16 +136,20 @@ def _restore(source: str, dest: str, sha256: str) -> None:
         if objectstore.size(dest) is not None:
             bucket, key = objectstore.split(dest)
             head, _, tail = key.rpartition("/")
-            objectstore.client().copy_object(Bucket=bucket, Key=f"{head}/.{tail}{aside}",
-                                             CopySource={"Bucket": bucket, "Key": key})
+            objectstore.client().copy_object(
+                Bucket=bucket, Key=f"{head}/.{tail}{aside}", CopySource={"Bucket": bucket, "Key": key}
+            )
             objectstore.delete(dest)
     else:
         p = Path(dest)
         if p.exists():
             p.rename(p.with_name(f".{p.name}{aside}"))
     with tempfile.TemporaryDirectory() as tmp:
-        local = (objectstore.download_verified(source, Path(tmp) / "copy", sha256)
-                 if objectstore.is_url(source) else Path(source))
+        local = (
+            objectstore.download_verified(source, Path(tmp) / "copy", sha256)
+            if objectstore.is_url(source)
+            else Path(source)
+        )
         if objectstore.is_url(dest):
             objectstore.upload_verified(local, dest, sha256)
         else:

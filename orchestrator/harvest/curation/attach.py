@@ -45,14 +45,27 @@ class Attached:
     changed: list[str] = field(default_factory=list)
 
 
-def attach(domain_id: int, name: str, seeds: list[str], *, definition_id: int | None, template_id: int,
-           max_objects: int = -1, max_bytes: int = -1, comments: str = "", seedlist_comments: str = "",
-           seeds_mode: str = MERGE, config_mode: str = KEEP, definitions: str = ADD) -> Attached:
+def attach(
+    domain_id: int,
+    name: str,
+    seeds: list[str],
+    *,
+    definition_id: int | None,
+    template_id: int,
+    max_objects: int = -1,
+    max_bytes: int = -1,
+    comments: str = "",
+    seedlist_comments: str = "",
+    seeds_mode: str = MERGE,
+    config_mode: str = KEEP,
+    definitions: str = ADD,
+) -> Attached:
     """Seed list ``name`` of the domain with ``seeds``, configuration ``name`` using it, and the
     definition harvesting it; see the module docstring for the modes. Call inside a transaction."""
     changed: list[str] = []
     seedlist, made_list = SeedList.objects.select_for_update().get_or_create(
-        domain_id=domain_id, name=name, defaults={"seeds": "\n".join(seeds), "comments": seedlist_comments})
+        domain_id=domain_id, name=name, defaults={"seeds": "\n".join(seeds), "comments": seedlist_comments}
+    )
     if not made_list:
         text = _merged(seedlist.seeds, seeds) if seeds_mode == MERGE else "\n".join(seeds)
         if text != seedlist.seeds:
@@ -61,7 +74,8 @@ def attach(domain_id: int, name: str, seeds: list[str], *, definition_id: int | 
             changed.append("seeds")
     values = {"template_id": template_id, "max_objects": max_objects, "max_bytes": max_bytes}
     config, created = DomainConfiguration.objects.get_or_create(
-        domain_id=domain_id, name=name, defaults={**values, "comments": comments})
+        domain_id=domain_id, name=name, defaults={**values, "comments": comments}
+    )
     if not created and config_mode == UPDATE:
         differing = {k: v for k, v in values.items() if getattr(config, k) != v}
         if differing:

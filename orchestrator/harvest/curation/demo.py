@@ -38,11 +38,15 @@ def demo_seeds(port: int, peer_port: int | None) -> list[str]:
 
 
 def _selective_channel() -> HarvestChannel:
-    channel = (HarvestChannel.objects.filter(default_for=HarvestDefinition.SELECTIVE).first()
-               or HarvestChannel.objects.filter(priority="high").first())
+    channel = (
+        HarvestChannel.objects.filter(default_for=HarvestDefinition.SELECTIVE).first()
+        or HarvestChannel.objects.filter(priority="high").first()
+    )
     if channel is None:
-        raise HarvestChannel.DoesNotExist("no high-priority harvest channel: run `netharvest migrate`, or "
-                                          "`netharvest channels create NAME --priority high`")
+        raise HarvestChannel.DoesNotExist(
+            "no high-priority harvest channel: run `netharvest migrate`, or "
+            "`netharvest channels create NAME --priority high`"
+        )
     return channel
 
 
@@ -60,23 +64,47 @@ def ensure_demo_definition(port: int, peer_port: int | None = None) -> tuple[Har
     with transaction.atomic():
         domain = Domain.objects.get(name=DEMO_DOMAIN)
         template, _ = CrawlTemplate.objects.get_or_create(
-            name=DEMO_NAME, defaults={
+            name=DEMO_NAME,
+            defaults={
                 "description": "The default profile with quick politeness (100 ms to 1 s between fetches), "
-                               "for the bundled test site on this machine only.",
-                "delay_factor": 1.0, "min_delay_ms": 100, "max_delay_ms": 1000})
+                "for the bundled test site on this machine only.",
+                "delay_factor": 1.0,
+                "min_delay_ms": 100,
+                "max_delay_ms": 1000,
+            },
+        )
         schedule, _ = Schedule.objects.get_or_create(
-            name="Once", defaults={"every": 1, "unit": "day", "end": "runs", "max_runs": 1,
-                                   "comments": "A single run, as soon as possible."})
+            name="Once",
+            defaults={
+                "every": 1,
+                "unit": "day",
+                "end": "runs",
+                "max_runs": 1,
+                "comments": "A single run, as soon as possible.",
+            },
+        )
         definition = HarvestDefinition.objects.create(
-            name=DEMO_DEFINITION, kind=HarvestDefinition.SELECTIVE, active=True, schedule=schedule,
-            next_date=timezone.now(), channel=_selective_channel(),
-            comments="Made by `netharvest up --demo`: a harvest of the bundled test site on 127.0.0.1.")
-        attach.attach(domain.pk, DEMO_NAME, demo_seeds(port, peer_port), definition_id=definition.pk,
-                      template_id=template.pk, max_objects=DEMO_MAX_OBJECTS, max_bytes=-1,
-                      comments=("The demo's configuration: the test site, at most "
-                                f"{DEMO_MAX_OBJECTS} objects."),
-                      seedlist_comments="The bundled test site served by `netharvest up --demo`.",
-                      seeds_mode=attach.REPLACE, config_mode=attach.UPDATE)
+            name=DEMO_DEFINITION,
+            kind=HarvestDefinition.SELECTIVE,
+            active=True,
+            schedule=schedule,
+            next_date=timezone.now(),
+            channel=_selective_channel(),
+            comments="Made by `netharvest up --demo`: a harvest of the bundled test site on 127.0.0.1.",
+        )
+        attach.attach(
+            domain.pk,
+            DEMO_NAME,
+            demo_seeds(port, peer_port),
+            definition_id=definition.pk,
+            template_id=template.pk,
+            max_objects=DEMO_MAX_OBJECTS,
+            max_bytes=-1,
+            comments=(f"The demo's configuration: the test site, at most {DEMO_MAX_OBJECTS} objects."),
+            seedlist_comments="The bundled test site served by `netharvest up --demo`.",
+            seeds_mode=attach.REPLACE,
+            config_mode=attach.UPDATE,
+        )
     ensure_demo_continuous()
     return definition, True
 
@@ -90,14 +118,24 @@ def ensure_demo_continuous() -> HarvestDefinition | None:
     if config is None or channel is None:
         return None
     definition, created = HarvestDefinition.objects.get_or_create(
-        name=DEMO_CONTINUOUS, defaults={
-            "kind": HarvestDefinition.CONTINUOUS, "channel": channel, "active": False,
-            "revisit_settings": {"initial_wait_s": {"text": 60, "image": 300, "audio_video": 600, "other": 300},
-                                 "min_wait_s": 30, "max_wait_s": 3600, "replan_interval_s": 60},
-            "fetch_budget_per_s": 2.0, "warc_rotate_s": 120,
+        name=DEMO_CONTINUOUS,
+        defaults={
+            "kind": HarvestDefinition.CONTINUOUS,
+            "channel": channel,
+            "active": False,
+            "revisit_settings": {
+                "initial_wait_s": {"text": 60, "image": 300, "audio_video": 600, "other": 300},
+                "min_wait_s": 30,
+                "max_wait_s": 3600,
+                "replan_interval_s": 60,
+            },
+            "fetch_budget_per_s": 2.0,
+            "warc_rotate_s": 120,
             "crawler_traps": ".*/calendar\\?.*\n.*/hostile/.*",
             "comments": "Made by `netharvest up --demo`: activate it to watch the bundled test site revisited "
-                        "continuously (accelerated time)."})
+            "continuously (accelerated time).",
+        },
+    )
     if created:
         definition.configurations.set([config])
     return definition

@@ -62,8 +62,9 @@ def search(query: str, field: str = "name", after: str = "", limit: int = 50) ->
             op = "ILIKE" if connection.vendor == "postgresql" else "LIKE"  # SQLite's LIKE ignores ASCII case
             needle = "%" + query.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
             # The literal ``<> ''`` lets PostgreSQL use the partial trigram index on the few non-empty texts.
-            qs = qs.extra(where=[f"harvest_domain.{field} <> '' AND harvest_domain.{field} {op} %s ESCAPE '\\'"],
-                          params=[needle])
+            qs = qs.extra(
+                where=[f"harvest_domain.{field} <> '' AND harvest_domain.{field} {op} %s ESCAPE '\\'"], params=[needle]
+            )
     if after:
         qs = qs.filter(name__gt=after)
     rows = _bounded(qs.order_by("name")[: limit + 1])
@@ -88,9 +89,11 @@ def _bounded(qs: object) -> list[Domain]:
     except OperationalError as exc:
         if "statement timeout" not in str(exc):
             raise
-        raise SearchTooBroad(f"this search reads too much of the domain table to answer within "
-                             f"{TIMEOUT_MS / 1000:g} s: put more letters before the first wildcard, "
-                             "or at least three letters in a row between wildcards") from None
+        raise SearchTooBroad(
+            f"this search reads too much of the domain table to answer within "
+            f"{TIMEOUT_MS / 1000:g} s: put more letters before the first wildcard, "
+            "or at least three letters in a row between wildcards"
+        ) from None
 
 
 def _window_search(query: str, after: str, limit: int) -> list[str] | None:
@@ -107,8 +110,10 @@ def _window_search(query: str, after: str, limit: int) -> list[str] | None:
     prefix = re.split(r"[*?]", query, maxsplit=1)[0]
     window = "SELECT name FROM harvest_domain WHERE name > %s AND name >= %s ORDER BY name"
     with connection.cursor() as cur:
-        cur.execute(f"SELECT name FROM ({window} LIMIT %s) w WHERE name LIKE %s ESCAPE '\\' ORDER BY name LIMIT %s",
-                    [after, prefix, WINDOW, like_pattern(query), limit + 1])
+        cur.execute(
+            f"SELECT name FROM ({window} LIMIT %s) w WHERE name LIKE %s ESCAPE '\\' ORDER BY name LIMIT %s",
+            [after, prefix, WINDOW, like_pattern(query), limit + 1],
+        )
         names = [row[0] for row in cur.fetchall()]
         if len(names) > limit:
             return names

@@ -88,8 +88,11 @@ def parse(text: str) -> SeedingResult:
         host = urlsplit(seed).hostname or ""
         domain = registrable_part(host)
         if domain is None:
-            result.errors.append(LineError(number, line, f"{host} is not under a known public suffix, "
-                                                         "so it has no domain to harvest it under"))
+            result.errors.append(
+                LineError(
+                    number, line, f"{host} is not under a known public suffix, so it has no domain to harvest it under"
+                )
+            )
             continue
         seeds = result.seeds.setdefault(domain, [])
         if seed not in seeds:
@@ -99,8 +102,14 @@ def parse(text: str) -> SeedingResult:
     return result
 
 
-def add_seeds(definition: HarvestDefinition, text: str, template: CrawlTemplate | None = None,
-              max_objects: int = -1, max_bytes: int = -1, requested_by: str = "seeding") -> SeedingResult:
+def add_seeds(
+    definition: HarvestDefinition,
+    text: str,
+    template: CrawlTemplate | None = None,
+    max_objects: int = -1,
+    max_bytes: int = -1,
+    requested_by: str = "seeding",
+) -> SeedingResult:
     """Add the seeds pasted in ``text`` to the selective or continuous ``definition``; see the module
     docstring. A continuous definition's running job gets them at once (a Control ``seeds`` from
     ``requested_by``): ``told`` is that control (None: no job running), ``tell_error`` why it could not be
@@ -111,8 +120,9 @@ def add_seeds(definition: HarvestDefinition, text: str, template: CrawlTemplate 
     configuration of this harvest keeps its own (listed in ``kept``), so a later paste never resets them.
     """
     if definition.kind not in (HarvestDefinition.SELECTIVE, HarvestDefinition.CONTINUOUS):
-        raise ValueError(f"{definition.name} is a {definition.kind} harvest: seeds are added to selective and "
-                         "continuous ones")
+        raise ValueError(
+            f"{definition.name} is a {definition.kind} harvest: seeds are added to selective and continuous ones"
+        )
     result = parse(text)
     if not result.ok:
         return result
@@ -125,10 +135,17 @@ def add_seeds(definition: HarvestDefinition, text: str, template: CrawlTemplate 
         domains = {d.name: d for d in Domain.objects.filter(name__in=list(result.seeds))}
         for domain_name, seeds in result.seeds.items():
             with continuous.telling_itself(definition.pk):  # told below, once, with every pasted seed
-                done = attach.attach(domains[domain_name].pk, name, seeds, definition_id=definition.pk,
-                                     template_id=template.pk, max_objects=max_objects, max_bytes=max_bytes,
-                                     comments=f"Made for harvest {definition.name}.",
-                                     seedlist_comments=f"Seeds added to harvest {definition.name}.")
+                done = attach.attach(
+                    domains[domain_name].pk,
+                    name,
+                    seeds,
+                    definition_id=definition.pk,
+                    template_id=template.pk,
+                    max_objects=max_objects,
+                    max_bytes=max_bytes,
+                    comments=f"Made for harvest {definition.name}.",
+                    seedlist_comments=f"Seeds added to harvest {definition.name}.",
+                )
             if not done.created:
                 result.kept.append(done.configuration)
             result.configurations.append(done.configuration)
@@ -136,8 +153,9 @@ def add_seeds(definition: HarvestDefinition, text: str, template: CrawlTemplate 
         from orchestrator.harvest.jobs import dispatch
 
         try:
-            result.told = continuous.change_seeds(definition, add=[s for seeds in result.seeds.values()
-                                                                   for s in seeds], requested_by=requested_by)
+            result.told = continuous.change_seeds(
+                definition, add=[s for seeds in result.seeds.values() for s in seeds], requested_by=requested_by
+            )
         except dispatch.BrokerUnavailable as exc:  # recorded: beat's sweep sends it when the broker is back
             result.told, result.tell_error = exc.control, str(exc)
         except Exception as exc:  # the job's state: the seeds are stored and committed anyway

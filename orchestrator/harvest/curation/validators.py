@@ -143,9 +143,14 @@ def validate_regex_lines(text: str, used_for: str = patterns.TRAPS) -> str:
     lines = list(iter_lines(text))
     errors = patterns.check_lines(lines, used_for)
     if errors:
-        raise ValidationError(errors[:MAX_REPORTED_ERRORS] + (
-            [f"… and {len(errors) - MAX_REPORTED_ERRORS} more lines refused"]
-            if len(errors) > MAX_REPORTED_ERRORS else []))
+        raise ValidationError(
+            errors[:MAX_REPORTED_ERRORS]
+            + (
+                [f"… and {len(errors) - MAX_REPORTED_ERRORS} more lines refused"]
+                if len(errors) > MAX_REPORTED_ERRORS
+                else []
+            )
+        )
     valid = "\n".join(line for _, line in lines)
     _last_valid[0] = valid
     return valid

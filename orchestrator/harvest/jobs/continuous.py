@@ -52,8 +52,12 @@ def start(definition: HarvestDefinition, requested_by: str = "system") -> tuple[
     """Make sure the definition's one job exists and is dispatched: ``(job, made)``; ``made`` is False when
     a live job was already there (it is dispatched now if it was still NEW)."""
     with transaction.atomic():
-        current = (HarvestDefinition.objects.select_for_update(of=("self",)).select_related("channel")
-                   .filter(pk=definition.pk).first())
+        current = (
+            HarvestDefinition.objects.select_for_update(of=("self",))
+            .select_related("channel")
+            .filter(pk=definition.pk)
+            .first()
+        )
         if current is None:
             raise ContinuousError(f"harvest definition {definition.pk} no longer exists")
         if current.kind != HarvestDefinition.CONTINUOUS:
@@ -63,8 +67,10 @@ def start(definition: HarvestDefinition, requested_by: str = "system") -> tuple[
         if job is None:
             previous = Job.objects.filter(harvest=current).order_by("-pk").first()
             if previous is not None and previous.status == JobStatus.FAILED and previous.rejected_at is None:
-                raise ContinuousError(f"{current.name}: its job {previous.pk} FAILED; resubmit it (it carries on "
-                                      "where it was) or reject it before starting a new one")
+                raise ContinuousError(
+                    f"{current.name}: its job {previous.pk} FAILED; resubmit it (it carries on "
+                    "where it was) or reject it before starting a new one"
+                )
             run = current.runs + 1
             HarvestDefinition.objects.filter(pk=current.pk, runs=current.runs).update(runs=run)
             ids = jobgen.generate_jobs(current, run)
@@ -76,8 +82,11 @@ def start(definition: HarvestDefinition, requested_by: str = "system") -> tuple[
             sent = Job.objects.filter(harvest=current, submitted_at__isnull=False).exclude(pk=job.pk).order_by("-pk")
             previous = sent.first()
             if previous is not None:
-                job.spec = {**job.spec, "continues_job": previous.pk,
-                            "continues_done": previous.status == JobStatus.DONE}
+                job.spec = {
+                    **job.spec,
+                    "continues_job": previous.pk,
+                    "continues_done": previous.status == JobStatus.DONE,
+                }
                 job.save(update_fields=["spec"])
             log.info("continuous harvest %s: job %s made by %s (run %d)", current.name, job.pk, requested_by, run)
     try:
@@ -100,9 +109,15 @@ def stop(definition: HarvestDefinition, requested_by: str = "system") -> JobCont
     if job is None:
         return None
     if job.status == JobStatus.NEW:
-        if Job.transition(job.pk, JobStatus.NEW, JobStatus.FAILED, error_category="stopped",
-                          error_detail=f"stopped by {requested_by} before it was dispatched",
-                          rejected_at=timezone.now(), rejected_by=requested_by):
+        if Job.transition(
+            job.pk,
+            JobStatus.NEW,
+            JobStatus.FAILED,
+            error_category="stopped",
+            error_detail=f"stopped by {requested_by} before it was dispatched",
+            rejected_at=timezone.now(),
+            rejected_by=requested_by,
+        ):
             return None
         job.refresh_from_db()  # a dispatcher submitted it meanwhile: it is stopped like any running job
         if job.status not in LIVE:
@@ -110,8 +125,9 @@ def stop(definition: HarvestDefinition, requested_by: str = "system") -> JobCont
     return dispatch.send_control(job, "stop", requested_by=requested_by)
 
 
-def change_seeds(definition: HarvestDefinition, add: Iterable[str] = (), remove: Iterable[str] = (),
-                 requested_by: str = "system") -> JobControl | None:
+def change_seeds(
+    definition: HarvestDefinition, add: Iterable[str] = (), remove: Iterable[str] = (), requested_by: str = "system"
+) -> JobControl | None:
     """Send seeds added to / removed from ``definition`` to its running job (None: no job is running; the
     next job starts from the definition's seed lists anyway). Each seed is validated first."""
     add = [validate_seed(s, f"add[{i}]") for i, s in enumerate(add)]
@@ -165,14 +181,17 @@ def seed_list_saved(sender: type, instance: SeedList, created: bool = False, **k
 def _tell_live_jobs(seed_list: SeedList, added: list[str], removed: list[str], skip: frozenset[int]) -> None:
     from orchestrator.harvest.curation.seeding import seeds_of
 
-    definitions = (HarvestDefinition.objects.filter(kind=HarvestDefinition.CONTINUOUS,
-                                                    configurations__seedlists=seed_list)
-                   .exclude(pk__in=list(skip)).distinct())
+    definitions = (
+        HarvestDefinition.objects.filter(kind=HarvestDefinition.CONTINUOUS, configurations__seedlists=seed_list)
+        .exclude(pk__in=list(skip))
+        .distinct()
+    )
     for definition in definitions:
         still = set(seeds_of(definition.configurations.all()))
         try:
-            change_seeds(definition, added, [s for s in removed if s not in still],
-                         requested_by=f"seed list {seed_list}")
+            change_seeds(
+                definition, added, [s for s in removed if s not in still], requested_by=f"seed list {seed_list}"
+            )
         except dispatch.BrokerUnavailable as exc:
             log.warning("definition %s: %s", definition.pk, exc)
         except (dispatch.DispatchError, ContractError) as exc:
@@ -184,7 +203,8 @@ def due_definitions() -> Iterable[HarvestDefinition]:
     them (a job stopped from its job page, or ended by a harvester's restart, comes back)."""
     for definition in HarvestDefinition.objects.filter(kind=HarvestDefinition.CONTINUOUS, active=True):
         last = Job.objects.filter(harvest=definition).order_by("-pk").values("status", "rejected_at").first()
-        if last is not None and (last["status"] in LIVE
-                                 or (last["status"] == JobStatus.FAILED and last["rejected_at"] is None)):
+        if last is not None and (
+            last["status"] in LIVE or (last["status"] == JobStatus.FAILED and last["rejected_at"] is None)
+        ):
             continue
         yield definition

@@ -74,7 +74,7 @@ def submit_jobs(job_ids: Iterable[int]) -> int:
     by_reference = bool(settings.NETHARVEST_SPEC_BASE_URL)
     size = 500 if by_reference else 5  # inline: a few specs (megabytes each for a broad crawl) in memory at a time
     for start in range(0, len(ids), size):
-        jobs = Job.objects.filter(pk__in=ids[start:start + size], status=JobStatus.NEW).select_related("channel")
+        jobs = Job.objects.filter(pk__in=ids[start : start + size], status=JobStatus.NEW).select_related("channel")
         for job in (jobs.defer("spec") if by_reference else jobs).order_by("id"):
             try:
                 submitted += submit(job)
@@ -124,8 +124,9 @@ def submit(job: Job) -> bool:
         if not Job.objects.select_for_update(skip_locked=True).filter(pk=job.pk, status=JobStatus.NEW).exists():
             return False  # submitted already, or being submitted by another dispatcher right now
         try:
-            app.send_task(RUN_JOB_TASK, args=[job_message(job)], queue=job.channel.queue,
-                          task_id=run_job_task_id(job.pk))
+            app.send_task(
+                RUN_JOB_TASK, args=[job_message(job)], queue=job.channel.queue, task_id=run_job_task_id(job.pk)
+            )
         except _broker_errors() as exc:
             log.info("job %s not submitted, it stays NEW: %s", job.pk, broker_reason(exc))  # the caller reports
             raise BrokerUnavailable(broker_reason(exc)) from exc
@@ -148,8 +149,10 @@ def send_control(job: Job, action: str, argument: str = "", requested_by: str = 
             raise DispatchError(str(exc)) from None
     if action == "seeds":  # the same gate for the seed changes of a running continuous job
         if job.spec.get("kind") != "continuous":
-            raise DispatchError(f"job {job.pk} is a {job.spec.get('kind', 'non-continuous')} job: seeds reach a "
-                                "running crawl only for continuous harvests")
+            raise DispatchError(
+                f"job {job.pk} is a {job.spec.get('kind', 'non-continuous')} job: seeds reach a "
+                "running crawl only for continuous harvests"
+            )
         try:
             seed_changes(argument)
         except ContractError as exc:
@@ -166,11 +169,17 @@ def _send_recorded(control: JobControl) -> bool:
     """Publish one recorded control and mark it sent; False (logged, the row stays unsent) if the broker is
     away, so :func:`resend_controls` sends it later."""
     try:
-        _publish_control(Control(job_id=control.job_id, action=control.action, argument=control.argument,
-                                 id=control.pk))
+        _publish_control(
+            Control(job_id=control.job_id, action=control.action, argument=control.argument, id=control.pk)
+        )
     except _broker_errors() as exc:
-        log.warning("job %s: %s (control %s) not sent, the broker is down: %s", control.job_id, control.action,
-                    control.pk, broker_reason(exc))
+        log.warning(
+            "job %s: %s (control %s) not sent, the broker is down: %s",
+            control.job_id,
+            control.action,
+            control.pk,
+            broker_reason(exc),
+        )
         return False
     JobControl.objects.filter(pk=control.pk, sent_at__isnull=True).update(sent_at=timezone.now())
     return True
@@ -183,9 +192,11 @@ def resend_controls(limit: int = 1000) -> int:
 
     A control for a job that ended meanwhile is left unsent: there is no harvester to read it."""
     sent = 0
-    pending = (JobControl.objects.filter(sent_at__isnull=True, job__status__in=(JobStatus.SUBMITTED,
-                                                                                   JobStatus.STARTED))
-               .exclude(action="cancel").order_by("pk")[:limit])
+    pending = (
+        JobControl.objects.filter(sent_at__isnull=True, job__status__in=(JobStatus.SUBMITTED, JobStatus.STARTED))
+        .exclude(action="cancel")
+        .order_by("pk")[:limit]
+    )
     for control in pending:
         if not _send_recorded(control):
             break
@@ -230,23 +241,31 @@ def resubmit(job: Job, requested_by: str = "system") -> Job:
         # Job.transition's conditional UPDATE, plus "not rejected": a concurrent reject() and resubmit()
         # update the same row under its lock, so exactly one of them wins.
         if not Job.objects.filter(pk=job.pk, status=JobStatus.FAILED, rejected_at__isnull=True).update(
-                status=JobStatus.RESUBMITTED):
+            status=JobStatus.RESUBMITTED
+        ):
             current = Job.objects.filter(pk=job.pk).values("status", "rejected_by", "rejected_at").first()
             if current and current["rejected_at"] and current["status"] == JobStatus.FAILED:
-                raise DispatchError(f"job {job.pk} was rejected by {current['rejected_by']} at "
-                                    f"{current['rejected_at']:%Y-%m-%d %H:%M} UTC: it is not to be resubmitted")
+                raise DispatchError(
+                    f"job {job.pk} was rejected by {current['rejected_by']} at "
+                    f"{current['rejected_at']:%Y-%m-%d %H:%M} UTC: it is not to be resubmitted"
+                )
             status = current["status"] if current else "gone"
             raise DispatchError(f"job {job.pk} is {status}: only a FAILED job can be resubmitted")
         new = Job.objects.create(
-            harvest_id=job.harvest_id, harvest_run=job.harvest_run, channel_id=job.channel_id, spec={},
-            domain_count=job.domain_count, expected_objects=job.expected_objects,
-            expected_bytes=job.expected_bytes, continues=job,
+            harvest_id=job.harvest_id,
+            harvest_run=job.harvest_run,
+            channel_id=job.channel_id,
+            spec={},
+            domain_count=job.domain_count,
+            expected_objects=job.expected_objects,
+            expected_bytes=job.expected_bytes,
+            continues=job,
         )
         new.spec = {**job.spec, "job_id": new.pk, "continues_job": job.pk}
         new.save(update_fields=["spec"])
         JobDomain.objects.bulk_create(
-            JobDomain(job=new, configuration_id=d.configuration_id, max_objects=d.max_objects,
-                      max_bytes=d.max_bytes) for d in job.domains.all()
+            JobDomain(job=new, configuration_id=d.configuration_id, max_objects=d.max_objects, max_bytes=d.max_bytes)
+            for d in job.domains.all()
         )
     log.info("job %s resubmitted as job %s by %s", job.pk, new.pk, requested_by)
     send_cancel(job.pk)  # before the new job can start: no stale copy of the old job's message may run
@@ -261,7 +280,8 @@ def reject(job: Job, requested_by: str = "system") -> Job:
     One conditional UPDATE (still FAILED, not yet rejected), so it cannot race a resubmission.
     """
     if not Job.objects.filter(pk=job.pk, status=JobStatus.FAILED, rejected_at__isnull=True).update(
-            rejected_at=timezone.now(), rejected_by=requested_by[:150]):
+        rejected_at=timezone.now(), rejected_by=requested_by[:150]
+    ):
         current = Job.objects.filter(pk=job.pk).values("status", "rejected_by").first()
         if current and current["status"] == JobStatus.FAILED:
             raise DispatchError(f"job {job.pk} was already rejected by {current['rejected_by']}")

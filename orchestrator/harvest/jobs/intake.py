@@ -49,13 +49,17 @@ class EndedJob(IntakeError):
 
 def record_started(job_id: int, harvester: str) -> bool:
     now = timezone.now()
-    moved = Job.transition(job_id, JobStatus.SUBMITTED, JobStatus.STARTED, started_at=now, last_heartbeat=now,
-                           harvester=harvester[:200])
+    moved = Job.transition(
+        job_id, JobStatus.SUBMITTED, JobStatus.STARTED, started_at=now, last_heartbeat=now, harvester=harvester[:200]
+    )
     if not moved:
         # A heartbeat or the result may have overtaken this message (two event workers): the job is already
         # STARTED or ended, but who ran it is still worth knowing. Only an empty field is filled.
-        if Job.objects.filter(pk=job_id, harvester="").exclude(status__in=[JobStatus.NEW, JobStatus.SUBMITTED]).update(
-                harvester=harvester[:200], started_at=Coalesce("started_at", Value(now))):
+        if (
+            Job.objects.filter(pk=job_id, harvester="")
+            .exclude(status__in=[JobStatus.NEW, JobStatus.SUBMITTED])
+            .update(harvester=harvester[:200], started_at=Coalesce("started_at", Value(now)))
+        ):
             log.info("job %s: started message from %s arrived after a heartbeat or its result", job_id, harvester)
             return True
         log.warning("job %s reported started by %s but is not SUBMITTED; ignored", job_id, harvester)
@@ -73,7 +77,8 @@ def record_progress(data: Any) -> bool:
     now = timezone.now()
     Job.transition(progress.job_id, JobStatus.SUBMITTED, JobStatus.STARTED, started_at=now)
     updated = Job.objects.filter(pk=progress.job_id, status=JobStatus.STARTED).update(
-        progress=progress.to_dict(), last_heartbeat=now)
+        progress=progress.to_dict(), last_heartbeat=now
+    )
     if not updated:
         log.warning("progress for job %s, which is not running; ignored", progress.job_id)
     else:
@@ -88,8 +93,11 @@ def record_control_applied(job_id: int, control_id: int, applied_at: str) -> boo
     except IntakeError as exc:
         log.error("job %s: rejected a control acknowledgement: %s", job_id, exc)
         return False
-    return bool(JobControl.objects.filter(pk=control_id, job_id=job_id, acknowledged_at__isnull=True)
-                .update(acknowledged_at=when))
+    return bool(
+        JobControl.objects.filter(pk=control_id, job_id=job_id, acknowledged_at__isnull=True).update(
+            acknowledged_at=when
+        )
+    )
 
 
 def record_files(job_id: int, files: Any) -> int:
@@ -110,8 +118,12 @@ def record_files(job_id: int, files: Any) -> int:
         # two never both register a file (the result skips what this registered, and the other way round).
         job = Job.objects.select_for_update().filter(pk=job_id).first()
         if job is None or job.status not in (JobStatus.SUBMITTED, JobStatus.STARTED):
-            log.warning("job %s: files %s reported while the job is %s; ignored", job_id, ", ".join(names),
-                        job.status if job else "unknown")
+            log.warning(
+                "job %s: files %s reported while the job is %s; ignored",
+                job_id,
+                ", ".join(names),
+                job.status if job else "unknown",
+            )
             return 0
         taken = list(ArchiveFile.objects.filter(name__in=names).exclude(job=job).values_list("name", flat=True)[:5])
         if taken:
@@ -120,8 +132,20 @@ def record_files(job_id: int, files: Any) -> int:
         have = set(ArchiveFile.objects.filter(job=job, name__in=names).values_list("name", flat=True))
         new = [f for f in results if f.name not in have]
         ArchiveFile.objects.bulk_create(
-            [ArchiveFile(name=f.name, kind=f.kind, job=job, harvest_id=job.harvest_id, size=f.size, sha256="",
-                         harvester_sha256=f.sha256, spool_path=f.path) for f in new])
+            [
+                ArchiveFile(
+                    name=f.name,
+                    kind=f.kind,
+                    job=job,
+                    harvest_id=job.harvest_id,
+                    size=f.size,
+                    sha256="",
+                    harvester_sha256=f.sha256,
+                    spool_path=f.path,
+                )
+                for f in new
+            ]
+        )
         if new:
             chain.enqueue_job_on_commit(job.pk)
     if new:
@@ -139,8 +163,9 @@ def record_result(data: Any) -> Job:
     try:
         return _record(result)
     except IntakeError as exc:
-        (log.info if isinstance(exc, EndedJob) else log.error)("rejected the JobResult of job %s: %s",
-                                                                result.job_id, exc)
+        (log.info if isinstance(exc, EndedJob) else log.error)(
+            "rejected the JobResult of job %s: %s", result.job_id, exc
+        )
         raise
 
 
@@ -154,13 +179,17 @@ def _record(result: JobResult) -> Job:
     if job is None:
         raise IntakeError(f"job {result.job_id} does not exist")
     if job.status not in (JobStatus.SUBMITTED, JobStatus.STARTED):
-        raise EndedJob(f"job {job.pk} is {job.status}; a result is only taken for a submitted or started job "
-                       "(a duplicate delivery?)")
+        raise EndedJob(
+            f"job {job.pk} is {job.status}; a result is only taken for a submitted or started job "
+            "(a duplicate delivery?)"
+        )
     if result.error_category in UNREAD_MESSAGE and job.status != JobStatus.SUBMITTED:
         # A copy of the job's message that a harvester could not read, while the job runs elsewhere (the
         # duplicate publish dispatch.py allows for): that copy's failure is not the job's.
-        raise EndedJob(f"job {job.pk} is {job.status}: a {result.error_category} failure from "
-                       f"{result.harvester or 'a harvester'} concerns a duplicate message, not the running job")
+        raise EndedJob(
+            f"job {job.pk} is {job.status}: a {result.error_category} failure from "
+            f"{result.harvester or 'a harvester'} concerns a duplicate message, not the running job"
+        )
     frozen = {
         (d.configuration.domain.name, d.configuration.name): d
         for d in JobDomain.objects.filter(job=job).select_related("configuration__domain")
@@ -170,12 +199,20 @@ def _record(result: JobResult) -> Job:
         entry = frozen.get((domain.name, domain.configuration))
         if entry is None:
             raise IntakeError(
-                f"domain {domain.name} (configuration {domain.configuration}) is not part of job {job.pk}")
-        infos.append(HarvestInfo(
-            job=job, harvest_id=job.harvest_id, domain_id=entry.configuration.domain_id,
-            configuration_id=entry.configuration_id, objects_count=domain.objects, bytes_count=domain.bytes,
-            stop_reason=config_stop_reason(domain.stop_reason, job.harvest, entry), date=timezone.now(),
-        ))
+                f"domain {domain.name} (configuration {domain.configuration}) is not part of job {job.pk}"
+            )
+        infos.append(
+            HarvestInfo(
+                job=job,
+                harvest_id=job.harvest_id,
+                domain_id=entry.configuration.domain_id,
+                configuration_id=entry.configuration_id,
+                objects_count=domain.objects,
+                bytes_count=domain.bytes,
+                stop_reason=config_stop_reason(domain.stop_reason, job.harvest, entry),
+                date=timezone.now(),
+            )
+        )
     names = [f.name for f in result.files]
     taken = list(ArchiveFile.objects.filter(name__in=names).exclude(job=job).values_list("name", flat=True)[:5])
     if taken:
@@ -190,8 +227,13 @@ def _record(result: JobResult) -> Job:
         moved = False
         for old in (JobStatus.STARTED, JobStatus.SUBMITTED):
             moved = Job.transition(
-                job.pk, old, result.status, ended_at=_when(result.ended), error_category=result.error_category[:50],
-                error_detail=result.error_detail, **({"started_at": _when(result.started)} if result.started else {}),
+                job.pk,
+                old,
+                result.status,
+                ended_at=_when(result.ended),
+                error_category=result.error_category[:50],
+                error_detail=result.error_detail,
+                **({"started_at": _when(result.started)} if result.started else {}),
             )
             if moved:
                 break
@@ -202,8 +244,20 @@ def _record(result: JobResult) -> Job:
             Job.objects.filter(pk=job.pk, harvester="").update(harvester=result.harvester[:200])
         HarvestInfo.objects.bulk_create(infos, batch_size=5000)
         ArchiveFile.objects.bulk_create(
-            [ArchiveFile(name=f.name, kind=f.kind, job=job, harvest_id=job.harvest_id, size=f.size, sha256="",
-                         harvester_sha256=f.sha256, spool_path=f.path) for f in result.files if f.name not in handed],
+            [
+                ArchiveFile(
+                    name=f.name,
+                    kind=f.kind,
+                    job=job,
+                    harvest_id=job.harvest_id,
+                    size=f.size,
+                    sha256="",
+                    harvester_sha256=f.sha256,
+                    spool_path=f.path,
+                )
+                for f in result.files
+                if f.name not in handed
+            ],
             batch_size=5000,
         )
         if result.files:

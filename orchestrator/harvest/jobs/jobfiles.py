@@ -76,8 +76,9 @@ def _folder(name: str) -> str:
 def job_dirs(job: Job) -> list[Path]:
     """The job's spool directories that exist: from its files' spool paths, then ``<spool>/<job id>``."""
     candidates: list[Path] = []
-    for spool_path in ArchiveFile.objects.filter(job=job).exclude(spool_path="").values_list("spool_path",
-                                                                                              flat=True)[:20]:
+    for spool_path in (
+        ArchiveFile.objects.filter(job=job).exclude(spool_path="").values_list("spool_path", flat=True)[:20]
+    ):
         p = Path(spool_path)
         candidates.append(p.parent.parent if p.parent.name == "warcs" else p.parent)
     candidates.append(spool_dir() / str(job.pk))
@@ -127,8 +128,10 @@ def locate(job: Job, name: str) -> Source:
     log.info("%s of job %s is in none of: %s", name, job.pk, ", ".join(looked) or "(nothing to look in)")
     if not looked:
         raise NotAvailable(f"{name} of job {job.pk}: no spool directory and no metadata WARC recorded for this job")
-    raise NotAvailable(f"{name} of job {job.pk} is neither in its spool directory nor in its metadata WARC "
-                       f"({len(looked)} place(s) looked in)")
+    raise NotAvailable(
+        f"{name} of job {job.pk} is neither in its spool directory nor in its metadata WARC "
+        f"({len(looked)} place(s) looked in)"
+    )
 
 
 def _matches(record: object, folder: str, name: str) -> bool:

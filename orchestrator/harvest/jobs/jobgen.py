@@ -103,8 +103,7 @@ def _max(a: str, b: str) -> str:
 def candidates_sql(definition: HarvestDefinition, now: datetime) -> tuple[str, list[Any]]:
     """The run's configurations with their per-domain budgets: columns config_id, template_id,
     max_objects, max_bytes. Configurations with a zero budget (excluded) or no seed list are left out."""
-    has_seeds = ("EXISTS (SELECT 1 FROM harvest_domainconfiguration_seedlists cs "
-                 "WHERE cs.configuration_id = c.id)")
+    has_seeds = "EXISTS (SELECT 1 FROM harvest_domainconfiguration_seedlists cs WHERE cs.configuration_id = c.id)"
     if definition.kind in (HarvestDefinition.SELECTIVE, HarvestDefinition.CONTINUOUS):
         sql = (
             f"SELECT c.id AS config_id, c.template_id, c.max_objects, c.max_bytes, {CARRIED} "
@@ -116,8 +115,10 @@ def candidates_sql(definition: HarvestDefinition, now: datetime) -> tuple[str, l
         return sql, [definition.pk]
     if definition.kind != HarvestDefinition.SNAPSHOT:
         raise GenerationError(f"{definition.name} is a {definition.kind} harvest: unknown kind")
-    limits = (f"{_min_limit(str(int(definition.max_objects)), 'c.max_objects')} AS max_objects, "
-              f"{_min_limit(str(int(definition.max_bytes)), 'c.max_bytes')} AS max_bytes")
+    limits = (
+        f"{_min_limit(str(int(definition.max_objects)), 'c.max_objects')} AS max_objects, "
+        f"{_min_limit(str(int(definition.max_bytes)), 'c.max_bytes')} AS max_bytes"
+    )
     params: list[Any] = []
     sql = (
         f"SELECT c.id AS config_id, c.template_id, {limits}, {CARRIED} "
@@ -133,7 +134,7 @@ def candidates_sql(definition: HarvestDefinition, now: datetime) -> tuple[str, l
         # The previous snapshot's last word on each domain (a resubmitted job may have reported twice).
         sql += (
             "JOIN (SELECT domain_id, job_id, configuration_id, stop_reason, "
-            "ROW_NUMBER() OVER (PARTITION BY domain_id ORDER BY \"date\" DESC, id DESC) AS rn "
+            'ROW_NUMBER() OVER (PARTITION BY domain_id ORDER BY "date" DESC, id DESC) AS rn '
             f"FROM harvest_harvestinfo WHERE harvest_id = %s AND {NOT_PATCH}) p ON p.domain_id = c.domain_id "
             "AND p.rn = 1 "
             "LEFT JOIN harvest_jobdomain jd ON jd.job_id = p.job_id AND jd.configuration_id = p.configuration_id "
@@ -160,14 +161,18 @@ def estimate_sql(cand: str) -> str:
         "MAX(objects) AS best_objects, MAX(CASE WHEN rn = 1 THEN objects END) AS last_objects, "
         "MAX(CASE WHEN rn = 1 THEN stop_reason END) AS last_reason "
         "FROM (SELECT configuration_id, objects, bytes, stop_reason, ROW_NUMBER() OVER "
-        "(PARTITION BY configuration_id ORDER BY \"date\" DESC, id DESC) AS rn FROM harvest_harvestinfo "
+        '(PARTITION BY configuration_id ORDER BY "date" DESC, id DESC) AS rn FROM harvest_harvestinfo '
         f"WHERE configuration_id IN (SELECT config_id FROM {cand}) AND {NOT_PATCH}) hi GROUP BY configuration_id"
     )
-    bpo = (f"(CASE WHEN h.sum_objects > 0 AND h.sum_bytes > 0 THEN h.sum_bytes / h.sum_objects "
-           f"ELSE {DEFAULT_BYTES_PER_OBJECT} END)")
-    raw = (f"(CASE WHEN h.cid IS NULL THEN {DEFAULT_OBJECTS} "
-           f"WHEN h.last_reason = 'DOWNLOAD_COMPLETE' THEN h.last_objects "
-           f"ELSE {_max(f'{STOPPED_RUN_FACTOR} * h.last_objects', 'h.best_objects')} END)")
+    bpo = (
+        f"(CASE WHEN h.sum_objects > 0 AND h.sum_bytes > 0 THEN h.sum_bytes / h.sum_objects "
+        f"ELSE {DEFAULT_BYTES_PER_OBJECT} END)"
+    )
+    raw = (
+        f"(CASE WHEN h.cid IS NULL THEN {DEFAULT_OBJECTS} "
+        f"WHEN h.last_reason = 'DOWNLOAD_COMPLETE' THEN h.last_objects "
+        f"ELSE {_max(f'{STOPPED_RUN_FACTOR} * h.last_objects', 'h.best_objects')} END)"
+    )
     first = (
         f"SELECT cand.config_id, cand.template_id, cand.max_objects, cand.max_bytes, {CARRIED_COLS}, "
         f"{bpo} AS bpo, {raw} AS raw "
@@ -183,8 +188,9 @@ def estimate_sql(cand: str) -> str:
     )
 
 
-def generate_jobs(definition: HarvestDefinition, run: int, now: datetime | None = None,
-                  max_configs: int | None = None) -> list[int]:
+def generate_jobs(
+    definition: HarvestDefinition, run: int, now: datetime | None = None, max_configs: int | None = None
+) -> list[int]:
     """Write the jobs of run ``run`` of ``definition``; returns their ids (all NEW), biggest first.
 
     Everything in one transaction (joining the caller's): the jobs of a run exist completely or not at all.
@@ -220,8 +226,11 @@ def generate_jobs(definition: HarvestDefinition, run: int, now: datetime | None 
             cur.execute(f"DROP TABLE IF EXISTS {table}")
         # Materialised and analysed, so the planner knows how many candidates there are (a CTE it
         # guesses at one row, and then re-aggregates the history once per candidate).
-        cur.execute(f"CREATE TEMP TABLE jobgen_cand AS SELECT * FROM ({candidates}) c "
-                    "WHERE c.max_objects <> 0 AND c.max_bytes <> 0", params)
+        cur.execute(
+            f"CREATE TEMP TABLE jobgen_cand AS SELECT * FROM ({candidates}) c "
+            "WHERE c.max_objects <> 0 AND c.max_bytes <> 0",
+            params,
+        )
         cur.execute("ANALYZE jobgen_cand")
         cur.execute(f"CREATE TEMP TABLE jobgen_rows AS {numbered}")
         cur.execute("ANALYZE jobgen_rows")  # else the spec stream is planned as 300,000 index lookups × 4
@@ -236,15 +245,26 @@ def generate_jobs(definition: HarvestDefinition, run: int, now: datetime | None 
             cur.execute("DROP TABLE jobgen_rows")
             log.warning("%s run %d: no domain configuration to harvest", definition.name, run)
             return []
-        jobs = Job.objects.bulk_create([
-            Job(harvest=definition, harvest_run=run, channel_id=definition.channel_id, spec={},
-                domain_count=p.domains, expected_objects=p.expected_objects, expected_bytes=p.expected_bytes,
-                created=now)
-            for p in plans
-        ])
+        jobs = Job.objects.bulk_create(
+            [
+                Job(
+                    harvest=definition,
+                    harvest_run=run,
+                    channel_id=definition.channel_id,
+                    spec={},
+                    domain_count=p.domains,
+                    expected_objects=p.expected_objects,
+                    expected_bytes=p.expected_bytes,
+                    created=now,
+                )
+                for p in plans
+            ]
+        )
         cur.execute("CREATE TEMP TABLE jobgen_map (grp bigint, chunk bigint, job_id bigint)")
-        cur.executemany("INSERT INTO jobgen_map (grp, chunk, job_id) VALUES (%s, %s, %s)",
-                        [(p.grp, p.chunk, j.pk) for p, j in zip(plans, jobs, strict=True)])
+        cur.executemany(
+            "INSERT INTO jobgen_map (grp, chunk, job_id) VALUES (%s, %s, %s)",
+            [(p.grp, p.chunk, j.pk) for p, j in zip(plans, jobs, strict=True)],
+        )
         cur.execute("ANALYZE jobgen_map")
         with _without_fk_checks(cur):
             cur.execute(
@@ -264,15 +284,24 @@ def generate_jobs(definition: HarvestDefinition, run: int, now: datetime | None 
         cur.execute("DROP TABLE jobgen_rows")
         cur.execute("DROP TABLE jobgen_map")
     made.sort(key=lambda j: j.pk)
-    log.info("%s run %d: %d jobs, %d domain configurations", definition.name, run, len(made),
-             sum(j.domain_count for j in made))
+    log.info(
+        "%s run %d: %d jobs, %d domain configurations",
+        definition.name,
+        run,
+        len(made),
+        sum(j.domain_count for j in made),
+    )
     return [j.pk for j in made]
 
 
 def continuous_section(definition: HarvestDefinition) -> dict[str, Any]:
     """The JobSpec's ``continuous`` section from the definition (harvester.contracts.ContinuousSpec)."""
-    return {"revisit": dict(definition.revisit_settings or {}), "budget_per_s": definition.fetch_budget_per_s,
-            "warc_rotate_s": int(definition.warc_rotate_s), "pinned": {}}
+    return {
+        "revisit": dict(definition.revisit_settings or {}),
+        "budget_per_s": definition.fetch_budget_per_s,
+        "warc_rotate_s": int(definition.warc_rotate_s),
+        "pinned": {},
+    }
 
 
 @contextmanager
@@ -295,8 +324,9 @@ class SpecFreezer:
         self.definition = definition
         self.run = run
         self.templates = {t.pk: t for t in CrawlTemplate.objects.all()}
-        self.global_traps = list(dict.fromkeys(
-            GlobalCrawlerTrapList.active_traps() + validators.regex_lines(definition.crawler_traps)))
+        self.global_traps = list(
+            dict.fromkeys(GlobalCrawlerTrapList.active_traps() + validators.regex_lines(definition.crawler_traps))
+        )
         # Checked once per run, not once per job: 120,000 global traps re-checked for each job made
         # generation take tens of seconds.
         for k, trap in enumerate(self.global_traps):
@@ -339,9 +369,17 @@ class SpecFreezer:
                 current_id = config_id
                 # dict.fromkeys: a seed listed twice is kept once, in the order of its first line
                 seeds_of = list(dict.fromkeys(active_seeds(seeds))) if seeds else []
-                domains.append({"name": domain, "configuration": config, "seeds": seeds_of,
-                                "max_objects": max_objects, "max_bytes": max_bytes,
-                                "traps": regex_lines(traps) if traps else [], "config_id": config_id})
+                domains.append(
+                    {
+                        "name": domain,
+                        "configuration": config,
+                        "seeds": seeds_of,
+                        "max_objects": max_objects,
+                        "max_bytes": max_bytes,
+                        "traps": regex_lines(traps) if traps else [],
+                        "config_id": config_id,
+                    }
+                )
             if grp is not None:
                 yield (grp, chunk), domains
         finally:
@@ -365,11 +403,18 @@ class SpecFreezer:
             return None
         definition, template = self.definition, self.templates[plan.template_id]
         spec = {
-            "version": JOBSPEC_VERSION, "job_id": job.pk, "harvest_id": definition.pk,
-            "harvest_name": definition.name, "harvest_run": self.run, "kind": definition.kind,
-            "channel": definition.channel.name, "template": template.name,
-            "settings": template.crawl_settings().__dict__, "domains": domains,
-            "global_traps": self.global_traps, "dedup_index": self.dedup_index,
+            "version": JOBSPEC_VERSION,
+            "job_id": job.pk,
+            "harvest_id": definition.pk,
+            "harvest_name": definition.name,
+            "harvest_run": self.run,
+            "kind": definition.kind,
+            "channel": definition.channel.name,
+            "template": template.name,
+            "settings": template.crawl_settings().__dict__,
+            "domains": domains,
+            "global_traps": self.global_traps,
+            "dedup_index": self.dedup_index,
             "time_limit_s": definition.max_job_running_time_s if definition.kind == definition.SNAPSHOT else 0,
             "continues_job": None,
         }
@@ -388,7 +433,9 @@ class SpecFreezer:
         # seconds of generation's Python time in the standard library's encoder.
         cast = "::jsonb" if connection.vendor == "postgresql" else ""
         with connection.cursor() as cur:
-            cur.execute(f"UPDATE harvest_job SET spec = %s{cast}, domain_count = %s WHERE id = %s",
-                        [orjson.dumps(spec).decode(), len(domains), job.pk])
+            cur.execute(
+                f"UPDATE harvest_job SET spec = %s{cast}, domain_count = %s WHERE id = %s",
+                [orjson.dumps(spec).decode(), len(domains), job.pk],
+            )
         job.domain_count = len(domains)  # the spec itself is not kept: a run holds one job's spec at a time
         return spec

@@ -58,8 +58,13 @@ def patch_spec(job: Job, new_id: int, urls: list[tuple[str, str]]) -> dict:
     for url, page in urls:
         seeds[scope.domain_of(url) or scope.domain_of(page) or first].append(url)
     domains = [{**d, "seeds": seeds[d["name"]]} for d in spec["domains"] if seeds.get(d["name"])]
-    new = {**spec, "job_id": new_id, "continues_job": None, "domains": domains,
-           "settings": {**spec["settings"], "max_hops": 0, "max_embed_hops": 0}}
+    new = {
+        **spec,
+        "job_id": new_id,
+        "continues_job": None,
+        "domains": domains,
+        "settings": {**spec["settings"], "max_hops": 0, "max_embed_hops": 0},
+    }
     JobSpec.from_dict(new)  # what is handed out satisfies the contract, or nothing is written
     return new
 
@@ -81,8 +86,14 @@ def create_patch_job(job: Job, requested_by: str, run: QARun | None = None) -> J
         pending = Job.objects.filter(patches=job, status__in=RUNNING).values_list("id", flat=True).first()
         if pending:
             raise PatchError(f"job {pending} already patches job {job.pk} and has not finished: wait for it")
-        new = Job.objects.create(harvest_id=job.harvest_id, harvest_run=job.harvest_run, channel_id=job.channel_id,
-                                 spec={}, patches=job, expected_objects=len(urls))
+        new = Job.objects.create(
+            harvest_id=job.harvest_id,
+            harvest_run=job.harvest_run,
+            channel_id=job.channel_id,
+            spec={},
+            patches=job,
+            expected_objects=len(urls),
+        )
         new.spec = patch_spec(job, new.pk, urls)
         new.domain_count = len(new.spec["domains"])
         new.save(update_fields=["spec", "domain_count"])
@@ -90,9 +101,16 @@ def create_patch_job(job: Job, requested_by: str, run: QARun | None = None) -> J
         JobDomain.objects.bulk_create(
             JobDomain(job=new, configuration_id=d.configuration_id, max_objects=d.max_objects, max_bytes=d.max_bytes)
             for d in job.domains.select_related("configuration__domain")
-            if (d.configuration.domain.name, d.configuration.name) in names)
-    log.info("job %s: patch job %s of %d missing URL(s) from QA run %s, by %s", job.pk, new.pk, len(urls), run.pk,
-             requested_by)
+            if (d.configuration.domain.name, d.configuration.name) in names
+        )
+    log.info(
+        "job %s: patch job %s of %d missing URL(s) from QA run %s, by %s",
+        job.pk,
+        new.pk,
+        len(urls),
+        run.pk,
+        requested_by,
+    )
     try:
         dispatch.submit_jobs([new.pk])
     except dispatch.BrokerUnavailable as exc:  # it stays NEW; beat's submit_new_jobs sends it

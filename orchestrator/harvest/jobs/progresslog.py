@@ -29,8 +29,19 @@ KEEP_S = 7 * 24 * 3600
 #: The figures of a Progress heartbeat that are kept, all numbers.
 FIGURES = ("uris_done", "uris_queued", "uris_failed", "bytes", "uri_rate", "kb_rate")
 #: The figures of its ``continuous`` section (issue 12) that are kept, prefixed ``c_`` in a sample.
-CONTINUOUS_FIGURES = ("fetch_rate", "budget_per_s", "visits", "changed", "unchanged", "not_modified",
-                      "header_skipped", "errors", "validator_misses", "warcs_closed", "freshness")
+CONTINUOUS_FIGURES = (
+    "fetch_rate",
+    "budget_per_s",
+    "visits",
+    "changed",
+    "unchanged",
+    "not_modified",
+    "header_skipped",
+    "errors",
+    "validator_misses",
+    "warcs_closed",
+    "freshness",
+)
 
 
 def figures_of(progress: Mapping[str, Any]) -> dict[str, float]:
@@ -77,8 +88,11 @@ class Series:
 def series(job_id: int, since: datetime, until: datetime, points: int = 240) -> Series:
     """The samples of job ``job_id`` between ``since`` and ``until``, as at most ``points`` buckets of
     equal width; each figure's value in a bucket is the mean of its samples there."""
-    rows = list(ProgressSample.objects.filter(job_id=job_id, at__gte=since, at__lte=until)
-                .order_by("at").values_list("at", "figures"))
+    rows = list(
+        ProgressSample.objects.filter(job_id=job_id, at__gte=since, at__lte=until)
+        .order_by("at")
+        .values_list("at", "figures")
+    )
     if not rows:
         return Series([], {})
     width = max((until - since).total_seconds() / max(points, 1), SAMPLE_EVERY_S)

@@ -38,8 +38,10 @@ def seeing_since(now: datetime) -> datetime:
             ReaperSight.objects.create(pk=1, last_sweep_at=now, seeing_since=now)
             return now
         if (now - sight.last_sweep_at).total_seconds() > settings.NETHARVEST_BLIND_GAP_S:
-            log.warning("reaper: no sweep since %s (broker, beat or events worker away): job silence is counted "
-                        "from now", sight.last_sweep_at)
+            log.warning(
+                "reaper: no sweep since %s (broker, beat or events worker away): job silence is counted from now",
+                sight.last_sweep_at,
+            )
             sight.seeing_since = now
         sight.last_sweep_at = max(now, sight.last_sweep_at)
         sight.save(update_fields=["last_sweep_at", "seeing_since"])
@@ -56,20 +58,31 @@ def reap(now: datetime | None = None) -> dict[str, int]:
     reaped: list[int] = []
     if seeing_since(now) < silent:
         rule = Q(status=JobStatus.STARTED) & (
-            Q(last_heartbeat__lt=silent) | Q(last_heartbeat__isnull=True, started_at__lt=silent))
+            Q(last_heartbeat__lt=silent) | Q(last_heartbeat__isnull=True, started_at__lt=silent)
+        )
         for pk in Job.objects.filter(rule).values_list("pk", flat=True):
             if Job.objects.filter(rule, pk=pk).update(
-                    status=JobStatus.FAILED, ended_at=now, error_category="heartbeat-lost",
-                    error_detail=f"no heartbeat from the harvester for {timeout} s (its worker or machine died, "
-                                 "or it lost the broker); resubmit to continue"):
+                status=JobStatus.FAILED,
+                ended_at=now,
+                error_category="heartbeat-lost",
+                error_detail=f"no heartbeat from the harvester for {timeout} s (its worker or machine died, "
+                "or it lost the broker); resubmit to continue",
+            ):
                 reaped.append(pk)
-    unstarted = list(Job.objects.filter(status=JobStatus.SUBMITTED, submitted_at__lt=never_started)
-                     .values_list("pk", flat=True))
-    unstarted = [pk for pk in unstarted if Job.objects.filter(
-        pk=pk, status=JobStatus.SUBMITTED, submitted_at__lt=never_started).update(
-        status=JobStatus.FAILED, ended_at=now, error_category="never-started",
-        error_detail=f"submitted but not started by any harvester within {settings.NETHARVEST_SUBMITTED_TIMEOUT_S} s "
-                     "(no worker on its channel?)")]
+    unstarted = list(
+        Job.objects.filter(status=JobStatus.SUBMITTED, submitted_at__lt=never_started).values_list("pk", flat=True)
+    )
+    unstarted = [
+        pk
+        for pk in unstarted
+        if Job.objects.filter(pk=pk, status=JobStatus.SUBMITTED, submitted_at__lt=never_started).update(
+            status=JobStatus.FAILED,
+            ended_at=now,
+            error_category="never-started",
+            error_detail="submitted but not started by any harvester within "
+            f"{settings.NETHARVEST_SUBMITTED_TIMEOUT_S} s (no worker on its channel?)",
+        )
+    ]
     for pk in reaped + unstarted:
         send_cancel(pk)
     if reaped or unstarted:

@@ -74,4 +74,3 @@ def schedule_due_harvests() -> None:
             dispatch.submit_jobs(job_ids)
         except dispatch.BrokerUnavailable as exc:
             log.warning("%d new job(s) stay NEW until the broker answers (submit_new_jobs): %s", len(job_ids), exc)
-

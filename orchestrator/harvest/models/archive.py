@@ -28,25 +28,34 @@ class ArchiveFile(models.Model):
     name = models.CharField(max_length=255, unique=True, help_text="Unique across the archive.")
     kind = models.CharField(max_length=10, choices=KINDS, default="warc")
     job = models.ForeignKey("harvest.Job", null=True, blank=True, on_delete=models.PROTECT, related_name="files")
-    harvest = models.ForeignKey("harvest.HarvestDefinition", null=True, blank=True, on_delete=models.PROTECT,
-                                related_name="files")
+    harvest = models.ForeignKey(
+        "harvest.HarvestDefinition", null=True, blank=True, on_delete=models.PROTECT, related_name="files"
+    )
     size = models.BigIntegerField()
     sha256 = models.CharField(max_length=64, help_text="As computed here from the bytes.")
     harvester_sha256 = models.CharField(max_length=64, blank=True, help_text="As reported by the harvester.")
     spool_path = models.CharField(max_length=1000, blank=True, help_text="Where the harvester left it.")
-    index_state = models.CharField(max_length=12, choices=IndexState.choices, default=IndexState.HARVESTED,
-                                   db_index=True)
+    index_state = models.CharField(
+        max_length=12, choices=IndexState.choices, default=IndexState.HARVESTED, db_index=True
+    )
     cdx_path = models.CharField(max_length=1000, blank=True)
     records = models.PositiveIntegerField(default=0)
     error = models.TextField(blank=True)
-    failed_step = models.CharField(max_length=12, blank=True, choices=IndexState.choices,
-                                   help_text="The state a FAILED file goes back to when retried.")
+    failed_step = models.CharField(
+        max_length=12,
+        blank=True,
+        choices=IndexState.choices,
+        help_text="The state a FAILED file goes back to when retried.",
+    )
     attempts = models.PositiveIntegerField(default=0, help_text="Failed attempts since the last success.")
     claim_token = models.CharField(max_length=32, blank=True, help_text="The worker doing the next step.")
     claimed_until = models.DateTimeField(null=True, blank=True, help_text="Its lease; expired = free again.")
     queued_at = models.DateTimeField(null=True, blank=True, help_text="Last handed to the indexer queue.")
-    merged_at = models.DateTimeField(null=True, blank=True, help_text="When its CDX and PATH lines went into a "
-                                     "daily merge; null = not yet (or reindexed since).")
+    merged_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When its CDX and PATH lines went into a daily merge; null = not yet (or reindexed since).",
+    )
     created = models.DateTimeField(default=timezone.now)
     updated = models.DateTimeField(auto_now=True)
 

@@ -24,19 +24,29 @@ class HarvestChannel(models.Model):
 
     PRIORITIES = [("high", "high"), ("low", "low")]
 
-    name = models.CharField(max_length=50, unique=True, validators=[RegexValidator(
-        r"^[a-z0-9][a-z0-9_-]*$", "lower-case letters, digits, - and _ only (it names a queue)")])
+    name = models.CharField(
+        max_length=50,
+        unique=True,
+        validators=[
+            RegexValidator(r"^[a-z0-9][a-z0-9_-]*$", "lower-case letters, digits, - and _ only (it names a queue)")
+        ],
+    )
     priority = models.CharField(max_length=4, choices=PRIORITIES)
     comments = free_text()
     default_for = models.CharField(
-        max_length=10, blank=True, choices=[("", "-"), ("selective", "selective"), ("snapshot", "snapshot"),
-                                            ("continuous", "continuous")],
-        help_text="New definitions of this kind go to this channel unless told otherwise.")
+        max_length=10,
+        blank=True,
+        choices=[("", "-"), ("selective", "selective"), ("snapshot", "snapshot"), ("continuous", "continuous")],
+        help_text="New definitions of this kind go to this channel unless told otherwise.",
+    )
 
     class Meta:
         ordering = ["-priority", "name"]
-        constraints = [models.UniqueConstraint(fields=["default_for"], condition=~models.Q(default_for=""),
-                                               name="channel_one_default_per_kind")]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["default_for"], condition=~models.Q(default_for=""), name="channel_one_default_per_kind"
+            )
+        ]
 
     def __str__(self) -> str:
         return f"{self.name} ({self.priority})"
@@ -64,38 +74,57 @@ class HarvestDefinition(models.Model):
     edited = models.DateTimeField(auto_now=True)
 
     # selective
-    configurations = models.ManyToManyField("harvest.DomainConfiguration", blank=True,
-                                            related_name="harvest_definitions")
-    schedule = models.ForeignKey("harvest.Schedule", null=True, blank=True, on_delete=models.PROTECT,
-                                 related_name="definitions")
-    next_date = models.DateTimeField(null=True, blank=True, help_text="UTC. The next run; set from the "
-                                                                      "schedule, may be overridden.")
-    skipped_events = models.PositiveIntegerField(default=0, editable=False,
-                                                 help_text="Schedule events that passed while the system "
-                                                           "was down and were not run.")
+    configurations = models.ManyToManyField(
+        "harvest.DomainConfiguration", blank=True, related_name="harvest_definitions"
+    )
+    schedule = models.ForeignKey(
+        "harvest.Schedule", null=True, blank=True, on_delete=models.PROTECT, related_name="definitions"
+    )
+    next_date = models.DateTimeField(
+        null=True, blank=True, help_text="UTC. The next run; set from the schedule, may be overridden."
+    )
+    skipped_events = models.PositiveIntegerField(
+        default=0, editable=False, help_text="Schedule events that passed while the system was down and were not run."
+    )
     crawler_traps = models.TextField(blank=True, help_text="This definition's own traps, one regex per line.")
-    page_qa = models.BooleanField(default=True, help_text="After each job is indexed, load its pages through "
-                                                          "replay in a browser and report what is missing (QA).")
+    page_qa = models.BooleanField(
+        default=True,
+        help_text="After each job is indexed, load its pages through "
+        "replay in a browser and report what is missing (QA).",
+    )
 
     # snapshot
     max_objects = models.BigIntegerField(default=-1, help_text=f"Per domain. {BUDGET_HELP}")
     max_bytes = models.BigIntegerField(default=-1, help_text=f"Per domain. {BUDGET_HELP}")
     max_job_running_time_s = models.PositiveIntegerField(default=0, help_text="0 = no limit.")
-    previous = models.ForeignKey("self", null=True, blank=True, on_delete=models.PROTECT, related_name="continued_by",
-                                 help_text="Continue this earlier snapshot: only domains it did not finish.")
+    previous = models.ForeignKey(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="continued_by",
+        help_text="Continue this earlier snapshot: only domains it did not finish.",
+    )
 
     # continuous, as the crawl runs it (issue 12): the policy's settings (a RevisitSettings dict,
     # harvester/revisit/policy.py; {} = the policy's defaults), the job's global fetch budget and the
     # WARC time rule. Every time constant is a setting, so a crawl can run against a test web in
     # accelerated time.
-    revisit_settings = models.JSONField(default=dict, blank=True,
-                                        help_text="RevisitSettings (harvester/revisit/policy.py); empty = defaults.")
-    fetch_budget_per_s = models.FloatField(null=True, blank=True, validators=[MinValueValidator(0.001)],
-                                           help_text="Fetches per second the continuous job never exceeds "
-                                                     "(empty: politeness alone limits it).")
-    warc_rotate_s = models.PositiveIntegerField(default=WARC_ROTATE_S, validators=[MinValueValidator(1)],
-                                                help_text="A continuous job closes its WARC (and hands it to "
-                                                          "the indexer chain) at least this often, in seconds.")
+    revisit_settings = models.JSONField(
+        default=dict, blank=True, help_text="RevisitSettings (harvester/revisit/policy.py); empty = defaults."
+    )
+    fetch_budget_per_s = models.FloatField(
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(0.001)],
+        help_text="Fetches per second the continuous job never exceeds (empty: politeness alone limits it).",
+    )
+    warc_rotate_s = models.PositiveIntegerField(
+        default=WARC_ROTATE_S,
+        validators=[MinValueValidator(1)],
+        help_text="A continuous job closes its WARC (and hands it to "
+        "the indexer chain) at least this often, in seconds.",
+    )
 
     class Meta:
         ordering = ["name"]
@@ -119,11 +148,12 @@ class HarvestDefinition(models.Model):
             # of their harvesters for good (issue 12), so the continuous channel and the others stay apart.
             on_continuous = self.channel.default_for == self.CONTINUOUS
             if self.kind == self.CONTINUOUS and not on_continuous:
-                errors["channel"] = (f"{self.channel.name} is not the continuous channel: a continuous harvest runs "
-                                     "on a channel of its own, whose workers never hold a selective or snapshot job")
+                errors["channel"] = (
+                    f"{self.channel.name} is not the continuous channel: a continuous harvest runs "
+                    "on a channel of its own, whose workers never hold a selective or snapshot job"
+                )
             elif self.kind != self.CONTINUOUS and on_continuous:
-                errors["channel"] = (f"{self.channel.name} is the continuous channel: only continuous harvests run "
-                                     "there")
+                errors["channel"] = f"{self.channel.name} is the continuous channel: only continuous harvests run there"
         if self.kind != self.SNAPSHOT and self.previous_id:
             errors["previous"] = "only a snapshot harvest can continue a previous snapshot"
         if self.previous_id and (self.previous_id == self.pk or self.previous.kind != self.SNAPSHOT):

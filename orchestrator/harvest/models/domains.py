@@ -19,8 +19,7 @@ class ExtendedField(models.Model):
     """An admin-defined typed field on domains or harvest definitions (NetarchiveSuite's
     "extended fields"). Values live in the owner's ``extended`` JSON, keyed by ``name``."""
 
-    KINDS = [("text", "text"), ("number", "number"), ("boolean", "boolean"), ("date", "date"),
-             ("choice", "choice")]
+    KINDS = [("text", "text"), ("number", "number"), ("boolean", "boolean"), ("date", "date"), ("choice", "choice")]
     OWNERS = [("domain", "domain"), ("harvest", "harvest definition")]
 
     owner = models.CharField(max_length=10, choices=OWNERS)
@@ -100,15 +99,20 @@ class Domain(models.Model):
     """
 
     name = models.CharField(max_length=253, unique=True)
-    alias_of = models.ForeignKey("self", null=True, blank=True, on_delete=models.PROTECT, related_name="aliases",
-                                 db_index=False,  # a partial index below: almost no domain is an alias
-                                 help_text="This domain is an alias of another: it is not harvested on its own "
-                                           "until the alias expires.")
-    alias_expires = models.DateTimeField(null=True, blank=True,
-                                         help_text="UTC. Empty = the alias never expires.")
+    alias_of = models.ForeignKey(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="aliases",
+        db_index=False,  # a partial index below: almost no domain is an alias
+        help_text="This domain is an alias of another: it is not harvested on its own until the alias expires.",
+    )
+    alias_expires = models.DateTimeField(null=True, blank=True, help_text="UTC. Empty = the alias never expires.")
     comments = free_text()
-    crawler_traps = models.TextField(blank=True, help_text="One regular expression per line; matching URLs "
-                                                           "are never fetched.")
+    crawler_traps = models.TextField(
+        blank=True, help_text="One regular expression per line; matching URLs are never fetched."
+    )
     extended = models.JSONField(default=dict, blank=True)
     created = models.DateTimeField(default=timezone.now, editable=False)
 
@@ -134,12 +138,16 @@ class Domain(models.Model):
             if target.pk == self.pk:
                 errors["alias_of"] = "a domain cannot be an alias of itself"
             elif target.alias_of_id and target.alias_is_active():
-                errors["alias_of"] = (f"{target.name} is itself an alias of {target.alias_of.name}: "
-                                      f"point to {target.alias_of.name} instead (no alias chains)")
+                errors["alias_of"] = (
+                    f"{target.name} is itself an alias of {target.alias_of.name}: "
+                    f"point to {target.alias_of.name} instead (no alias chains)"
+                )
             elif self.pk and self.aliases.exists():
-                errors["alias_of"] = (f"{self.name} has aliases of its own ("
-                                      f"{', '.join(self.aliases.values_list('name', flat=True)[:5])}): "
-                                      "an alias cannot have aliases")
+                errors["alias_of"] = (
+                    f"{self.name} has aliases of its own ("
+                    f"{', '.join(self.aliases.values_list('name', flat=True)[:5])}): "
+                    "an alias cannot have aliases"
+                )
         elif self.alias_expires:
             errors["alias_expires"] = "an expiry date only makes sense for an alias"
         try:
@@ -200,8 +208,9 @@ class DomainConfiguration(models.Model):
     # configurations: an index on template would cost every insert and serve only template deletion.
     domain = models.ForeignKey(Domain, on_delete=models.PROTECT, related_name="configurations", db_index=False)
     name = models.CharField(max_length=100)
-    template = models.ForeignKey("harvest.CrawlTemplate", on_delete=models.PROTECT, related_name="configurations",
-                                 db_index=False)
+    template = models.ForeignKey(
+        "harvest.CrawlTemplate", on_delete=models.PROTECT, related_name="configurations", db_index=False
+    )
     seedlists = models.ManyToManyField(SeedList, related_name="configurations", through="ConfigurationSeedList")
     max_objects = models.BigIntegerField(default=-1, help_text=BUDGET_HELP)
     max_bytes = models.BigIntegerField(default=-1, help_text=BUDGET_HELP)
@@ -212,10 +221,10 @@ class DomainConfiguration(models.Model):
         ordering = ["domain", "name"]
         constraints = [
             models.UniqueConstraint(fields=["domain", "name"], name="configuration_unique_name"),
-            models.UniqueConstraint(fields=["domain"], condition=Q(is_default=True),
-                                    name="configuration_one_default"),
-            models.CheckConstraint(condition=Q(max_objects__gte=-1) & Q(max_bytes__gte=-1),
-                                   name="configuration_budget_range"),
+            models.UniqueConstraint(fields=["domain"], condition=Q(is_default=True), name="configuration_one_default"),
+            models.CheckConstraint(
+                condition=Q(max_objects__gte=-1) & Q(max_bytes__gte=-1), name="configuration_budget_range"
+            ),
         ]
 
     def __str__(self) -> str:
@@ -271,8 +280,9 @@ class ConfigurationSeedList(models.Model):
 
     class Meta:
         db_table = "harvest_domainconfiguration_seedlists"
-        constraints = [models.UniqueConstraint(fields=["configuration", "seedlist"],
-                                               name="configurationseedlist_unique")]
+        constraints = [
+            models.UniqueConstraint(fields=["configuration", "seedlist"], name="configurationseedlist_unique")
+        ]
 
     def __str__(self) -> str:
         return f"{self.configuration} ← {self.seedlist.name}"

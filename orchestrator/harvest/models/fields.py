@@ -22,6 +22,10 @@ FREE_TEXT_MAX_CHARS = 10_000
 def free_text(help_text: str = "", **options: Any) -> models.TextField:
     """An optional free-text field (comments, descriptions, notes) of at most FREE_TEXT_MAX_CHARS."""
     limit = f"At most {FREE_TEXT_MAX_CHARS:,} characters."
-    return models.TextField(blank=True, max_length=FREE_TEXT_MAX_CHARS,
-                            validators=[MaxLengthValidator(FREE_TEXT_MAX_CHARS)],
-                            help_text=f"{help_text} {limit}" if help_text else limit, **options)
+    return models.TextField(
+        blank=True,
+        max_length=FREE_TEXT_MAX_CHARS,
+        validators=[MaxLengthValidator(FREE_TEXT_MAX_CHARS)],
+        help_text=f"{help_text} {limit}" if help_text else limit,
+        **options,
+    )

@@ -48,11 +48,22 @@ class Job(models.Model):
     domain_count = models.PositiveIntegerField(default=0)
     expected_objects = models.BigIntegerField(default=0)
     expected_bytes = models.BigIntegerField(default=0)
-    continues = models.ForeignKey("self", null=True, blank=True, on_delete=models.PROTECT,
-                                  related_name="continued_by", help_text="The failed job this one resubmits.")
-    patches = models.ForeignKey("self", null=True, blank=True, on_delete=models.PROTECT, related_name="patched_by",
-                                help_text="A patch crawl: the job whose missing resources (found by page QA) "
-                                          "this job fetches.")
+    continues = models.ForeignKey(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="continued_by",
+        help_text="The failed job this one resubmits.",
+    )
+    patches = models.ForeignKey(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="patched_by",
+        help_text="A patch crawl: the job whose missing resources (found by page QA) this job fetches.",
+    )
     created = models.DateTimeField(default=timezone.now, db_index=True)
     submitted_at = models.DateTimeField(null=True, blank=True)
     started_at = models.DateTimeField(null=True, blank=True)
@@ -62,16 +73,20 @@ class Job(models.Model):
     progress = models.JSONField(default=dict, blank=True, help_text="The latest Progress heartbeat.")
     error_category = models.CharField(max_length=50, blank=True)
     error_detail = models.TextField(blank=True)
-    rejected_at = models.DateTimeField(null=True, blank=True,
-                                       help_text="Set when a FAILED job was judged not worth resubmitting.")
+    rejected_at = models.DateTimeField(
+        null=True, blank=True, help_text="Set when a FAILED job was judged not worth resubmitting."
+    )
     rejected_by = models.CharField(max_length=150, blank=True)
 
     class Meta:
         ordering = ["-id"]
         # (status, ended_at): the dashboard's "finished / failed in the last 7 days", newest first, read
         # from the index instead of a scan of every job ever run (4 ms at 10,000 jobs, linear beyond).
-        indexes = [models.Index(fields=["harvest", "harvest_run"]), models.Index(fields=["status", "channel"]),
-                   models.Index(fields=["status", "ended_at"], name="harvest_job_status_ended")]
+        indexes = [
+            models.Index(fields=["harvest", "harvest_run"]),
+            models.Index(fields=["status", "channel"]),
+            models.Index(fields=["status", "ended_at"], name="harvest_job_status_ended"),
+        ]
 
     def __str__(self) -> str:
         return f"job {self.pk} ({self.harvest_id} run {self.harvest_run}, {self.status})"
@@ -151,8 +166,9 @@ class HarvestInfo(models.Model):
     job = models.ForeignKey(Job, on_delete=models.PROTECT, related_name="harvest_infos")
     harvest = models.ForeignKey("harvest.HarvestDefinition", on_delete=models.PROTECT, related_name="harvest_infos")
     domain = models.ForeignKey("harvest.Domain", on_delete=models.PROTECT, related_name="harvest_infos")
-    configuration = models.ForeignKey("harvest.DomainConfiguration", on_delete=models.PROTECT,
-                                      related_name="harvest_infos")
+    configuration = models.ForeignKey(
+        "harvest.DomainConfiguration", on_delete=models.PROTECT, related_name="harvest_infos"
+    )
     objects_count = models.BigIntegerField(db_column="objects")
     bytes_count = models.BigIntegerField(db_column="bytes")
     stop_reason = models.CharField(max_length=20, choices=StopReason.choices)

@@ -25,8 +25,10 @@ class JobStats(models.Model):
     kind = models.CharField(max_length=10, help_text="The definition's kind: selective, snapshot, continuous.")
     year = models.PositiveSmallIntegerField(help_text="UTC year the job ended (or was created).")
     domains = models.PositiveIntegerField(default=0)
-    seeds = models.PositiveIntegerField(default=0, help_text="Seeds in the job's frozen JobSpec: the seed-source "
-                                                             "share of seeds 001, 3.4.3 (selective vs broad).")
+    seeds = models.PositiveIntegerField(
+        default=0,
+        help_text="Seeds in the job's frozen JobSpec: the seed-source share of seeds 001, 3.4.3 (selective vs broad).",
+    )
     objects_count = models.BigIntegerField(default=0, db_column="objects")
     bytes_count = models.BigIntegerField(default=0, db_column="bytes")
     mime_types = models.JSONField(default=dict, help_text="mime → [urls, bytes], from mimetype-report.txt.")
@@ -34,10 +36,14 @@ class JobStats(models.Model):
     tlds = models.JSONField(default=dict, help_text="tld → [domains, objects, bytes], from HarvestInfo.")
     size_buckets = models.JSONField(default=dict, help_text="bucket → domains (by objects), from HarvestInfo.")
     stop_reasons = models.JSONField(default=dict, help_text="stop reason → domains, from HarvestInfo.")
-    top_domains = models.JSONField(default=list, help_text="The job's largest domains by bytes and by objects "
-                                                           "(at most 100 each): [[domain, objects, bytes], …].")
-    reports_source = models.CharField(max_length=1000, blank=True,
-                                      help_text="Where the MIME and status figures were read from.")
+    top_domains = models.JSONField(
+        default=list,
+        help_text="The job's largest domains by bytes and by objects "
+        "(at most 100 each): [[domain, objects, bytes], …].",
+    )
+    reports_source = models.CharField(
+        max_length=1000, blank=True, help_text="Where the MIME and status figures were read from."
+    )
     reports_error = models.TextField(blank=True, help_text="Why the reports could not be read, if so.")
     computed_at = models.DateTimeField(default=timezone.now)
 

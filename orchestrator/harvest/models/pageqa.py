@@ -49,8 +49,9 @@ class QARun(models.Model):
         ordering = ["-id"]
         constraints = [
             models.UniqueConstraint(fields=["job"], condition=Q(trigger="auto"), name="qarun_one_auto_per_job"),
-            models.UniqueConstraint(fields=["job", "patch_job"], condition=Q(trigger="after-patch"),
-                                    name="qarun_one_per_patch"),
+            models.UniqueConstraint(
+                fields=["job", "patch_job"], condition=Q(trigger="after-patch"), name="qarun_one_per_patch"
+            ),
         ]
 
     def __str__(self) -> str:
@@ -110,8 +111,14 @@ class QAMark(models.Model):
     VERDICTS = [(GOOD, "good"), (BAD, "bad")]
 
     job = models.ForeignKey("harvest.Job", on_delete=models.PROTECT, related_name="qa_marks")
-    domain = models.ForeignKey("harvest.Domain", null=True, blank=True, on_delete=models.PROTECT,
-                               related_name="qa_marks", help_text="The job's domain the page belongs to.")
+    domain = models.ForeignKey(
+        "harvest.Domain",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="qa_marks",
+        help_text="The job's domain the page belongs to.",
+    )
     url = models.TextField()
     verdict = models.CharField(max_length=4, choices=VERDICTS)
     note = models.TextField(blank=True)

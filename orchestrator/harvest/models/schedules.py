@@ -15,22 +15,34 @@ from orchestrator.harvest.models.fields import free_text
 
 class Schedule(models.Model):
     UNITS = [("minute", "minute"), ("hour", "hour"), ("day", "day"), ("week", "week"), ("month", "month")]
-    WEEKDAYS = [(1, "Monday"), (2, "Tuesday"), (3, "Wednesday"), (4, "Thursday"), (5, "Friday"),
-                (6, "Saturday"), (7, "Sunday")]
+    WEEKDAYS = [
+        (1, "Monday"),
+        (2, "Tuesday"),
+        (3, "Wednesday"),
+        (4, "Thursday"),
+        (5, "Friday"),
+        (6, "Saturday"),
+        (7, "Sunday"),
+    ]
     ENDS = [("never", "never"), ("date", "at a date"), ("runs", "after a number of runs")]
 
     name = models.CharField(max_length=100, unique=True)
     comments = free_text()
     every = models.PositiveIntegerField(default=1, validators=[MinValueValidator(1)])
     unit = models.CharField(max_length=6, choices=UNITS, default="day")
-    anytime = models.BooleanField(default=True, help_text="Run any time in the period; otherwise at the "
-                                                          "minute/hour/weekday/day of month below (UTC).")
+    anytime = models.BooleanField(
+        default=True,
+        help_text="Run any time in the period; otherwise at the minute/hour/weekday/day of month below (UTC).",
+    )
     at_minute = models.PositiveSmallIntegerField(null=True, blank=True, validators=[MaxValueValidator(59)])
     at_hour = models.PositiveSmallIntegerField(null=True, blank=True, validators=[MaxValueValidator(23)])
     at_weekday = models.PositiveSmallIntegerField(null=True, blank=True, choices=WEEKDAYS)
     at_day_of_month = models.PositiveSmallIntegerField(
-        null=True, blank=True, validators=[MinValueValidator(1), MaxValueValidator(31)],
-        help_text="Days past the end of a short month run on its last day.")
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(1), MaxValueValidator(31)],
+        help_text="Days past the end of a short month run on its last day.",
+    )
     start = models.DateTimeField(null=True, blank=True, help_text="UTC. Empty = as soon as possible.")
     end = models.CharField(max_length=5, choices=ENDS, default="never")
     end_date = models.DateTimeField(null=True, blank=True)
@@ -45,9 +57,13 @@ class Schedule(models.Model):
     def clean(self) -> None:
         errors: dict[str, str] = {}
         if not self.anytime:
-            relevant = {"minute": set(), "hour": {"at_minute"}, "day": {"at_minute", "at_hour"},
-                        "week": {"at_minute", "at_hour", "at_weekday"},
-                        "month": {"at_minute", "at_hour", "at_day_of_month"}}[self.unit]
+            relevant = {
+                "minute": set(),
+                "hour": {"at_minute"},
+                "day": {"at_minute", "at_hour"},
+                "week": {"at_minute", "at_hour", "at_weekday"},
+                "month": {"at_minute", "at_hour", "at_day_of_month"},
+            }[self.unit]
             for field in ("at_minute", "at_hour", "at_weekday", "at_day_of_month"):
                 value = getattr(self, field)
                 if field in relevant and value is None:

@@ -62,8 +62,10 @@ def chromium_problem(executable: str | Path) -> str | None:
     before starting the qa worker, and :class:`PageLoader` before launching it."""
     path = Path(executable)
     if not path.is_file():
-        return (f"Chromium not found at {path} (NETHARVEST_QA_CHROMIUM): install it (apt-get install chromium) "
-                "or point NETHARVEST_QA_CHROMIUM at a Chromium binary")
+        return (
+            f"Chromium not found at {path} (NETHARVEST_QA_CHROMIUM): install it (apt-get install chromium) "
+            "or point NETHARVEST_QA_CHROMIUM at a Chromium binary"
+        )
     if not os.access(path, os.X_OK):
         return f"Chromium at {path} (NETHARVEST_QA_CHROMIUM) is not executable"
     return None
@@ -132,8 +134,9 @@ class PageLoader:
             raise BrowserUnavailable(problem)
         self._pw = sync_playwright().start()
         try:
-            self._browser = self._pw.chromium.launch(executable_path=self.executable, headless=True,
-                                                     args=["--no-sandbox", "--disable-gpu"])
+            self._browser = self._pw.chromium.launch(
+                executable_path=self.executable, headless=True, args=["--no-sandbox", "--disable-gpu"]
+            )
         except Exception as exc:
             self._pw.stop()
             first = next((line.strip() for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
@@ -145,25 +148,29 @@ class PageLoader:
         finally:
             self._pw.stop()
 
-    def load(self, url: str, allowed: Callable[[str], bool] | None = None,
-             inner: Callable[[str], bool] | None = None) -> PageLoad:
+    def load(
+        self, url: str, allowed: Callable[[str], bool] | None = None, inner: Callable[[str], bool] | None = None
+    ) -> PageLoad:
         """Load ``url``; requests for which ``allowed`` is false are blocked and listed in ``blocked``. With
         ``inner``, the page judged is the frame whose address ``inner`` accepts (replay's framed view: pywb's
         banner in the top frame, the archived page in an iframe): its status, screenshot, title and text."""
         return self._thread.submit(self._load, url, allowed, inner).result()
 
-    def _load(self, url: str, allowed: Callable[[str], bool] | None,
-              inner: Callable[[str], bool] | None = None) -> PageLoad:
+    def _load(
+        self, url: str, allowed: Callable[[str], bool] | None, inner: Callable[[str], bool] | None = None
+    ) -> PageLoad:
         result = PageLoad(url)
         statuses: dict[Any, int] = {}  # frame → the status of its first document
         with self._context() as page:
             if allowed is not None:
+
                 def route(r: Any) -> None:
                     if allowed(r.request.url):
                         r.continue_()
                     else:
                         result.blocked.append(r.request.url)
                         r.abort("blockedbyclient")
+
                 page.route("**/*", route)
             page.on("request", lambda r: setattr(result, "requests", result.requests + 1))
             page.on("response", lambda r: self._response(r, result, statuses))
@@ -199,8 +206,7 @@ class PageLoader:
 
     @contextmanager
     def _context(self) -> Iterator[Any]:
-        context = self._browser.new_context(viewport=VIEWPORT, ignore_https_errors=True,
-                                            service_workers="block")
+        context = self._browser.new_context(viewport=VIEWPORT, ignore_https_errors=True, service_workers="block")
         try:
             page = context.new_page()
             page.set_default_timeout(AFTERMATH_S * 1000)

@@ -94,8 +94,12 @@ class Target:
 
 
 def _cdx_lines(job: Job) -> Iterator[list[str]]:
-    for cdx in (ArchiveFile.objects.filter(job=job, kind="warc", index_state__in=_STORED).exclude(cdx_path="")
-                .order_by("name").values_list("cdx_path", flat=True)):
+    for cdx in (
+        ArchiveFile.objects.filter(job=job, kind="warc", index_state__in=_STORED)
+        .exclude(cdx_path="")
+        .order_by("name")
+        .values_list("cdx_path", flat=True)
+    ):
         try:
             with open(cdx, encoding="utf-8", errors="replace") as lines:
                 for line in lines:
@@ -132,7 +136,7 @@ def targets(job: Job, limit: int | None = None) -> list[Target]:
     out = [Target(seed, first.get(seed, ""), True) for seed in dict.fromkeys(seeds) if seed in first]
     taken = {t.url for t in out}
     rest = sorted((u for u in pages if u not in taken), key=lambda u: (urlsplit(u).path.count("/"), len(u), u))
-    out += [Target(u, pages[u], False) for u in rest[:max(0, limit)]]
+    out += [Target(u, pages[u], False) for u in rest[: max(0, limit)]]
     return out
 
 
@@ -211,15 +215,22 @@ def sweep(days: int = 3) -> int:
     since = timezone.now() - timedelta(days=days)
     queued = 0
     recent = Job.objects.filter(status=JobStatus.DONE, ended_at__gte=since)
-    patched = set(QARun.objects.filter(trigger=QARun.AFTER_PATCH, patch_job__ended_at__gte=since)
-                  .values_list("patch_job_id", flat=True))
+    patched = set(
+        QARun.objects.filter(trigger=QARun.AFTER_PATCH, patch_job__ended_at__gte=since).values_list(
+            "patch_job_id", flat=True
+        )
+    )
     candidates = list(recent.filter(patches__isnull=False).exclude(pk__in=patched).values_list("id", flat=True))
-    candidates += recent.filter(patches__isnull=True, harvest__kind=HarvestDefinition.SELECTIVE,
-                                harvest__page_qa=True).exclude(qa_runs__trigger=QARun.AUTO).values_list("id", flat=True)
+    candidates += (
+        recent.filter(patches__isnull=True, harvest__kind=HarvestDefinition.SELECTIVE, harvest__page_qa=True)
+        .exclude(qa_runs__trigger=QARun.AUTO)
+        .values_list("id", flat=True)
+    )
     for job_id in candidates:
         queued += after_stored(job_id) is not None
-    for run_id in QARun.objects.filter(status=QARunStatus.QUEUED, created__lt=timezone.now() - timedelta(minutes=10)
-                                       ).values_list("id", flat=True):
+    for run_id in QARun.objects.filter(
+        status=QARunStatus.QUEUED, created__lt=timezone.now() - timedelta(minutes=10)
+    ).values_list("id", flat=True):
         enqueue_on_commit(run_id)
         queued += 1
     return queued
@@ -231,9 +242,12 @@ def sweep(days: int = 3) -> int:
 def claim(run_id: int) -> bool:
     now = timezone.now()
     stale = now - timedelta(seconds=settings.NETHARVEST_QA_STALE_S)
-    return QARun.objects.filter(pk=run_id).filter(
-        Q(status=QARunStatus.QUEUED) | Q(status=QARunStatus.RUNNING, started_at__lt=stale)
-    ).update(status=QARunStatus.RUNNING, started_at=now, pages_done=0, error="") == 1
+    return (
+        QARun.objects.filter(pk=run_id)
+        .filter(Q(status=QARunStatus.QUEUED) | Q(status=QARunStatus.RUNNING, started_at__lt=stale))
+        .update(status=QARunStatus.RUNNING, started_at=now, pages_done=0, error="")
+        == 1
+    )
 
 
 def qa_dir() -> Path:
@@ -281,8 +295,11 @@ def _replay_errors(load: PageLoad, page_url: str) -> list[str]:
         errors.insert(0, f"replay answered {load.status}: the page itself is not (fully) in the archive")
     errors += [f"live-web request blocked (escaped replay): {u}" for u in dict.fromkeys(load.blocked)][:20]
     errors += [f"no answer for {f.url}" for f in load.failed if f.status is None][:20]
-    errors += [f"replay failed ({f.status}) for {f.url}" for f in load.failed
-               if f.status is not None and f.status >= 500 and not f.archived][:20]
+    errors += [
+        f"replay failed ({f.status}) for {f.url}"
+        for f in load.failed
+        if f.status is not None and f.status >= 500 and not f.archived
+    ][:20]
     return errors
 
 
@@ -302,12 +319,14 @@ def run_pass(run_id: int) -> QARun | None:
         QARun.objects.filter(pk=run.pk).update(status=QARunStatus.QUEUED, started_at=None, pages_done=0)
     except BrowserUnavailable as exc:  # one clear line, not a traceback: the fix is on the machine, not the run
         log.error("QA run %s of job %s: %s", run.pk, run.job_id, exc)
-        QARun.objects.filter(pk=run.pk).update(status=QARunStatus.FAILED, ended_at=timezone.now(),
-                                               error=str(exc)[:5000])
+        QARun.objects.filter(pk=run.pk).update(
+            status=QARunStatus.FAILED, ended_at=timezone.now(), error=str(exc)[:5000]
+        )
     except Exception as exc:  # recorded on the run; the curator may run it again
         log.exception("QA run %s of job %s failed", run.pk, run.job_id)
-        QARun.objects.filter(pk=run.pk).update(status=QARunStatus.FAILED, ended_at=timezone.now(),
-                                               error=f"{type(exc).__name__}: {exc}"[:5000])
+        QARun.objects.filter(pk=run.pk).update(
+            status=QARunStatus.FAILED, ended_at=timezone.now(), error=f"{type(exc).__name__}: {exc}"[:5000]
+        )
     run.refresh_from_db()
     return run
 
@@ -327,8 +346,9 @@ def _run(run: QARun) -> None:
             # pywb's framed view, as a curator sees it (an ``mp_`` page loaded on its own is sent there by pywb's
             # client side); the archived page is judged in its frame.
             address = base + replay.replay_url(target.url, target.timestamp, collection)
-            replayed = browser.load(address, allowed=lambda u: u.startswith(in_replay) or u.startswith(_LOCAL),
-                                    inner=lambda u: "mp_/" in u)
+            replayed = browser.load(
+                address, allowed=lambda u: u.startswith(in_replay) or u.startswith(_LOCAL), inner=lambda u: "mp_/" in u
+            )
             seen = browser.load(target.url) if live else None
             _record(run, target, replayed, seen)
             QARun.objects.filter(pk=run.pk).update(pages_done=done)
@@ -341,18 +361,30 @@ def _record(run: QARun, target: Target, replayed: PageLoad, seen: PageLoad | Non
     missing = missing_of(replayed, target.url)
     title = replayed.title.removeprefix(PYWB_TITLE_PREFIX)
     page = QAPage.objects.create(
-        run=run, url=target.url, timestamp=target.timestamp, is_seed=target.is_seed, title=title,
-        replay_status=replayed.status, replay_error="\n".join(_replay_errors(replayed, target.url)),
-        timed_out=replayed.timed_out, load_ms=replayed.load_ms, requests=replayed.requests,
-        missing_count=len({m.url for m in missing}), text=replayed.text,
+        run=run,
+        url=target.url,
+        timestamp=target.timestamp,
+        is_seed=target.is_seed,
+        title=title,
+        replay_status=replayed.status,
+        replay_error="\n".join(_replay_errors(replayed, target.url)),
+        timed_out=replayed.timed_out,
+        load_ms=replayed.load_ms,
+        requests=replayed.requests,
+        missing_count=len({m.url for m in missing}),
+        text=replayed.text,
     )
     MissingResource.objects.bulk_create(
         MissingResource(page=page, run=run, url=m.url, host=m.host[:300], resource_type=m.resource_type[:30])
-        for m in missing)
+        for m in missing
+    )
     fields: dict[str, object] = {"replay_thumb": _save_thumb(run, page.pk, "replay", replayed.screenshot)}
     if seen is not None:
-        fields.update(live_status=seen.status, live_error="\n".join(seen.errors)[:5000],
-                      live_thumb=_save_thumb(run, page.pk, "live", seen.screenshot))
+        fields.update(
+            live_status=seen.status,
+            live_error="\n".join(seen.errors)[:5000],
+            live_thumb=_save_thumb(run, page.pk, "live", seen.screenshot),
+        )
         if seen.loaded and seen.screenshot and replayed.screenshot:
             fields["screenshot_similarity"] = qascore.screenshot_similarity(seen.screenshot, replayed.screenshot)
         if seen.loaded and replayed.status is not None and not replayed.timed_out:

@@ -71,8 +71,8 @@ def screenshot_similarity(a: bytes, b: bytes) -> float:
             xs, ys = [], []
             for row in range(top, top + WINDOW):
                 start = row * width + left
-                xs.extend(pa[start:start + WINDOW])
-                ys.extend(pb[start:start + WINDOW])
+                xs.extend(pa[start : start + WINDOW])
+                ys.extend(pb[start : start + WINDOW])
             scores.append(_ssim(xs, ys))
     return round(sum(scores) / len(scores), 4) if scores else 1.0
 
@@ -90,7 +90,7 @@ def shingles(text: str, k: int = SHINGLE) -> set[tuple[str, ...]]:
     words = [w.lower() for w in _WORD.findall(text)]
     if len(words) < k:
         return {tuple(words)} if words else set()
-    return {tuple(words[i:i + k]) for i in range(len(words) - k + 1)}
+    return {tuple(words[i : i + k]) for i in range(len(words) - k + 1)}
 
 
 def text_similarity(a: str, b: str) -> float:
@@ -129,8 +129,10 @@ def group_missing(missing: Iterable[Missing]) -> list[dict[str, object]]:
             pages.append(m.page)
     out: list[dict[str, object]] = []
     for host, types in hosts.items():
-        kinds = [{"type": kind, "urls": [{"url": u, "pages": p} for u, p in sorted(urls.items())]}
-                 for kind, urls in sorted(types.items(), key=lambda kv: (-len(kv[1]), kv[0]))]
+        kinds = [
+            {"type": kind, "urls": [{"url": u, "pages": p} for u, p in sorted(urls.items())]}
+            for kind, urls in sorted(types.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+        ]
         out.append({"host": host, "count": len({u for urls in types.values() for u in urls}), "types": kinds})
     out.sort(key=lambda h: (-int(h["count"]), str(h["host"])))  # type: ignore[call-overload]
     return out

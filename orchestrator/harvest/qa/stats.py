@@ -48,7 +48,12 @@ log = logging.getLogger(__name__)
 
 #: Domain-size buckets by objects harvested; the BnF reports "< 10", "10–10,000" and "> 10,000".
 SIZE_BUCKETS: tuple[tuple[int, str], ...] = (
-    (0, "0"), (1, "1–9"), (10, "10–99"), (100, "100–999"), (1000, "1,000–9,999"), (10_000, "10,000+"),
+    (0, "0"),
+    (1, "1–9"),
+    (10, "10–99"),
+    (100, "100–999"),
+    (1000, "1,000–9,999"),
+    (10_000, "10,000+"),
 )
 BUCKET_LABELS = tuple(label for _, label in SIZE_BUCKETS)
 #: MIME categories as the BnF groups them (text, image, application, audio, video, other).
@@ -124,8 +129,9 @@ def record_job_stats(job: Job) -> JobStats:
     buckets: Counter[str] = Counter()
     reasons: Counter[str] = Counter()
     domains = objects = nbytes = 0
-    rows = HarvestInfo.objects.filter(job=job).values_list("domain__name", "objects_count", "bytes_count",
-                                                           "stop_reason")
+    rows = HarvestInfo.objects.filter(job=job).values_list(
+        "domain__name", "objects_count", "bytes_count", "stop_reason"
+    )
     by_bytes: list[tuple[int, str, int]] = []  # min-heaps of the largest so far
     by_objects: list[tuple[int, str, int]] = []
     for name, n_objects, n_bytes, reason in rows.iterator(chunk_size=5000):
@@ -147,8 +153,10 @@ def record_job_stats(job: Job) -> JobStats:
     codes: dict[str, int] = {}
     sources: list[str] = []
     errors: list[str] = []
-    for name, parse, target in (("mimetype-report.txt", parse_mimetype_report, "mimes"),
-                                ("responsecode-report.txt", parse_responsecode_report, "codes")):
+    for name, parse, target in (
+        ("mimetype-report.txt", parse_mimetype_report, "mimes"),
+        ("responsecode-report.txt", parse_responsecode_report, "codes"),
+    ):
         try:
             source, text, cut = jobfiles.read_text(job, name, limit=64 * 1024 * 1024)
             if cut:
@@ -166,14 +174,28 @@ def record_job_stats(job: Job) -> JobStats:
     top_domains = sorted(([name, o, b] for name, (b, o) in top.items()), key=lambda r: (-r[2], -r[1], r[0]))
     seeds = sum(len(d.get("seeds") or []) for d in (job.spec or {}).get("domains", []) if isinstance(d, dict))
     when = job.ended_at or job.created
-    stats, _ = JobStats.objects.update_or_create(job=job, defaults=dict(
-        harvest_id=job.harvest_id, harvest_run=job.harvest_run, kind=job.harvest.kind, year=when.year,
-        domains=domains, seeds=seeds, objects_count=objects, bytes_count=nbytes, mime_types=mimes,
-        status_codes=codes,
-        tlds=tlds, size_buckets=dict(buckets), stop_reasons=dict(reasons), top_domains=top_domains,
-        reports_source="; ".join(sources),
-        reports_error="; ".join(errors), computed_at=timezone.now(),
-    ))
+    stats, _ = JobStats.objects.update_or_create(
+        job=job,
+        defaults=dict(
+            harvest_id=job.harvest_id,
+            harvest_run=job.harvest_run,
+            kind=job.harvest.kind,
+            year=when.year,
+            domains=domains,
+            seeds=seeds,
+            objects_count=objects,
+            bytes_count=nbytes,
+            mime_types=mimes,
+            status_codes=codes,
+            tlds=tlds,
+            size_buckets=dict(buckets),
+            stop_reasons=dict(reasons),
+            top_domains=top_domains,
+            reports_source="; ".join(sources),
+            reports_error="; ".join(errors),
+            computed_at=timezone.now(),
+        ),
+    )
     if errors:
         log.warning("statistics of job %s without some reports: %s", job.pk, "; ".join(errors))
     return stats
@@ -246,8 +268,17 @@ def aggregate(label: str, **scope: Any) -> Figures:
     params = [getattr(v, "pk", v) for v in scope.values()]
     fig = Figures(label=label)
     rows = JobStats.objects.filter(**scope)
-    for r in rows.values("kind").annotate(jobs=Count("job"), domains=Sum("domains"), objects=Sum("objects_count"),
-                                          bytes=Sum("bytes_count"), seeds=Sum("seeds")).order_by("kind"):
+    for r in (
+        rows.values("kind")
+        .annotate(
+            jobs=Count("job"),
+            domains=Sum("domains"),
+            objects=Sum("objects_count"),
+            bytes=Sum("bytes_count"),
+            seeds=Sum("seeds"),
+        )
+        .order_by("kind")
+    ):
         fig.kinds[r["kind"]] = [r["jobs"], r["objects"] or 0, r["bytes"] or 0, r["seeds"] or 0]
         fig.seeds += r["seeds"] or 0
         fig.jobs += r["jobs"]
@@ -270,9 +301,11 @@ def aggregate(label: str, **scope: Any) -> Figures:
     fig.stop_reasons = dict(sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0])))
     fig.top_domains, cut_jobs = _top_domains(where, params)
     if cut_jobs and fig.jobs > 1:
-        fig.top_domains_note = (f"{cut_jobs} of these jobs had more than {TOP_KEPT} domains: top domains are summed "
-                                f"from each job's {TOP_KEPT} largest, so a domain harvested by several jobs may be "
-                                "under-counted")
+        fig.top_domains_note = (
+            f"{cut_jobs} of these jobs had more than {TOP_KEPT} domains: top domains are summed "
+            f"from each job's {TOP_KEPT} largest, so a domain harvested by several jobs may be "
+            "under-counted"
+        )
     return fig
 
 
@@ -292,8 +325,10 @@ def _sum_json(where: str, params: list[Any], column: str, width: int) -> dict[st
     sql = f"SELECT e.key, {sums} FROM harvest_jobstats s {each} WHERE {where} GROUP BY e.key"
     with connection.cursor() as cur:
         cur.execute(sql, params)
-        return {key: (int(values[0] or 0) if not width else [int(v or 0) for v in values])
-                for key, *values in cur.fetchall()}
+        return {
+            key: (int(values[0] or 0) if not width else [int(v or 0) for v in values])
+            for key, *values in cur.fetchall()
+        }
 
 
 def _top_domains(where: str, params: list[Any]) -> tuple[list[tuple[str, int, int]], int]:
@@ -305,14 +340,19 @@ def _top_domains(where: str, params: list[Any]) -> tuple[list[tuple[str, int, in
         length = "jsonb_array_length(s.top_domains)"
     else:
         each = ", json_each(s.top_domains) t"
-        name, objects, nbytes = ("json_extract(t.value, '$[0]')", "json_extract(t.value, '$[1]')",
-                                 "json_extract(t.value, '$[2]')")
+        name, objects, nbytes = (
+            "json_extract(t.value, '$[0]')",
+            "json_extract(t.value, '$[1]')",
+            "json_extract(t.value, '$[2]')",
+        )
         length = "json_array_length(s.top_domains)"
     # one grouping, the largest by each measure taken from it
-    sql = (f"WITH g AS (SELECT {name} AS d, SUM({objects}) AS o, SUM({nbytes}) AS b FROM harvest_jobstats s "
-           f"{each} WHERE {where} GROUP BY d) "
-           "SELECT * FROM (SELECT d, o, b FROM g ORDER BY b DESC, d LIMIT %s) x UNION "
-           "SELECT * FROM (SELECT d, o, b FROM g ORDER BY o DESC, d LIMIT %s) y")
+    sql = (
+        f"WITH g AS (SELECT {name} AS d, SUM({objects}) AS o, SUM({nbytes}) AS b FROM harvest_jobstats s "
+        f"{each} WHERE {where} GROUP BY d) "
+        "SELECT * FROM (SELECT d, o, b FROM g ORDER BY b DESC, d LIMIT %s) x UNION "
+        "SELECT * FROM (SELECT d, o, b FROM g ORDER BY o DESC, d LIMIT %s) y"
+    )
     with connection.cursor() as cur:
         cur.execute(sql, [*params, TOP_DOMAINS, TOP_DOMAINS])
         found = {d: (int(o or 0), int(b or 0)) for d, o, b in cur.fetchall()}
@@ -335,8 +375,9 @@ def cached(label: str, **scope: Any) -> Figures:
     key = "qa:" + ":".join(f"{k}={getattr(v, 'pk', v)}" for k, v in sorted(scope.items()))
     entry = cache.get(key)
     now = timezone.now()
-    if entry is not None and (entry[0] == fingerprint or (now - entry[1].computed_at).total_seconds()
-                              < FIGURES_STALE_S):
+    if entry is not None and (
+        entry[0] == fingerprint or (now - entry[1].computed_at).total_seconds() < FIGURES_STALE_S
+    ):
         fig = entry[1]
         fig.pending_jobs = 0 if entry[0] == fingerprint else max(fingerprint[0] - entry[0][0], 0) or -1
     else:
@@ -360,19 +401,29 @@ def year_figures(year: int) -> Figures:
 
 def runs_of(harvest: HarvestDefinition) -> list[dict[str, Any]]:
     """The definition's runs that have statistics, newest first, with totals."""
-    return list(JobStats.objects.filter(harvest=harvest).values("harvest_run")
-                .annotate(jobs=Count("job"), objects=Sum("objects_count"), bytes=Sum("bytes_count"))
-                .order_by("-harvest_run"))
+    return list(
+        JobStats.objects.filter(harvest=harvest)
+        .values("harvest_run")
+        .annotate(jobs=Count("job"), objects=Sum("objects_count"), bytes=Sum("bytes_count"))
+        .order_by("-harvest_run")
+    )
 
 
 def years() -> list[dict[str, Any]]:
-    return list(JobStats.objects.values("year").annotate(jobs=Count("job"), objects=Sum("objects_count"),
-                                                          bytes=Sum("bytes_count")).order_by("-year"))
+    return list(
+        JobStats.objects.values("year")
+        .annotate(jobs=Count("job"), objects=Sum("objects_count"), bytes=Sum("bytes_count"))
+        .order_by("-year")
+    )
 
 
 def previous_run(harvest: HarvestDefinition, run: int) -> int | None:
-    return (JobStats.objects.filter(harvest=harvest, harvest_run__lt=run).order_by("-harvest_run")
-            .values_list("harvest_run", flat=True).first())
+    return (
+        JobStats.objects.filter(harvest=harvest, harvest_run__lt=run)
+        .order_by("-harvest_run")
+        .values_list("harvest_run", flat=True)
+        .first()
+    )
 
 
 # -- comparison and export -------------------------------------------------------------------------
@@ -413,11 +464,19 @@ def rows(*figures: Figures) -> list[Row]:
             seen.update(dict.fromkeys(getattr(f, attr)))
         return list(seen)
 
-    add("totals", "count", lambda f, k: getattr(f, k),
-        ["jobs", "jobs_without_reports", "domains", "seeds", "objects", "bytes"])
+    add(
+        "totals",
+        "count",
+        lambda f, k: getattr(f, k),
+        ["jobs", "jobs_without_reports", "domains", "seeds", "objects", "bytes"],
+    )
     for index, measure in ((1, "objects"), (2, "bytes"), (3, "seeds")):
-        add("harvest kind", measure, lambda f, k, i=index: f.selective_vs_broad.get(k, [0, 0, 0, 0])[i],
-            keys_of("selective_vs_broad"))
+        add(
+            "harvest kind",
+            measure,
+            lambda f, k, i=index: f.selective_vs_broad.get(k, [0, 0, 0, 0])[i],
+            keys_of("selective_vs_broad"),
+        )
     add("MIME category", "urls", lambda f, k: f.mime_categories.get(k, [0, 0])[0], keys_of("mime_categories"))
     add("MIME type", "urls", lambda f, k: f.mime_types.get(k, [0, 0])[0], keys_of("mime_types"))
     add("MIME type", "bytes", lambda f, k: f.mime_types.get(k, [0, 0])[1], keys_of("mime_types"))
@@ -439,8 +498,9 @@ def to_csv(*figures: Figures) -> str:
     """CSV (RFC 4180, UTF-8): section, key, measure, one column per Figures, then the change."""
     buf = io.StringIO()
     writer = csvsafe.writer(buf, lineterminator="\r\n")
-    writer.writerow(["section", "key", "measure", *(f.label for f in figures),
-                     *(["change"] if len(figures) > 1 else [])])
+    writer.writerow(
+        ["section", "key", "measure", *(f.label for f in figures), *(["change"] if len(figures) > 1 else [])]
+    )
     for row in rows(*figures):
         writer.writerow([row.section, row.key, row.measure, *row.values, *([row.change] if len(figures) > 1 else [])])
     return buf.getvalue()

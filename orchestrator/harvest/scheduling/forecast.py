@@ -48,21 +48,39 @@ def coming_runs(days: int = 7, now: datetime | None = None) -> list[ComingRun]:
     now = now or datetime.now(UTC)
     until = now + timedelta(days=days)
     through = HarvestDefinition.configurations.through
-    harvested = through.objects.filter(harvestdefinition=OuterRef("pk")).order_by().values(
-        "harvestdefinition").annotate(n=Count("id"))
-    definitions = list(HarvestDefinition.objects.filter(active=True, schedule__isnull=False)
-                       .select_related("schedule", "channel")
-                       .annotate(n_domains=Coalesce(Subquery(harvested.values("n")), 0)))
+    harvested = (
+        through.objects.filter(harvestdefinition=OuterRef("pk"))
+        .order_by()
+        .values("harvestdefinition")
+        .annotate(n=Count("id"))
+    )
+    definitions = list(
+        HarvestDefinition.objects.filter(active=True, schedule__isnull=False)
+        .select_related("schedule", "channel")
+        .annotate(n_domains=Coalesce(Subquery(harvested.values("n")), 0))
+    )
     # The jobs of each definition's last run (index on harvest, harvest_run), then their history.
     last_jobs = Job.objects.filter(harvest__in=[d.pk for d in definitions], harvest_run=F("harvest__runs"))
-    last = {row["harvest"]: row for row in HarvestInfo.objects.filter(job__in=last_jobs.values("id"))
-            .order_by().values("harvest").annotate(objects=Sum("objects_count"), bytes=Sum("bytes_count"))}
+    last = {
+        row["harvest"]: row
+        for row in HarvestInfo.objects.filter(job__in=last_jobs.values("id"))
+        .order_by()
+        .values("harvest")
+        .annotate(objects=Sum("objects_count"), bytes=Sum("bytes_count"))
+    }
     runs: list[ComingRun] = []
     for definition in definitions:
         previous = last.get(definition.pk)
         for when in _events(definition, now, until):
-            runs.append(ComingRun(definition, when, definition.n_domains,
-                                  previous["objects"] if previous else None, previous["bytes"] if previous else None))
+            runs.append(
+                ComingRun(
+                    definition,
+                    when,
+                    definition.n_domains,
+                    previous["objects"] if previous else None,
+                    previous["bytes"] if previous else None,
+                )
+            )
     return sorted(runs, key=lambda r: (r.when, r.definition.name))
 
 
@@ -90,5 +108,6 @@ def calendar(days: int = 7, now: datetime | None = None) -> tuple[list[date], di
     grid: dict[str, dict[date, ChannelDay]] = {}
     for run in coming_runs(days, now):
         grid.setdefault(run.definition.channel.name, {d: ChannelDay([]) for d in dates})[run.when.date()].runs.append(
-            run)
+            run
+        )
     return dates, grid

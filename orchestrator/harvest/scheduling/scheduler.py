@@ -62,17 +62,25 @@ def schedule_due_harvests(now: datetime | None = None) -> list[int]:
         try:
             job, made = continuous.start(definition, "scheduler")
         except Exception:
-            log.exception("continuous harvest %s (%s): starting its job failed; tried again next round",
-                          definition.pk, definition.name)
+            log.exception(
+                "continuous harvest %s (%s): starting its job failed; tried again next round",
+                definition.pk,
+                definition.name,
+            )
             continue
         if made:
             job_ids.append(job.pk)
     tried: set[int] = set()
     while True:
         with transaction.atomic():
-            definition = (HarvestDefinition.objects.select_for_update(skip_locked=True, of=("self",))
-                          .filter(due_filter(now)).exclude(pk__in=tried)
-                          .select_related("schedule", "channel").order_by("next_date", "pk").first())
+            definition = (
+                HarvestDefinition.objects.select_for_update(skip_locked=True, of=("self",))
+                .filter(due_filter(now))
+                .exclude(pk__in=tried)
+                .select_related("schedule", "channel")
+                .order_by("next_date", "pk")
+                .first()
+            )
             if definition is None:
                 break
             tried.add(definition.pk)
@@ -80,8 +88,9 @@ def schedule_due_harvests(now: datetime | None = None) -> list[int]:
                 with transaction.atomic():
                     job_ids += _make_due_run(definition, now)
             except Exception:
-                log.exception("harvest %s (%s): generating its run failed; it stays due", definition.pk,
-                              definition.name)
+                log.exception(
+                    "harvest %s (%s): generating its run failed; it stays due", definition.pk, definition.name
+                )
     return job_ids
 
 
@@ -92,11 +101,16 @@ def _make_due_run(definition: HarvestDefinition, now: datetime) -> list[int]:
     if definition.kind == HarvestDefinition.SELECTIVE:
         due = definition.next_date
         result = catch_up(definition.schedule, due, now, runs_done=run)
-        claimed = claim.filter(next_date=due).update(runs=run, next_date=result.next_date,
-                                                     skipped_events=F("skipped_events") + result.skipped)
+        claimed = claim.filter(next_date=due).update(
+            runs=run, next_date=result.next_date, skipped_events=F("skipped_events") + result.skipped
+        )
         if result.skipped:
-            log.warning("harvest %s: %d scheduled event(s) passed while nothing ran; ran once at %s instead",
-                        definition.name, result.skipped, now.isoformat())
+            log.warning(
+                "harvest %s: %d scheduled event(s) passed while nothing ran; ran once at %s instead",
+                definition.name,
+                result.skipped,
+                now.isoformat(),
+            )
     else:
         claimed = claim.filter(runs=0).update(runs=run)
     if not claimed:
@@ -129,19 +143,26 @@ class RunNow:
         if self.made:
             what = f"run {self.run} of {self.definition!r} made"
         else:
-            what = (f"no new run of {self.definition!r}: run {self.run} is "
-                    + ("still waiting to be dispatched" if waiting else "dispatched now (it was still waiting)"))
+            what = f"no new run of {self.definition!r}: run {self.run} is " + (
+                "still waiting to be dispatched" if waiting else "dispatched now (it was still waiting)"
+            )
         if not waiting:
             return f"{what}: {len(self.jobs)} job(s) submitted"
         sent = len(self.jobs) - waiting
-        return (f"{what}: {waiting} job(s) will be dispatched when the broker answers (it does not now: "
-                f"{self.broker_error or 'not tried'})" + (f"; {sent} job(s) submitted" if sent else ""))
+        return (
+            f"{what}: {waiting} job(s) will be dispatched when the broker answers (it does not now: "
+            f"{self.broker_error or 'not tried'})" + (f"; {sent} job(s) submitted" if sent else "")
+        )
 
 
 def waiting_run(definition: HarvestDefinition) -> int | None:
     """The latest run of ``definition`` with jobs still NEW (made, not yet sent to the broker), if any."""
-    return (Job.objects.filter(harvest=definition, status=JobStatus.NEW).order_by("-harvest_run")
-            .values_list("harvest_run", flat=True).first())
+    return (
+        Job.objects.filter(harvest=definition, status=JobStatus.NEW)
+        .order_by("-harvest_run")
+        .values_list("harvest_run", flat=True)
+        .first()
+    )
 
 
 def run_now(definition: HarvestDefinition, requested_by: str, force: bool = False) -> RunNow:
@@ -156,8 +177,12 @@ def run_now(definition: HarvestDefinition, requested_by: str, force: bool = Fals
     if definition.kind == HarvestDefinition.CONTINUOUS:
         return _start_continuous(definition, requested_by)
     with transaction.atomic():
-        current = HarvestDefinition.objects.select_for_update(of=("self",)).select_related("channel").filter(
-            pk=definition.pk).first()
+        current = (
+            HarvestDefinition.objects.select_for_update(of=("self",))
+            .select_related("channel")
+            .filter(pk=definition.pk)
+            .first()
+        )
         if current is None:
             raise SchedulerError(f"harvest definition {definition.pk} no longer exists")
         waiting = None if force else waiting_run(current)  # read under the definition's lock: no race
@@ -167,16 +192,22 @@ def run_now(definition: HarvestDefinition, requested_by: str, force: bool = Fals
             signals.before_run.send(sender=HarvestDefinition, definition=current)
             ids = jobgen.generate_jobs(current, run)
             if not ids:
-                raise SchedulerError(f"{current.name} has no domain configuration to harvest"
-                                     + (" (none chosen)" if current.kind == current.SELECTIVE else ""))
+                raise SchedulerError(
+                    f"{current.name} has no domain configuration to harvest"
+                    + (" (none chosen)" if current.kind == current.SELECTIVE else "")
+                )
         else:
             run = waiting
             ids = list(Job.objects.filter(harvest=current, harvest_run=run).values_list("id", flat=True))
     if waiting is None:
         log.info("harvest %s run %d made now by %s: %d job(s)", current.name, run, requested_by, len(ids))
     else:
-        log.info("harvest %s: run-now by %s made no new run, run %d is still waiting to be dispatched",
-                 current.name, requested_by, run)
+        log.info(
+            "harvest %s: run-now by %s made no new run, run %d is still waiting to be dispatched",
+            current.name,
+            requested_by,
+            run,
+        )
     error = ""
     try:
         dispatch.submit_jobs(ids)
@@ -200,8 +231,9 @@ def set_next(definition: HarvestDefinition, when: datetime) -> HarvestDefinition
     """Override the next run of a selective definition (UTC); the schedule carries on from there."""
     when = utc(when)
     if definition.kind != HarvestDefinition.SELECTIVE:
-        raise SchedulerError(f"{definition.name} is a {definition.kind} harvest: only selective harvests run "
-                             "on a schedule")
+        raise SchedulerError(
+            f"{definition.name} is a {definition.kind} harvest: only selective harvests run on a schedule"
+        )
     HarvestDefinition.objects.filter(pk=definition.pk, kind=HarvestDefinition.SELECTIVE).update(next_date=when)
     definition.refresh_from_db()
     return definition
@@ -221,14 +253,17 @@ def activate(definition: HarvestDefinition, now: datetime | None = None) -> Harv
         if definition.next_date is None or definition.next_date < now:
             fields["next_date"] = first_event(definition.schedule, now, definition.runs)
             if fields["next_date"] is None:
-                raise SchedulerError(f"the schedule of {definition.name} ({definition.schedule.describe()}) has "
-                                     "ended: set a next date or change the schedule first")
+                raise SchedulerError(
+                    f"the schedule of {definition.name} ({definition.schedule.describe()}) has "
+                    "ended: set a next date or change the schedule first"
+                )
     elif definition.kind == HarvestDefinition.CONTINUOUS:
         if not definition.configurations.exists():
             raise SchedulerError(f"{definition.name} has no domain configurations: add some before activating it")
     elif definition.runs:
-        raise SchedulerError(f"{definition.name} is a snapshot harvest that has already run: use run-now for "
-                             "another run")
+        raise SchedulerError(
+            f"{definition.name} is a snapshot harvest that has already run: use run-now for another run"
+        )
     if not HarvestDefinition.objects.filter(pk=definition.pk, active=False).update(**fields):
         raise SchedulerError(f"{definition.name} is already active")
     definition.refresh_from_db()

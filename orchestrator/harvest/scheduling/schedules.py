@@ -21,8 +21,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
-_FIXED = {"minute": timedelta(minutes=1), "hour": timedelta(hours=1), "day": timedelta(days=1),
-          "week": timedelta(weeks=1)}
+_FIXED = {
+    "minute": timedelta(minutes=1),
+    "hour": timedelta(hours=1),
+    "day": timedelta(days=1),
+    "week": timedelta(weeks=1),
+}
 
 
 class ScheduleLike(Protocol):
@@ -166,8 +170,9 @@ def _count_until(schedule: ScheduleLike, due: datetime, last: datetime) -> int:
     return 0 if first > last else (last - first) // period + 1
 
 
-def upcoming_runs(schedule: ScheduleLike, n: int, next_date: datetime | None, runs_done: int = 0,
-                  now: datetime | None = None) -> list[datetime]:
+def upcoming_runs(
+    schedule: ScheduleLike, n: int, next_date: datetime | None, runs_done: int = 0, now: datetime | None = None
+) -> list[datetime]:
     """The next ``n`` run times for the UI calendar, from the definition's next date (or, for a
     definition not yet scheduled, the schedule's first event after ``now``), respecting the end."""
     if next_date is None:

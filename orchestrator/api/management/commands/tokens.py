@@ -46,13 +46,19 @@ class Command(BaseCommand):
             rows = rows.filter(user__username=user)
         if not all:
             rows = rows.filter(revoked_at__isnull=True)
-        self.stdout.write(render(["id", "prefix", "user", "name", "created (UTC)", "last used (UTC)", "revoked (UTC)"],
-                                 [(t.pk, t.prefix, t.user.get_username(), t.name, t.created, t.last_used,
-                                   t.revoked_at) for t in rows]))
+        self.stdout.write(
+            render(
+                ["id", "prefix", "user", "name", "created (UTC)", "last used (UTC)", "revoked (UTC)"],
+                [(t.pk, t.prefix, t.user.get_username(), t.name, t.created, t.last_used, t.revoked_at) for t in rows],
+            )
+        )
 
     def do_revoke(self, token: str, **_: object) -> None:
-        rows = ApiToken.objects.filter(pk=int(token)) if token.isdigit() else ApiToken.objects.filter(
-            prefix__startswith=token)
+        rows = (
+            ApiToken.objects.filter(pk=int(token))
+            if token.isdigit()
+            else ApiToken.objects.filter(prefix__startswith=token)
+        )
         found = list(rows[:2])
         if not found:
             raise CommandError(f"no API token {token!r} (netharvest tokens list shows them)")

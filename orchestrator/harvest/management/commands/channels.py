@@ -11,8 +11,10 @@ from orchestrator.harvest.tables import render
 
 
 class Command(BaseCommand):
-    help = ("List or create harvest channels. A channel is a Celery queue harvest.NAME; high-priority workers "
-            "serve high channels, so selective harvests never wait behind broad crawls.")
+    help = (
+        "List or create harvest channels. A channel is a Celery queue harvest.NAME; high-priority workers "
+        "serve high channels, so selective harvests never wait behind broad crawls."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         sub = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
@@ -30,13 +32,22 @@ class Command(BaseCommand):
             except ValidationError as exc:
                 raise CommandError("; ".join(f"{k}: {' '.join(v)}" for k, v in exc.message_dict.items())) from None
             channel.save()
-            self.stdout.write(f"channel {channel.name} ({channel.priority}) created: start a worker with "
-                              f"`celery -A harvester.worker worker --queues {channel.queue} --concurrency 1`")
+            self.stdout.write(
+                f"channel {channel.name} ({channel.priority}) created: start a worker with "
+                f"`celery -A harvester.worker worker --queues {channel.queue} --concurrency 1`"
+            )
             return
         channels = HarvestChannel.objects.annotate(
             definitions_count=Count("definitions", distinct=True),
             waiting=Count("jobs", filter=Q(jobs__status__in=["NEW", "SUBMITTED"]), distinct=True),
             running=Count("jobs", filter=Q(jobs__status="STARTED"), distinct=True),
         )
-        self.stdout.write(render(["name", "priority", "queue", "default for", "definitions", "waiting", "running"], [
-            (c.name, c.priority, c.queue, c.default_for, c.definitions_count, c.waiting, c.running) for c in channels]))
+        self.stdout.write(
+            render(
+                ["name", "priority", "queue", "default for", "definitions", "waiting", "running"],
+                [
+                    (c.name, c.priority, c.queue, c.default_for, c.definitions_count, c.waiting, c.running)
+                    for c in channels
+                ],
+            )
+        )

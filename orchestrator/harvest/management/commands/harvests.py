@@ -53,38 +53,59 @@ class Command(BaseCommand):
         create = sub.add_parser("create", help="create a definition; selective: with the seeds of a file")
         create.add_argument("name")
         create.add_argument("--kind", choices=newharvest.KINDS, default="selective")
-        create.add_argument("--seeds", metavar="FILE", help="selective: seed URLs, one per line (- = stdin); a bare "
-                            "host means http://; # lines are skipped. Any bad line: nothing is created")
-        create.add_argument("--template", metavar="NAME", help="selective: the crawl template of the seeds' "
-                            "configurations (default: the default template)")
+        create.add_argument(
+            "--seeds",
+            metavar="FILE",
+            help="selective: seed URLs, one per line (- = stdin); a bare "
+            "host means http://; # lines are skipped. Any bad line: nothing is created",
+        )
+        create.add_argument(
+            "--template",
+            metavar="NAME",
+            help="selective: the crawl template of the seeds' configurations (default: the default template)",
+        )
         create.add_argument("--schedule", metavar="NAME", help="selective: the schedule it runs on")
         create.add_argument("--channel", metavar="NAME", help="default: the channel for this kind")
         create.add_argument("--max-objects", type=int, help="per domain; -1 = unlimited")
         create.add_argument("--max-bytes", type=int, help="per domain; -1 = unlimited")
-        create.add_argument("--max-time", type=int, dest="max_job_running_time_s",
-                            help="snapshot: seconds a job may run (0 = no limit)")
+        create.add_argument(
+            "--max-time", type=int, dest="max_job_running_time_s", help="snapshot: seconds a job may run (0 = no limit)"
+        )
         create.add_argument("--previous", metavar="NAME", help="snapshot: continue this earlier snapshot")
         create.add_argument("--comments", default="")
-        create.add_argument("--activate", action="store_true", help="activate it at once (selective: needs "
-                            "--schedule; snapshot: runs at the scheduler's next round)")
+        create.add_argument(
+            "--activate",
+            action="store_true",
+            help="activate it at once (selective: needs --schedule; snapshot: runs at the scheduler's next round)",
+        )
         more = sub.add_parser("add-seeds", help="add the seeds of a file to a selective definition (all or nothing)")
         more.add_argument("harvest", help="name or id")
         more.add_argument("--seeds", metavar="FILE", required=True, help="seed URLs, one per line (- = stdin)")
         more.add_argument("--template", metavar="NAME", help="the crawl template of new configurations")
-        run = sub.add_parser("run-now", help="make a run now and dispatch its jobs (the schedule is unchanged); "
-                             "exit status 3: made, but its jobs wait for the broker")
+        run = sub.add_parser(
+            "run-now",
+            help="make a run now and dispatch its jobs (the schedule is unchanged); "
+            "exit status 3: made, but its jobs wait for the broker",
+        )
         run.add_argument("harvest", help="name or id")
-        run.add_argument("--force", action="store_true",
-                         help="make a new run even if an earlier one is still waiting to be dispatched")
-        for name, text in (("activate", "switch a definition on (selective: from its schedule's next event)"),
-                           ("deactivate", "switch a definition off (a run being generated finishes)")):
+        run.add_argument(
+            "--force",
+            action="store_true",
+            help="make a new run even if an earlier one is still waiting to be dispatched",
+        )
+        for name, text in (
+            ("activate", "switch a definition on (selective: from its schedule's next event)"),
+            ("deactivate", "switch a definition off (a run being generated finishes)"),
+        ):
             sub.add_parser(name, help=text).add_argument("harvest", help="name or id")
-        seeds = sub.add_parser("seeds", help="send seeds added to / removed from a continuous definition to its "
-                               "running job (edit its seed lists too, for the next job)")
+        seeds = sub.add_parser(
+            "seeds",
+            help="send seeds added to / removed from a continuous definition to its "
+            "running job (edit its seed lists too, for the next job)",
+        )
         seeds.add_argument("harvest", help="name or id")
         seeds.add_argument("--add", action="append", default=[], metavar="URL", help="a seed to add (repeatable)")
-        seeds.add_argument("--remove", action="append", default=[], metavar="URL",
-                           help="a seed to remove (repeatable)")
+        seeds.add_argument("--remove", action="append", default=[], metavar="URL", help="a seed to remove (repeatable)")
         set_next = sub.add_parser("set-next", help="move the next run of a selective definition")
         set_next.add_argument("harvest", help="name or id")
         set_next.add_argument("when", help="UTC time: YYYY-MM-DD[THH:MM], or 'now'")
@@ -108,8 +129,10 @@ class Command(BaseCommand):
         query = HarvestDefinition.objects.select_related("schedule", "channel", "previous")
         found = query.filter(name=key).first() or (query.filter(pk=int(key)).first() if key.isdigit() else None)
         if found is None:
-            raise CommandError(f"no harvest definition named or numbered {key!r} "
-                               "(netharvest harvests list shows the definitions there are)")
+            raise CommandError(
+                f"no harvest definition named or numbered {key!r} "
+                "(netharvest harvests list shows the definitions there are)"
+            )
         return found
 
     def do_list(self, kind: str | None, active: bool, **_: object) -> None:
@@ -118,70 +141,144 @@ class Command(BaseCommand):
             definitions = definitions.filter(kind=kind)
         if active:
             definitions = definitions.filter(active=True)
-        rows = [(d.pk, d.name, d.kind, d.channel.name, "yes" if d.active else "no", _plan(d), d.runs,
-                 _next(d), d.skipped_events or "") for d in definitions]
-        self.stdout.write(render(["id", "name", "kind", "channel", "active", "schedule", "runs", "next run (UTC)",
-                                  "skipped"], rows))
+        rows = [
+            (
+                d.pk,
+                d.name,
+                d.kind,
+                d.channel.name,
+                "yes" if d.active else "no",
+                _plan(d),
+                d.runs,
+                _next(d),
+                d.skipped_events or "",
+            )
+            for d in definitions
+        ]
+        self.stdout.write(
+            render(["id", "name", "kind", "channel", "active", "schedule", "runs", "next run (UTC)", "skipped"], rows)
+        )
 
     def do_show(self, harvest: str, upcoming: int, **_: object) -> None:
         d = self._definition(harvest)
-        lines = [f"harvest {d.pk}: {d.name} ({d.get_kind_display()}), channel {d.channel.name}, "
-                 f"{'active' if d.active else 'inactive'}, {d.runs} run(s) made"]
+        lines = [
+            f"harvest {d.pk}: {d.name} ({d.get_kind_display()}), channel {d.channel.name}, "
+            f"{'active' if d.active else 'inactive'}, {d.runs} run(s) made"
+        ]
         if d.kind == d.SELECTIVE:
             lines.append(f"  schedule: {_plan(d)}")
-            lines.append(f"  next run: {_next(d)} UTC" + (f"; {d.skipped_events} event(s) skipped while down"
-                                                           if d.skipped_events else ""))
+            lines.append(
+                f"  next run: {_next(d)} UTC"
+                + (f"; {d.skipped_events} event(s) skipped while down" if d.skipped_events else "")
+            )
             lines.append(f"  configurations: {d.configurations.count()}")
             if d.schedule and d.next_date and upcoming > 0:
                 runs = upcoming_runs(d.schedule, upcoming, d.next_date, d.runs)
                 lines.append("  upcoming: " + ", ".join(f"{r:%Y-%m-%d %H:%M}" for r in runs))
         elif d.kind == d.SNAPSHOT:
-            lines.append(f"  per domain: objects {_limit(d.max_objects)}, size {filesize(d.max_bytes)}; "
-                         f"job time limit {f'{d.max_job_running_time_s} s' if d.max_job_running_time_s else 'none'}")
+            lines.append(
+                f"  per domain: objects {_limit(d.max_objects)}, size {filesize(d.max_bytes)}; "
+                f"job time limit {f'{d.max_job_running_time_s} s' if d.max_job_running_time_s else 'none'}"
+            )
             if d.previous:
                 lines.append(f"  continues {d.previous.name}: only the domains it did not finish")
         elif d.kind == d.CONTINUOUS:
             job = continuous.live_job(d)
-            lines.append(f"  job: {f'{job.pk} ({job.status})' if job else 'none running'}; fetch budget "
-                         f"{f'{d.fetch_budget_per_s:g}/s' if d.fetch_budget_per_s else 'none'}; WARCs closed every "
-                         f"{d.warc_rotate_s} s; revisit settings {d.revisit_settings or 'defaults'}")
+            lines.append(
+                f"  job: {f'{job.pk} ({job.status})' if job else 'none running'}; fetch budget "
+                f"{f'{d.fetch_budget_per_s:g}/s' if d.fetch_budget_per_s else 'none'}; WARCs closed every "
+                f"{d.warc_rotate_s} s; revisit settings {d.revisit_settings or 'defaults'}"
+            )
         if d.crawler_traps.strip():
             lines.append(f"  crawler traps: {len(d.crawler_traps.splitlines())}")
         self.stdout.write("\n".join(lines))
-        runs = (Job.objects.filter(harvest=d).values("harvest_run")
-                .annotate(jobs=Count("id"), domains=Sum("domain_count"), expected=Sum("expected_bytes"),
-                          created=Min("created"), ended=Max("ended_at")).order_by("-harvest_run")[:20])
+        runs = (
+            Job.objects.filter(harvest=d)
+            .values("harvest_run")
+            .annotate(
+                jobs=Count("id"),
+                domains=Sum("domain_count"),
+                expected=Sum("expected_bytes"),
+                created=Min("created"),
+                ended=Max("ended_at"),
+            )
+            .order_by("-harvest_run")[:20]
+        )
         if runs:
             statuses: dict[int, dict[str, int]] = {}
-            for run, status, count in (Job.objects.filter(harvest=d).values_list("harvest_run", "status")
-                                       .annotate(n=Count("id"))):
+            for run, status, count in (
+                Job.objects.filter(harvest=d).values_list("harvest_run", "status").annotate(n=Count("id"))
+            ):
                 statuses.setdefault(run, {})[status] = count
-            self.stdout.write("\n" + render(
-                ["run", "jobs", "domains", "expected", "created (UTC)", "last ended (UTC)", "job states"],
-                [(r["harvest_run"], r["jobs"], r["domains"], filesize(r["expected"]), r["created"], r["ended"],
-                  " ".join(f"{s}:{n}" for s, n in sorted(statuses.get(r["harvest_run"], {}).items())))
-                 for r in runs]))
+            self.stdout.write(
+                "\n"
+                + render(
+                    ["run", "jobs", "domains", "expected", "created (UTC)", "last ended (UTC)", "job states"],
+                    [
+                        (
+                            r["harvest_run"],
+                            r["jobs"],
+                            r["domains"],
+                            filesize(r["expected"]),
+                            r["created"],
+                            r["ended"],
+                            " ".join(f"{s}:{n}" for s, n in sorted(statuses.get(r["harvest_run"], {}).items())),
+                        )
+                        for r in runs
+                    ],
+                )
+            )
 
-    def do_create(self, name: str, kind: str, seeds: str | None, template: str | None, schedule: str | None,
-                  channel: str | None, max_objects: int | None, max_bytes: int | None,
-                  max_job_running_time_s: int | None, previous: str | None, comments: str, activate: bool,
-                  **_: object) -> None:
-        fields = {"name": name, "comments": comments, "schedule": schedule, "channel": channel, "previous": previous,
-                  "max_job_running_time_s": max_job_running_time_s}
+    def do_create(
+        self,
+        name: str,
+        kind: str,
+        seeds: str | None,
+        template: str | None,
+        schedule: str | None,
+        channel: str | None,
+        max_objects: int | None,
+        max_bytes: int | None,
+        max_job_running_time_s: int | None,
+        previous: str | None,
+        comments: str,
+        activate: bool,
+        **_: object,
+    ) -> None:
+        fields = {
+            "name": name,
+            "comments": comments,
+            "schedule": schedule,
+            "channel": channel,
+            "previous": previous,
+            "max_job_running_time_s": max_job_running_time_s,
+        }
         fields = {k: v for k, v in fields.items() if v is not None}
         text = _read_seeds(seeds) if seeds else None
         try:
-            made = newharvest.create(kind, fields, seeds=text, template=template, max_objects=max_objects,
-                                     max_bytes=max_bytes, activate=activate)
+            made = newharvest.create(
+                kind,
+                fields,
+                seeds=text,
+                template=template,
+                max_objects=max_objects,
+                max_bytes=max_bytes,
+                activate=activate,
+            )
         except newharvest.SeedLinesInvalid as exc:
             raise self._seed_errors(seeds, exc.lines, "nothing was created") from None
         except Invalid as exc:
             raise CommandError("; ".join(f"{_option(loc)}: {message}" for loc, message in exc.errors)) from None
         d = made.definition
-        self.stdout.write(f"harvest {d.pk}: {d.name} ({d.kind}) created"
-                          + (f" with {made.seeds} seed(s) on {made.domains} domain(s), "
-                             f"{len(made.created_domains)} of them new" if text is not None else "")
-                          + (f"; active, next run {_next(d)}" if d.active else "; inactive (activate it to run)"))
+        self.stdout.write(
+            f"harvest {d.pk}: {d.name} ({d.kind}) created"
+            + (
+                f" with {made.seeds} seed(s) on {made.domains} domain(s), {len(made.created_domains)} of them new"
+                if text is not None
+                else ""
+            )
+            + (f"; active, next run {_next(d)}" if d.active else "; inactive (activate it to run)")
+        )
 
     def _seed_errors(self, path: str, lines: list, outcome: str) -> CommandError:
         """Each refused seed line on stderr as FILE:LINE (the first 50); the error to raise."""
@@ -202,20 +299,30 @@ class Command(BaseCommand):
         result = seeding.add_seeds(d, _read_seeds(seeds), chosen)
         if not result.ok:
             raise self._seed_errors(seeds, result.errors, "nothing was added")
-        self.stdout.write(f"{sum(len(s) for s in result.seeds.values())} seed(s) on {len(result.seeds)} domain(s) "
-                          f"added to {d.name} ({len(result.created_domains)} new domain(s))")
+        self.stdout.write(
+            f"{sum(len(s) for s in result.seeds.values())} seed(s) on {len(result.seeds)} domain(s) "
+            f"added to {d.name} ({len(result.created_domains)} new domain(s))"
+        )
 
     def do_run_now(self, harvest: str, force: bool = False, **_: object) -> None:
         d = self._definition(harvest)
         outcome = scheduler.run_now(d, requested_by=_who(), force=force)
         jobs = outcome.jobs
-        self.stdout.write(f"{d.name} run {outcome.run}: {len(jobs)} job(s), "
-                          f"{sum(j.domain_count for j in jobs)} domain configuration(s)")
-        self.stdout.write(render(["job", "domains", "expected objects", "expected size", "status"], [
-            (j.pk, j.domain_count, j.expected_objects, filesize(j.expected_bytes), j.status) for j in jobs]))
+        self.stdout.write(
+            f"{d.name} run {outcome.run}: {len(jobs)} job(s), "
+            f"{sum(j.domain_count for j in jobs)} domain configuration(s)"
+        )
+        self.stdout.write(
+            render(
+                ["job", "domains", "expected objects", "expected size", "status"],
+                [(j.pk, j.domain_count, j.expected_objects, filesize(j.expected_bytes), j.status) for j in jobs],
+            )
+        )
         if outcome.waiting:
-            raise CommandError(outcome.describe() + ("" if outcome.made else "; --force makes another run anyway"),
-                               returncode=WAITING_FOR_BROKER)
+            raise CommandError(
+                outcome.describe() + ("" if outcome.made else "; --force makes another run anyway"),
+                returncode=WAITING_FOR_BROKER,
+            )
         if not outcome.made:
             self.stdout.write(outcome.describe())
 
@@ -223,11 +330,12 @@ class Command(BaseCommand):
         d = scheduler.activate(self._definition(harvest))
         if d.kind == d.CONTINUOUS:
             job = continuous.live_job(d)
-            self.stdout.write(f"{d.name} activated; its continuous job {job.pk if job else '-'} is "
-                              f"{job.status if job else 'not made'} on channel {d.channel.name}")
+            self.stdout.write(
+                f"{d.name} activated; its continuous job {job.pk if job else '-'} is "
+                f"{job.status if job else 'not made'} on channel {d.channel.name}"
+            )
             return
-        self.stdout.write(f"{d.name} activated; next run {_next(d)}"
-                          + (" UTC" if d.next_date else ""))
+        self.stdout.write(f"{d.name} activated; next run {_next(d)}" + (" UTC" if d.next_date else ""))
 
     def do_deactivate(self, harvest: str, **_: object) -> None:
         try:
@@ -257,8 +365,10 @@ class Command(BaseCommand):
 
     def do_set_next(self, harvest: str, when: str, **_: object) -> None:
         d = scheduler.set_next(self._definition(harvest), _parse_time(when))
-        self.stdout.write(f"{d.name}: next run {d.next_date:%Y-%m-%d %H:%M} UTC"
-                          + ("" if d.active else " (inactive: activate it to run)"))
+        self.stdout.write(
+            f"{d.name}: next run {d.next_date:%Y-%m-%d %H:%M} UTC"
+            + ("" if d.active else " (inactive: activate it to run)")
+        )
 
 
 def _plan(d: HarvestDefinition) -> str:

@@ -39,20 +39,25 @@ MAX_DOMAIN_LINE_BYTES = 1024
 
 
 class Command(BaseCommand):
-    help = ("Import domains from FILE (one registrable domain or IP per line; blank lines and lines starting "
-            "with # are ignored; '-' reads standard input). New domains get default seeds "
-            "(http/https, with and without www) and a default configuration; existing ones are skipped.")
+    help = (
+        "Import domains from FILE (one registrable domain or IP per line; blank lines and lines starting "
+        "with # are ignored; '-' reads standard input). New domains get default seeds "
+        "(http/https, with and without www) and a default configuration; existing ones are skipped."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("file", help="the file to read, UTF-8, one domain per line; - for stdin")
         parser.add_argument("--batch-size", type=int, default=20000, help="domains per insert batch (20000)")
-        parser.add_argument("--show-errors", type=int, default=50,
-                            help="print at most this many invalid lines (50); all are counted")
-        parser.add_argument("--rejected", metavar="PATH",
-                            help="also write every invalid line as FILE:LINE: reason to PATH")
+        parser.add_argument(
+            "--show-errors", type=int, default=50, help="print at most this many invalid lines (50); all are counted"
+        )
+        parser.add_argument(
+            "--rejected", metavar="PATH", help="also write every invalid line as FILE:LINE: reason to PATH"
+        )
         parser.add_argument("--dry-run", action="store_true", help="validate only; create nothing")
-        parser.add_argument("--parallel", type=int, default=2,
-                            help="batches written at once, each on its own database connection (2)")
+        parser.add_argument(
+            "--parallel", type=int, default=2, help="batches written at once, each on its own database connection (2)"
+        )
 
     def handle(self, *args: object, **options: object) -> None:
         path = str(options["file"])
@@ -91,9 +96,11 @@ class Command(BaseCommand):
             now = time.monotonic()
             if now - last_report >= 2 or int(options["verbosity"]) > 1:
                 last_report = now
-                self.stderr.write(f"  line {stats['lines']:,}: {stats['created']:,} created, "
-                                  f"{stats['existing']:,} existing, {stats['invalid']:,} invalid "
-                                  f"({stats['lines'] / (now - started):,.0f} lines/s)")
+                self.stderr.write(
+                    f"  line {stats['lines']:,}: {stats['created']:,} created, "
+                    f"{stats['existing']:,} existing, {stats['invalid']:,} invalid "
+                    f"({stats['lines'] / (now - started):,.0f} lines/s)"
+                )
 
         # Validation (Python) overlaps with inserts (the database), and up to --parallel batches are
         # written at once on their own connections, so both cores work. At most 2 × parallel batches
@@ -124,15 +131,21 @@ class Command(BaseCommand):
                 rejected.close()
         elapsed = time.monotonic() - started
         if shown < stats["invalid"]:
-            self.stderr.write(f"… {stats['invalid'] - shown:,} more invalid lines not shown"
-                              + ("" if rejected else " (use --rejected PATH to keep them all)"))
+            self.stderr.write(
+                f"… {stats['invalid'] - shown:,} more invalid lines not shown"
+                + ("" if rejected else " (use --rejected PATH to keep them all)")
+            )
         verb = "would be checked" if options["dry_run"] else "imported"
-        self.stdout.write(f"{path}: {stats['lines']:,} lines {verb} in {elapsed:.1f} s: {stats['created']:,} "
-                          f"domains created, {stats['existing']:,} already existed, {stats['invalid']:,} "
-                          f"invalid lines.")
+        self.stdout.write(
+            f"{path}: {stats['lines']:,} lines {verb} in {elapsed:.1f} s: {stats['created']:,} "
+            f"domains created, {stats['existing']:,} already existed, {stats['invalid']:,} "
+            f"invalid lines."
+        )
         if stats["invalid"]:
-            raise CommandError(f"{path}: {stats['invalid']:,} invalid lines refused (see above); "
-                               "the valid lines were imported", returncode=1)
+            raise CommandError(
+                f"{path}: {stats['invalid']:,} invalid lines refused (see above); the valid lines were imported",
+                returncode=1,
+            )
 
 
 def _write_batch(names: list[str], template: CrawlTemplate, own_connection: bool = True) -> CreateResult:

@@ -17,8 +17,9 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("jobs", nargs="*", type=int, metavar="JOB", help="these jobs only (recomputed)")
-        parser.add_argument("--retry-reports", action="store_true",
-                            help="also recompute jobs whose reports could not be read last time")
+        parser.add_argument(
+            "--retry-reports", action="store_true", help="also recompute jobs whose reports could not be read last time"
+        )
         parser.add_argument("--limit", type=int, default=10_000, help="at most this many jobs (default 10000)")
 
     def handle(self, *args: object, jobs: list[int], retry_reports: bool, limit: int, **options: object) -> None:
@@ -35,8 +36,11 @@ class Command(BaseCommand):
             missing = ended.exclude(pk__in=JobStats.objects.values("job"))
             todo = list(missing.order_by("id").values_list("pk", flat=True)[:limit])
             if retry_reports:
-                todo += list(JobStats.objects.exclude(reports_error="").order_by("job")
-                             .values_list("job", flat=True)[: max(0, limit - len(todo))])
+                todo += list(
+                    JobStats.objects.exclude(reports_error="")
+                    .order_by("job")
+                    .values_list("job", flat=True)[: max(0, limit - len(todo))]
+                )
         without = 0
         for pk in todo:
             row = record_job_stats(Job(pk=pk))

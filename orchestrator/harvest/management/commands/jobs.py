@@ -40,13 +40,22 @@ class Command(BaseCommand):
         trap = sub.add_parser("add-trap", help="add a crawler-trap regex to a running job")
         trap.add_argument("job", type=int)
         trap.add_argument("regex")
-        qa = sub.add_parser("qa", help="page QA: load the job's seeds and pages through replay in headless Chromium "
-                                       "and record what is missing (queued for the qa worker)")
+        qa = sub.add_parser(
+            "qa",
+            help="page QA: load the job's seeds and pages through replay in headless Chromium "
+            "and record what is missing (queued for the qa worker)",
+        )
         qa.add_argument("job", type=int)
-        qa.add_argument("--here", action="store_true",
-                        help="run the pass in this process and print its findings, instead of queueing it")
-        patcher = sub.add_parser("patch", help="a follow-up job fetching exactly the URLs the latest QA pass of the "
-                                               "job found missing (0 hops), submitted at once")
+        qa.add_argument(
+            "--here",
+            action="store_true",
+            help="run the pass in this process and print its findings, instead of queueing it",
+        )
+        patcher = sub.add_parser(
+            "patch",
+            help="a follow-up job fetching exactly the URLs the latest QA pass of the "
+            "job found missing (0 hops), submitted at once",
+        )
         patcher.add_argument("job", type=int)
 
     def handle(self, *args: object, action: str, **options: object) -> None:
@@ -70,10 +79,13 @@ class Command(BaseCommand):
             jobs = jobs.filter(harvest__name=harvest)
         if since:
             jobs = jobs.filter(created__gte=_parse_time(since))
-        rows = [(j.pk, j.harvest.name, j.harvest_run, j.channel.name, j.status, j.domain_count, j.created,
-                 j.ended_at) for j in jobs[:limit]]
-        self.stdout.write(render(["id", "harvest", "run", "channel", "status", "domains", "created (UTC)",
-                                  "ended (UTC)"], rows))
+        rows = [
+            (j.pk, j.harvest.name, j.harvest_run, j.channel.name, j.status, j.domain_count, j.created, j.ended_at)
+            for j in jobs[:limit]
+        ]
+        self.stdout.write(
+            render(["id", "harvest", "run", "channel", "status", "domains", "created (UTC)", "ended (UTC)"], rows)
+        )
 
     def do_show(self, job: int, spec: bool, **_: object) -> None:
         j = self._job(job)
@@ -90,39 +102,59 @@ class Command(BaseCommand):
         if j.patches_id:
             lines.append(f"  patch crawl of job {j.patches_id} (its missing resources)")
         if p:
-            lines.append(f"  progress: {p.get('uris_done', 0)} URIs done, {p.get('uris_queued', 0)} queued, "
-                         f"{p.get('uris_failed', 0)} failed, {filesize(p.get('bytes', 0))}, "
-                         f"{p.get('uri_rate', 0):.1f} URI/s, {p.get('kb_rate', 0):.1f} KB/s")
+            lines.append(
+                f"  progress: {p.get('uris_done', 0)} URIs done, {p.get('uris_queued', 0)} queued, "
+                f"{p.get('uris_failed', 0)} failed, {filesize(p.get('bytes', 0))}, "
+                f"{p.get('uri_rate', 0):.1f} URI/s, {p.get('kb_rate', 0):.1f} KB/s"
+            )
         c = p.get("continuous")
         if c:  # a continuous job's live figures (Progress.continuous)
             budget = f"{c['budget_per_s']:g}/s" if c.get("budget_per_s") else "none"
             fresh = f"{c['freshness']:.0%}" if isinstance(c.get("freshness"), int | float) else "-"
-            lines.append(f"  continuous: {c.get('fetch_rate', 0):.2f} fetches/s (budget {budget}), "
-                         f"{c.get('visits', 0)} visits: {c.get('changed', 0)} changed, {c.get('unchanged', 0)} "
-                         f"unchanged ({c.get('header_skipped', 0)} by headers, {c.get('not_modified', 0)} 304), "
-                         f"{c.get('errors', 0)} errors, {c.get('validator_misses', 0)} validator misses; "
-                         f"{c.get('warcs_closed', 0)} WARCs closed; freshness {fresh}")
+            lines.append(
+                f"  continuous: {c.get('fetch_rate', 0):.2f} fetches/s (budget {budget}), "
+                f"{c.get('visits', 0)} visits: {c.get('changed', 0)} changed, {c.get('unchanged', 0)} "
+                f"unchanged ({c.get('header_skipped', 0)} by headers, {c.get('not_modified', 0)} 304), "
+                f"{c.get('errors', 0)} errors, {c.get('validator_misses', 0)} validator misses; "
+                f"{c.get('warcs_closed', 0)} WARCs closed; freshness {fresh}"
+            )
             q = c.get("queues") or {}
             lines.append("  queues: " + ", ".join(f"{q.get(k, 0)} {k}" for k in ("ready", "snoozed", "busy", "empty")))
             for d in (c.get("due_next") or [])[:5]:
-                lines.append(f"  due {d.get('at')}: {d.get('uri')} (wait {d.get('wait_s')} s, {d.get('visits')} "
-                             f"visits, {d.get('versions')} versions)")
+                lines.append(
+                    f"  due {d.get('at')}: {d.get('uri')} (wait {d.get('wait_s')} s, {d.get('visits')} "
+                    f"visits, {d.get('versions')} versions)"
+                )
         if j.error_category:
             lines.append(f"  error: {j.error_category}: {j.error_detail}")
         self.stdout.write("\n".join(lines))
         infos = j.harvest_infos.select_related("domain", "configuration").order_by("domain__name")[:200]
         if infos:
-            self.stdout.write("\n" + render(["domain", "configuration", "objects", "bytes", "stop reason"], [
-                (i.domain.name, i.configuration.name, i.objects_count, filesize(i.bytes_count), i.stop_reason)
-                for i in infos]))
+            self.stdout.write(
+                "\n"
+                + render(
+                    ["domain", "configuration", "objects", "bytes", "stop reason"],
+                    [
+                        (i.domain.name, i.configuration.name, i.objects_count, filesize(i.bytes_count), i.stop_reason)
+                        for i in infos
+                    ],
+                )
+            )
         files = j.files.order_by("name")
         if files:
-            self.stdout.write("\n" + render(["file", "size", "index state"],
-                                            [(f.name, filesize(f.size), f.index_state) for f in files]))
+            self.stdout.write(
+                "\n"
+                + render(["file", "size", "index state"], [(f.name, filesize(f.size), f.index_state) for f in files])
+            )
         controls = j.controls.all()
         if controls:
-            self.stdout.write("\n" + render(["requested (UTC)", "by", "action", "argument", "acknowledged"], [
-                (c.requested_at, c.requested_by, c.action, c.argument, c.acknowledged_at) for c in controls]))
+            self.stdout.write(
+                "\n"
+                + render(
+                    ["requested (UTC)", "by", "action", "argument", "acknowledged"],
+                    [(c.requested_at, c.requested_by, c.action, c.argument, c.acknowledged_at) for c in controls],
+                )
+            )
         if spec:
             self.stdout.write("\n" + json.dumps(j.spec, indent=2))
 
@@ -167,10 +199,23 @@ class Command(BaseCommand):
         if done.status != "DONE":
             raise CommandError(f"QA run {done.pk} failed: {done.error}")
         pages = done.pages.order_by("-missing_count", "url")
-        self.stdout.write(f"QA run {done.pk} of job {job}: {done.pages_done} page(s), {done.missing_urls} missing "
-                          "URL(s)\n" + render(["page", "missing", "replay", "screenshot sim.", "text sim."], [
-                              (p.url, p.missing_count, "timed out" if p.timed_out else p.replay_status,
-                               _score(p.screenshot_similarity), _score(p.text_similarity)) for p in pages]))
+        self.stdout.write(
+            f"QA run {done.pk} of job {job}: {done.pages_done} page(s), {done.missing_urls} missing "
+            "URL(s)\n"
+            + render(
+                ["page", "missing", "replay", "screenshot sim.", "text sim."],
+                [
+                    (
+                        p.url,
+                        p.missing_count,
+                        "timed out" if p.timed_out else p.replay_status,
+                        _score(p.screenshot_similarity),
+                        _score(p.text_similarity),
+                    )
+                    for p in pages
+                ],
+            )
+        )
         missing = done.missing.order_by("host", "resource_type", "url").values_list("host", "resource_type", "url")
         if missing:
             self.stdout.write("\n" + render(["host", "type", "missing URL"], list(dict.fromkeys(missing))))

@@ -60,27 +60,44 @@ ADMIN_PASSWORD_FILE = "admin-password"
 
 
 class Command(BaseCommand):
-    help = ("Start the whole netharvest stack on this machine (web, beat, high- and low-priority and continuous "
-            "harvester workers, indexer, replay, page QA) and stop it all on Ctrl-C.")
+    help = (
+        "Start the whole netharvest stack on this machine (web, beat, high- and low-priority and continuous "
+        "harvester workers, indexer, replay, page QA) and stop it all on Ctrl-C."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--bind", default=os.environ.get("NETHARVEST_BIND", "127.0.0.1:8000"),
-                            help="address of the web UI (default 127.0.0.1:8000)")
+        parser.add_argument(
+            "--bind",
+            default=os.environ.get("NETHARVEST_BIND", "127.0.0.1:8000"),
+            help="address of the web UI (default 127.0.0.1:8000)",
+        )
         parser.add_argument("--only", default="", help="comma-separated process names to run (default: all)")
         parser.add_argument("--procfile", default=str(PROCFILE), help="the Procfile to run")
-        parser.add_argument("--demo", action=argparse.BooleanOptionalAction,
-                            default=os.environ.get("NETHARVEST_DEMO", "1") not in ("0", "false", "no"),
-                            help="serve the bundled test site on 127.0.0.1 (two hosts) and add a selective "
-                                 "harvest definition of it, due at once (default: on; NETHARVEST_DEMO=0 or "
-                                 "--no-demo turns it off)")
-        parser.add_argument("--replay-bind", default=os.environ.get("NETHARVEST_REPLAY_BIND", "127.0.0.1:8090"),
-                            help="address of the replay service (pywb), which only the web UI talks to: keep it "
-                                 "on loopback (default 127.0.0.1:8090)")
-        parser.add_argument("--dedup-bind", default=os.environ.get("NETHARVEST_DEDUP_BIND", "127.0.0.1:8095"),
-                            help="address of the dedup service, which the harvesters and the indexer use "
-                                 "(default 127.0.0.1:8095)")
-        parser.add_argument("--demo-port", type=int, default=8001,
-                            help="first port of the demo site; its sister host is on the next port (default 8001)")
+        parser.add_argument(
+            "--demo",
+            action=argparse.BooleanOptionalAction,
+            default=os.environ.get("NETHARVEST_DEMO", "1") not in ("0", "false", "no"),
+            help="serve the bundled test site on 127.0.0.1 (two hosts) and add a selective "
+            "harvest definition of it, due at once (default: on; NETHARVEST_DEMO=0 or "
+            "--no-demo turns it off)",
+        )
+        parser.add_argument(
+            "--replay-bind",
+            default=os.environ.get("NETHARVEST_REPLAY_BIND", "127.0.0.1:8090"),
+            help="address of the replay service (pywb), which only the web UI talks to: keep it "
+            "on loopback (default 127.0.0.1:8090)",
+        )
+        parser.add_argument(
+            "--dedup-bind",
+            default=os.environ.get("NETHARVEST_DEDUP_BIND", "127.0.0.1:8095"),
+            help="address of the dedup service, which the harvesters and the indexer use (default 127.0.0.1:8095)",
+        )
+        parser.add_argument(
+            "--demo-port",
+            type=int,
+            default=8001,
+            help="first port of the demo site; its sister host is on the next port (default 8001)",
+        )
 
     def handle(self, *args: object, **options: object) -> None:
         procfile = Path(str(options["procfile"]))
@@ -90,8 +107,9 @@ class Command(BaseCommand):
         only = [name.strip() for name in str(options["only"]).split(",") if name.strip()]
         unknown = set(only) - set(processes)
         if unknown:
-            raise CommandError(f"unknown process(es) {', '.join(sorted(unknown))}; the Procfile has "
-                               f"{', '.join(processes)}")
+            raise CommandError(
+                f"unknown process(es) {', '.join(sorted(unknown))}; the Procfile has {', '.join(processes)}"
+            )
 
         call_command("migrate", verbosity=0, interactive=False)
         login = self._ensure_admin()
@@ -101,26 +119,37 @@ class Command(BaseCommand):
             busy = [p for p in (port, port + 1) if not _port_free(p)]
             if busy:
                 # honcho stops the whole stack when one process dies: say so before starting anything.
-                raise CommandError(f"the demo site needs ports {port} and {port + 1} on 127.0.0.1, but "
-                                   f"{', '.join(map(str, busy))} is in use: choose others with --demo-port N, "
-                                   "or leave the demo out with --no-demo")
+                raise CommandError(
+                    f"the demo site needs ports {port} and {port + 1} on 127.0.0.1, but "
+                    f"{', '.join(map(str, busy))} is in use: choose others with --demo-port N, "
+                    "or leave the demo out with --no-demo"
+                )
             definition, created = ensure_demo_definition(port, port + 1)
             state = "due now" if created else "already made: `netharvest harvests run-now` runs it again"
-            demo_line = (f"  demo            http://127.0.0.1:{port}/ and :{port + 1}/, harvest definition "
-                         f"{definition.name!r} ({state})\n")
+            demo_line = (
+                f"  demo            http://127.0.0.1:{port}/ and :{port + 1}/, harvest definition "
+                f"{definition.name!r} ({state})\n"
+            )
 
-        replay_line, replay_bind, replay = self._replay(processes, only, str(options["replay_bind"]),
-                                                        str(options["bind"]))
+        replay_line, replay_bind, replay = self._replay(
+            processes, only, str(options["replay_bind"]), str(options["bind"])
+        )
         qa_line, qa = self._qa(processes, only, str(options["bind"]))
         dedup_line, dedup_url, dedup = self._dedup(processes, only, str(options["dedup_bind"]))
 
         env = dict(os.environ)
         # The venv's scripts (celery, gunicorn) must be found even when the venv is not activated.
         env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
-        env.update(NETHARVEST_DATA_DIR=str(settings.DATA_DIR), NETHARVEST_BIND=str(options["bind"]),
-                   DJANGO_SETTINGS_MODULE="orchestrator.settings", PYTHONUNBUFFERED="1",
-                   NETHARVEST_INDEX_DIR=str(settings.NETHARVEST_INDEX_DIR), NETHARVEST_REPLAY_BIND=replay_bind,
-                   NETHARVEST_REPLAY_URL=f"http://{replay_bind}", NETHARVEST_DEDUP_BIND=str(options["dedup_bind"]))
+        env.update(
+            NETHARVEST_DATA_DIR=str(settings.DATA_DIR),
+            NETHARVEST_BIND=str(options["bind"]),
+            DJANGO_SETTINGS_MODULE="orchestrator.settings",
+            PYTHONUNBUFFERED="1",
+            NETHARVEST_INDEX_DIR=str(settings.NETHARVEST_INDEX_DIR),
+            NETHARVEST_REPLAY_BIND=replay_bind,
+            NETHARVEST_REPLAY_URL=f"http://{replay_bind}",
+            NETHARVEST_DEDUP_BIND=str(options["dedup_bind"]),
+        )
         if dedup_url:
             env["NETHARVEST_DEDUP_URL"] = dedup_url
         # The web server needs a key from the environment (orchestrator/security.py): this stack's own,
@@ -147,13 +176,21 @@ class Command(BaseCommand):
         manager._procmgr = _PoliteProcessManager()
         cwd = str(Path(__file__).resolve().parents[4])
         for name, command in processes.items():
-            if (not only or name in only) and (name != "replay" or replay) and (name != "qa" or qa) \
-                    and (name != "dedup" or dedup):
+            if (
+                (not only or name in only)
+                and (name != "replay" or replay)
+                and (name != "qa" or qa)
+                and (name != "dedup" or dedup)
+            ):
                 manager.add_process(name, command, env=env, cwd=cwd)
         if options["demo"]:
             for name, site, peer in (("demo-site", port, port + 1), ("demo-peer", port + 1, port)):
-                manager.add_process(name, f"exec {sys.executable} -m harvester.testsite --port {site} "
-                                          f"--peer-port {peer}", env=env, cwd=cwd)
+                manager.add_process(
+                    name,
+                    f"exec {sys.executable} -m harvester.testsite --port {site} --peer-port {peer}",
+                    env=env,
+                    cwd=cwd,
+                )
         manager.loop()
         # Asked to stop (Ctrl-C, SIGTERM) and every process stopped cleanly: that is success.
         clean = all(p.get("returncode") == 0 for p in manager._processes.values())
@@ -174,15 +211,28 @@ class Command(BaseCommand):
             return "", bind, False
         python = Path(os.environ.get("NETHARVEST_PYWB_PYTHON", PROCFILE.parents[1] / ".venv/tools/pywb/bin/python"))
         if not python.exists():
-            return (f"  replay          not started: pywb is not installed ({python}; python3 deploy/dev.py install "
-                    "makes it)\n"), bind, False
+            return (
+                (
+                    f"  replay          not started: pywb is not installed ({python}; python3 deploy/dev.py install "
+                    "makes it)\n"
+                ),
+                bind,
+                False,
+            )
         if host in ("127.0.0.1", "localhost") and not _port_free(int(port)):
-            raise CommandError(f"the replay service needs {bind}, which is in use: choose another with "
-                               "--replay-bind 127.0.0.1:PORT")
+            raise CommandError(
+                f"the replay service needs {bind}, which is in use: choose another with --replay-bind 127.0.0.1:PORT"
+            )
         refresh()
         warning = "" if host in ("127.0.0.1", "localhost", "::1") else "  (NOT loopback: firewall it!)"
-        return (f"  replay          http://{web}/replay/all/<url>   (through the web UI, after login; pywb itself "
-                f"on {bind}{warning})\n"), bind, True
+        return (
+            (
+                f"  replay          http://{web}/replay/all/<url>   (through the web UI, after login; pywb itself "
+                f"on {bind}{warning})\n"
+            ),
+            bind,
+            True,
+        )
 
     def _dedup(self, processes: dict[str, object], only: list[str], bind: str) -> tuple[str, str, bool]:
         """The dedup line to print, the address every process is given (NETHARVEST_DEDUP_URL) and whether to
@@ -194,8 +244,9 @@ class Command(BaseCommand):
             url = settings.NETHARVEST_DEDUP_URL
             return f"  dedup           {url or settings.NETHARVEST_DEDUP_INDEX}\n", url, False
         if host in ("127.0.0.1", "localhost") and not _port_free(int(port)):
-            raise CommandError(f"the dedup service needs {bind}, which is in use: choose another with "
-                               "--dedup-bind 127.0.0.1:PORT")
+            raise CommandError(
+                f"the dedup service needs {bind}, which is in use: choose another with --dedup-bind 127.0.0.1:PORT"
+            )
         url = f"http://{bind}"
         if settings.NETHARVEST_DEDUP_INDEX.is_file():
             hint = f" (an older SQLite index is at {settings.NETHARVEST_DEDUP_INDEX}: `netharvest index dedup-load`)"
@@ -213,8 +264,10 @@ class Command(BaseCommand):
         problem = chromium_problem(settings.NETHARVEST_QA_CHROMIUM)
         if problem:
             return f"  page QA         not started: {problem}\n", False
-        return (f"  page QA         http://{web}/jobs/<id>/qa/   (worker on queue qa, Chromium "
-                f"{settings.NETHARVEST_QA_CHROMIUM})\n"), True
+        return (
+            f"  page QA         http://{web}/jobs/<id>/qa/   (worker on queue qa, Chromium "
+            f"{settings.NETHARVEST_QA_CHROMIUM})\n"
+        ), True
 
     def _ensure_admin(self) -> str:
         """The first start creates an administrator and keeps its password in the data directory."""

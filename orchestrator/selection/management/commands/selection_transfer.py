@@ -9,8 +9,10 @@ from orchestrator.selection.transfer import transfer
 
 
 class Command(BaseCommand):
-    help = ("Transfer the selection's active records into the harvest definitions their collection × frequency "
-            "is mapped to (idempotent; reports every change). Runs by itself before each scheduled run.")
+    help = (
+        "Transfer the selection's active records into the harvest definitions their collection × frequency "
+        "is mapped to (idempotent; reports every change). Runs by itself before each scheduled run."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--definition", help="only the records mapped to this harvest definition (name)")
