@@ -42,7 +42,7 @@ def fetch_spec(ref: JobRef, tries: int = SPEC_FETCH_TRIES, sleep: Any = time.sle
     request = urllib.request.Request(ref.spec_url, headers={"Accept": "application/json"})
     token = os.environ.get("NETHARVEST_API_TOKEN", "").strip()
     if token:
-        request.add_header("Authorization", f"Bearer {token}")
+        request.add_unredirected_header("Authorization", f"Bearer {token}")  # never to a redirect's host
     reason = "no try made"
     for attempt in range(max(1, tries)):
         if attempt:

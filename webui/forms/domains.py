@@ -156,9 +156,9 @@ class ConfigurationForm(forms.ModelForm):
         self.fields["seedlists"].required = False  # clean_seedlists says why one is needed
         if self.instance.pk and self.instance.is_default:
             self.fields["is_default"].disabled = True
-            self.fields["is_default"].help_text = (
-                "This is the default; make another configuration the default to change that."
-            )
+            self.fields[
+                "is_default"
+            ].help_text = "This is the default; make another configuration the default to change that."
 
     def clean_name(self) -> str:
         name = self.cleaned_data["name"].strip()
