@@ -100,6 +100,20 @@ def record_control_applied(job_id: int, control_id: int, applied_at: str) -> boo
     )
 
 
+def _archive_file(job: Job, f: FileResult) -> ArchiveFile:
+    """The row of a file a harvester reported (while the job runs or in its result); the chain hashes it."""
+    return ArchiveFile(
+        name=f.name,
+        kind=f.kind,
+        job=job,
+        harvest_id=job.harvest_id,
+        size=f.size,
+        sha256="",
+        harvester_sha256=f.sha256,
+        spool_path=f.path,
+    )
+
+
 def record_files(job_id: int, files: Any) -> int:
     """Files a continuous job closed while it runs (``orchestrator.record_files``): ArchiveFile rows, and the
     indexer chain started for them once committed, so their captures are replayable and in the dedup index
@@ -131,21 +145,7 @@ def record_files(job_id: int, files: Any) -> int:
             return 0
         have = set(ArchiveFile.objects.filter(job=job, name__in=names).values_list("name", flat=True))
         new = [f for f in results if f.name not in have]
-        ArchiveFile.objects.bulk_create(
-            [
-                ArchiveFile(
-                    name=f.name,
-                    kind=f.kind,
-                    job=job,
-                    harvest_id=job.harvest_id,
-                    size=f.size,
-                    sha256="",
-                    harvester_sha256=f.sha256,
-                    spool_path=f.path,
-                )
-                for f in new
-            ]
-        )
+        ArchiveFile.objects.bulk_create([_archive_file(job, f) for f in new])
         if new:
             chain.enqueue_job_on_commit(job.pk)
     if new:
@@ -244,20 +244,7 @@ def _record(result: JobResult) -> Job:
             Job.objects.filter(pk=job.pk, harvester="").update(harvester=result.harvester[:200])
         HarvestInfo.objects.bulk_create(infos, batch_size=5000)
         ArchiveFile.objects.bulk_create(
-            [
-                ArchiveFile(
-                    name=f.name,
-                    kind=f.kind,
-                    job=job,
-                    harvest_id=job.harvest_id,
-                    size=f.size,
-                    sha256="",
-                    harvester_sha256=f.sha256,
-                    spool_path=f.path,
-                )
-                for f in result.files
-                if f.name not in handed
-            ],
+            [_archive_file(job, f) for f in result.files if f.name not in handed],
             batch_size=5000,
         )
         if result.files:
