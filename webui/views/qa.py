@@ -5,6 +5,7 @@ year, each with a comparison (run to run, year to year) and a CSV export. The fi
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from django.http import Http404, HttpRequest, HttpResponse
@@ -29,79 +30,118 @@ def _bytes(v: float) -> str:
     return filesize(int(v))
 
 
+@dataclass(frozen=True)
+class _Measure:
+    """One NAS_qual measure: its title, what its rows are keyed by, how a Figures gives its values, how a
+    value reads, and whether rows are sorted by size (False keeps the figures' own order, as buckets)."""
+
+    title: str
+    key_name: str
+    get: Callable[[stats.Figures], dict[str, float]]
+    fmt: Callable[[float], str]
+    by_size: bool
+
+
+MEASURES: tuple[_Measure, ...] = (
+    _Measure(
+        "Selective vs broad (objects)",
+        "kind",
+        lambda f: {k: v[1] for k, v in f.selective_vs_broad.items()},
+        _num,
+        False,
+    ),
+    _Measure(
+        "Selective vs broad (bytes)",
+        "kind",
+        lambda f: {k: v[2] for k, v in f.selective_vs_broad.items()},
+        _bytes,
+        False,
+    ),
+    _Measure(
+        "Selective vs broad (seeds: human selection vs automated lists)",
+        "kind",
+        lambda f: {k: v[3] for k, v in f.selective_vs_broad.items()},
+        _num,
+        False,
+    ),
+    _Measure(
+        "MIME categories (URIs)", "category", lambda f: {k: v[0] for k, v in f.mime_categories.items()}, _num, True
+    ),
+    _Measure("MIME types (URIs)", "MIME type", lambda f: {k: v[0] for k, v in f.mime_types.items()}, _num, True),
+    _Measure("MIME types (bytes)", "MIME type", lambda f: {k: v[1] for k, v in f.mime_types.items()}, _bytes, True),
+    _Measure("HTTP status codes (URIs)", "code", lambda f: dict(f.status_codes), _num, True),
+    _Measure("TLDs (objects)", "TLD", lambda f: {k: v[1] for k, v in f.tlds.items()}, _num, True),
+    _Measure("TLDs (domains)", "TLD", lambda f: {k: v[0] for k, v in f.tlds.items()}, _num, True),
+    _Measure("Domain size, objects per domain (domains)", "objects", lambda f: dict(f.size_buckets), _num, False),
+    _Measure("Stop reasons (domains)", "stop reason", lambda f: dict(f.stop_reasons), _num, True),
+    _Measure("Top domains (bytes)", "domain", lambda f: {d: b for d, _, b in f.top_domains}, _bytes, True),
+    _Measure("Top domains (objects)", "domain", lambda f: {d: o for d, o, _ in f.top_domains}, _num, True),
+)
+
+
+def _keys(values: list[dict[str, float]], by_size: bool) -> list[str]:
+    """Every key of every figure, first seen first; ``by_size``: largest in the figure under review (the
+    last) first, then in the earlier one, then by name."""
+    keys: dict[str, None] = {}
+    for v in values:
+        keys.update(dict.fromkeys(v))
+    ordered = list(keys)
+    if by_size:
+        ordered.sort(key=lambda k: (-values[-1].get(k, 0), -values[0].get(k, 0), k))
+    return ordered
+
+
+def _rows(values: list[dict[str, float]], keys: list[str], fmt: Callable[[float], str]) -> list[dict[str, Any]]:
+    """A table row per key: each figure's value, its share of that figure's total, and the change."""
+    totals = [sum(v.values()) for v in values]
+    rows = []
+    for k in keys:
+        vs = [v.get(k, 0) for v in values]
+        change = stats.Row("", k, "", tuple(int(x) for x in vs)).change if len(vs) > 1 else ""
+        rows.append(
+            {
+                "key": k,
+                "values": [fmt(x) for x in vs],
+                "shares": [f"{x / t * 100:.1f}%" if t else "-" for x, t in zip(vs, totals, strict=True)],
+                "change": change,
+            }
+        )
+    return rows
+
+
+def _chart(
+    values: list[dict[str, float]], keys: list[str], m: _Measure, a: stats.Figures, b: stats.Figures | None
+) -> str:
+    """One figure: bars with their total; two: paired bars named by the figures' labels."""
+    if b is None:
+        return hbars([(k, values[0].get(k, 0)) for k in keys], fmt=m.fmt, title=m.title, total=sum(values[0].values()))
+    return paired_hbars(
+        [(k, values[0].get(k, 0), values[1].get(k, 0)) for k in keys],
+        names=(b.label, a.label),
+        fmt=m.fmt,
+        title=m.title,
+    )
+
+
 def sections(a: stats.Figures, b: stats.Figures | None = None) -> list[dict[str, Any]]:
-    """Chart + table per NAS_qual measure. With ``b``: ``b`` is the figure shown first (the earlier run
-    or year) and ``a`` the one under review, so changes read from ``b`` to ``a``."""
+    """Chart + table per NAS_qual measure (:data:`MEASURES`). With ``b``: ``b`` is the figure shown first
+    (the earlier run or year) and ``a`` the one under review, so changes read from ``b`` to ``a``. The page
+    shows the first :data:`SHOWN` rows of each and says how many more the CSV has."""
     figs = (b, a) if b is not None else (a,)
     out = []
-    specs: list[tuple[str, str, Callable[[stats.Figures], dict[str, float]], Callable[[float], str], bool]] = [
-        (
-            "Selective vs broad (objects)",
-            "kind",
-            lambda f: {k: v[1] for k, v in f.selective_vs_broad.items()},
-            _num,
-            False,
-        ),
-        (
-            "Selective vs broad (bytes)",
-            "kind",
-            lambda f: {k: v[2] for k, v in f.selective_vs_broad.items()},
-            _bytes,
-            False,
-        ),
-        (
-            "Selective vs broad (seeds: human selection vs automated lists)",
-            "kind",
-            lambda f: {k: v[3] for k, v in f.selective_vs_broad.items()},
-            _num,
-            False,
-        ),
-        ("MIME categories (URIs)", "category", lambda f: {k: v[0] for k, v in f.mime_categories.items()}, _num, True),
-        ("MIME types (URIs)", "MIME type", lambda f: {k: v[0] for k, v in f.mime_types.items()}, _num, True),
-        ("MIME types (bytes)", "MIME type", lambda f: {k: v[1] for k, v in f.mime_types.items()}, _bytes, True),
-        ("HTTP status codes (URIs)", "code", lambda f: dict(f.status_codes), _num, True),
-        ("TLDs (objects)", "TLD", lambda f: {k: v[1] for k, v in f.tlds.items()}, _num, True),
-        ("TLDs (domains)", "TLD", lambda f: {k: v[0] for k, v in f.tlds.items()}, _num, True),
-        ("Domain size, objects per domain (domains)", "objects", lambda f: dict(f.size_buckets), _num, False),
-        ("Stop reasons (domains)", "stop reason", lambda f: dict(f.stop_reasons), _num, True),
-        ("Top domains (bytes)", "domain", lambda f: {d: b for d, _, b in f.top_domains}, _bytes, True),
-        ("Top domains (objects)", "domain", lambda f: {d: o for d, o, _ in f.top_domains}, _num, True),
-    ]
-    for title, key_name, get, fmt, sort in specs:
-        values = [get(f) for f in figs]
-        keys: dict[str, None] = {}
-        for v in values:
-            keys.update(dict.fromkeys(v))
-        ordered = list(keys)
-        if sort:
-            ordered.sort(key=lambda k: (-values[-1].get(k, 0), -values[0].get(k, 0), k))
-        total_rows = len(ordered)
-        ordered = ordered[:SHOWN]
-        rows = []
-        for k in ordered:
-            vs = [v.get(k, 0) for v in values]
-            change = stats.Row("", k, "", tuple(int(x) for x in vs)).change if len(vs) > 1 else ""
-            totals = [sum(v.values()) for v in values]
-            rows.append(
-                {
-                    "key": k,
-                    "values": [fmt(x) for x in vs],
-                    "shares": [f"{x / t * 100:.1f}%" if t else "-" for x, t in zip(vs, totals, strict=True)],
-                    "change": change,
-                }
-            )
-        if b is None:
-            chart = hbars(
-                [(k, values[0].get(k, 0)) for k in ordered], fmt=fmt, title=title, total=sum(values[0].values())
-            )
-        else:
-            chart = paired_hbars(
-                [(k, values[0].get(k, 0), values[1].get(k, 0)) for k in ordered],
-                names=(b.label, a.label),
-                fmt=fmt,
-                title=title,
-            )
-        out.append({"title": title, "key": key_name, "chart": chart, "rows": rows, "more": total_rows - len(ordered)})
+    for m in MEASURES:
+        values = [m.get(f) for f in figs]
+        every = _keys(values, m.by_size)
+        shown = every[:SHOWN]
+        out.append(
+            {
+                "title": m.title,
+                "key": m.key_name,
+                "chart": _chart(values, shown, m, a, b),
+                "rows": _rows(values, shown, m.fmt),
+                "more": len(every) - len(shown),
+            }
+        )
     return out
 
 
