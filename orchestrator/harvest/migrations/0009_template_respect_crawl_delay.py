@@ -4,7 +4,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('harvest', '0008_merge_limits_reapersight'),
+        ('harvest', '0001_squashed_0008'),
     ]
 
     operations = [
