@@ -13,7 +13,6 @@ the median, the max and the number of SQL queries; then what each metric family 
 from __future__ import annotations
 
 import argparse
-import os
 import random
 import statistics
 import sys
@@ -114,14 +113,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--database", default=DB, help="made afresh (dropped first if it exists)")
     args = parser.parse_args()
-    from fresh_database import fresh_database
+    from fresh_database import django_on_fresh_database
 
-    os.environ.update(
-        fresh_database(args.database, "bench-api-", {"DJANGO_SETTINGS_MODULE": "orchestrator.settings"})[0]
-    )
-    import django
-
-    django.setup()
+    django_on_fresh_database(args.database, "bench-api-")
     from django.contrib.auth.models import User
     from django.db import connection
     from django.test import Client

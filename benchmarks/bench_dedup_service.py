@@ -31,33 +31,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from bench_indexer import WORDS, _sha1, load  # noqa: E402
+from bench_indexer import _sha1, captures_of, load  # noqa: E402
 
 from indexer.dedup import Capture, DedupIndex  # noqa: E402
 from indexer.dedupclient import DedupClient, DedupServiceError  # noqa: E402
 from indexer.dedupstore import DedupStore, _digest_value, _url_value, digest_key, disk_bytes, url_key  # noqa: E402
-
-
-def captures_of(n: int, seed: int = 3) -> tuple[list[str], list[str], Callable[[int, int], Iterator[Capture]]]:
-    rng = random.Random(seed)
-    digests = [_sha1(i.to_bytes(8, "big")) for i in range(n)]
-    urls = [f"http://www.site{rng.randrange(200_000)}.fr/{rng.choice(WORDS)}/{i}.html" for i in range(n)]
-
-    def gen(lo: int, hi: int) -> Iterator[Capture]:
-        for i in range(lo, hi):
-            name = f"1-7-20261123000000-{i % 500:05d}-h.warc.gz"
-            yield Capture(
-                digests[i],
-                urls[i],
-                f"2026112300{i % 10000:04d}",
-                name,
-                (i * 7919) % 10**9,
-                "text/html",
-                f'"{i:x}"',
-                "Mon, 23 Nov 2026 00:00:00 GMT",
-            )
-
-    return digests, urls, gen
 
 
 def _rate(fn: Callable[[str], object], keys: list[str]) -> tuple[float, int]:

@@ -31,13 +31,18 @@ import sys
 import tempfile
 import time
 from base64 import b32encode
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from harvester.warcwriter import WarcRecord, warc_date, warcinfo_record, write_member  # noqa: E402
+
+if TYPE_CHECKING:
+    from indexer.dedup import Capture
 
 PY = sys.executable
 
@@ -294,17 +299,17 @@ def bench_merge(out: Path, lines: int, files: int, repeat: int) -> None:
 # ---------------------------------------------------------------- dedup
 
 
-def bench_dedup(out: Path, captures: int) -> None:
-    from indexer.dedup import Capture, DedupIndex
+def captures_of(n: int, seed: int = 3) -> tuple[list[str], list[str], Callable[[int, int], Iterator[Capture]]]:
+    """``n`` synthetic captures for the dedup index (one digest and one URL each; the URLs spread over
+    200,000 sites): their digests, their URLs and a generator of the captures ``lo`` to ``hi``, so a
+    benchmark adds them in batches. Shared by the SQLite index's benchmark and the dedup service's."""
+    from indexer.dedup import Capture
 
-    path = out / "dedup.sqlite"
-    for suffix in ("", "-wal", "-shm"):
-        Path(str(path) + suffix).unlink(missing_ok=True)
-    rng = random.Random(3)
-    digests = [_sha1(i.to_bytes(8, "big")) for i in range(captures)]
-    urls = [f"http://www.site{rng.randrange(200_000)}.fr/{rng.choice(WORDS)}/{i}.html" for i in range(captures)]
+    rng = random.Random(seed)
+    digests = [_sha1(i.to_bytes(8, "big")) for i in range(n)]
+    urls = [f"http://www.site{rng.randrange(200_000)}.fr/{rng.choice(WORDS)}/{i}.html" for i in range(n)]
 
-    def gen(lo: int, hi: int):
+    def gen(lo: int, hi: int) -> Iterator[Capture]:
         for i in range(lo, hi):
             name = f"1-7-20261123000000-{i % 500:05d}-h.warc.gz"
             yield Capture(
@@ -312,11 +317,23 @@ def bench_dedup(out: Path, captures: int) -> None:
                 urls[i],
                 f"2026112300{i % 10000:04d}",
                 name,
-                rng.randrange(10**9),
+                (i * 7919) % 10**9,
                 "text/html",
                 f'"{i:x}"',
                 "Mon, 23 Nov 2026 00:00:00 GMT",
             )
+
+    return digests, urls, gen
+
+
+def bench_dedup(out: Path, captures: int) -> None:
+    from indexer.dedup import DedupIndex
+
+    path = out / "dedup.sqlite"
+    for suffix in ("", "-wal", "-shm"):
+        Path(str(path) + suffix).unlink(missing_ok=True)
+    digests, urls, gen = captures_of(captures)
+    rng = random.Random(3)
 
     start = time.perf_counter()
     cpu = time.process_time()

@@ -13,7 +13,6 @@ and the Jinja2 rendering; no HTTP server), 7 times after one warm-up, and prints
 from __future__ import annotations
 
 import argparse
-import os
 import random
 import statistics
 import sys
@@ -182,14 +181,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--database", default=DB, help="made afresh (dropped first if it exists)")
     args = parser.parse_args()
-    from fresh_database import fresh_database
+    from fresh_database import django_on_fresh_database
 
-    os.environ.update(
-        fresh_database(args.database, "bench-jobs-", {"DJANGO_SETTINGS_MODULE": "orchestrator.settings"})[0]
-    )
-    import django
-
-    django.setup()
+    django_on_fresh_database(args.database, "bench-jobs-")
     from django.contrib.auth.models import User
     from django.db import connection
     from django.test import Client

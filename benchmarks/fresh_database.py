@@ -31,3 +31,12 @@ def fresh_database(
     exe = str(Path(sys.executable).parent / "netharvest")
     subprocess.run([exe, "migrate", "-v0"], env=env, check=True)
     return env, exe, work
+
+
+def django_on_fresh_database(name: str, prefix: str) -> None:
+    """A fresh, migrated database ``name`` and Django set up on it in this process, for the benchmarks that
+    time views and queries in-process (the others run ``netharvest`` with the environment instead)."""
+    os.environ.update(fresh_database(name, prefix, {"DJANGO_SETTINGS_MODULE": "orchestrator.settings"})[0])
+    import django
+
+    django.setup()

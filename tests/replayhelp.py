@@ -37,12 +37,18 @@ class ReplayService:
             self.process.wait()
 
 
-def pywb_python() -> Path:
-    if not PYWB_PYTHON.exists():
+def pywb_tool(path: Path) -> Path:
+    """``path``, a program of the pywb environment deploy/dev.py install makes; missing, the test is skipped,
+    or failed where the services are required (CI must not pass by skipping replay)."""
+    if not path.exists():
         if os.environ.get("NETHARVEST_REQUIRE_SERVICES") == "1":  # set by .ci/run
-            pytest.fail(f"{PYWB_PYTHON} is missing: deploy/dev.py install should have made it")
-        pytest.skip(f"pywb is not installed in {PYWB_PYTHON.parent.parent} (run: python3 deploy/dev.py install)")
-    return PYWB_PYTHON
+            pytest.fail(f"{path} is missing: deploy/dev.py install should have made it")
+        pytest.skip(f"pywb is not installed in {path.parent.parent} (run: python3 deploy/dev.py install)")
+    return path
+
+
+def pywb_python() -> Path:
+    return pywb_tool(PYWB_PYTHON)
 
 
 def start_replay(index_dir: Path, log: Path) -> ReplayService:

@@ -14,34 +14,16 @@ from kombu.simple import SimpleQueue
 
 from harvester.contracts import control_queue
 from orchestrator.celery import app
-from orchestrator.harvest.jobs import intake
 from orchestrator.harvest.models import ArchiveFile, Job, JobControl, JobStatus
 from tests.api.conftest import errors
 from tests.orchestrator import factories
-from tests.orchestrator.crawled_job import crawled, make_job, record
+from tests.orchestrator.crawled_job import crawled, make_job, record, running_job
 
 pytestmark = pytest.mark.django_db
 
 
 def _running() -> Job:
-    job = make_job(status=JobStatus.STARTED)
-    assert intake.record_progress(
-        {
-            "job_id": job.pk,
-            "at": "2026-11-23T10:00:00Z",
-            "uris_done": 30,
-            "uris_queued": 200,
-            "uris_failed": 1,
-            "bytes": 4096,
-            "uri_rate": 2.5,
-            "avg_uri_rate": 2.0,
-            "kb_rate": 12.0,
-            "avg_kb_rate": 10.0,
-            "domains": {"site-a.fr": {"objects": 10, "bytes": 1000, "queued": 150}},
-            "alerts": [],
-        }
-    )
-    return job
+    return running_job({"site-a.fr": {"objects": 10, "bytes": 1000, "queued": 150}})
 
 
 def test_list_filters_and_pages(viewer):

@@ -10,7 +10,6 @@ subprocess on 127.0.0.1 with a config naming our files.
 
 from __future__ import annotations
 
-import os
 import socket
 import subprocess
 import time
@@ -24,6 +23,7 @@ from indexer.cdx import CDX_HEADER, iter_cdx_lines, write_cdx, write_cdxj
 from indexer.merge import merge_sorted
 from indexer.pathindex import path_line, write_path_file
 from indexer.transfer import Location, choose_location, copy_verified, sha256_file
+from tests.replayhelp import pywb_tool
 
 REPO = Path(__file__).resolve().parents[2]
 WAYBACK = REPO / ".venv" / "tools" / "pywb" / "bin" / "wayback"
@@ -31,11 +31,7 @@ WAYBACK = REPO / ".venv" / "tools" / "pywb" / "bin" / "wayback"
 
 @pytest.fixture(scope="module")
 def wayback_bin() -> Path:
-    if not WAYBACK.exists():
-        if os.environ.get("NETHARVEST_REQUIRE_SERVICES") == "1":  # set by .ci/run
-            pytest.fail(f"{WAYBACK} is missing: deploy/dev.py install should have made it")
-        pytest.skip(f"pywb is not installed in {WAYBACK.parent.parent} (run: python3 deploy/dev.py install)")
-    return WAYBACK
+    return pywb_tool(WAYBACK)
 
 
 def free_port() -> int:

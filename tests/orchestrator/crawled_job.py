@@ -88,6 +88,29 @@ def make_job(definition: HarvestDefinition | None = None, status: str = JobStatu
     )
 
 
+def running_job(domains: dict[str, dict[str, int]], alerts: list[str] | None = None) -> Job:
+    """A STARTED job with one heartbeat recorded through the real intake: 30 URIs done, 200 queued, 1 failed,
+    4096 bytes, 2.5 URIs/s (2.0 on average), 12 KB/s (10.0); ``domains`` and ``alerts`` as given."""
+    job = make_job(status=JobStatus.STARTED)
+    assert intake.record_progress(
+        {
+            "job_id": job.pk,
+            "at": "2026-11-23T10:00:00Z",
+            "uris_done": 30,
+            "uris_queued": 200,
+            "uris_failed": 1,
+            "bytes": 4096,
+            "uri_rate": 2.5,
+            "avg_uri_rate": 2.0,
+            "kb_rate": 12.0,
+            "avg_kb_rate": 10.0,
+            "domains": domains,
+            "alerts": alerts or [],
+        }
+    )
+    return job
+
+
 def record(job: Job, crawl: Crawl | None = None, *, rename: bool = True) -> Job:
     """Record the crawl's JobResult as ``job``'s, through the real intake (statistics included).
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from harvester.contracts import JOBSPEC_VERSION, JobSpec
 from orchestrator.harvest.curation.domains import create_domains
 from orchestrator.harvest.models import (
+    ArchiveFile,
     CrawlTemplate,
     Domain,
     DomainConfiguration,
@@ -96,3 +97,11 @@ def spec_for(job: Job, configs: list[DomainConfiguration], limits: dict[str, tup
     if configs:
         JobSpec.from_dict(spec)  # what we hand out must satisfy the contract
     return spec
+
+
+def archive_file(job: Job, name: str, index_state: str = "CLEANED") -> ArchiveFile:
+    """A one-byte WARC row of ``job`` at ``index_state`` whose spool copy is nowhere: for the code that reads
+    the chain's states, not the file."""
+    return ArchiveFile.objects.create(
+        job=job, harvest_id=job.harvest_id, name=name, size=1, index_state=index_state, spool_path="/nowhere"
+    )

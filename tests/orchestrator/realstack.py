@@ -20,8 +20,8 @@ from django.db import connection
 
 from harvester.testsite import TestSiteServer
 from orchestrator.celery import app
-from orchestrator.harvest.models import Job
-from tests.conftest import free_port
+from orchestrator.harvest.models import ArchiveFile, Job
+from tests.conftest import free_port, wait_for
 from tests.orchestrator import factories
 
 REPO = Path(__file__).resolve().parents[2]
@@ -225,3 +225,20 @@ def files_under(directory: Path) -> dict[str, tuple[int, int]]:
         for p in sorted(directory.rglob("*"))
         if p.is_file()
     }
+
+
+def wait_indexed(job: Job, log: Path) -> Job:
+    """Wait until ``job`` is DONE and every file of it through the indexer chain (CLEANED: its captures are in
+    the index and the dedup index the next job consults); a job that FAILED fails the test with ``log``'s tail."""
+    wait_for(lambda: Job.objects.get(pk=job.pk).status in ("DONE", "FAILED"), 240, f"job {job.pk} to end")
+    job.refresh_from_db()
+    assert job.status == "DONE", (job.error_category, job.error_detail, log.read_text()[-4000:])
+    wait_for(
+        lambda: (
+            ArchiveFile.objects.filter(job=job).exists()
+            and set(ArchiveFile.objects.filter(job=job).values_list("index_state", flat=True)) == {"CLEANED"}
+        ),
+        240,
+        f"job {job.pk}'s files through the indexer chain",
+    )
+    return job

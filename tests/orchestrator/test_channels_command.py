@@ -1,17 +1,15 @@
-import io
+from functools import partial
 
 import pytest
-from django.core.management import CommandError, call_command
+from django.core.management import CommandError
 
 from orchestrator.harvest.models import HarvestChannel
+from tests.orchestrator.commands import command_output
 
 pytestmark = pytest.mark.django_db
 
 
-def run(*args):
-    out = io.StringIO()
-    call_command("channels", *args, stdout=out)
-    return out.getvalue()
+run = partial(command_output, "channels")
 
 
 def test_list_shows_default_channels_and_their_queues():

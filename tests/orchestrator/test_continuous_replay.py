@@ -16,7 +16,7 @@ from orchestrator.harvest.models import ArchiveFile, Job
 from orchestrator.harvest.scheduling import scheduler
 from tests.changingsite import ChangingSite
 from tests.conftest import wait_for
-from tests.orchestrator.test_continuous_stack import activate_live_definition
+from tests.orchestrator.test_continuous_stack import activate_live_definition, wait_while_running
 from tests.webui.conftest import login
 
 pytestmark = [pytest.mark.django_db(transaction=True, serialized_rollback=True)]
@@ -35,15 +35,9 @@ def test_a_running_continuous_crawl_s_captures_replay_through_the_web_ui(
             stored = ArchiveFile.objects.filter(job=job, kind="warc", index_state="CLEANED").exists()
             return stored and any(c.job_id == job.pk and c.status == "200" for c in captures_of(static))
 
-        try:
-            wait_for(captured_while_running, 180, "a handed-over WARC's capture of /static in the index")
-        except AssertionError:
-            job.refresh_from_db()
-            files = list(ArchiveFile.objects.filter(job=job).values_list("name", "index_state"))
-            raise AssertionError(
-                f"job {job.pk} {job.status} {job.error_detail[-500:]} files {files}\n"
-                + continuous_workers.read_text()[-6000:]
-            ) from None
+        wait_while_running(
+            job, captured_while_running, "a handed-over WARC's capture of /static in the index", continuous_workers
+        )
         capture = next(c for c in captures_of(static) if c.job_id == job.pk and c.status == "200")
         assert Job.objects.get(pk=job.pk).status == "STARTED"  # still crawling
         assert ArchiveFile.objects.get(name=capture.filename).job_id == job.pk

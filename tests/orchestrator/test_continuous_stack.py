@@ -9,6 +9,7 @@ indexed once."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,19 @@ from tests.changingsite import CLOCK_STRIP, ChangingSite
 from tests.conftest import wait_for
 
 pytestmark = [pytest.mark.django_db(transaction=True, serialized_rollback=True)]
+
+
+def wait_while_running(job: Job, condition: Callable[[], bool], what: str, log: Path) -> None:
+    """Wait up to 180 s for ``condition``; on a timeout, fail with the job's state, its files' states and the
+    workers' log (``log``), which is what tells a slow stack from a broken one."""
+    try:
+        wait_for(condition, 180, what)
+    except AssertionError:
+        job.refresh_from_db()
+        files = list(ArchiveFile.objects.filter(job=job).values_list("name", "index_state"))
+        raise AssertionError(
+            f"job {job.pk} {job.status} {job.error_detail[-500:]} files {files}\n" + log.read_text()[-6000:]
+        ) from None
 
 
 def activate_live_definition(site: ChangingSite) -> tuple[HarvestDefinition, Job]:
@@ -58,15 +72,7 @@ def test_a_continuous_harvest_runs_hands_over_and_indexes_while_running(continuo
             done = ArchiveFile.objects.filter(job=job, kind="warc", index_state="CLEANED").count()
             return done >= 2 and Job.objects.get(pk=job.pk).status == "STARTED"
 
-        try:
-            wait_for(indexed_while_running, 180, "WARCs indexed while the job runs")
-        except AssertionError:
-            job.refresh_from_db()
-            files = list(ArchiveFile.objects.filter(job=job).values_list("name", "index_state"))
-            raise AssertionError(
-                f"job {job.pk} {job.status} {job.error_detail[-500:]} files {files}\n"
-                + continuous_workers.read_text()[-6000:]
-            ) from None
+        wait_while_running(job, indexed_while_running, "WARCs indexed while the job runs", continuous_workers)
         job.refresh_from_db()
         cont = job.progress["continuous"]
         assert cont["visits"] > 0 and cont["budget_per_s"] == 5 and cont["warcs_closed"] >= 1  # a heartbeat lags

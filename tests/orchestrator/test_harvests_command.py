@@ -1,19 +1,17 @@
-import io
+from functools import partial
 
 import pytest
-from django.core.management import CommandError, call_command
+from django.core.management import CommandError
 
 from orchestrator.harvest.curation.domains import create_domains
 from orchestrator.harvest.models import DomainConfiguration, HarvestDefinition, Job, Schedule
 from tests.orchestrator import factories
+from tests.orchestrator.commands import command_output
 
 pytestmark = pytest.mark.django_db
 
 
-def run(*args: str) -> str:
-    out = io.StringIO()
-    call_command("harvests", *args, stdout=out)
-    return out.getvalue()
+run = partial(command_output, "harvests")
 
 
 def news() -> HarvestDefinition:

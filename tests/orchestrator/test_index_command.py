@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import subprocess
 import sys
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -12,14 +13,12 @@ from django.core.management import CommandError, call_command
 
 from orchestrator.harvest.models import ArchiveFile
 from tests.orchestrator.chainhelp import harvest
+from tests.orchestrator.commands import command_output
 
 pytestmark = pytest.mark.django_db
 
 
-def run(*args: str) -> str:
-    out = io.StringIO()
-    call_command("index", *args, stdout=out, stderr=out)
-    return out.getvalue()
+run = partial(command_output, "index", with_errors=True)
 
 
 def test_status_run_merge_and_status_again(warcs, storage_env):

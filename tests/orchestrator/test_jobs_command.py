@@ -1,18 +1,16 @@
-import io
+from functools import partial
 
 import pytest
-from django.core.management import CommandError, call_command
+from django.core.management import CommandError
 
 from orchestrator.harvest.models import JobControl, JobStatus
 from tests.orchestrator import factories
+from tests.orchestrator.commands import command_output
 
 pytestmark = pytest.mark.django_db
 
 
-def run(*args):
-    out = io.StringIO()
-    call_command("jobs", *args, stdout=out)
-    return out.getvalue()
+run = partial(command_output, "jobs")
 
 
 def test_list_filters_and_aligns():

@@ -162,14 +162,7 @@ def stored_job(definition=None, status=JobStatus.DONE) -> Job:
     Job.objects.filter(pk=job.pk).update(spec=job.spec)
     job.refresh_from_db()
     for n, state in enumerate((IndexState.BACKED_UP, IndexState.INDEXED)):
-        ArchiveFile.objects.create(
-            job=job,
-            harvest_id=job.harvest_id,
-            name=f"{job.pk}-w{n}.warc.gz",
-            size=1,
-            index_state=state,
-            spool_path="/nowhere",
-        )
+        factories.archive_file(job, f"{job.pk}-w{n}.warc.gz", state)
     return job
 
 
@@ -237,14 +230,7 @@ def test_patch_job_fetches_exactly_the_missing_urls(purge_queues, capsys):
         patch.create_patch_job(job, "claire")  # a double click makes one job
     # Once the patch job's WARCs are stored, the job it patched gets a new pass, once.
     Job.objects.filter(pk=new.pk).update(status=JobStatus.DONE)
-    ArchiveFile.objects.create(
-        job=new,
-        harvest_id=new.harvest_id,
-        name=f"{new.pk}-w.warc.gz",
-        size=1,
-        index_state=IndexState.CLEANED,
-        spool_path="/nowhere",
-    )
+    factories.archive_file(new, f"{new.pk}-w.warc.gz", IndexState.CLEANED)
     again = pageqa.after_stored(new.pk)
     assert again.job_id == job.pk and again.trigger == QARun.AFTER_PATCH and again.patch_job_id == new.pk
     assert pageqa.after_stored(new.pk) is None

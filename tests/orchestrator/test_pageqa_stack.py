@@ -20,33 +20,18 @@ from harvester.testsite import SITE_DIR, serve_in_thread
 from orchestrator.harvest.archive import replay
 from orchestrator.harvest.curation import seeding
 from orchestrator.harvest.jobs import patch
-from orchestrator.harvest.models import ArchiveFile, CrawlTemplate, Job, MissingResource, QARun
+from orchestrator.harvest.models import CrawlTemplate, Job, MissingResource, QARun
 from orchestrator.harvest.qa import pageqa
 from orchestrator.harvest.scheduling import scheduler
 from tests.conftest import wait_for
 from tests.orchestrator import factories
+from tests.orchestrator.realstack import wait_indexed
 from tests.webui.browserhelp import CHROMIUM, MISSING, REQUIRED
 
 pytestmark = [
     pytest.mark.django_db(transaction=True, serialized_rollback=True),
     pytest.mark.skipif(bool(MISSING) and not REQUIRED, reason=MISSING),
 ]
-
-
-def indexed(job: Job, log: Path) -> Job:
-    """Wait until ``job`` is DONE and every file of it through the chain."""
-    wait_for(lambda: Job.objects.get(pk=job.pk).status in ("DONE", "FAILED"), 240, f"job {job.pk} to end")
-    job.refresh_from_db()
-    assert job.status == "DONE", (job.error_category, job.error_detail, log.read_text()[-4000:])
-    wait_for(
-        lambda: (
-            ArchiveFile.objects.filter(job=job).exists()
-            and set(ArchiveFile.objects.filter(job=job).values_list("index_state", flat=True)) == {"CLEANED"}
-        ),
-        240,
-        f"job {job.pk}'s files through the indexer chain",
-    )
-    return job
 
 
 def run_of(job: Job, trigger: str) -> QARun:
@@ -77,7 +62,7 @@ def test_qa_finds_the_js_image_and_the_patch_crawl_brings_it_into_replay(
         assert definition.page_qa  # on by default for selective harvests
         assert seeding.add_seeds(definition, site.url, template).ok
         (job,) = scheduler.run_now(definition, requested_by="test").jobs
-        job = indexed(job, workers)
+        job = wait_indexed(job, workers)
         banner = site.url + "hidden/banner.png"
 
         first = run_of(job, QARun.AUTO)
@@ -102,7 +87,7 @@ def test_qa_finds_the_js_image_and_the_patch_crawl_brings_it_into_replay(
         assert new.spec["settings"]["max_hops"] == 0 and new.spec["settings"]["max_embed_hops"] == 0
         assert new.spec["settings"]["dedup"] == job.spec["settings"]["dedup"]
         assert new.spec["dedup_index"] == job.spec["dedup_index"]
-        indexed(new, workers)
+        wait_indexed(new, workers)
 
         # Replay now has the banner, in the definition's collection, at the original page's time.
         address = django_settings.NETHARVEST_REPLAY_URL + replay.replay_url(

@@ -17,10 +17,10 @@ from warcio.archiveiterator import ArchiveIterator
 
 from orchestrator.harvest.curation import seeding
 from orchestrator.harvest.jobs import jobfiles
-from orchestrator.harvest.models import ArchiveFile, ArchiveFileCopy, CrawlTemplate, HarvestInfo, Job
+from orchestrator.harvest.models import ArchiveFileCopy, CrawlTemplate, HarvestInfo, Job
 from orchestrator.harvest.scheduling import scheduler
-from tests.conftest import wait_for
 from tests.orchestrator import factories
+from tests.orchestrator.realstack import wait_indexed
 from tests.staticsite import StaticServer, write_site
 
 pytestmark = [pytest.mark.django_db(transaction=True, serialized_rollback=True)]
@@ -33,18 +33,7 @@ def run_through_the_chain(definition, log: Path) -> Job:
     """Run the definition now; wait until its job is DONE and every file of it CLEANED (so its
     captures are in the dedup index the next job consults)."""
     (job,) = scheduler.run_now(definition, requested_by="test").jobs
-    wait_for(lambda: Job.objects.get(pk=job.pk).status in ("DONE", "FAILED"), 240, f"job {job.pk} to end")
-    job.refresh_from_db()
-    assert job.status == "DONE", (job.error_category, job.error_detail, log.read_text()[-4000:])
-    wait_for(
-        lambda: (
-            ArchiveFile.objects.filter(job=job).exists()
-            and set(ArchiveFile.objects.filter(job=job).values_list("index_state", flat=True)) == {"CLEANED"}
-        ),
-        240,
-        f"job {job.pk}'s files through the indexer chain",
-    )
-    return job
+    return wait_indexed(job, log)
 
 
 def crawled(job: Job) -> set[str]:

@@ -113,29 +113,23 @@ def test_attaching_twice_changes_nothing_the_second_time_in_every_mode():
     )  # merge, keep, add
     assert not again.created and again.changed == ["seeds"] and again.configuration.max_objects == 10
     assert set(again.configuration.harvest_definitions.all()) == {first, other}
-    replaced = attach.attach(
-        domain.pk,
-        "mine",
-        ["http://example.fr/c"],
-        definition_id=other.pk,
-        template_id=template.pk,
-        max_objects=99,
-        seeds_mode=attach.REPLACE,
-        config_mode=attach.UPDATE,
-        definitions=attach.ONLY,
-    )
+
+    def replace_with_c() -> attach.Attached:
+        return attach.attach(
+            domain.pk,
+            "mine",
+            ["http://example.fr/c"],
+            definition_id=other.pk,
+            template_id=template.pk,
+            max_objects=99,
+            seeds_mode=attach.REPLACE,
+            config_mode=attach.UPDATE,
+            definitions=attach.ONLY,
+        )
+
+    replaced = replace_with_c()
     assert replaced.changed == ["seeds", "max_objects", "harvest definition"]
     assert SeedList.objects.get(domain=domain, name="mine").seeds == "http://example.fr/c"
     assert list(replaced.configuration.harvest_definitions.all()) == [other]
-    same = attach.attach(
-        domain.pk,
-        "mine",
-        ["http://example.fr/c"],
-        definition_id=other.pk,
-        template_id=template.pk,
-        max_objects=99,
-        seeds_mode=attach.REPLACE,
-        config_mode=attach.UPDATE,
-        definitions=attach.ONLY,
-    )
+    same = replace_with_c()  # the same request again changes nothing
     assert same.changed == [] and DomainConfiguration.objects.filter(domain=domain, name="mine").count() == 1

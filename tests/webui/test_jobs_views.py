@@ -15,7 +15,6 @@ from django.test import Client
 from django.urls import reverse
 
 from harvester.runtime import spool_dir
-from orchestrator.harvest.jobs import intake
 from orchestrator.harvest.models import (
     ArchiveFile,
     HarvestChannel,
@@ -26,7 +25,7 @@ from orchestrator.harvest.models import (
     JobStatus,
 )
 from tests.orchestrator import factories
-from tests.orchestrator.crawled_job import DOMAINS, crawled, end_now, make_job, record
+from tests.orchestrator.crawled_job import DOMAINS, crawled, end_now, make_job, record, running_job
 from tests.webui.conftest import ROLES
 from webui import jobs_urls
 
@@ -206,27 +205,13 @@ def test_resubmit_and_reject(engineer: Client) -> None:
 
 
 def _running_job() -> Job:
-    job = make_job(status=JobStatus.STARTED)
-    assert intake.record_progress(
+    return running_job(
         {
-            "job_id": job.pk,
-            "at": "2026-11-23T10:00:00Z",
-            "uris_done": 30,
-            "uris_queued": 200,
-            "uris_failed": 1,
-            "bytes": 4096,
-            "uri_rate": 2.5,
-            "avg_uri_rate": 2.0,
-            "kb_rate": 12.0,
-            "avg_kb_rate": 10.0,
-            "domains": {
-                "site-a.fr": {"objects": 10, "bytes": 1000, "queued": 150},
-                "site-b.dk": {"objects": 5, "bytes": 3096, "queued": 50},
-            },
-            "alerts": ["site-b.dk: budget reached"],
-        }
+            "site-a.fr": {"objects": 10, "bytes": 1000, "queued": 150},
+            "site-b.dk": {"objects": 5, "bytes": 3096, "queued": 50},
+        },
+        ["site-b.dk: budget reached"],
     )
-    return job
 
 
 def test_progress_json_shows_rates_budgets_and_alerts(viewer: Client) -> None:

@@ -11,7 +11,7 @@ import re
 import pytest
 from django.urls import reverse
 
-from orchestrator.harvest.models import ArchiveFile, JobStatus, MissingResource, QAMark, QAPage, QARun
+from orchestrator.harvest.models import JobStatus, MissingResource, QAMark, QAPage, QARun
 from orchestrator.harvest.models.archive import IndexState
 from orchestrator.harvest.qa import score as qascore
 from tests.orchestrator import factories
@@ -29,47 +29,29 @@ def qa_run(settings, tmp_path):
     job = factories.job(domains=["127.0.0.1"], status=JobStatus.DONE)
     job.spec["domains"][0]["seeds"] = [SITE]
     job.save(update_fields=["spec"])
-    ArchiveFile.objects.create(
-        job=job,
-        harvest_id=job.harvest_id,
-        name=f"{job.pk}-a.warc.gz",
-        size=1,
-        index_state=IndexState.CLEANED,
-        spool_path="/nowhere",
-    )
+    factories.archive_file(job, f"{job.pk}-a.warc.gz", IndexState.CLEANED)
     run = QARun.objects.create(
         job=job, trigger=QARun.AUTO, status="DONE", pages_planned=3, pages_done=3, missing_urls=3, live_compared=True
     )
     pages = {
-        "alike": QAPage.objects.create(
-            run=run,
-            url=SITE + "about.html",
-            timestamp="20261124000000",
-            title="About",
-            replay_status=200,
-            screenshot_similarity=0.99,
-            text_similarity=1.0,
-        ),
-        "gaps": QAPage.objects.create(
-            run=run,
-            url=SITE,
-            timestamp="20261124000000",
-            is_seed=True,
-            title="Home",
-            replay_status=200,
-            missing_count=2,
-            screenshot_similarity=0.7,
-            text_similarity=0.95,
-        ),
-        "one": QAPage.objects.create(
-            run=run,
-            url=SITE + "gallery.html",
-            timestamp="20261124000000",
-            title="Gallery",
-            replay_status=200,
-            missing_count=1,
-            screenshot_similarity=0.8,
-        ),
+        key: QAPage.objects.create(run=run, timestamp="20261124000000", replay_status=200, **fields)
+        for key, fields in {
+            "alike": {
+                "url": SITE + "about.html",
+                "title": "About",
+                "screenshot_similarity": 0.99,
+                "text_similarity": 1.0,
+            },
+            "gaps": {
+                "url": SITE,
+                "is_seed": True,
+                "title": "Home",
+                "missing_count": 2,
+                "screenshot_similarity": 0.7,
+                "text_similarity": 0.95,
+            },
+            "one": {"url": SITE + "gallery.html", "title": "Gallery", "missing_count": 1, "screenshot_similarity": 0.8},
+        }.items()
     }
     for page, url, kind in (
         (pages["gaps"], SITE + "hidden/banner.png", "image"),

@@ -52,12 +52,7 @@ def start(definition: HarvestDefinition, requested_by: str = "system") -> tuple[
     """Make sure the definition's one job exists and is dispatched: ``(job, made)``; ``made`` is False when
     a live job was already there (it is dispatched now if it was still NEW)."""
     with transaction.atomic():
-        current = (
-            HarvestDefinition.objects.select_for_update(of=("self",))
-            .select_related("channel")
-            .filter(pk=definition.pk)
-            .first()
-        )
+        current = HarvestDefinition.locked(definition.pk)
         if current is None:
             raise ContinuousError(f"harvest definition {definition.pk} no longer exists")
         if current.kind != HarvestDefinition.CONTINUOUS:
@@ -71,8 +66,7 @@ def start(definition: HarvestDefinition, requested_by: str = "system") -> tuple[
                     f"{current.name}: its job {previous.pk} FAILED; resubmit it (it carries on "
                     "where it was) or reject it before starting a new one"
                 )
-            run = current.runs + 1
-            HarvestDefinition.objects.filter(pk=current.pk, runs=current.runs).update(runs=run)
+            run = current.take_run()
             ids = jobgen.generate_jobs(current, run)
             if not ids:
                 raise ContinuousError(f"{current.name} has no domain configuration with a seed to harvest")

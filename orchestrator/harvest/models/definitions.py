@@ -132,6 +132,21 @@ class HarvestDefinition(models.Model):
     def __str__(self) -> str:
         return self.name
 
+    @classmethod
+    def locked(cls, pk: int) -> HarvestDefinition | None:
+        """The definition's row, locked to the end of the caller's transaction (None if it is gone): whoever
+        makes a run or a continuous job of it holds this lock, so two requests never both read the same
+        ``runs`` (or the same live job) and both act on it. Only the definition's row is locked, not its
+        channel's."""
+        return cls.objects.select_for_update(of=("self",)).select_related("channel").filter(pk=pk).first()
+
+    def take_run(self) -> int:
+        """Count one more run and return its number; called under :meth:`locked`, so the number is this
+        caller's alone (the UPDATE still names the ``runs`` it read, as the scheduler's claim does)."""
+        run = self.runs + 1
+        HarvestDefinition.objects.filter(pk=self.pk, runs=self.runs).update(runs=run)
+        return run
+
     def clean(self) -> None:
         errors: dict[str, object] = {}
         for field, used_for in (("crawler_traps", patterns.TRAPS),):

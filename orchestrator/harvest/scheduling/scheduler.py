@@ -177,18 +177,12 @@ def run_now(definition: HarvestDefinition, requested_by: str, force: bool = Fals
     if definition.kind == HarvestDefinition.CONTINUOUS:
         return _start_continuous(definition, requested_by)
     with transaction.atomic():
-        current = (
-            HarvestDefinition.objects.select_for_update(of=("self",))
-            .select_related("channel")
-            .filter(pk=definition.pk)
-            .first()
-        )
+        current = HarvestDefinition.locked(definition.pk)
         if current is None:
             raise SchedulerError(f"harvest definition {definition.pk} no longer exists")
         waiting = None if force else waiting_run(current)  # read under the definition's lock: no race
         if waiting is None:
-            run = current.runs + 1
-            HarvestDefinition.objects.filter(pk=current.pk, runs=current.runs).update(runs=run)
+            run = current.take_run()
             signals.before_run.send(sender=HarvestDefinition, definition=current)
             ids = jobgen.generate_jobs(current, run)
             if not ids:
