@@ -12,18 +12,8 @@ from jinja2 import Environment
 
 from harvester.crawllog import LINE_RE
 from orchestrator.harvest.archive.replay import collection_of, replay_url
+from orchestrator.harvest.tables import filesize
 from webui import access
-
-
-def filesize(value: int | None) -> str:
-    if value is None or value < 0:
-        return "unlimited" if value == -1 else "-"
-    size = float(value)
-    for unit in ("B", "KB", "MB", "GB", "TB"):
-        if size < 1024 or unit == "TB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{value} B"
 
 
 def utc(value: datetime | None, seconds: bool = False) -> str:

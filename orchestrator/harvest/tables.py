@@ -26,6 +26,8 @@ def render(headers: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
 
 
 def filesize(value: int | None) -> str:
+    """A byte count for people, in binary units (``1.5 MB`` is 1.5 × 1024² bytes), for the CLI's tables and the
+    web UI's pages alike; a budget's -1 (any negative) reads "unlimited", an unknown size "-"."""
     if value is None:
         return "-"
     if value < 0:

@@ -64,8 +64,11 @@ def worker_env(data_dir: Path, broker_url: str | None = None) -> dict[str, str]:
     return env
 
 
-def start_worker(app_name: str, queue: str, name: str, env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
-    """A real Celery worker in its own process group (so a test can kill it with its crawl child)."""
+def start_worker(
+    app_name: str, queue: str, name: str, env: dict[str, str], log: Path, concurrency: int = 1
+) -> subprocess.Popen[bytes]:
+    """A real Celery worker in its own process group (so a test can kill it with its crawl child), serving
+    ``queue`` (comma-separated for several), appending to ``log``."""
     celery = str(Path(sys.executable).parent / "celery")
     return subprocess.Popen(
         [
@@ -76,7 +79,7 @@ def start_worker(app_name: str, queue: str, name: str, env: dict[str, str], log:
             "-Q",
             queue,
             "-c",
-            "1",
+            str(concurrency),
             "-P",
             "prefork",
             "-n",

@@ -19,6 +19,7 @@ from orchestrator.harvest.chain import merging, storage
 from orchestrator.harvest.models import ArchiveFile, ArchiveFileCopy
 from tests.conftest import wait_for
 from tests.orchestrator.chainhelp import data_lines, harvest, sha256
+from tests.orchestrator.realstack import start_worker, stop_worker
 
 pytestmark = [pytest.mark.django_db(transaction=True, serialized_rollback=True)]
 
@@ -80,7 +81,7 @@ def test_a_real_indexer_worker_runs_the_chain_and_recovers_a_killed_transfer(war
         pytest.skip("needs the real PostgreSQL and Redis")
     _purge()
     env = _process_env(storage_env, settings)
-    worker = _start_worker(env, storage_env / "worker.log")
+    worker = start_worker("orchestrator", "indexer", "indexer", env, storage_env / "worker.log", concurrency=2)
     try:
         # 1. A JobResult recorded: the chain starts when the transaction commits, on the worker.
         job = harvest(warcs, storage_env / "spool")
@@ -93,7 +94,7 @@ def test_a_real_indexer_worker_runs_the_chain_and_recovers_a_killed_transfer(war
 
         # 2. While no worker runs, a second job is recorded (its tasks wait in Redis) and a process taking
         # one of its files through the chain is killed with SIGKILL half-way through writing the copy.
-        _stop(worker)
+        stop_worker(worker)
         second = harvest(warcs, storage_env / "spool2")
         victim = ArchiveFile.objects.filter(job=second, kind="warc").order_by("name").first()
         killed = subprocess.run(
@@ -113,7 +114,7 @@ def test_a_real_indexer_worker_runs_the_chain_and_recovers_a_killed_transfer(war
         )
 
         # A worker comes back; its queued tasks and the sweep finish everything.
-        worker = _start_worker(env, storage_env / "worker2.log")
+        worker = start_worker("orchestrator", "indexer", "indexer", env, storage_env / "worker2.log", concurrency=2)
         app.send_task("orchestrator.index.sweep", queue="indexer")
         wait_for(
             lambda: set(ArchiveFile.objects.filter(job=second).values_list("index_state", flat=True)) == {"CLEANED"},
@@ -136,42 +137,8 @@ def test_a_real_indexer_worker_runs_the_chain_and_recovers_a_killed_transfer(war
         )
         assert not merging.unmerged().exists()
     finally:
-        _stop(worker)
+        stop_worker(worker)
         _purge()
-
-
-def _start_worker(env: dict[str, str], log: Path) -> subprocess.Popen:
-    return subprocess.Popen(
-        [
-            str(Path(sys.executable).parent / "celery"),
-            "-A",
-            "orchestrator",
-            "worker",
-            "-Q",
-            "indexer",
-            "-c",
-            "2",
-            "-n",
-            "indexer@%h",
-            "--without-gossip",
-            "--without-mingle",
-            "--loglevel",
-            "INFO",
-        ],
-        env=env,
-        cwd=REPO,
-        stdout=log.open("w"),
-        stderr=subprocess.STDOUT,
-    )
-
-
-def _stop(worker: subprocess.Popen) -> None:
-    worker.terminate()
-    try:
-        worker.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        worker.kill()
-        worker.wait()
 
 
 def test_two_engineers_running_the_chain_at_once_share_the_files(warcs, storage_env, settings):

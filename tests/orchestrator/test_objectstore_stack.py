@@ -26,6 +26,7 @@ from orchestrator.harvest.models import ArchiveFile, CrawlTemplate, Job
 from orchestrator.harvest.scheduling import scheduler
 from tests.conftest import stop_processes, wait_for
 from tests.orchestrator import factories
+from tests.orchestrator.realstack import start_worker
 from tests.staticsite import StaticServer, write_site
 
 pytestmark = [pytest.mark.django_db(transaction=True, serialized_rollback=True)]
@@ -66,59 +67,14 @@ def no_shared_disk(transactional_db: None, tmp_path: Path, settings, s3_bucket: 
         capture_output=True,
     )
     spools = {"s3a": tmp_path / "spool-a", "s3b": tmp_path / "spool-b"}
-    log = open(tmp_path / "workers.log", "wb")
-    processes = [
-        subprocess.Popen(
-            [
-                CELERY,
-                "-A",
-                "orchestrator",
-                "worker",
-                "--queues",
-                "events,indexer",
-                "--hostname",
-                "s3idx@%h",
-                "--concurrency",
-                "1",
-                "--without-gossip",
-                "--without-mingle",
-                "--loglevel",
-                "INFO",
-            ],
-            env={**env, "NETHARVEST_SPOOL_DIR": str(tmp_path / "indexer-has-no-spool")},
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    ]
+    log = tmp_path / "workers.log"
+    indexer_env = {**env, "NETHARVEST_SPOOL_DIR": str(tmp_path / "indexer-has-no-spool")}
+    processes = [start_worker("orchestrator", "events,indexer", "s3idx", indexer_env, log)]
     for name, spool in spools.items():
-        processes.append(
-            subprocess.Popen(
-                [
-                    CELERY,
-                    "-A",
-                    "harvester.worker",
-                    "worker",
-                    "--queues",
-                    "harvest.focused",
-                    "--hostname",
-                    f"{name}@%h",
-                    "--concurrency",
-                    "1",
-                    "--without-gossip",
-                    "--without-mingle",
-                    "--loglevel",
-                    "INFO",
-                ],
-                env={**env, "NETHARVEST_SPOOL_DIR": str(spool), "NETHARVEST_DELIVERY": f"{s3_bucket}/delivery"},
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-        )
+        harvester_env = {**env, "NETHARVEST_SPOOL_DIR": str(spool), "NETHARVEST_DELIVERY": f"{s3_bucket}/delivery"}
+        processes.append(start_worker("harvester.worker", "harvest.focused", name, harvester_env, log))
     yield spools
     stop_processes(*processes)
-    log.close()
 
 
 def test_two_harvesters_without_a_shared_disk_deliver_through_the_object_store(tmp_path, no_shared_disk, s3_bucket):

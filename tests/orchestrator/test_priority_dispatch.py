@@ -10,9 +10,6 @@ records what they report into the test database.
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 from django.db import connection
@@ -20,20 +17,11 @@ from django.db import connection
 from orchestrator.celery import app
 from orchestrator.harvest.jobs import dispatch
 from orchestrator.harvest.models import Job, JobDomain
-from tests.conftest import wait_for
+from tests.conftest import stop_processes, wait_for
 from tests.orchestrator import factories
+from tests.orchestrator.realstack import start_worker
 
 pytestmark = [pytest.mark.django_db(transaction=True, serialized_rollback=True), pytest.mark.slow]
-
-
-def _worker(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen:
-    celery = str(Path(sys.executable).parent / "celery")
-    return subprocess.Popen(
-        [celery, *args, "--without-gossip", "--without-mingle", "--loglevel", "INFO"],
-        env=env,
-        stdout=log.open("w"),
-        stderr=subprocess.STDOUT,
-    )
 
 
 def test_selective_job_overtakes_a_thousand_queued_snapshot_jobs(tmp_path):
@@ -66,16 +54,18 @@ def test_selective_job_overtakes_a_thousand_queued_snapshot_jobs(tmp_path):
         "NETHARVEST_DATA_DIR": str(tmp_path),
     }
     workers = [
-        _worker(
-            ["-A", "orchestrator", "worker", "-Q", "events", "-c", "2", "-n", "events@%h"], env, tmp_path / "events.log"
-        ),
-        _worker(
-            ["-A", "tests.standin_harvester", "worker", "-Q", "harvest.snapshot", "-c", "1", "-n", "low@%h"],
+        start_worker("orchestrator", "events", "events", env, tmp_path / "events.log", concurrency=2),
+        start_worker(
+            "tests.standin_harvester",
+            "harvest.snapshot",
+            "low",
             {**env, "STANDIN_JOB_SECONDS": "600"},
             tmp_path / "low.log",
         ),
-        _worker(
-            ["-A", "tests.standin_harvester", "worker", "-Q", "harvest.focused", "-c", "1", "-n", "high@%h"],
+        start_worker(
+            "tests.standin_harvester",
+            "harvest.focused",
+            "high",
             {**env, "STANDIN_JOB_SECONDS": "1"},
             tmp_path / "high.log",
         ),
@@ -102,13 +92,7 @@ def test_selective_job_overtakes_a_thousand_queued_snapshot_jobs(tmp_path):
         statuses = list(Job.objects.filter(pk__in=low_ids).values_list("status", flat=True))
         assert statuses.count("STARTED") == 1 and statuses.count("SUBMITTED") == 999
     finally:
-        for worker in workers:
-            worker.terminate()
-        for worker in workers:
-            try:
-                worker.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                worker.kill()
+        stop_processes(*workers)
         with app.connection_for_write() as conn:
             for queue in ("harvest.snapshot", "harvest.focused", "events"):
                 conn.default_channel.queue_purge(queue)

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -68,6 +70,24 @@ def page(monkeypatch):
         browser.close()
         # ORM calls made while Playwright's loop runs get their own connection (another context);
         # close it here, or the test database cannot be dropped at the end of the session.
+        connections.close_all()
+
+
+@contextmanager
+def session_page(monkeypatch, live_server, user, width: int) -> Iterator:
+    """A Chromium page (``width``×900) already logged in as ``user``: the session cookie of a test client's
+    login, so the test starts on the page it is about rather than on the login form."""
+    from django.test import Client
+
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # ORM calls while Playwright's loop runs
+    client = Client()
+    client.force_login(user)
+    with sync_api.sync_playwright() as pw:
+        browser = launch(pw)
+        context = browser.new_context(viewport={"width": width, "height": 900})
+        context.add_cookies([{"name": "sessionid", "value": client.cookies["sessionid"].value, "url": live_server.url}])
+        yield context.new_page()
+        browser.close()
         connections.close_all()
 
 

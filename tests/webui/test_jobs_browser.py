@@ -15,33 +15,23 @@ from datetime import timedelta
 import pytest
 from django.contrib.auth.models import User
 from django.core.cache import cache
-from django.db import connections
-from django.test import Client
 from django.utils import timezone
 
 from harvester.runtime import spool_dir
 from orchestrator.harvest.jobs import intake, progresslog
 from orchestrator.harvest.models import JobStatus, ProgressSample
 from tests.orchestrator.crawled_job import crawled, end_now, make_job, record
-from tests.webui.browserhelp import MARKS, launch, shot, sync_api
+from tests.webui.browserhelp import MARKS, session_page, shot
 
 pytestmark = MARKS
 
 
 @pytest.fixture
 def page(monkeypatch, live_server):
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # ORM calls while Playwright's loop runs
     cache.clear()
     user = User.objects.create_superuser("engineer", password="pw-long-enough")
-    client = Client()
-    client.force_login(user)
-    with sync_api.sync_playwright() as pw:
-        browser = launch(pw)
-        context = browser.new_context(viewport={"width": 1280, "height": 900})
-        context.add_cookies([{"name": "sessionid", "value": client.cookies["sessionid"].value, "url": live_server.url}])
-        yield context.new_page()
-        browser.close()
-        connections.close_all()
+    with session_page(monkeypatch, live_server, user, 1280) as tab:
+        yield tab
 
 
 def _progress(job_id: int, done: int, queued: int, alerts: list[str]) -> None:

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import pytest
 from django.contrib.auth.models import User
-from django.db import connections
-from django.test import Client
 
 from orchestrator.harvest.archive.captures import captures_of
 from orchestrator.harvest.chain import steps as chain
@@ -18,7 +16,7 @@ from tests.indexer.conftest import TwoJobs
 from tests.orchestrator import factories
 from tests.orchestrator.chainhelp import harvest
 from tests.orchestrator.conftest import storage_env  # noqa: F401 - a fixture
-from tests.webui.browserhelp import MARKS, launch, shot, sync_api
+from tests.webui.browserhelp import MARKS, session_page, shot
 
 pytestmark = MARKS
 
@@ -51,20 +49,12 @@ ATTEMPTS = """async () => {
 
 @pytest.fixture
 def browser_page(monkeypatch, live_server):
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # ORM calls while Playwright's loop runs
     user = User.objects.create_user("viewer", password="pw-long-enough")
     from django.contrib.auth.models import Group
 
     user.groups.add(Group.objects.get(name="viewer"))
-    client = Client()
-    client.force_login(user)
-    with sync_api.sync_playwright() as pw:
-        browser = launch(pw)
-        context = browser.new_context(viewport={"width": 1400, "height": 900})
-        context.add_cookies([{"name": "sessionid", "value": client.cookies["sessionid"].value, "url": live_server.url}])
-        yield context.new_page()
-        browser.close()
-        connections.close_all()
+    with session_page(monkeypatch, live_server, user, 1400) as tab:
+        yield tab
 
 
 def test_job_pages_replay_framed_and_archived_scripts_reach_nothing(
