@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -26,14 +25,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from loopback import free_port, wait_listening
+
 from indexer import objectstore
 from indexer.transfer import sha256_file
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _timed(label: str, size: int, fn: Callable[[], object]) -> float:
@@ -49,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--mb", type=int, default=256, help="file size in MiB (default 256)")
     parser.add_argument("--rounds", type=int, default=2, help="times each operation is run (default 2)")
     args = parser.parse_args(argv)
-    port = _free_port()
+    port = free_port()
     server = subprocess.Popen(
         [str(Path(sys.executable).parent / "moto_server"), "-H", "127.0.0.1", "-p", str(port)],
         stdout=subprocess.DEVNULL,
@@ -64,12 +59,7 @@ def main(argv: list[str] | None = None) -> int:
         }
     )
     try:
-        for _ in range(100):
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                time.sleep(0.1)
+        wait_listening(port, 10)
         objectstore.client().create_bucket(Bucket="bench")
         with tempfile.TemporaryDirectory() as tmp:
             src = Path(tmp) / "bench.warc.gz"

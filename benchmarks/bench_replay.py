@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import random
-import socket
 import subprocess
 import sys
 import tempfile
@@ -29,6 +28,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from loopback import free_port, wait_listening  # noqa: E402
 
 from indexer.cdx import CDX_HEADER, surt_key  # noqa: E402
 from indexer.cdxsearch import iter_key  # noqa: E402
@@ -58,12 +59,6 @@ def make_master(path: Path, lines: int) -> None:
                 ).encode()
 
     write_sorted(generate(), path, CDX_HEADER)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def main() -> int:
@@ -118,12 +113,7 @@ def main() -> int:
             stderr=subprocess.STDOUT,
         )
         try:
-            for _ in range(600):
-                try:
-                    socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                    break
-                except OSError:
-                    time.sleep(0.1)
+            wait_listening(port, 60)
             base = f"http://127.0.0.1:{port}/replay/all/cdx?output=json&url="
             urllib.request.urlopen(base + urllib.request.quote(keys[0], safe=""), timeout=60).read()  # warm up
             started = time.perf_counter()

@@ -67,13 +67,20 @@ def write_spec(job_dir: Path, spec: dict[str, Any]) -> None:
     (job_dir / "jobspec.json").write_text(json.dumps(spec))
 
 
-def start_crawl(job_dir: Path, *extra: str) -> subprocess.Popen[bytes]:
+def start_crawl(job_dir: Path, *extra: str, stdin: int | None = None) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
         [sys.executable, "-m", "harvester.process", str(job_dir), *extra],
         cwd=REPO,
+        stdin=stdin,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
+
+
+def controlled_crawl(job_dir: Path) -> subprocess.Popen[bytes]:
+    """The crawl child reading its controls (stop, pause, resume, add a trap) as lines on its stdin, as the
+    harvester's worker drives it."""
+    return start_crawl(job_dir, "--control-stdin", stdin=subprocess.PIPE)
 
 
 def run_crawl(job_dir: Path, spec: dict[str, Any], timeout: float = 90) -> dict[str, Any]:

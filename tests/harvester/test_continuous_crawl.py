@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from crawlhelp import REPO, began, crawl_log, make_spec, write_spec
+from crawlhelp import REPO, began, controlled_crawl, crawl_log, make_spec, write_spec
 from warcio.archiveiterator import ArchiveIterator
 
 from harvester.revisit import PROFILE_IDENTICAL, PROFILE_NOT_MODIFIED
@@ -47,16 +47,6 @@ def site_pair() -> Any:
     yield a, b
     a.shutdown()
     b.shutdown()
-
-
-def _child(job_dir: Path) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "harvester.process", str(job_dir), "--control-stdin"],
-        cwd=REPO,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
 
 
 def _send(proc: subprocess.Popen[bytes], action: str, argument: str = "") -> None:
@@ -113,7 +103,7 @@ def test_a_continuous_crawl_end_to_end(tmp_path: Path, site_pair: Any) -> None:
     listed = job_dir / "files-closed.jsonl"
 
     # -- phase 1: runs, hands WARCs over while running, takes a seed added on the fly ----------------
-    proc = _child(job_dir)
+    proc = controlled_crawl(job_dir)
     try:
         _wait_for(lambda: listed.exists() and len(listed.read_text().splitlines()) >= 2, 30)
         assert proc.poll() is None  # files handed over while the crawl runs
@@ -130,7 +120,7 @@ def test_a_continuous_crawl_end_to_end(tmp_path: Path, site_pair: Any) -> None:
     lines_before = len(crawl_log(job_dir))
 
     # -- phase 2: restart on the same spool; the schedule carries on; then a clean stop --------------
-    proc = _child(job_dir)
+    proc = controlled_crawl(job_dir)
     try:
         _wait_for(lambda: len(crawl_log(job_dir)) > lines_before, 60)  # started again (late on a loaded machine)
         time.sleep(5)

@@ -7,26 +7,15 @@ from __future__ import annotations
 import json
 import sqlite3
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from crawlhelp import REPO, crawl_log, make_spec, write_spec
+from crawlhelp import controlled_crawl, crawl_log, make_spec, write_spec
 
 from harvester.process import EXIT_INTERRUPTED
 
 TRAP = r".*/news/.*"
-
-
-def _child(job_dir: Path) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "harvester.process", str(job_dir), "--control-stdin"],
-        cwd=REPO,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
 
 
 def _send(proc: subprocess.Popen[bytes], job_id: int, action: str, argument: str = "") -> None:
@@ -59,7 +48,7 @@ def test_pause_live_trap_parent_loss_then_resume(tmp_path: Path, sites: Any) -> 
     job_dir = tmp_path / "job"
     spec = make_spec([a.url], job_id=501, settings={"min_delay_ms": 100, "max_delay_ms": 100})
     write_spec(job_dir, spec)
-    first = _child(job_dir)
+    first = controlled_crawl(job_dir)
     _send(first, 501, "pause")
     assert _journalled(job_dir, "paused") is True
     _send(first, 501, "add_trap", TRAP)
@@ -73,7 +62,7 @@ def test_pause_live_trap_parent_loss_then_resume(tmp_path: Path, sites: Any) -> 
     ended_at = len(crawl_log(job_dir)) if log.exists() else 0
     assert ended_at <= paused_at + 2  # paused: at most what was in flight finished
 
-    second = _child(job_dir)  # resumes paused, with the trap: waits for "resume"
+    second = controlled_crawl(job_dir)  # resumes paused, with the trap: waits for "resume"
     _send(second, 501, "resume")
     assert second.wait(90) == 0
     result = json.loads((job_dir / "jobresult.json").read_text())

@@ -118,11 +118,12 @@ class DomainForm(ExtendedFieldsMixin, forms.ModelForm):
         return data
 
 
-class SeedListForm(forms.ModelForm):
-    class Meta:
-        model = SeedList
-        fields = ["name", "seeds", "comments"]
-        widgets = {"seeds": forms.Textarea(attrs=MONO), "comments": forms.Textarea(attrs={"rows": 2})}
+class _DomainsOwn(forms.ModelForm):
+    """A form for a row of one domain (a seed list, a configuration) whose name is unique within the domain:
+    the form says so before the database's unique constraint would."""
+
+    #: What the row is called in the message ("seed list", "configuration").
+    what = ""
 
     def __init__(self, *args: object, domain: Domain, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)
@@ -130,13 +131,24 @@ class SeedListForm(forms.ModelForm):
 
     def clean_name(self) -> str:
         name = self.cleaned_data["name"].strip()
-        clash = SeedList.objects.filter(domain=self.instance.domain, name=name).exclude(pk=self.instance.pk)
-        if clash.exists():
-            raise ValidationError(f"{self.instance.domain.name} already has a seed list called {name!r}")
+        rows = type(self.instance).objects.filter(domain=self.instance.domain, name=name)
+        if rows.exclude(pk=self.instance.pk).exists():
+            raise ValidationError(f"{self.instance.domain.name} already has a {self.what} called {name!r}")
         return name
 
 
-class ConfigurationForm(forms.ModelForm):
+class SeedListForm(_DomainsOwn):
+    what = "seed list"
+
+    class Meta:
+        model = SeedList
+        fields = ["name", "seeds", "comments"]
+        widgets = {"seeds": forms.Textarea(attrs=MONO), "comments": forms.Textarea(attrs={"rows": 2})}
+
+
+class ConfigurationForm(_DomainsOwn):
+    what = "configuration"
+
     class Meta:
         model = DomainConfiguration
         fields = ["name", "template", "seedlists", "max_objects", "max_bytes", "is_default", "comments"]
@@ -144,8 +156,7 @@ class ConfigurationForm(forms.ModelForm):
         labels = {"max_objects": "Max objects", "max_bytes": "Max bytes", "is_default": "Default configuration"}
 
     def __init__(self, *args: object, domain: Domain, **kwargs: object) -> None:
-        super().__init__(*args, **kwargs)
-        self.instance.domain = domain
+        super().__init__(*args, domain=domain, **kwargs)
         current = self.instance.template_id if self.instance.pk else None
         self.fields["template"].queryset = CrawlTemplate.objects.filter(active=True) | CrawlTemplate.objects.filter(
             pk=current
@@ -159,13 +170,6 @@ class ConfigurationForm(forms.ModelForm):
             self.fields[
                 "is_default"
             ].help_text = "This is the default; make another configuration the default to change that."
-
-    def clean_name(self) -> str:
-        name = self.cleaned_data["name"].strip()
-        clash = DomainConfiguration.objects.filter(domain=self.instance.domain, name=name).exclude(pk=self.instance.pk)
-        if clash.exists():
-            raise ValidationError(f"{self.instance.domain.name} already has a configuration called {name!r}")
-        return name
 
     def clean_seedlists(self) -> object:
         seedlists = self.cleaned_data["seedlists"]
