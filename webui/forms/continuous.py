@@ -123,6 +123,17 @@ SIMPLE = (
 )
 
 
+def _lines_field(label: str, help_text: str) -> forms.CharField:
+    """An optional list typed one entry a line (regexes, URLs): a small box, without the spell checker's red
+    lines under every pattern."""
+    return forms.CharField(
+        required=False,
+        label=label,
+        widget=forms.Textarea(attrs={"rows": 3, "spellcheck": "false"}),
+        help_text=help_text,
+    )
+
+
 def add_revisit_fields(form: forms.Form, stored: dict[str, Any]) -> None:
     """The curator's revisit fields on ``form``, with the stored settings (the policy's defaults filled in)."""
     try:
@@ -149,18 +160,14 @@ def add_revisit_fields(form: forms.Form, stored: dict[str, Any]) -> None:
         label="Changed factor",
         help_text="the wait is divided by this after a visit that found a change (at least 1)",
     )
-    f["strip"] = forms.CharField(
-        required=False,
-        label="Strip regexes",
-        widget=forms.Textarea(attrs={"rows": 3, "spellcheck": "false"}),
-        help_text="One RE2 regular expression per line; what matches is removed before the content is compared "
+    f["strip"] = _lines_field(
+        "Strip regexes",
+        "One RE2 regular expression per line; what matches is removed before the content is compared "
         "with the previous visit, so clocks, ad slots or 'most read' boxes are not taken for a change.",
     )
-    f["pinned"] = forms.CharField(
-        required=False,
-        label="Pinned URIs",
-        widget=forms.Textarea(attrs={"rows": 3, "spellcheck": "false"}),
-        help_text="One per line: a URL, a space, its interval (https://www.example.fr/ 1h). These are visited "
+    f["pinned"] = _lines_field(
+        "Pinned URIs",
+        "One per line: a URL, a space, its interval (https://www.example.fr/ 1h). These are visited "
         "exactly that often, whatever the policy learns.",
     )
     f["mid_fetch_filter"] = forms.BooleanField(

@@ -154,6 +154,18 @@ class TemplateChoice(forms.ModelChoiceField):
         return f"{obj.name}{default} — {pace(obj)}"
 
 
+def _budget_field(label: str, help_text: str) -> forms.IntegerField:
+    """An optional per-domain budget typed by a curator: a positive number, or empty for unlimited (the
+    placeholder says so, since an empty box reads as "nothing" otherwise)."""
+    return forms.IntegerField(
+        required=False,
+        min_value=1,
+        label=label,
+        widget=forms.NumberInput(attrs={"placeholder": "unlimited"}),
+        help_text=help_text,
+    )
+
+
 class SeedsForm(forms.Form):
     """Seeds, and how their domains are harvested: the crawl template and a budget per domain are chosen
     here, with the default named and explained, rather than given silently."""
@@ -176,21 +188,14 @@ class SeedsForm(forms.Form):
         "fetches (politeness). The default is Heritrix's: polite to any site, slow on a small one. "
         "A domain already in this harvest keeps its template and budget.",
     )
-    max_objects = forms.IntegerField(
-        required=False,
-        min_value=1,
-        label="Max objects per domain",
-        widget=forms.NumberInput(attrs={"placeholder": "unlimited"}),
-        help_text="The crawl of a domain stops after this many URLs (stop reason CONFIG_OBJECT_LIMIT). Empty: "
+    max_objects = _budget_field(
+        "Max objects per domain",
+        "The crawl of a domain stops after this many URLs (stop reason CONFIG_OBJECT_LIMIT). Empty: "
         "unlimited, which a site with an endless calendar never finishes.",
     )
-    max_megabytes = forms.IntegerField(
-        required=False,
-        min_value=1,
-        label="Max megabytes per domain",
-        widget=forms.NumberInput(attrs={"placeholder": "unlimited"}),
-        help_text="Stops the domain's crawl after this much downloaded (1 MB = 1024 KB; CONFIG_SIZE_LIMIT). "
-        "Empty: unlimited.",
+    max_megabytes = _budget_field(
+        "Max megabytes per domain",
+        "Stops the domain's crawl after this much downloaded (1 MB = 1024 KB; CONFIG_SIZE_LIMIT). Empty: unlimited.",
     )
 
     def __init__(self, *args: object, **kwargs: object) -> None:

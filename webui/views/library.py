@@ -7,7 +7,7 @@ their harvests run). Everyone reads.
 from __future__ import annotations
 
 from django.contrib import messages
-from django.db.models import Count, Model
+from django.db.models import Count
 from django.forms import ModelForm
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -20,10 +20,10 @@ from webui.access import CURATE, ENGINEER, READ, require
 from webui.forms.library import ChannelForm, ScheduleForm, TemplateForm, TrapListForm
 
 
-def _edit(
-    request: HttpRequest, form_class: type[ModelForm], instance: Model | None, what: str, list_url: str
-) -> HttpResponse:
-    """The one create/edit flow: validate everything, save only a valid form, say what happened."""
+def _edit(request: HttpRequest, form_class: type[ModelForm], pk: int | None, what: str, list_url: str) -> HttpResponse:
+    """The one create/edit flow: the row ``pk`` of the form's model (404 if there is none; no ``pk``: a new
+    one), validate everything, save only a valid form, say what happened."""
+    instance = get_object_or_404(form_class._meta.model, pk=pk) if pk else None
     form = form_class(request.POST or None, request.FILES or None, instance=instance)
     if request.method == "POST" and form.is_valid():
         saved = form.save()
@@ -41,8 +41,7 @@ def template_list(request: HttpRequest) -> HttpResponse:
 
 @require(ENGINEER)
 def template_edit(request: HttpRequest, pk: int | None = None) -> HttpResponse:
-    instance = get_object_or_404(CrawlTemplate, pk=pk) if pk else None
-    return _edit(request, TemplateForm, instance, "crawl template", "webui:templates")
+    return _edit(request, TemplateForm, pk, "crawl template", "webui:templates")
 
 
 @require(READ)
@@ -56,8 +55,7 @@ def schedule_list(request: HttpRequest) -> HttpResponse:
 
 @require(CURATE)
 def schedule_edit(request: HttpRequest, pk: int | None = None) -> HttpResponse:
-    instance = get_object_or_404(Schedule, pk=pk) if pk else None
-    return _edit(request, ScheduleForm, instance, "schedule", "webui:schedules")
+    return _edit(request, ScheduleForm, pk, "schedule", "webui:schedules")
 
 
 @require(READ)
@@ -68,8 +66,7 @@ def channel_list(request: HttpRequest) -> HttpResponse:
 
 @require(ENGINEER)
 def channel_edit(request: HttpRequest, pk: int | None = None) -> HttpResponse:
-    instance = get_object_or_404(HarvestChannel, pk=pk) if pk else None
-    return _edit(request, ChannelForm, instance, "channel", "webui:channels")
+    return _edit(request, ChannelForm, pk, "channel", "webui:channels")
 
 
 @require(READ)
@@ -79,8 +76,7 @@ def trap_list(request: HttpRequest) -> HttpResponse:
 
 @require(ENGINEER)
 def trap_edit(request: HttpRequest, pk: int | None = None) -> HttpResponse:
-    instance = get_object_or_404(GlobalCrawlerTrapList, pk=pk) if pk else None
-    return _edit(request, TrapListForm, instance, "crawler-trap list", "webui:traps")
+    return _edit(request, TrapListForm, pk, "crawler-trap list", "webui:traps")
 
 
 @require(ENGINEER)
