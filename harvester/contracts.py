@@ -493,6 +493,35 @@ class FileResult:
 
 
 @dataclass(frozen=True)
+class CrawlFigures:
+    """The job's tallies the QA statistics need, as data (issue 16): what its mimetype-report.txt and
+    responsecode-report.txt say in text, for people and other tools. Both come from the same functions
+    (:func:`harvester.reports.mime_figures`, :func:`harvester.reports.status_figures`), so they agree.
+
+    ``mime_types``: MIME type → ``[URIs, bytes]`` (content size) of the fetches; ``status_codes``: status
+    (a string, as JSON keys are) → fetched URIs, positive codes only."""
+
+    mime_types: dict[str, list[int]] = field(default_factory=dict)
+    status_codes: dict[str, int] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], path: str = "figures") -> CrawlFigures:
+        mimes = _get(data, "mime_types", dict, path, {})
+        codes = _get(data, "status_codes", dict, path, {})
+        for mime, pair in mimes.items():
+            if not (isinstance(pair, list) and len(pair) == 2 and all(_count(n) for n in pair)):
+                raise _fail(f"{path}.mime_types[{mime!r}]", "expected [URIs, bytes], two counts")
+        for code, n in codes.items():
+            if not (code.isdigit() and _count(n)):
+                raise _fail(f"{path}.status_codes[{code!r}]", "expected a positive status and a count")
+        return cls(mime_types={k: list(v) for k, v in mimes.items()}, status_codes=dict(codes))
+
+
+def _count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+@dataclass(frozen=True)
 class JobResult:
     """What a harvester reports once, when a job ends (well or badly)."""
 
@@ -506,6 +535,10 @@ class JobResult:
     error_detail: str = ""
     harvester: str = ""
     stats: dict[str, Any] = field(default_factory=dict)
+    #: The QA figures as data (:class:`CrawlFigures`). None: not sent, by a failed crawl or a harvester of
+    #: before issue 16 (an optional field, so JobResult stays version 1 both ways: an older orchestrator
+    #: ignores it, and this one reads such a job's figures from its text reports).
+    figures: CrawlFigures | None = None
     version: int = JOBRESULT_VERSION
 
     @classmethod
@@ -520,6 +553,7 @@ class JobResult:
             raise _fail("status", f"must be one of {', '.join(RESULT_STATUSES)}")
         domains = _get(data, "domains", list, "", [])
         files = _get(data, "files", list, "", [])
+        figures = _get(data, "figures", (dict, type(None)), "", None)
         return cls(
             job_id=_get(data, "job_id", int, ""),
             status=status,
@@ -533,6 +567,7 @@ class JobResult:
             error_detail=_get(data, "error_detail", str, "", ""),
             harvester=_get(data, "harvester", str, "", ""),
             stats=_get(data, "stats", dict, "", {}),
+            figures=None if figures is None else CrawlFigures.from_dict(figures),
             version=version,
         )
 
