@@ -16,7 +16,7 @@ from orchestrator.harvest.jobs import jobfiles
 from orchestrator.harvest.models import HarvestInfo, Job, JobStats
 from orchestrator.harvest.qa import stats
 from tests.orchestrator import factories
-from tests.orchestrator.crawled_job import DOMAINS, Crawl, crawled, make_job, record
+from tests.orchestrator.crawled_job import DOMAINS, Crawl, crawled, make_job, previous_harvester, record
 
 pytestmark = pytest.mark.django_db
 
@@ -28,13 +28,6 @@ def _fresh_cache() -> None:
 
 def _report(name: str) -> str:
     return (crawled().job_dir / "reports" / name).read_text()
-
-
-def previous_harvester(crawl: Crawl | None = None) -> Crawl:
-    """The crawl's JobResult as a harvester of before issue 16 sent it: without ``figures`` (the QA figures as
-    data), so intake reads them from the text reports."""
-    crawl = crawl or crawled()
-    return Crawl(crawl.job_dir, {k: v for k, v in crawl.result.items() if k != "figures"}, crawl.ports)
 
 
 def test_intake_records_the_figures_the_job_result_sends_as_data(tmp_path) -> None:
