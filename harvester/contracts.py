@@ -371,7 +371,7 @@ class JobSpec:
 
     @property
     def seeds(self) -> list[str]:
-        """Every domain's seeds, in the spec's order (what the metadata WARC's seeds.txt lists)."""
+        """Every domain's seeds, in the spec's order (the seeds the archive side reports on)."""
         return [seed for d in self.domains for seed in d.seeds]
 
     def __deepcopy__(self, memo: dict[int, Any]) -> JobSpec:
