@@ -35,10 +35,10 @@ End of crawl (``spider_closed``, or the engine calling it first)
     idempotent (later calls return the same list). Or set ``frontier_summary_provider`` /
     ``stop_reasons_provider`` (zero-argument callables) before the spider closes.
 
-Settings: ``NH_JOB`` (dict: job_id, harvest_id, harvest_name, harvest_run, template, operator,
-robots, user_agent, kind, channel… and optionally ``jobspec``, the full JobSpec dict, and ``seeds``),
-``NH_OUT_DIR`` (job spool dir: ``warcs/``, ``logs/crawl.log``, ``reports/``), ``NH_WARC_MAX_BYTES``,
-``NH_DEDUP``, ``NH_DEDUP_INDEX``, ``NH_WARC_COMPRESSLEVEL`` (default 6).
+Settings: ``NH_JOBSPEC`` (the job's typed :class:`~harvester.contracts.JobSpec`: ids and names for
+warcinfo, seeds, domains, the template's settings), ``NH_OUT_DIR`` (job spool dir: ``warcs/``,
+``logs/crawl.log``, ``reports/``), ``NH_WARC_MAX_BYTES``, ``NH_DEDUP``, ``NH_DEDUP_INDEX``,
+``NH_WARC_COMPRESSLEVEL`` (default 6).
 """
 
 from __future__ import annotations
@@ -59,9 +59,9 @@ from twisted.internet import error as txerror
 
 import harvester
 from harvester import crawllog
-from harvester.contracts import FileResult
+from harvester.contracts import FileResult, JobSpec
 from harvester.crawlsignals import uri_archived, uri_rejected
-from harvester.defaults import CRAWL_DEFAULTS, nh_setting
+from harvester.defaults import nh_setting
 from harvester.dns import DNS_HOST, DNS_MIME, DnsCapture, is_dns
 from harvester.fetch import S_CONNECT_FAILED, S_CONNECT_LOST, S_DNS_FAILED, S_TIMEOUT, RawCapture
 from harvester.hosts import registrable_domain
@@ -115,21 +115,19 @@ class ArchiveMiddleware:
     def __init__(self, crawler: Crawler) -> None:
         settings = crawler.settings
         self.crawler = crawler
-        self.job: dict[str, Any] = dict(settings.getdict("NH_JOB") or {})
+        self.spec: JobSpec = settings["NH_JOBSPEC"]
         self.out_dir = Path(settings.get("NH_OUT_DIR") or ".").resolve()
         self.warc_max_bytes = nh_setting(settings, "NH_WARC_MAX_BYTES")
         self.compresslevel = nh_setting(settings, "NH_WARC_COMPRESSLEVEL")
-        self.job_id = str(self.job.get("job_id", 0))
-        self.harvest_id = str(self.job.get("harvest_id", 0))
+        self.job_id = str(self.spec.job_id)
+        self.harvest_id = str(self.spec.harvest_id)
         self.prefix = f"{self.job_id}-{self.harvest_id}"
         self.warc_dir = self.out_dir / "warcs"
         self.report_dir = self.out_dir / "reports"
         self.log_dir = self.out_dir / "logs"
         self.dedup = Deduplicator(settings.getbool("NH_DEDUP", False), settings.get("NH_DEDUP_INDEX"))
-        spec = self.job.get("jobspec")
-        template = spec.get("settings", {}) if isinstance(spec, dict) else {}
         #: The job extracts links from scripts (then they are link-bearing: never fetched conditionally).
-        self.javascript = bool(template.get("extract_javascript", CRAWL_DEFAULTS["extract_javascript"]))
+        self.javascript = self.spec.settings.extract_javascript
         self.stats = CrawlStats()
         for seed in self._configured_seeds():
             self.stats.add_seed(seed)
@@ -166,31 +164,26 @@ class ArchiveMiddleware:
 
     # -- configuration -------------------------------------------------------------------------
     def _configured_seeds(self) -> list[str]:
-        seeds = list(self.job.get("seeds") or [])
-        spec = self.job.get("jobspec") or {}
-        for domain in spec.get("domains", []) if isinstance(spec, dict) else []:
-            seeds.extend(domain.get("seeds", []))
-        return list(dict.fromkeys(seeds))
+        return list(dict.fromkeys(self.spec.seeds))
 
     def _configured_domains(self) -> list[str]:
-        spec = self.job.get("jobspec") or {}
-        return [d.get("name") for d in spec.get("domains", [])] if isinstance(spec, dict) else []
+        return [d.name for d in self.spec.domains]
 
     def _warcinfo_fields(self) -> list[tuple[str, str]]:
-        j = self.job
+        spec = self.spec
         return [
-            ("operator", str(j.get("operator", ""))),
-            ("http-header-user-agent", str(j.get("user_agent", ""))),
-            ("robots", str(j.get("robots", ""))),
-            ("isPartOf", str(j.get("harvest_name", ""))),
+            ("operator", spec.settings.operator_contact),
+            ("http-header-user-agent", spec.settings.effective_user_agent),
+            ("robots", spec.settings.robots),
+            ("isPartOf", spec.harvest_name),
             ("description", f"netharvest job {self.job_id} of harvest definition {self.harvest_id}"),
             ("jobId", self.job_id),
             ("harvestId", self.harvest_id),
-            ("harvestName", str(j.get("harvest_name", ""))),
-            ("harvestRun", str(j.get("harvest_run", ""))),
-            ("harvestKind", str(j.get("kind", ""))),
-            ("channel", str(j.get("channel", ""))),
-            ("template", str(j.get("template", ""))),
+            ("harvestName", spec.harvest_name),
+            ("harvestRun", str(spec.harvest_run)),
+            ("harvestKind", spec.kind),
+            ("channel", spec.channel),
+            ("template", spec.template),
         ]
 
     def _will_retry(self, request: Request, *, status: int | None = None, exc: BaseException | None = None) -> bool:
@@ -509,7 +502,7 @@ class ArchiveMiddleware:
         self.writer.close()
         self.crawllog.close()
         self.dedup.close()
-        crawl_name = str(self.job.get("harvest_name") or f"job {self.job_id}")
+        crawl_name = self.spec.harvest_name or f"job {self.job_id}"
         reports = write_reports(
             self.report_dir,
             self.stats,
@@ -524,7 +517,7 @@ class ArchiveMiddleware:
         )
         metadata = write_metadata_warc(
             self.warc_dir,
-            job=self.job,
+            spec=self.spec,
             job_id=self.job_id,
             harvest_id=self.harvest_id,
             crawl_log=self.crawllog.path,
@@ -556,7 +549,7 @@ def file_result(path: Path, kind: str) -> FileResult:
 def write_metadata_warc(
     directory: Path,
     *,
-    job: Mapping[str, Any],
+    spec: JobSpec,
     job_id: str,
     harvest_id: str,
     crawl_log: Path,
@@ -571,13 +564,12 @@ def write_metadata_warc(
     &harvestnum=…&jobid=…``."""
     query = (
         f"?netharvestVersion={harvester.__version__}&harvestid={harvest_id}"
-        f"&harvestnum={job.get('harvest_run', 0)}&jobid={job_id}"
+        f"&harvestnum={spec.harvest_run}&jobid={job_id}"
     )
     now = warc_date(datetime.now(UTC))
-    spec = job.get("jobspec") or {k: v for k, v in job.items() if k != "seeds"}
     items: list[tuple[str, str, Any]] = [("logs", "crawl.log", crawl_log)]
     items += [("reports", p.name, p) for p in reports]
-    items.append(("setup", "jobspec.json", json.dumps(spec, indent=2, sort_keys=True).encode()))
+    items.append(("setup", "jobspec.json", json.dumps(spec.to_dict(), indent=2, sort_keys=True).encode()))
     items.append(("setup", "seeds.txt", "".join(f"{s}\n" for s in seeds).encode()))
 
     def records() -> Any:

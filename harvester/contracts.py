@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, overload
 
 from harvester.defaults import CRAWL_DEFAULTS, POLITENESS_SCOPES, ROBOTS_POLICIES, SCOPE_RULES, WARC_ROTATE_S
 from harvester.patterns import PatternError, check
@@ -190,6 +191,46 @@ class DomainSpec:
         return spec
 
 
+class DomainRows(Sequence[DomainSpec]):
+    """A job's domains as their JSON form (what :meth:`DomainSpec.from_dict` reads), typed on access.
+
+    Job generation writes a million domains per broad crawl; one Python object per domain besides its row
+    costs 15-25 % of generation's Python time (docs/DESIGN.md, "Where things are": the JobSpec). So a
+    generated JobSpec keeps the rows it streamed from the database (validated there: seeds by the models,
+    budgets by a CHECK constraint, each trap compiled by jobgen) and serialises them as they are; reading a
+    domain still gives a :class:`DomainSpec`. Everything that *reads* a spec gets tuples from
+    :meth:`JobSpec.from_dict`."""
+
+    __slots__ = ("rows",)
+
+    def __init__(self, rows: list[dict[str, Any]]) -> None:
+        self.rows = rows
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    @overload
+    def __getitem__(self, index: int) -> DomainSpec: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[DomainSpec]: ...
+    def __getitem__(self, index: int | slice) -> DomainSpec | Sequence[DomainSpec]:
+        if isinstance(index, slice):
+            return DomainRows(self.rows[index])
+        row = self.rows[index]
+        return DomainSpec(**{**row, "seeds": tuple(row["seeds"]), "traps": tuple(row["traps"])})
+
+    def __iter__(self) -> Iterator[DomainSpec]:
+        return (self[i] for i in range(len(self.rows)))
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> DomainRows:
+        return self  # as a JobSpec: never changed once made
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
 def _str(value: Any, path: str) -> str:
     if not isinstance(value, str):
         raise _fail(path, f"expected str, got {type(value).__name__}")
@@ -252,7 +293,8 @@ class JobSpec:
     channel: str
     template: str
     settings: CrawlSettings
-    domains: tuple[DomainSpec, ...]
+    #: A tuple of DomainSpec; job generation's :class:`DomainRows` (the same domains, kept as their JSON form).
+    domains: Sequence[DomainSpec]
     global_traps: tuple[str, ...] = ()
     dedup_index: str | None = None
     time_limit_s: int = 0  # 0: no limit
@@ -276,15 +318,12 @@ class JobSpec:
         if version != JOBSPEC_VERSION:
             raise _fail("version", f"unsupported JobSpec version {version} (this harvester speaks {JOBSPEC_VERSION})")
         kind = _get(data, "kind", str, "")
-        if kind not in JOB_KINDS:
+        if kind not in JOB_KINDS:  # first: the rest of the spec is read as this kind's
             raise _fail("kind", f"must be one of {', '.join(JOB_KINDS)}")
         domains = _get(data, "domains", list, "")
         traps = _get(data, "global_traps", list, "", [])
         continuous = _get(data, "continuous", (dict, type(None)), "", None)
-        if kind == "continuous" and continuous is None:
-            raise _fail("continuous", "a continuous job needs its continuous section")
-        if kind != "continuous" and continuous is not None:
-            raise _fail("continuous", f"only a continuous job has a continuous section (this one is {kind})")
+        _check_section(kind, continuous is not None)  # before a section is parsed
         spec = cls(
             job_id=_get(data, "job_id", int, ""),
             harvest_id=_get(data, "harvest_id", int, ""),
@@ -307,14 +346,45 @@ class JobSpec:
             continuous=None if continuous is None else ContinuousSpec.from_dict(continuous, "continuous"),
             version=version,
         )
-        if not spec.domains:
-            raise _fail("domains", "a job needs at least one domain")
-        if spec.time_limit_s < 0:
-            raise _fail("time_limit_s", "must not be negative")
+        spec.check()
         return spec
+
+    def check(self) -> JobSpec:
+        """The invariants of the whole job, beyond its parts' own (returns the spec, so a builder can write
+        ``JobSpec(...).check()``).
+
+        :meth:`from_dict` ends with it; so does every builder that makes a JobSpec from typed parts whose
+        validity is already established (job generation: a template's :class:`CrawlSettings` checked when it
+        was read, domains from rows the models validated, each trap compiled), instead of writing a dict and
+        parsing it back (docs/DESIGN.md, "Where things are": the JobSpec)."""
+        if self.kind not in JOB_KINDS:
+            raise _fail("kind", f"must be one of {', '.join(JOB_KINDS)}")
+        _check_section(self.kind, self.continuous is not None)
+        if not self.domains:
+            raise _fail("domains", "a job needs at least one domain")
+        if self.time_limit_s < 0:
+            raise _fail("time_limit_s", "must not be negative")
+        return self
 
     def to_dict(self) -> dict[str, Any]:
         return _jsonable(asdict(self))
+
+    @property
+    def seeds(self) -> list[str]:
+        """Every domain's seeds, in the spec's order (the seeds the archive side reports on)."""
+        return [seed for d in self.domains for seed in d.seeds]
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> JobSpec:
+        """Itself: a JobSpec is frozen, and Scrapy deep-copies its settings (``NH_JOBSPEC``) for each crawler;
+        a broad crawl's 10,000 domains copied for nothing."""
+        return self
+
+
+def _check_section(kind: str, has_section: bool) -> None:
+    if kind == "continuous" and not has_section:
+        raise _fail("continuous", "a continuous job needs its continuous section")
+    if kind != "continuous" and has_section:
+        raise _fail("continuous", f"only a continuous job has a continuous section (this one is {kind})")
 
 
 @dataclass(frozen=True)
@@ -361,6 +431,8 @@ def _dict(value: Any, path: str) -> dict[str, Any]:
 
 
 def _jsonable(value: Any) -> Any:
+    if isinstance(value, DomainRows):
+        return [_jsonable(row) for row in value.rows]
     if isinstance(value, dict):
         return {k: _jsonable(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
@@ -421,6 +493,35 @@ class FileResult:
 
 
 @dataclass(frozen=True)
+class CrawlFigures:
+    """The job's tallies the QA statistics need, as data (issue 16): what its mimetype-report.txt and
+    responsecode-report.txt say in text, for people and other tools. Both come from the same functions
+    (:func:`harvester.reports.mime_figures`, :func:`harvester.reports.status_figures`), so they agree.
+
+    ``mime_types``: MIME type → ``[URIs, bytes]`` (content size) of the fetches; ``status_codes``: status
+    (a string, as JSON keys are) → fetched URIs, positive codes only."""
+
+    mime_types: dict[str, list[int]] = field(default_factory=dict)
+    status_codes: dict[str, int] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], path: str = "figures") -> CrawlFigures:
+        mimes = _get(data, "mime_types", dict, path, {})
+        codes = _get(data, "status_codes", dict, path, {})
+        for mime, pair in mimes.items():
+            if not (isinstance(pair, list) and len(pair) == 2 and all(_count(n) for n in pair)):
+                raise _fail(f"{path}.mime_types[{mime!r}]", "expected [URIs, bytes], two counts")
+        for code, n in codes.items():
+            if not (code.isdigit() and _count(n)):
+                raise _fail(f"{path}.status_codes[{code!r}]", "expected a positive status and a count")
+        return cls(mime_types={k: list(v) for k, v in mimes.items()}, status_codes=dict(codes))
+
+
+def _count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+@dataclass(frozen=True)
 class JobResult:
     """What a harvester reports once, when a job ends (well or badly)."""
 
@@ -434,6 +535,10 @@ class JobResult:
     error_detail: str = ""
     harvester: str = ""
     stats: dict[str, Any] = field(default_factory=dict)
+    #: The QA figures as data (:class:`CrawlFigures`). None: not sent, by a failed crawl or a harvester of
+    #: before issue 16 (an optional field, so JobResult stays version 1 both ways: an older orchestrator
+    #: ignores it, and this one reads such a job's figures from its text reports).
+    figures: CrawlFigures | None = None
     version: int = JOBRESULT_VERSION
 
     @classmethod
@@ -448,6 +553,7 @@ class JobResult:
             raise _fail("status", f"must be one of {', '.join(RESULT_STATUSES)}")
         domains = _get(data, "domains", list, "", [])
         files = _get(data, "files", list, "", [])
+        figures = _get(data, "figures", (dict, type(None)), "", None)
         return cls(
             job_id=_get(data, "job_id", int, ""),
             status=status,
@@ -461,6 +567,7 @@ class JobResult:
             error_detail=_get(data, "error_detail", str, "", ""),
             harvester=_get(data, "harvester", str, "", ""),
             stats=_get(data, "stats", dict, "", {}),
+            figures=None if figures is None else CrawlFigures.from_dict(figures),
             version=version,
         )
 

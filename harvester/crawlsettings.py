@@ -73,25 +73,6 @@ INERT_DOWNLOADER_MIDDLEWARES = (
 )
 
 
-def job_metadata(spec: JobSpec) -> dict[str, Any]:
-    """``NH_JOB``: what the archive side writes into warcinfo, reports and the metadata WARC."""
-    s = spec.settings
-    return {
-        "job_id": spec.job_id,
-        "harvest_id": spec.harvest_id,
-        "harvest_name": spec.harvest_name,
-        "harvest_run": spec.harvest_run,
-        "template": spec.template,
-        "kind": spec.kind,
-        "channel": spec.channel,
-        "operator": s.operator_contact,
-        "robots": s.robots,
-        "user_agent": s.effective_user_agent,
-        "jobspec": spec.to_dict(),
-        "seeds": [seed for d in spec.domains for seed in d.seeds],
-    }
-
-
 def build_settings(
     spec: JobSpec,
     out_dir: str | Path,
@@ -104,8 +85,9 @@ def build_settings(
     with Scrapy's own download handler and no WARC (the benchmark's "plain Scrapy" baseline)."""
     s = spec.settings
     settings: dict[str, Any] = {
-        "NH_JOBSPEC": spec.to_dict(),
-        "NH_JOB": job_metadata(spec),
+        # The typed JobSpec itself (frozen; Scrapy's copy of the settings keeps the same object): the spider
+        # and the archive side read its fields, never a dict with defaults (docs/DESIGN.md, "Where things are").
+        "NH_JOBSPEC": spec,
         "NH_OUT_DIR": str(Path(out_dir).resolve()),
         "NH_WARC_MAX_BYTES": s.warc_max_bytes,
         "NH_DEDUP": s.dedup,

@@ -46,8 +46,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from harvester.contracts import ContractError, Control, JobResult, JobSpec, seed_changes
+from harvester.contracts import ContractError, Control, CrawlFigures, JobResult, JobSpec, seed_changes
 from harvester.defaults import PROGRESS_INTERVAL_S
+from harvester.reports import CrawlStats, mime_figures, status_figures
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -79,6 +80,11 @@ def write_json_atomic(path: Path, data: Any) -> None:
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, path)
+
+
+def job_figures(stats: CrawlStats) -> CrawlFigures:
+    """The QA figures of the crawl's tallies, sent as data beside the text reports made of the same."""
+    return CrawlFigures(mime_types=mime_figures(stats), status_codes=status_figures(stats))
 
 
 def failed_result(job_id: int, category: str, detail: str, started: str | None = None) -> JobResult:
@@ -297,6 +303,7 @@ def run(job_dir: Path, control_stdin: bool = False, archive: bool = True) -> int
             "crawl_seconds": round(job.crawl_seconds(), 1),
             "queued_left": job.frontier.queued,
         },
+        figures=None if archive_mw is None else job_figures(archive_mw.stats),
     )
     job.frontier.close()
     write_json_atomic(job_dir / RESULT_FILE, result.to_dict())

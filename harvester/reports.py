@@ -348,10 +348,20 @@ def hosts_report(stats: CrawlStats, remaining: Mapping[str, int] | None = None) 
     return "".join(out)
 
 
+def mime_figures(stats: CrawlStats) -> dict[str, list[int]]:
+    """MIME type → ``[URIs, bytes]`` of the job's fetches: mimetype-report.txt as data (JobResult.figures)."""
+    return {mime: [n, size] for mime, (n, size) in stats.total.mimes.items()}
+
+
+def status_figures(stats: CrawlStats) -> dict[str, int]:
+    """Fetched URIs by status, positive codes only: responsecode-report.txt as data (JobResult.figures)."""
+    return {str(code): n for code, n in stats.total.statuses.items() if code > 0}
+
+
 def mimetype_report(stats: CrawlStats) -> str:
     """mimetype-report.txt (Heritrix ``MimetypesReport``)."""
     out = ["[#urls] [#bytes] [mime-types]\n"]
-    for mime, (n, size) in sorted(stats.total.mimes.items(), key=lambda kv: (-kv[1][0], kv[0])):
+    for mime, (n, size) in sorted(mime_figures(stats).items(), key=lambda kv: (-kv[1][0], kv[0])):
         out.append(f"{n} {size} {mime}\n")
     return "".join(out)
 
@@ -359,7 +369,7 @@ def mimetype_report(stats: CrawlStats) -> str:
 def responsecode_report(stats: CrawlStats) -> str:
     """responsecode-report.txt (Heritrix ``ResponseCodeReport``): fetched URIs by status."""
     out = ["[#urls] [rescode]\n"]
-    codes = [(n, code) for code, n in stats.total.statuses.items() if code > 0]
+    codes = [(n, int(code)) for code, n in status_figures(stats).items()]
     for n, code in sorted(codes, key=lambda x: (-x[0], x[1])):
         out.append(f"{n} {code}\n")
     return "".join(out)

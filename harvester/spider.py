@@ -31,7 +31,7 @@ class HarvestSpider(scrapy.Spider):
     def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> HarvestSpider:
         job = kwargs.pop("job", None)
         if job is None:
-            spec = JobSpec.from_dict(crawler.settings.getdict("NH_JOBSPEC"))
+            spec: JobSpec = crawler.settings["NH_JOBSPEC"]  # typed, validated when it arrived (crawlsettings)
             job = crawl_job_for(spec, crawler.settings.get("NH_OUT_DIR"), crawler)
         spider = cls(job, *args, **kwargs)
         spider._set_crawler(crawler)

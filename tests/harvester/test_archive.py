@@ -14,6 +14,7 @@ from scrapy.utils.test import get_crawler
 from twisted.internet import error as txerror
 
 from harvester.archive import ArchiveMiddleware, _exception_code
+from harvester.contracts import JobSpec
 from harvester.crawllog import LINE_RE
 from harvester.fetch import RawCapture
 from harvester.revisit import cdx_to_warc_date
@@ -23,7 +24,20 @@ from harvester.revisit import cdx_to_warc_date
 def mw(tmp_path):
     crawler = get_crawler(
         settings_dict={
-            "NH_JOB": {"job_id": 1, "harvest_id": 2, "harvest_name": "h", "seeds": ["http://a.dk/"]},
+            "NH_JOBSPEC": JobSpec.from_dict(
+                {
+                    "version": 1,
+                    "job_id": 1,
+                    "harvest_id": 2,
+                    "harvest_name": "h",
+                    "harvest_run": 1,
+                    "kind": "selective",
+                    "channel": "focused",
+                    "template": "default",
+                    "settings": {},
+                    "domains": [{"name": "a.dk", "configuration": "default", "seeds": ["http://a.dk/"]}],
+                }
+            ),
             "NH_OUT_DIR": str(tmp_path),
             "NH_DEDUP": True,
             "RETRY_TIMES": 2,

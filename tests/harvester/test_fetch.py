@@ -238,15 +238,14 @@ def free_port() -> int:
 # --------------------------------------------------------------------------------------------
 # The crawl, in a child process
 # --------------------------------------------------------------------------------------------
-JOB = {
+JOB = {  # the JobSpec of the crawl, less its domain (the child adds it: the server's address and first URL)
+    "version": 1,
     "job_id": 7,
     "harvest_id": 3,
     "harvest_name": "test harvest",
     "harvest_run": 2,
     "template": "default",
-    "operator": "ops@example.org",
-    "robots": "ignore",
-    "user_agent": "netharvest-test",
+    "settings": {"operator_contact": "ops@example.org", "robots": "ignore", "user_agent": "netharvest-test"},
     "kind": "selective",
     "channel": "focused",
 }
@@ -267,6 +266,7 @@ def _run_crawl(config_path: str) -> None:  # pragma: no cover - runs in the chil
     from scrapy.crawler import CrawlerProcess
 
     from harvester.archive import ArchiveMiddleware
+    from harvester.contracts import JobSpec
     from harvester.crawlsignals import uri_rejected
 
     config = json.loads(Path(config_path).read_text())
@@ -325,7 +325,9 @@ def _run_crawl(config_path: str) -> None:  # pragma: no cover - runs in the chil
         "DOWNLOAD_WARNSIZE": 0,
         "CONCURRENT_REQUESTS": 4,
         "USER_AGENT": "netharvest-test",
-        "NH_JOB": JOB,
+        "NH_JOBSPEC": JobSpec.from_dict(
+            {**JOB, "domains": [{"name": "127.0.0.1", "configuration": "default", "seeds": [config["urls"][0]["url"]]}]}
+        ),
         "NH_OUT_DIR": config["out"],
         "NH_WARC_MAX_BYTES": 10 * 1024 * 1024,
         "NH_DEDUP": True,

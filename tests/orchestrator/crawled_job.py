@@ -81,6 +81,13 @@ def crawled() -> Crawl:
     return Crawl(job_dir, result, (a.port, b.port))
 
 
+def previous_harvester(crawl: Crawl | None = None) -> Crawl:
+    """The crawl's JobResult as a harvester of before issue 16 sent it: without ``figures`` (the QA figures as
+    data), so intake reads them from the text reports."""
+    crawl = crawl or crawled()
+    return Crawl(crawl.job_dir, {k: v for k, v in crawl.result.items() if k != "figures"}, crawl.ports)
+
+
 def make_job(definition: HarvestDefinition | None = None, status: str = JobStatus.STARTED, **fields: Any) -> Job:
     """A job over the crawl's domains (budgets as in the crawl), in ``status``."""
     return factories.job(

@@ -286,6 +286,24 @@ def test_spec_is_frozen_with_traps_seeds_and_dedup_index(settings):
     assert list(job.domains.values_list("max_objects", flat=True)) == [-1]
 
 
+def test_the_stored_spec_is_the_typed_spec_whole(monkeypatch):
+    """Generation builds a typed JobSpec (its domains kept as their JSON rows) and stores exactly what that spec
+    says: the document parses whole through the contract into the same spec, domain by domain."""
+    made: list[JobSpec] = []
+    freeze = jobgen.SpecFreezer.freeze
+    monkeypatch.setattr(jobgen.SpecFreezer, "freeze", lambda self, *a: made.append(freeze(self, *a)) or made[-1])
+    definition = factories.selective_definition()
+    definition.configurations.set(configs("typed1.lv", "typed2.lv"))
+    [job_id] = jobgen.generate_jobs(definition, run=1)
+    [spec] = made
+    stored = Job.objects.get(pk=job_id).spec
+    assert stored == spec.to_dict()
+    parsed = JobSpec.from_dict(stored)
+    assert list(parsed.domains) == list(spec.domains) and len(spec.domains) == 2
+    assert parsed.domains[0].seeds == spec.domains[0].seeds and isinstance(spec.domains[0].seeds, tuple)
+    assert (parsed.settings, parsed.global_traps, parsed.kind) == (spec.settings, spec.global_traps, spec.kind)
+
+
 def test_a_failure_half_way_writes_nothing():
     cs = configs("x1.lt", "x2.lt")
     GlobalCrawlerTrapList.objects.create(name="broken", traps="(((")  # bypassed validation: a bad row

@@ -16,7 +16,7 @@ from orchestrator.harvest.jobs import jobfiles
 from orchestrator.harvest.models import HarvestInfo, Job, JobStats
 from orchestrator.harvest.qa import stats
 from tests.orchestrator import factories
-from tests.orchestrator.crawled_job import DOMAINS, Crawl, crawled, make_job, record
+from tests.orchestrator.crawled_job import DOMAINS, Crawl, crawled, make_job, previous_harvester, record
 
 pytestmark = pytest.mark.django_db
 
@@ -30,8 +30,23 @@ def _report(name: str) -> str:
     return (crawled().job_dir / "reports" / name).read_text()
 
 
+def test_intake_records_the_figures_the_job_result_sends_as_data(tmp_path) -> None:
+    # the text reports are gone (files moved), the figures come with the JobResult and agree with those reports
+    result = {
+        **crawled().result,
+        "files": [{**f, "path": str(tmp_path / "gone" / f["name"])} for f in crawled().result["files"]],
+    }
+    assert result["figures"]["mime_types"] and result["figures"]["status_codes"]
+    job = record(make_job(), Crawl(tmp_path, result, crawled().ports))
+    row = JobStats.objects.get(job=job)
+    assert row.reports_error == "" and row.reports_source == "JobResult"
+    assert row.mime_types == stats.parse_mimetype_report(_report("mimetype-report.txt"))
+    assert row.status_codes == stats.parse_responsecode_report(_report("responsecode-report.txt"))
+    assert job.figures == result["figures"]
+
+
 def test_intake_records_job_stats_from_the_reports_and_harvest_info() -> None:
-    job = record(make_job())
+    job = record(make_job(), previous_harvester())
     row = JobStats.objects.get(job=job)
     assert row.reports_error == "" and "spool" in row.reports_source
     assert row.mime_types == stats.parse_mimetype_report(_report("mimetype-report.txt"))
@@ -57,7 +72,7 @@ def test_reports_are_read_from_the_metadata_warc_once_the_spool_is_cleaned(tmp_p
     shutil.rmtree(spool / "reports")
     shutil.rmtree(spool / "logs")
     result = {
-        **crawled().result,
+        **previous_harvester().result,
         "files": [{**f, "path": str(spool / "warcs" / f["name"])} for f in crawled().result["files"]],
     }
     job = record(job, Crawl(spool, result, crawled().ports))
@@ -73,7 +88,7 @@ def test_reports_are_read_from_the_metadata_warc_once_the_spool_is_cleaned(tmp_p
 def test_missing_reports_are_recorded_not_fatal(tmp_path) -> None:
     job = make_job()
     result = {
-        **crawled().result,
+        **previous_harvester().result,
         "files": [{**f, "path": str(tmp_path / "gone" / f["name"])} for f in crawled().result["files"]],
     }
     job = record(job, Crawl(tmp_path, result, crawled().ports))

@@ -17,7 +17,7 @@ from django.urls import reverse
 
 from orchestrator.harvest.models import Job, JobStats
 from tests.orchestrator import factories
-from tests.orchestrator.crawled_job import DOMAINS, make_job, record
+from tests.orchestrator.crawled_job import DOMAINS, make_job, previous_harvester, record
 
 pytestmark = pytest.mark.django_db
 
@@ -30,7 +30,8 @@ def _fresh_cache() -> None:
 @pytest.fixture
 def runs() -> tuple[Job, Job, Job]:
     news = factories.selective_definition("news")
-    first, second = record(make_job(news)), record(make_job(news))
+    # the first as recorded before issue 16 (figures read from its text reports), the others with the figures as data
+    first, second = record(make_job(news), previous_harvester()), record(make_job(news))
     for model in (Job, JobStats):
         model.objects.filter(**{"pk" if model is Job else "job": second.pk}).update(harvest_run=2)
     last_year = record(make_job(factories.snapshot_definition("broad")))
@@ -69,6 +70,7 @@ def test_job_page_charts_and_tables(viewer: Client, runs: tuple[Job, Job, Job]) 
         assert name in text
     assert f"{stats.mime_types['text/html'][0]:,}".replace(",", "\u202f") in text
     assert "spool" in text  # says where the MIME/status figures come from
+    assert "figures from: JobResult" in viewer.get(reverse("qa:job", args=[runs[1].pk])).content.decode()
 
 
 def test_run_page_compares_with_the_previous_run_and_exports_csv(viewer: Client, runs: tuple[Job, Job, Job]) -> None:

@@ -61,7 +61,8 @@ def live_of(job: Job, window: str = DEFAULT_WINDOW, now: datetime | None = None)
     """Everything the continuous section shows, from the latest heartbeat, the progress series and the
     job's files."""
     now = now or timezone.now()
-    c = (job.progress or {}).get("continuous") or {}
+    progress = job.latest_progress()
+    c = (progress.continuous if progress else None) or {}
     visits = _int(c.get("visits"))
     outcomes = [
         ("changed (new version)", _int(c.get("changed"))),
@@ -73,9 +74,9 @@ def live_of(job: Job, window: str = DEFAULT_WINDOW, now: datetime | None = None)
     budget = _num(c.get("budget_per_s"))
     seconds = WINDOWS.get(window, WINDOWS[DEFAULT_WINDOW])
     series = progresslog.series(job.pk, now - timedelta(seconds=seconds), now)
-    latest = parse_datetime(str((job.progress or {}).get("at") or ""))
+    latest = parse_datetime(progress.at) if progress else None
     rate_points = _ending_at(series.points("c_fetch_rate"), latest, _num(c.get("fetch_rate")))
-    uri_points = _ending_at(series.points("uri_rate"), latest, _num((job.progress or {}).get("uri_rate")))
+    uri_points = _ending_at(series.points("uri_rate"), latest, _num(progress.uri_rate) if progress else None)
     freshness = _num(c.get("freshness"))
     freshness_points = [(t, v * 100) for t, v in _ending_at(series.points("c_freshness"), latest, freshness)]
     states = dict(
@@ -87,7 +88,7 @@ def live_of(job: Job, window: str = DEFAULT_WINDOW, now: datetime | None = None)
     queues = c.get("queues") if isinstance(c.get("queues"), dict) else {}
     return {
         "has_section": bool(c),
-        "at": (job.progress or {}).get("at"),
+        "at": progress.at or None if progress else None,
         "running": job.status in (JobStatus.SUBMITTED, JobStatus.STARTED),
         "fetch_rate": _num(c.get("fetch_rate")),
         "budget": budget,

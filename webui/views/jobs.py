@@ -32,6 +32,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
 from harvester import patterns
+from harvester.contracts import Progress
 from harvester.patterns import PatternError
 from harvester.reports import REPORT_NAMES
 from orchestrator.harvest.jobs import jobfiles, progresslog
@@ -195,14 +196,15 @@ def job_reject(request: HttpRequest, job_id: int) -> HttpResponse:
 def progress_of(job: Job, domains: int = PROGRESS_DOMAINS) -> dict[str, Any]:
     """A job's latest Progress (as intake stored it) with budgets used per domain, for the JSON
     endpoints and the first render of the pages (the same dict, so page and poll never disagree)."""
-    p = job.progress or {}
+    latest = job.latest_progress()
+    p = latest or Progress(job_id=job.pk, at="")  # the zeros of a job before its first heartbeat
     limits = {
         d.get("name"): (d.get("max_objects", -1), d.get("max_bytes", -1))
         for d in (job.spec or {}).get("domains", [])
         if isinstance(d, dict)
     }
     rows = []
-    for name, figures in (p.get("domains") or {}).items():
+    for name, figures in p.domains.items():
         max_objects, max_bytes = limits.get(name, (-1, -1))
         objects, nbytes = int(figures.get("objects", 0)), int(figures.get("bytes", 0))
         shares = [objects / max_objects if max_objects > 0 else None, nbytes / max_bytes if max_bytes > 0 else None]
@@ -224,24 +226,24 @@ def progress_of(job: Job, domains: int = PROGRESS_DOMAINS) -> dict[str, Any]:
         "job": job.pk,
         "status": job.status,
         "harvest": job.harvest.name if job.harvest_id else "",
-        "at": p.get("at"),
+        "at": p.at or None,
         "heartbeat_age_s": int((now - job.last_heartbeat).total_seconds()) if job.last_heartbeat else None,
-        "uris_done": p.get("uris_done", 0),
-        "uris_queued": p.get("uris_queued", 0),
-        "uris_failed": p.get("uris_failed", 0),
-        "bytes": p.get("bytes", 0),
-        "uri_rate": p.get("uri_rate", 0.0),
-        "avg_uri_rate": p.get("avg_uri_rate", 0.0),
-        "kb_rate": p.get("kb_rate", 0.0),
-        "avg_kb_rate": p.get("avg_kb_rate", 0.0),
-        "queues_active": p.get("queues_active", 0),
-        "queues_snoozed": p.get("queues_snoozed", 0),
-        "queues_exhausted": p.get("queues_exhausted", 0),
-        "paused": bool(p.get("paused", False)),
-        "alerts": list(p.get("alerts", [])),
+        "uris_done": p.uris_done,
+        "uris_queued": p.uris_queued,
+        "uris_failed": p.uris_failed,
+        "bytes": p.bytes,
+        "uri_rate": p.uri_rate,
+        "avg_uri_rate": p.avg_uri_rate,
+        "kb_rate": p.kb_rate,
+        "avg_kb_rate": p.avg_kb_rate,
+        "queues_active": p.queues_active,
+        "queues_snoozed": p.queues_snoozed,
+        "queues_exhausted": p.queues_exhausted,
+        "paused": bool(p.paused),
+        "alerts": list(p.alerts),
         "domains": rows[:domains],
         "domains_total": len(rows),
-        "has_progress": bool(p),
+        "has_progress": latest is not None,
     }
 
 
@@ -414,8 +416,9 @@ def trap_preview(request: HttpRequest, job_id: int) -> JsonResponse:
         pattern = patterns.trap(request.GET.get("regex", ""), "regex")
     except PatternError as exc:
         return JsonResponse({"valid": False, "error": str(exc)}, status=400)
-    queued = int((job.progress or {}).get("uris_queued", 0))
-    out: dict[str, Any] = {"valid": True, "queued": queued, "progress_at": (job.progress or {}).get("at")}
+    latest = job.latest_progress()
+    queued = latest.uris_queued if latest else 0
+    out: dict[str, Any] = {"valid": True, "queued": queued, "progress_at": latest.at or None if latest else None}
     try:
         source, lines = jobfiles.tail(job, PREVIEW_LINES)
     except (jobfiles.NotAvailable, OSError) as exc:

@@ -31,7 +31,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from harvester.contracts import ContractError, validate_seed
-from orchestrator.harvest.jobs import dispatch, jobgen
+from orchestrator.harvest.jobs import dispatch, jobgen, specs
 from orchestrator.harvest.models import HarvestDefinition, Job, JobControl, JobStatus, SeedList
 
 log = logging.getLogger(__name__)
@@ -76,12 +76,10 @@ def start(definition: HarvestDefinition, requested_by: str = "system") -> tuple[
             sent = Job.objects.filter(harvest=current, submitted_at__isnull=False).exclude(pk=job.pk).order_by("-pk")
             previous = sent.first()
             if previous is not None:
-                job.spec = {
-                    **job.spec,
-                    "continues_job": previous.pk,
-                    "continues_done": previous.status == JobStatus.DONE,
-                }
-                job.save(update_fields=["spec"])
+                specs.store(
+                    job.pk,
+                    specs.derive(job, continues_job=previous.pk, continues_done=previous.status == JobStatus.DONE),
+                )
             log.info("continuous harvest %s: job %s made by %s (run %d)", current.name, job.pk, requested_by, run)
     try:
         dispatch.submit_jobs([job.pk])

@@ -38,6 +38,7 @@ from kombu.simple import SimpleQueue
 from harvester.contracts import RUN_JOB_TASK, ContractError, Control, JobRef, control_queue, seed_changes
 from harvester.patterns import PatternError, trap
 from orchestrator.celery import app
+from orchestrator.harvest.jobs import specs
 from orchestrator.harvest.models import Job, JobControl, JobDomain, JobStatus
 
 log = logging.getLogger(__name__)
@@ -261,8 +262,7 @@ def resubmit(job: Job, requested_by: str = "system") -> Job:
             expected_bytes=job.expected_bytes,
             continues=job,
         )
-        new.spec = {**job.spec, "job_id": new.pk, "continues_job": job.pk}
-        new.save(update_fields=["spec"])
+        specs.store(new.pk, specs.derive(job, job_id=new.pk, continues_job=job.pk))
         JobDomain.objects.bulk_create(
             JobDomain(job=new, configuration_id=d.configuration_id, max_objects=d.max_objects, max_bytes=d.max_bytes)
             for d in job.domains.all()

@@ -13,6 +13,7 @@ takes progress or a result.
 from __future__ import annotations
 
 import logging
+from dataclasses import asdict
 from datetime import UTC, datetime
 from typing import Any
 
@@ -239,6 +240,8 @@ def _record(result: JobResult) -> Job:
                 break
         if not moved:
             raise IntakeError(f"job {job.pk} changed state while its result was being recorded")
+        if result.figures is not None:  # the QA statistics read these (qa/stats.py); None: from the text reports
+            Job.objects.filter(pk=job.pk).update(figures=asdict(result.figures))
         if result.harvester:
             # The started message may come after the result (two intake workers): the result names the harvester.
             Job.objects.filter(pk=job.pk, harvester="").update(harvester=result.harvester[:200])

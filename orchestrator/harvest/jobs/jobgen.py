@@ -26,15 +26,15 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-import orjson
 from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
-from harvester.contracts import JOBSPEC_VERSION, JobSpec, validate_regex
+from harvester.contracts import ContinuousSpec, CrawlSettings, DomainRows, JobSpec, validate_regex
 from orchestrator.harvest.chain import storage
 from orchestrator.harvest.curation import validators
 from orchestrator.harvest.curation.domains import skip_fk_triggers_if_allowed
+from orchestrator.harvest.jobs import specs
 from orchestrator.harvest.models import CrawlTemplate, GlobalCrawlerTrapList, HarvestDefinition, Job
 
 log = logging.getLogger(__name__)
@@ -324,7 +324,7 @@ class SpecFreezer:
         self.definition = definition
         self.run = run
         self.templates = {t.pk: t for t in CrawlTemplate.objects.all()}
-        self.global_traps = list(
+        self.global_traps = tuple(
             dict.fromkeys(GlobalCrawlerTrapList.active_traps() + validators.regex_lines(definition.crawler_traps))
         )
         # Checked once per run, not once per job: 120,000 global traps re-checked for each job made
@@ -332,6 +332,12 @@ class SpecFreezer:
         for k, trap in enumerate(self.global_traps):
             validate_regex(trap, f"global_traps[{k}]")
         self.dedup_index = storage.dedup_location()  # the one the indexer chain feeds
+        self._settings: dict[int, CrawlSettings] = {}
+        self.continuous = (
+            ContinuousSpec.from_dict(continuous_section(definition))
+            if definition.kind == HarvestDefinition.CONTINUOUS
+            else None
+        )
 
     def stream(self) -> Iterator[tuple[tuple[int, int], list[dict[str, Any]]]]:
         """Every job of the run, named by its (group, chunk), with its domains as JobSpec entries, one job
@@ -385,7 +391,7 @@ class SpecFreezer:
         finally:
             cur.close()
 
-    def freeze(self, job: Job, plan: JobPlan, entries: list[dict[str, Any]]) -> dict[str, Any] | None:
+    def freeze(self, job: Job, plan: JobPlan, entries: list[dict[str, Any]]) -> JobSpec | None:
         """Store the job's spec; None (and the job removed) if none of its domains has a seed left."""
         domains, seedless = [], []
         for entry in entries:
@@ -401,41 +407,43 @@ class SpecFreezer:
             job.domains.all().delete()
             Job.objects.filter(pk=job.pk).delete()
             return None
-        definition, template = self.definition, self.templates[plan.template_id]
-        spec = {
-            "version": JOBSPEC_VERSION,
-            "job_id": job.pk,
-            "harvest_id": definition.pk,
-            "harvest_name": definition.name,
-            "harvest_run": self.run,
-            "kind": definition.kind,
-            "channel": definition.channel.name,
-            "template": template.name,
-            "settings": template.crawl_settings().__dict__,
-            "domains": domains,
-            "global_traps": self.global_traps,
-            "dedup_index": self.dedup_index,
-            "time_limit_s": definition.max_job_running_time_s if definition.kind == definition.SNAPSHOT else 0,
-            "continues_job": None,
-        }
-        if definition.kind == definition.CONTINUOUS:
-            spec["continuous"] = continuous_section(definition)
-            for entry in domains:  # a continuous job revisits for ever: no object or byte budget stops it
-                entry["max_objects"] = entry["max_bytes"] = -1
-        # What is handed out satisfies the contract, or nothing is written. The whole frame is checked
-        # with its first domain; every domain's traps are compiled. Seeds were validated when stored
-        # (checking 4 million of them again would be a third of a broad crawl's generation time).
-        for i, entry in enumerate(domains):  # first, so that a refusal names the domain
-            for k, trap in enumerate(entry["traps"]):
-                validate_regex(trap, f"domains[{i}].traps[{k}] (domain {entry['name']})")
-        JobSpec.from_dict({**spec, "domains": domains[:1], "global_traps": []})  # traps: checked in __init__
-        # Serialised by orjson, not the JSONField's json.dumps: 250 MB of specs for a million domains took
-        # seconds of generation's Python time in the standard library's encoder.
-        cast = "::jsonb" if connection.vendor == "postgresql" else ""
-        with connection.cursor() as cur:
-            cur.execute(
-                f"UPDATE harvest_job SET spec = %s{cast}, domain_count = %s WHERE id = %s",
-                [orjson.dumps(spec).decode(), len(domains), job.pk],
-            )
+        spec = self.job_spec(job.pk, plan.template_id, domains)
+        specs.store(job.pk, spec)
         job.domain_count = len(domains)  # the spec itself is not kept: a run holds one job's spec at a time
         return spec
+
+    def job_spec(self, job_id: int, template_id: int, domains: list[dict[str, Any]]) -> JobSpec:
+        """The job's typed JobSpec, checked whole: its frame by :meth:`JobSpec.check`, the template's settings
+        and the continuous section by their own contracts (once per run, in ``__init__``), and each domain
+        by what made its row — seeds validated when stored, budgets by the table's CHECK, every trap
+        compiled here (first, so a refusal names the domain). The domains stay the rows :meth:`stream`
+        built, in their JSON form (:class:`~harvester.contracts.DomainRows`): re-validating four million
+        seeds was a third of a broad crawl's generation, and one object per domain another 15-25 %."""
+        definition = self.definition
+        for i, entry in enumerate(domains):
+            for k, trap in enumerate(entry["traps"]):
+                validate_regex(trap, f"domains[{i}].traps[{k}] (domain {entry['name']})")
+        if self.continuous is not None:
+            for entry in domains:  # a continuous job revisits for ever: no object or byte budget stops it
+                entry["max_objects"] = entry["max_bytes"] = -1
+        return JobSpec(
+            job_id=job_id,
+            harvest_id=definition.pk,
+            harvest_name=definition.name,
+            harvest_run=self.run,
+            kind=definition.kind,
+            channel=definition.channel.name,
+            template=self.templates[template_id].name,
+            settings=self.settings(template_id),
+            domains=DomainRows(domains),
+            global_traps=self.global_traps,
+            dedup_index=self.dedup_index,
+            time_limit_s=definition.max_job_running_time_s if definition.kind == definition.SNAPSHOT else 0,
+            continuous=self.continuous,
+        ).check()
+
+    def settings(self, template_id: int) -> CrawlSettings:
+        """A template's settings, read (and checked by the contract) once per run, not once per job."""
+        if template_id not in self._settings:
+            self._settings[template_id] = self.templates[template_id].crawl_settings()
+        return self._settings[template_id]

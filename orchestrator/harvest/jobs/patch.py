@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
+from dataclasses import replace
 
 from django.db import transaction
 
-from harvester.contracts import JobSpec
+from harvester.contracts import JobSpec, validate_seed
 from harvester.scope import Scope
-from orchestrator.harvest.jobs import dispatch
+from orchestrator.harvest.jobs import dispatch, specs
 from orchestrator.harvest.models import Job, JobDomain, JobStatus, MissingResource, QARun, QARunStatus
 
 log = logging.getLogger(__name__)
@@ -47,26 +48,23 @@ def missing_urls(run: QARun) -> list[tuple[str, str]]:
     return list(out.items())
 
 
-def patch_spec(job: Job, new_id: int, urls: list[tuple[str, str]]) -> dict:
+def patch_spec(job: Job, new_id: int, urls: list[tuple[str, str]]) -> JobSpec:
     """``job``'s JobSpec for a patch job ``new_id`` fetching ``urls``: each URL goes to the domain whose scope
     holds it, else to the domain of the page that needed it (an off-site embed is charged where the page's
     embeds were), else to the first domain."""
-    spec = job.spec
-    scope = Scope(JobSpec.from_dict(spec))
+    spec = specs.read(job)
+    scope = Scope(spec)
     seeds: dict[str, list[str]] = defaultdict(list)
-    first = spec["domains"][0]["name"]
+    first = spec.domains[0].name
     for url, page in urls:
-        seeds[scope.domain_of(url) or scope.domain_of(page) or first].append(url)
-    domains = [{**d, "seeds": seeds[d["name"]]} for d in spec["domains"] if seeds.get(d["name"])]
-    new = {
-        **spec,
-        "job_id": new_id,
-        "continues_job": None,
-        "domains": domains,
-        "settings": {**spec["settings"], "max_hops": 0, "max_embed_hops": 0},
-    }
-    JobSpec.from_dict(new)  # what is handed out satisfies the contract, or nothing is written
-    return new
+        seeds[scope.domain_of(url) or scope.domain_of(page) or first].append(validate_seed(url, "missing URL"))
+    return specs.derive(
+        spec,
+        job_id=new_id,
+        continues_job=None,
+        domains=tuple(replace(d, seeds=tuple(seeds[d.name])) for d in spec.domains if seeds.get(d.name)),
+        settings=replace(spec.settings, max_hops=0, max_embed_hops=0),
+    )
 
 
 def create_patch_job(job: Job, requested_by: str, run: QARun | None = None) -> Job:
@@ -94,10 +92,9 @@ def create_patch_job(job: Job, requested_by: str, run: QARun | None = None) -> J
             patches=job,
             expected_objects=len(urls),
         )
-        new.spec = patch_spec(job, new.pk, urls)
-        new.domain_count = len(new.spec["domains"])
-        new.save(update_fields=["spec", "domain_count"])
-        names = {(d["name"], d["configuration"]) for d in new.spec["domains"]}
+        spec = patch_spec(job, new.pk, urls)
+        specs.store(new.pk, spec)
+        names = {(d.name, d.configuration) for d in spec.domains}
         JobDomain.objects.bulk_create(
             JobDomain(job=new, configuration_id=d.configuration_id, max_objects=d.max_objects, max_bytes=d.max_bytes)
             for d in job.domains.select_related("configuration__domain")

@@ -10,7 +10,7 @@ from __future__ import annotations
 from django.db import models
 from django.utils import timezone
 
-from harvester.contracts import CONTROL_ACTIONS, STOP_REASONS
+from harvester.contracts import CONTROL_ACTIONS, STOP_REASONS, Progress
 
 
 class JobStatus(models.TextChoices):
@@ -71,6 +71,12 @@ class Job(models.Model):
     last_heartbeat = models.DateTimeField(null=True, blank=True)
     harvester = models.CharField(max_length=200, blank=True, help_text="Host and worker that ran it.")
     progress = models.JSONField(default=dict, blank=True, help_text="The latest Progress heartbeat.")
+    figures = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="The QA figures its JobResult sent as data (MIME types, status codes); empty for a job whose "
+        "harvester did not send them (before issue 16): its statistics are read from its text reports.",
+    )
     error_category = models.CharField(max_length=50, blank=True)
     error_detail = models.TextField(blank=True)
     rejected_at = models.DateTimeField(
@@ -90,6 +96,15 @@ class Job(models.Model):
 
     def __str__(self) -> str:
         return f"job {self.pk} ({self.harvest_id} run {self.harvest_run}, {self.status})"
+
+    def latest_progress(self) -> Progress | None:
+        """The latest heartbeat, typed (intake stores ``Progress.to_dict()``); None before the first one.
+
+        Every reader (job pages, the jobs command, the continuous section) takes its figures from here, so a
+        field the heartbeat lacks has the contract's default, declared once in :class:`Progress`."""
+        if not self.progress:
+            return None
+        return Progress.from_dict({"job_id": self.pk, "at": "", **self.progress})
 
     @classmethod
     def transition(cls, job_id: int, old: str, new: str, **fields: object) -> bool:

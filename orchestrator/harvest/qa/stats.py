@@ -5,11 +5,13 @@ broad share, with run-to-run and year-to-year comparison and CSV export.
 
 Where each figure comes from, and why it scales:
 
-* MIME types and status codes exist only in the harvester's reports (mimetype-report.txt,
-  responsecode-report.txt). They are read once per job, at result intake (or by ``netharvest
-  job-stats`` later), from the spool or the metadata WARC (:mod:`orchestrator.harvest.jobs.jobfiles`) and
-  kept in a :class:`JobStats` row. Parsing them on demand would read every metadata WARC of a year for
-  each page view.
+* MIME types and status codes come with the JobResult, as data (``JobResult.figures``, kept in
+  ``Job.figures`` by intake); its text reports (mimetype-report.txt, responsecode-report.txt) say the same
+  for people and other tools. A job whose harvester did not send them (recorded before issue 16, or by a
+  harvester of the previous version during an upgrade) has them parsed from those reports instead, from
+  the spool or the metadata WARC (:mod:`orchestrator.harvest.jobs.jobfiles`). Either way they are read
+  once per job, at result intake (or by ``netharvest job-stats`` later), and kept in a :class:`JobStats`
+  row: parsing on demand would read every metadata WARC of a year for each page view.
 * TLDs, size buckets, stop reasons, totals and the job's largest domains (:data:`TOP_KEPT` by bytes and
   by objects) are rolled up from HarvestInfo into the same row, so run and year pages sum a few thousand
   rows instead of grouping millions of HarvestInfo rows (2 s per year shown on 400,000 rows, measured).
@@ -40,6 +42,7 @@ from django.db import connection
 from django.db.models import Count, Max, Sum
 from django.utils import timezone
 
+from harvester.contracts import CrawlFigures
 from orchestrator.harvest import csvsafe
 from orchestrator.harvest.jobs import jobfiles
 from orchestrator.harvest.models import HarvestDefinition, HarvestInfo, Job, JobStats
@@ -149,27 +152,7 @@ def record_job_stats(job: Job) -> JobStats:
         slot[2] += n_bytes
         buckets[size_bucket(n_objects)] += 1
         reasons[reason] += 1
-    mimes: dict[str, list[int]] = {}
-    codes: dict[str, int] = {}
-    sources: list[str] = []
-    errors: list[str] = []
-    for name, parse, target in (
-        ("mimetype-report.txt", parse_mimetype_report, "mimes"),
-        ("responsecode-report.txt", parse_responsecode_report, "codes"),
-    ):
-        try:
-            source, text, cut = jobfiles.read_text(job, name, limit=64 * 1024 * 1024)
-            if cut:
-                raise ValueError(f"{name} is larger than 64 MB")
-            parsed = parse(text)
-        except (jobfiles.NotAvailable, OSError, ValueError) as exc:
-            errors.append(jobfiles.reason(exc))
-            continue
-        sources.append(f"{name}: {source}")
-        if target == "mimes":
-            mimes = parsed  # type: ignore[assignment]
-        else:
-            codes = parsed  # type: ignore[assignment]
+    mimes, codes, sources, errors = _figures(job)
     top = {name: (b, o) for b, name, o in by_bytes} | {name: (b, o) for o, name, b in by_objects}
     top_domains = sorted(([name, o, b] for name, (b, o) in top.items()), key=lambda r: (-r[2], -r[1], r[0]))
     seeds = sum(len(d.get("seeds") or []) for d in (job.spec or {}).get("domains", []) if isinstance(d, dict))
@@ -199,6 +182,38 @@ def record_job_stats(job: Job) -> JobStats:
     if errors:
         log.warning("statistics of job %s without some reports: %s", job.pk, "; ".join(errors))
     return stats
+
+
+def _figures(job: Job) -> tuple[dict[str, list[int]], dict[str, int], list[str], list[str]]:
+    """The job's MIME types and status codes, where they come from, and what could not be read.
+
+    From its JobResult's data (``Job.figures``) when its harvester sent them; else (a job recorded before
+    issue 16, or by a harvester of the previous version) parsed from its text reports, wherever they are."""
+    if job.figures is not None:
+        figures = CrawlFigures.from_dict(job.figures)
+        return figures.mime_types, figures.status_codes, ["JobResult"], []
+    mimes: dict[str, list[int]] = {}
+    codes: dict[str, int] = {}
+    sources: list[str] = []
+    errors: list[str] = []
+    for name, parse, target in (
+        ("mimetype-report.txt", parse_mimetype_report, "mimes"),
+        ("responsecode-report.txt", parse_responsecode_report, "codes"),
+    ):
+        try:
+            source, text, cut = jobfiles.read_text(job, name, limit=64 * 1024 * 1024)
+            if cut:
+                raise ValueError(f"{name} is larger than 64 MB")
+            parsed = parse(text)
+        except (jobfiles.NotAvailable, OSError, ValueError) as exc:
+            errors.append(jobfiles.reason(exc))
+            continue
+        sources.append(f"{name}: {source}")
+        if target == "mimes":
+            mimes = parsed  # type: ignore[assignment]
+        else:
+            codes = parsed  # type: ignore[assignment]
+    return mimes, codes, sources, errors
 
 
 def record_job_stats_quietly(job: Job) -> JobStats | None:

@@ -89,7 +89,7 @@ class Command(BaseCommand):
 
     def do_show(self, job: int, spec: bool, **_: object) -> None:
         j = self._job(job)
-        p = j.progress or {}
+        p = j.latest_progress()
         lines = [
             f"job {j.pk}: {j.harvest.name} run {j.harvest_run}, channel {j.channel.name}, {j.status}",
             f"  created {j.created:%Y-%m-%d %H:%M:%S}  submitted {_t(j.submitted_at)}  started {_t(j.started_at)}  "
@@ -103,11 +103,11 @@ class Command(BaseCommand):
             lines.append(f"  patch crawl of job {j.patches_id} (its missing resources)")
         if p:
             lines.append(
-                f"  progress: {p.get('uris_done', 0)} URIs done, {p.get('uris_queued', 0)} queued, "
-                f"{p.get('uris_failed', 0)} failed, {filesize(p.get('bytes', 0))}, "
-                f"{p.get('uri_rate', 0):.1f} URI/s, {p.get('kb_rate', 0):.1f} KB/s"
+                f"  progress: {p.uris_done} URIs done, {p.uris_queued} queued, "
+                f"{p.uris_failed} failed, {filesize(p.bytes)}, "
+                f"{p.uri_rate:.1f} URI/s, {p.kb_rate:.1f} KB/s"
             )
-        c = p.get("continuous")
+        c = p.continuous if p else None
         if c:  # a continuous job's live figures (Progress.continuous)
             budget = f"{c['budget_per_s']:g}/s" if c.get("budget_per_s") else "none"
             fresh = f"{c['freshness']:.0%}" if isinstance(c.get("freshness"), int | float) else "-"
