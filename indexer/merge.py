@@ -60,33 +60,51 @@ class _Run:
         self.last: bytes | None = None
 
     def fill(self) -> None:
+        """Load the next block of lines (empty only at the end of the input): read, drop the header
+        line, check the order."""
+        lines = self._read_lines()
+        if self.head is not None and self.last is None and lines and lines[0] == self.head:
+            lines = self._after_header(lines)
+        if lines:
+            self._check_order(lines)
+            self.last = lines[-1]
+        self.lines, self.pos = lines, 0
+
+    def _read_lines(self) -> list[bytes]:
+        """The next block's whole lines, without newlines, CRs or blank lines; a partial last line is
+        kept for the next block. Reads on until a block yields a line or the input ends."""
         lines: list[bytes] = []
         while not lines and not self.eof:
             data = self.f.read(READ_BLOCK)
             if not data:
                 self.eof = True
-                lines = [self.rest.rstrip(b"\r")] if self.rest.rstrip(b"\r") else []
+                last = self.rest.rstrip(b"\r")
                 self.rest = b""
-            else:
-                data = self.rest + data
-                lines = data.split(b"\n")
-                self.rest = lines.pop()  # a partial last line waits for the next block
-                if b"\r" in data:
-                    lines = [x.rstrip(b"\r") for x in lines]
-                if b"" in lines:
-                    lines = [x for x in lines if x]
-        if self.head is not None and self.last is None and lines and lines[0] == self.head:
-            del lines[0]
-            if not lines:
-                self.last = self.head
-                self.fill()
-                return
-        if lines:
-            if (self.last is not None and lines[0] < self.last) or lines != sorted(lines):
-                bad = next((b for a, b in zip([self.last or lines[0], *lines], lines, strict=False) if b < a), lines[0])
-                raise UnsortedInputError(f"{self.name} is not sorted in LC_ALL=C byte order (near {bad[:200]!r})")
-            self.last = lines[-1]
-        self.lines, self.pos = lines, 0
+                return [last] if last else []
+            data = self.rest + data
+            lines = data.split(b"\n")
+            self.rest = lines.pop()
+            if b"\r" in data:
+                lines = [x.rstrip(b"\r") for x in lines]
+            if b"" in lines:
+                lines = [x for x in lines if x]
+        return lines
+
+    def _after_header(self, lines: list[bytes]) -> list[bytes]:
+        """Drop the inputs' header line (``header`` of :func:`merge_sorted`), which is not merged; when
+        it was the block's only line, the next block follows it (and must sort after it)."""
+        del lines[0]
+        if not lines:
+            self.last = self.head
+            lines = self._read_lines()
+        return lines
+
+    def _check_order(self, lines: list[bytes]) -> None:
+        """A block must be sorted and must not sort before the previous block's last line: one linear
+        pass in C (timsort over a sorted list), so a wrong input fails naming the file."""
+        if (self.last is not None and lines[0] < self.last) or lines != sorted(lines):
+            bad = next((b for a, b in zip([self.last or lines[0], *lines], lines, strict=False) if b < a), lines[0])
+            raise UnsortedInputError(f"{self.name} is not sorted in LC_ALL=C byte order (near {bad[:200]!r})")
 
 
 def _merged_batches(files: list[BinaryIO], names: list[str], head: bytes | None) -> Iterator[list[bytes]]:
@@ -138,9 +156,9 @@ def merge_sorted(inputs: list[Path], output: Path, header: bytes | None = None) 
             if head:
                 out.write(head + b"\n")
             for batch in _merged_batches(files, [str(p) for p in inputs], head):
-                out.write(b"\n".join(batch))
-                out.write(b"\n")
                 count += len(batch)
+                batch.append(b"")  # one join gives every line its newline, the last one too
+                out.write(b"\n".join(batch))
     finally:
         for f in files:
             f.close()
