@@ -16,7 +16,10 @@ Python-level work is per block, not per line.
 
 Order is ``LC_ALL=C`` byte order of lines *without* their newline, as ``sort`` compares them (so
 ``a.warc.gz<TAB>/x`` comes before ``a.warc.gz<TAB>/x<TAB>/y``, which plain byte comparison of the
-lines with their newline would invert). Blank lines are dropped. Each block is checked to be in
+lines with their newline would invert). Lines are nevertheless kept with their newline while no byte
+of the inputs sorts below it (CDX lines: the comparison is then the same, and finding newlines with
+``memchr`` is cheaper than cutting them off); a TAB or CR makes the merge start again cutting lines
+(:class:`_Run`). Blank lines are dropped. Each block is checked to be in
 order as it is read (one linear pass in C), so an unsorted input is an error naming the file that
 leaves the target untouched, instead of a master that binary search misreads. The output is
 written under a temporary name in the destination directory, fsynced and renamed over the target:
