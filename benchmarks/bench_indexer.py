@@ -69,14 +69,14 @@ def run_measured(
 
 def interleaved(
     rows: list[tuple[str, list[str], dict[str, object]]], repeat: int
-) -> dict[str, tuple[float, float, int]]:
+) -> tuple[dict[str, tuple[float, float, int]], dict[str, list[float]]]:
     """Run the contenders in turn, ``repeat`` rounds (a load change hits all of them alike);
-    each one's median CPU, wall and RSS."""
+    each one's median CPU, wall and RSS, and each one's CPU time round by round (for per-round ratios)."""
     runs: dict[str, list[tuple[float, float, int]]] = {label: [] for label, _, _ in rows}
     for _ in range(repeat):
         for label, cmd, kw in rows:
             runs[label].append(run_measured(cmd, **kw))  # type: ignore[arg-type]
-    return {
+    medians = {
         label: (
             statistics.median(r[0] for r in rs),
             statistics.median(r[1] for r in rs),
@@ -84,6 +84,14 @@ def interleaved(
         )
         for label, rs in runs.items()
     }
+    return medians, {label: [r[0] for r in rs] for label, rs in runs.items()}
+
+
+def per_round(numerator: list[float], denominator: list[float]) -> str:
+    """The CPU-time ratio of two contenders round by round (they ran back to back, under the same
+    load): median and range, the figure that says whether a goal holds reliably."""
+    ratios = sorted(a / b for a, b in zip(numerator, denominator, strict=True))
+    return f"per round: median {statistics.median(ratios):.2f}x, range {ratios[0]:.2f}-{ratios[-1]:.2f}x"
 
 
 def load() -> str:
@@ -221,7 +229,8 @@ def bench_cdx(out: Path, total_mb: int, repeat: int) -> None:
         ("cdxj-indexer -11", [str(Path(PY).with_name("cdxj-indexer")), "-11", "-o", str(out / "ref.cdx"), *names], {}),
     ]
     results = {}
-    for label, (cpu, wall, rss) in interleaved(rows, repeat).items():
+    medians, cpu_runs = interleaved(rows, repeat)
+    for label, (cpu, wall, rss) in medians.items():
         results[label] = cpu
         print(
             f"| {label} | {cpu:.2f} s | {wall:.1f} s | {size / 2**20 / cpu:.0f} MB/s "
@@ -229,7 +238,8 @@ def bench_cdx(out: Path, total_mb: int, repeat: int) -> None:
             flush=True,
         )
     ratio = results["cdxj-indexer -11"] / results["netharvest write_cdx (isal)"]
-    print(f"ours (isal) vs cdxj-indexer: {ratio:.2f}x; {load()}")
+    rounds = per_round(cpu_runs["cdxj-indexer -11"], cpu_runs["netharvest write_cdx (isal)"])
+    print(f"ours (isal) vs cdxj-indexer: {ratio:.2f}x (ratio of medians); {rounds}; {load()}")
 
 
 # ---------------------------------------------------------------- merge
@@ -274,7 +284,7 @@ def bench_merge(out: Path, lines: int, files: int, repeat: int) -> None:
     print(f"\nMerge: {lines:,} lines in {files} sorted files, {size / 2**20:.0f} MiB; {load()}")
     env = {"LC_ALL": "C"}
     print("| run | CPU time | wall time | lines/s (CPU) | peak RSS |")
-    med = interleaved(
+    med, cpu_runs = interleaved(
         [
             ("sort -m", ["sort", "-m", "-o", str(sort_out), *names], {"env": env}),
             ("sort -m -u", ["sort", "-m", "-u", "-o", str(sort_out) + ".u", *names], {"env": env}),
@@ -292,6 +302,7 @@ def bench_merge(out: Path, lines: int, files: int, repeat: int) -> None:
         f"ours / sort -m -u: {t_ours / t_sortu:.2f}x CPU time, {w_ours / w_sortu:.2f}x wall time; "
         f"ours / sort -m: {t_ours / t_sort:.2f}x CPU time; outputs identical to sort -m -u: {same}; {load()}"
     )
+    print(f"ours / sort -m -u CPU time {per_round(cpu_runs['ours'], cpu_runs['sort -m -u'])}")
     for p in (ours_out, sort_out, Path(str(sort_out) + ".u")):
         p.unlink(missing_ok=True)
 

@@ -36,16 +36,17 @@ from pathlib import Path
 from urllib.parse import quote, urljoin
 
 from indexer.merge import write_sorted
-from indexer.surtimport import import_surt
+from indexer.surtkey import surt_key
 from indexer.warcscan import WarcRecordHead, iter_records
 
-_surt = import_surt().surt
+__all__ = ["CDX_HEADER", "cdx_line", "iter_cdx_lines", "iter_cdxj_lines", "surt_key", "write_cdx", "write_cdxj"]
 
 CDX_HEADER = b" CDX N b a m s k r M S V g\n"
 INDEXED_TYPES = frozenset({"response", "revisit", "resource", "metadata"})
 
 _MIME_CUT = re.compile(r"[;\s]")
 _WS = re.compile(r"\s")
+_WS_BUT_SPACE = re.compile(r"[^\S ]")
 _TS_CHARS = str.maketrans("", "", "-:TZ.")
 
 
@@ -54,14 +55,6 @@ def _escape(value: str) -> str:
     if _WS.search(value):
         return _WS.sub(lambda m: quote(m.group(0), safe=""), value)
     return value
-
-
-def surt_key(url: str) -> str:
-    """SURT key as pywb/cdxj-indexer compute it; an unparseable URL is its own key (as there)."""
-    try:
-        return _surt(url)
-    except Exception:
-        return url
 
 
 def timestamp14(warc_date: str) -> str:
@@ -93,8 +86,8 @@ def _status(rec: WarcRecordHead) -> str | None:
     return None
 
 
-def _redirect(rec: WarcRecordHead, url: str, status: str | None) -> str | None:
-    if status and status.startswith("3") and rec.http_headers:
+def _redirect(rec: WarcRecordHead, url: str, status: str) -> str | None:
+    if status.startswith("3") and rec.http_headers:
         location = rec.http_headers.get("location")
         if location:
             try:
@@ -115,24 +108,36 @@ def is_indexed(rec: WarcRecordHead) -> bool:
 
 
 def cdx_line(rec: WarcRecordHead, name: str) -> bytes:
-    """The CDX line of one indexed record (:func:`is_indexed`); ``name`` is the escaped ``g`` field."""
+    """The CDX line of one indexed record (:func:`is_indexed`); ``name`` is the escaped ``g`` field.
+
+    The fields are joined first and escaped only when the line shows whitespace other than its ten
+    separators (rare: a blank in a URL, MIME type or Location): one scan of the line instead of one
+    per field, the same line either way."""
     url = rec.target_uri
-    status = _status(rec)
+    status = _status(rec) or "-"
     digest = rec.payload_digest
-    fields = (
-        _escape(surt_key(url)),
-        timestamp14(rec.headers.get("warc-date", "")),
-        _escape(url) or "-",
-        _escape(record_mime(rec) or "") or "-",
-        status or "-",
-        digest.split(":")[-1] if digest else "-",
-        _escape(_redirect(rec, url, status) or "") or "-",
-        "-",
-        str(rec.length),
-        str(rec.offset),
-        name,
-    )
-    return " ".join(fields).encode("utf-8", "surrogateescape") + b"\n"
+    key = surt_key(url)
+    mime = record_mime(rec) or "-"
+    redirect = _redirect(rec, url, status) or "-"
+    stamp = timestamp14(rec.headers.get("warc-date", ""))
+    digest = digest.split(":")[-1] if digest else "-"
+    line = f"{key} {stamp} {url or '-'} {mime} {status} {digest} {redirect} - {rec.length} {rec.offset} {name}\n"
+    if line.count(" ") != 10 or _WS_BUT_SPACE.search(line, 0, len(line) - 1):
+        fields = (
+            _escape(key),
+            stamp,
+            _escape(url) or "-",
+            _escape(mime),
+            status,
+            digest,
+            _escape(redirect),
+            "-",
+            str(rec.length),
+            str(rec.offset),
+            name,
+        )
+        line = " ".join(fields) + "\n"
+    return line.encode("utf-8", "surrogateescape")
 
 
 def cdx_name(warc_path: str | Path, filename: str | None = None) -> str:

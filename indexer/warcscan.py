@@ -203,7 +203,7 @@ class _RecordParser:
         self.want_http = False
         self.hasher: hashlib._Hash | None = None
         self.payload_start = 0  # offset in the decompressed record where the payload begins
-        self.trailer = bytearray()
+        self.trailer = b""  # bytes after the block inside the member (bounded; empty in a good WARC)
         self.first_line = ""
 
     def feed(self, out: bytes | bytearray) -> None:
@@ -247,12 +247,12 @@ class _RecordParser:
                 if len(self.head) > MAX_HEAD:
                     raise WarcFormatError(f"{self.path}: no end of WARC headers at offset {self.offset}")
                 return
-            raw = bytes(self.head[:end])
-            m = _REQUEST_HEAD.search(raw) if b"\nWARC-Type: request\r" in raw else None
+            head = self.head
+            m = _REQUEST_HEAD.search(head, 0, end) if head.find(b"\nWARC-Type: request\r", 0, end) >= 0 else None
             if m:  # no index needs a request's headers: half the records of a harvester's WARC
                 self.first_line, self.headers = "WARC/", {"warc-type": "request", "content-length": m.group(1).decode()}
             else:
-                self.first_line, self.headers = _parse_header_lines(raw)
+                self.first_line, self.headers = _parse_header_lines(bytes(head[:end]))
             if not self.first_line.startswith("WARC/"):
                 raise WarcFormatError(
                     f"{self.path}: not a WARC record at offset {self.offset} "
@@ -331,6 +331,7 @@ class _RecordParser:
 
 def _iter_gzip(f: BinaryIO, path: Path) -> Iterator[WarcRecordHead]:
     buf = f.read(READ_SIZE)
+    view = memoryview(buf)
     pos = 0  # position in buf
     base = 0  # file offset of buf[0]
     while True:
@@ -338,6 +339,7 @@ def _iter_gzip(f: BinaryIO, path: Path) -> Iterator[WarcRecordHead]:
             buf, base, pos = f.read(READ_SIZE), base + len(buf), 0
             if not buf:
                 return
+            view = memoryview(buf)
         offset = base + pos
         d = _inflate_lib.decompressobj(31)
         parser = _RecordParser(path, offset)
@@ -348,7 +350,8 @@ def _iter_gzip(f: BinaryIO, path: Path) -> Iterator[WarcRecordHead]:
                 buf, base, pos = f.read(READ_SIZE), base + len(buf), 0
                 if not buf:
                     raise WarcFormatError(f"{path}: truncated gzip member at offset {offset} (end of file)")
-            piece = memoryview(buf)[pos : pos + step]
+                view = memoryview(buf)
+            piece = view[pos : pos + step]
             try:
                 out = d.decompress(piece, MAX_OUT)
                 parser.feed(out)

@@ -177,3 +177,41 @@ def test_header_only_and_empty_inputs(tmp_path):
     out = tmp_path / "out.cdx"
     assert merge_sorted([only_header, empty], out, header=CDX_HEADER) == 0
     assert out.read_bytes() == CDX_HEADER
+
+
+def test_lines_kept_with_newlines_until_a_byte_below_newline_then_merged_again_cutting(tmp_path, monkeypatch):
+    """CDX lines are merged with their newlines (found with memchr); a TAB (a PATH index) or a CR
+    met after batches were written makes the merge start again cutting lines, with sort's result."""
+    import indexer.merge as merge
+
+    monkeypatch.setattr(merge, "READ_BLOCK", 256)
+    rng = random.Random(9)
+    words = [b"fr,a)/", b"fr,a)/x", b"fr,a)/x 2026", b"com,b)/", b"dk,c)/p?q=1", b"a", b"a b"]
+    cdx = [[rng.choice(words) + b" %d" % rng.randrange(50) for _ in range(400)] for _ in range(5)]
+    files = [write_sorted(tmp_path / f"c{i}.cdx", lines, CDX_HEADER) for i, lines in enumerate(cdx)]
+    files.append(tmp_path / "blank.cdx")  # blank lines, no final newline
+    files[-1].write_bytes(CDX_HEADER + b"\n" + b"\n\n".join(sorted(cdx[0][:50])))
+    out = tmp_path / "out.cdx"
+    passes = []
+    real = merge._write_merged
+
+    def spy(*args, keep_newlines, **kw):
+        passes.append(keep_newlines)
+        return real(*args, keep_newlines=keep_newlines, **kw)
+
+    monkeypatch.setattr(merge, "_write_merged", spy)
+    n = merge_sorted(files, out, header=CDX_HEADER)
+    assert passes == [True]  # no byte below the newline: one pass, lines kept with their newlines
+    expected = sort_m([write_sorted(tmp_path / "all", [ln for ls in cdx for ln in ls])])
+    assert out.read_bytes() == CDX_HEADER + expected
+    assert n == expected.count(b"\n")
+
+    late_tab = sorted([b"zz %d" % i for i in range(200)] + [b"zz 99\tpath"])  # past the first blocks
+    files.append(write_sorted(tmp_path / "tab.txt", late_tab))
+    passes.clear()
+    n = merge_sorted(files, out, header=CDX_HEADER)
+    assert passes == [True, False]
+    lines = [ln for ls in cdx for ln in ls] + late_tab
+    expected = sort_m([write_sorted(tmp_path / "all", lines)])
+    assert out.read_bytes() == CDX_HEADER + expected
+    assert n == expected.count(b"\n")
