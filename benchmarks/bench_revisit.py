@@ -4,7 +4,7 @@ ample fetch budget, in one run.
 
     .venv/bin/python benchmarks/bench_revisit.py [--urls 2000] [--days 30] [--seeds 1,2,3]
         [--mixes mixed,news,archive] [--starved 17] [--ample 120] [--freshness-weight W]
-        [--by-class] [--oracle] [--tiny]
+        [--by-class] [--oracle] [--ceiling] [--tiny]
 
 The web, the frontier and the scorer are benchmarks/revisit_sim.py (read its docstring for the
 scenario). ``--starved``/``--ample`` are visits per URL per 30 days: the budget in fetches per second is
@@ -17,8 +17,17 @@ least as many as the fixed loop.
 
 ``--by-class`` adds, for each web, where the versions and the visits are at the starved budget, by class
 of page (change process, image/pdf, noise, lying validators): Heritrix AR against the adaptive policy.
-``--oracle`` adds a row ``oracle``: the adaptive policy told each page's true change rate
-(:func:`benchmarks.revisit_sim.oracle_policy`), which bounds what a better estimator could gain.
+``--oracle`` adds two rows: ``oracle``, the adaptive policy told each page's true mean change rate
+(:func:`benchmarks.revisit_sim.oracle_policy`), and ``oracle-sp``, told only the rates of the static and
+Poisson pages (the pages that follow the policy's model): the gain of ``oracle-sp`` over ``adaptive`` is
+the estimation error, which no estimator working from the same visits removes entirely. ``--ceiling``
+adds, per web, the captures of a policy that knows every page's change process, at AR's starved
+freshness and with the starved budget (:mod:`benchmarks.revisit_ceiling`): the gap between it and the
+adaptive policy is the price of learning the processes from visits.
+
+The adaptive starved run also reports the policy's own CPU time (``visited`` per call, ``replan`` per URI
+and replan), measured around the calls with ``time.process_time`` (CPU seconds, not wall time, so the
+load of the machine does not enter).
 """
 
 from __future__ import annotations
@@ -28,15 +37,40 @@ import os
 import platform
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.revisit_ceiling import ceiling  # noqa: E402
 from benchmarks.revisit_sim import CLOCK, DAY, Score, make_web, oracle_policy, simulate  # noqa: E402
-from harvester.revisit.policy import RevisitSettings  # noqa: E402
+from harvester.revisit.policy import RevisitPolicy, RevisitSettings, Visit  # noqa: E402
 
 POLICIES = ("fixed", "heritrix", "adaptive")
+ORACLES = {"oracle": None, "oracle-sp": frozenset({"static", "poisson"})}
+
+
+class TimedPolicy(RevisitPolicy):
+    """The policy under test, with the CPU seconds of its ``visited`` and ``replan`` calls added up."""
+
+    def __init__(self, settings: RevisitSettings, budget_per_s: float | None = None) -> None:
+        super().__init__(settings, budget_per_s)
+        self.cpu = {"visited": 0.0, "visited_calls": 0, "replan": 0.0, "replan_uris": 0}
+
+    def visited(self, uri: str, visit: Visit, now: float) -> float:
+        started = time.process_time()
+        at = super().visited(uri, visit, now)
+        self.cpu["visited"] += time.process_time() - started
+        self.cpu["visited_calls"] += 1
+        return at
+
+    def replan(self, now: float) -> dict[str, float]:
+        started = time.process_time()
+        moved = dict(super().replan(now))
+        self.cpu["replan"] += time.process_time() - started
+        self.cpu["replan_uris"] += len(self.uris)
+        return moved
 
 
 def settings_for(policy: str, urls: int, budget: float, freshness_weight: float | None = None) -> RevisitSettings:
@@ -57,6 +91,11 @@ def row(label: str, budget_name: str, s: Score, budget: float, days: float, wall
         f"{s.bytes_downloaded / 1e6:,.1f} | {s.bytes_stored / 1e6:,.1f} | {s.politeness_violations} | "
         f"{s.budget_violations} | {s.header_misses} | {wall:.1f} |"
     )
+
+
+def _timed(into: dict[str, TimedPolicy], settings: RevisitSettings, budget_per_s: float) -> TimedPolicy:
+    into["policy"] = TimedPolicy(settings, budget_per_s)
+    return into["policy"]
 
 
 HEADER = (
@@ -97,6 +136,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--by-class", action="store_true", help="per class of page at the starved budget")
     parser.add_argument("--oracle", action="store_true", help="also the adaptive policy with the true rates")
+    parser.add_argument(
+        "--ceiling", action="store_true", help="captures of a policy knowing every process, at AR's freshness"
+    )
     parser.add_argument("--tiny", action="store_true", help="200 URLs x 4 days, one seed, one mix")
     args = parser.parse_args(argv)
     if args.tiny:
@@ -118,20 +160,41 @@ def main(argv: list[str] | None = None) -> int:
             print(f"\n### mix {mix}, seed {seed}: {len(pages):,} pages\n")
             print(HEADER)
             results: dict[tuple[str, str], Score] = {}
-            policies = (*POLICIES, "oracle") if args.oracle else POLICIES
+            policies = (*POLICIES, *ORACLES) if args.oracle else POLICIES
+            timed: dict[str, TimedPolicy] = {}
             for budget_name, budget in budgets.items():
                 for policy in policies:
                     started = time.perf_counter()
-                    make = oracle_policy(pages, args.days) if policy == "oracle" else None
-                    settings = settings_for("adaptive" if make else policy, args.urls, budget, args.freshness_weight)
-                    s = simulate(pages, settings, budget, args.days, **({"make_policy": make} if make else {}))
+                    if policy in ORACLES:
+                        make = oracle_policy(pages, args.days, ORACLES[policy])
+                    elif policy == "adaptive" and budget_name == "starved":
+                        make = partial(_timed, timed)
+                    else:
+                        make = RevisitPolicy
+                    settings = settings_for(
+                        "adaptive" if policy in ORACLES else policy, args.urls, budget, args.freshness_weight
+                    )
+                    s = simulate(pages, settings, budget, args.days, make_policy=make)
                     results[policy, budget_name] = s
                     print(row(policy, budget_name, s, budget, args.days, time.perf_counter() - started))
+            cpu = timed["policy"].cpu
+            print(
+                "\nadaptive policy CPU at the starved budget: visited() "
+                f"{cpu['visited'] / cpu['visited_calls'] * 1e6:.0f} µs per call ({cpu['visited_calls']:,} calls), "
+                "replan() "
+                f"{cpu['replan'] / max(1, cpu['replan_uris']) * 1e6:.1f} µs per URI and replan"
+            )
             if args.by_class:
                 print_by_class(results["heritrix", "starved"], results["adaptive", "starved"])
             ar, ours = results["heritrix", "starved"], results["adaptive", "starved"]
             fixed_ample, ours_ample = results["fixed", "ample"], results["adaptive", "ample"]
             ratio = ours.captured / max(1, ar.captured)
+            if args.ceiling:
+                known, fresh = ceiling(pages, args.days, budgets["starved"] * args.days * DAY, ar.freshness)
+                print(
+                    f"\nceiling (every change process known), starved budget, freshness >= AR's {ar.freshness:.3f}: "
+                    f"{known:,.0f} captured = {known / max(1, ar.captured):.2f} x AR (freshness {fresh:.3f})"
+                )
             ample_ratio = ours_ample.captured / max(1, fixed_ample.captured)
             ok = ratio >= 1.3 and ours.freshness >= ar.freshness and ample_ratio >= 1.0
             met &= ok

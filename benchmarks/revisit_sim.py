@@ -40,7 +40,8 @@ to header checks (the headers said "unchanged", the body was not downloaded, and
 never captured); ``Score.by_class`` splits the same counts by class of page (:func:`page_class`).
 
 **The oracle** (:func:`oracle_policy`): a diagnostic that tells the adaptive policy each page's true
-rate, to measure how much a better estimator could gain.
+rate (or only the rates of the static and Poisson pages), to measure how much a better estimator could
+gain; :mod:`benchmarks.revisit_ceiling` computes what a policy knowing every page's process could reach.
 """
 
 from __future__ import annotations
@@ -473,24 +474,31 @@ def simulate(
     return score(pages, sim.run(), days, budget_per_s, sim.politeness)
 
 
-def oracle_policy(pages: list[Page], days: float) -> Callable[[RevisitSettings, float], RevisitPolicy]:
-    """A diagnostic, not a policy a crawler could run: the adaptive policy told each page's true mean
-    change rate (its changes over its life in this web; static pages 1 / 120 days) instead of estimating
-    it from its visits. Everything else (allocation, periodic fits, validator trust) is the adaptive
-    policy's own. If the oracle does no better than the estimate, the estimator is not what limits
-    the policy on this web: the allocation's trade-off between captures and freshness is."""
+def oracle_policy(
+    pages: list[Page], days: float, kinds: frozenset[str] | None = None
+) -> Callable[[RevisitSettings, float], RevisitPolicy]:
+    """A diagnostic, not a policy a crawler could run: the adaptive policy told the true mean change rate
+    (its changes over its life in this web; static pages 1 / 120 days) of each page whose change process
+    is in ``kinds`` (all pages when None) instead of estimating it from its visits; the other pages keep
+    the estimate. Everything else (allocation, periodic fits, validator trust) is the adaptive policy's
+    own. With ``kinds`` = {static, poisson} the difference to the adaptive policy is the estimation error
+    on pages that follow the policy's own model; a bursty page's *mean* rate is a worse guide than its
+    estimate conditioned on its last visit, so the all-pages oracle mixes two effects."""
     from harvester.revisit.adaptive import AdaptiveStrategy
 
     end = days * DAY
     true = {
-        p.uri: (1 / (120 * DAY) if p.kind == "static" else max(len(p.changes), 0.2) / (end - p.born)) for p in pages
+        p.uri: (1 / (120 * DAY) if p.kind == "static" else max(len(p.changes), 0.2) / (end - p.born))
+        for p in pages
+        if kinds is None or p.kind in kinds
     }
 
     class Oracle(AdaptiveStrategy):
         def rate(self, state: object) -> float:
             if id(state) not in self.uri_of:
                 self.uri_of = {id(s): u for u, s in self.policy.uris.items()}
-            return true[self.uri_of[id(state)]]
+            uri = self.uri_of[id(state)]
+            return true[uri] if uri in true else super().rate(state)  # type: ignore[arg-type]
 
     def make(settings: RevisitSettings, budget_per_s: float) -> RevisitPolicy:
         policy = RevisitPolicy(settings, budget_per_s)

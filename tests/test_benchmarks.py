@@ -227,13 +227,19 @@ TINY: dict[str, Tiny] = {
         databases=("", "_redirects"),
     ),
     "bench_revisit.py": Tiny(
-        lambda tmp: ["--tiny", "--by-class", "--oracle"],
+        lambda tmp: ["--tiny", "--by-class", "--oracle", "--ceiling"],
         # versions, captured, share, freshness, visits are figures; politeness and budget violations must be 0
         [
             rf"^\| {policy} \| {budget} \| {NUMBER} \| {NUMBER} \| {NUMBER} \| {NUMBER} \| {NUMBER} \|"
             r"(?: [^|]+ \|){5} 0 \| 0 \|"
-            for policy in ("fixed", "heritrix", "adaptive", "oracle")
+            for policy in ("fixed", "heritrix", "adaptive", "oracle", "oracle-sp")
             for budget in ("starved", "ample")
+        ]
+        + [
+            rf"^adaptive policy CPU at the starved budget: visited\(\) {NUMBER} µs per call \({NUMBER} calls\), "
+            rf"replan\(\) {NUMBER} µs per URI and replan$",
+            rf"^ceiling \(every change process known\), starved budget, freshness >= AR's {NUMBER}: {NUMBER} captured"
+            rf" = {NUMBER} x AR \(freshness {NUMBER}\)$",
         ]
         # per class of page: pages, versions, AR captured/visits/freshness, adaptive captured/visits/freshness
         + [rf"^\| {cls} \|(?: {NUMBER} \|){{8}}$" for cls in ("static", "poisson", "periodic")]

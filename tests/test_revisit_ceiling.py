@@ -1,0 +1,48 @@
+"""The revisit benchmark's ceiling: the captured >= 1 h versions of a Poisson page, derived in
+benchmarks/revisit_ceiling.py, checked against the definition integrated numerically."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from benchmarks.revisit_ceiling import captured_rate, ceiling
+from benchmarks.revisit_sim import HOUR, make_web
+from harvester.revisit.adaptive import _g as big_g
+
+
+def _by_definition(rate: float, frequency: float, h: float = HOUR, steps: int = 200_000) -> float:
+    """λ ∫_h^∞ λe^(-λL) min(1, fL) dL by the midpoint rule (versions per second, lifetime >= h, caught with
+    probability min(1, fL))."""
+    top = h + 40 / rate
+    width = (top - h) / steps
+    total = 0.0
+    for i in range(steps):
+        life = h + (i + 0.5) * width
+        total += rate * math.exp(-rate * life) * min(1.0, frequency * life) * width
+    return rate * total
+
+
+@pytest.mark.parametrize(("every_h", "visit_every_h"), [(2, 24), (2, 3), (24, 24), (24, 120), (0.25, 12), (240, 48)])
+def test_captured_rate_is_the_definition(every_h: float, visit_every_h: float) -> None:
+    rate, frequency = 1 / (every_h * HOUR), 1 / (visit_every_h * HOUR)
+    assert captured_rate(rate, frequency) == pytest.approx(_by_definition(rate, frequency), rel=2e-3)
+
+
+def test_one_more_visit_is_worth_g_of_the_interval_minus_g_of_an_hour() -> None:
+    rate, frequency = 1 / (6 * HOUR), 1 / (20 * HOUR)
+    step = frequency * 1e-4
+    slope = (captured_rate(rate, frequency + step) - captured_rate(rate, frequency - step)) / (2 * step)
+    assert slope == pytest.approx(big_g(rate / frequency) - big_g(rate * HOUR), rel=1e-3)
+    # a page changing every 10 minutes: most versions die young, a visit is worth little
+    fast = 1 / (600.0)
+    assert captured_rate(fast, frequency) / frequency < 0.03
+
+
+def test_the_ceiling_trades_captures_for_freshness_within_the_budget() -> None:
+    pages = make_web(60, 4, seed=1)
+    loose = ceiling(pages, 4, 60 * 17 * 4 / 30, at_freshness=0.0)
+    strict = ceiling(pages, 4, 60 * 17 * 4 / 30, at_freshness=loose[1] + 0.05)
+    assert strict[1] >= loose[1] + 0.05
+    assert strict[0] < loose[0]
