@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
@@ -55,10 +56,17 @@ CONTINUED_REASONS = ("OBJECT_LIMIT", "SIZE_LIMIT", "TIME_LIMIT")
 NOT_PATCH = "job_id NOT IN (SELECT id FROM harvest_job WHERE patches_id IS NOT NULL)"
 
 
-#: What the JobSpec needs of a configuration and its domain, carried from the candidates to the spec stream
-#: (two joins fewer over a million rows there). An empty trap list is NULL: nothing to parse.
-CARRIED = "d.name AS domain_name, c.name AS config_name, NULLIF(d.crawler_traps, '') AS traps"
-CARRIED_COLS = "domain_name, config_name, traps"
+#: What the JobSpec needs of a configuration, its domain and its seed lists, carried from the candidates to the
+#: spec stream, which then joins nothing. An empty trap list is NULL: nothing to parse. A configuration with
+#: several seed lists is one candidate row per list (an inner join: a configuration without one is left out).
+CARRIED = (
+    "d.name AS domain_name, c.name AS config_name, NULLIF(d.crawler_traps, '') AS traps, s.id AS seedlist_id, s.seeds"
+)
+CARRIED_COLS = "domain_name, config_name, traps, seedlist_id, seeds"
+SEEDS_JOIN = (
+    "JOIN harvest_domainconfiguration_seedlists cs ON cs.configuration_id = c.id "
+    "JOIN harvest_seedlist s ON s.id = cs.seedlist_id "
+)
 
 #: PostgreSQL's sort memory for one generation's transaction (see generate_jobs).
 WORK_MEM = "400MB"
@@ -68,18 +76,21 @@ class GenerationError(Exception):
     """A definition that cannot be turned into jobs; the message says why."""
 
 
-@dataclass(frozen=True)
+@dataclass
 class JobPlan:
-    """One job before it is written: its group's settings and budget, and its size."""
+    """One job before it is written, summed up from its configurations as they stream by: its template (a
+    continuous job's is the first template of its configurations), how many configurations, their expected size."""
 
-    grp: int
-    chunk: int
     template_id: int
-    max_objects: int
-    max_bytes: int
     domains: int
     expected_objects: int
     expected_bytes: int
+
+    def add(self, template_id: int, expected_objects: int, expected_bytes: int) -> None:
+        self.template_id = min(self.template_id, template_id)
+        self.domains += 1
+        self.expected_objects += expected_objects
+        self.expected_bytes += expected_bytes
 
 
 def _min_limit(a: str, b: str) -> str:
@@ -102,15 +113,15 @@ def _max(a: str, b: str) -> str:
 
 def candidates_sql(definition: HarvestDefinition, now: datetime) -> tuple[str, list[Any]]:
     """The run's configurations with their per-domain budgets: columns config_id, template_id,
-    max_objects, max_bytes. Configurations with a zero budget (excluded) or no seed list are left out."""
-    has_seeds = "EXISTS (SELECT 1 FROM harvest_domainconfiguration_seedlists cs WHERE cs.configuration_id = c.id)"
+    max_objects, max_bytes, and the carried columns, one row per seed list. Configurations with a zero budget
+    (excluded) or no seed list are left out."""
     if definition.kind in (HarvestDefinition.SELECTIVE, HarvestDefinition.CONTINUOUS):
         sql = (
             f"SELECT c.id AS config_id, c.template_id, c.max_objects, c.max_bytes, {CARRIED} "
             "FROM harvest_harvestdefinition_configurations hc "
             "JOIN harvest_domainconfiguration c ON c.id = hc.domainconfiguration_id "
-            "JOIN harvest_domain d ON d.id = c.domain_id "
-            f"WHERE hc.harvestdefinition_id = %s AND c.max_objects <> 0 AND c.max_bytes <> 0 AND {has_seeds}"
+            f"JOIN harvest_domain d ON d.id = c.domain_id {SEEDS_JOIN}"
+            "WHERE hc.harvestdefinition_id = %s AND c.max_objects <> 0 AND c.max_bytes <> 0"
         )
         return sql, [definition.pk]
     if definition.kind != HarvestDefinition.SNAPSHOT:
@@ -122,12 +133,11 @@ def candidates_sql(definition: HarvestDefinition, now: datetime) -> tuple[str, l
     params: list[Any] = []
     sql = (
         f"SELECT c.id AS config_id, c.template_id, {limits}, {CARRIED} "
-        "FROM harvest_domainconfiguration c JOIN harvest_domain d ON d.id = c.domain_id "
+        f"FROM harvest_domainconfiguration c JOIN harvest_domain d ON d.id = c.domain_id {SEEDS_JOIN}"
     )
     where = (
         "WHERE c.is_default AND c.max_objects <> 0 AND c.max_bytes <> 0 "
-        "AND (d.alias_of_id IS NULL OR (d.alias_expires IS NOT NULL AND d.alias_expires <= %s)) "
-        f"AND {has_seeds}"
+        "AND (d.alias_of_id IS NULL OR (d.alias_expires IS NOT NULL AND d.alias_expires <= %s))"
     )
     where_params: list[Any] = [connection.ops.adapt_datetimefield_value(now)]
     if definition.previous_id:
@@ -188,6 +198,31 @@ def estimate_sql(cand: str) -> str:
     )
 
 
+def stream_sql(definition: HarvestDefinition, size: int) -> str:
+    """Every candidate row of ``jobgen_cand`` with its job's (group, chunk), its expected size and what its
+    JobSpec entry needs, in the order the jobs are made: by group (template + budgets), biggest first, a
+    configuration's seed lists together and in their order.
+
+    One sort serves both window functions and the ORDER BY (the group's rank sorts on a prefix of the chunk's
+    numbering, whose keys the ORDER BY extends by the seed list only). The chunk is a *dense* rank of
+    (expected bytes, configuration) so that a configuration's several seed-list rows count once.
+    """
+    group = "s.template_id, s.max_objects, s.max_bytes"
+    order = f"{group}, "
+    if definition.kind == HarvestDefinition.CONTINUOUS:
+        # One long-lived job per continuous definition (ARCHITECTURE.md): every configuration in it, under
+        # the template of the first; budgets do not apply (a URI is visited again and again for ever).
+        group, order, size = "1", "", 1 << 62
+    return (
+        f"SELECT DENSE_RANK() OVER (ORDER BY {group}) AS grp, "
+        f"(DENSE_RANK() OVER (PARTITION BY {group} ORDER BY s.expected_bytes DESC, s.config_id) - 1) / {int(size)} "
+        "AS chunk, s.template_id, s.expected_objects, s.expected_bytes, s.config_id, s.domain_name, s.config_name, "
+        "s.traps, s.max_objects, s.max_bytes, s.seeds "
+        f"FROM ({estimate_sql('jobgen_cand')}) s "
+        f"ORDER BY {order}s.expected_bytes DESC, s.config_id, s.seedlist_id"
+    )
+
+
 def generate_jobs(
     definition: HarvestDefinition, run: int, now: datetime | None = None, max_configs: int | None = None
 ) -> list[int]:
@@ -200,30 +235,17 @@ def generate_jobs(
     if size < 1:
         raise GenerationError("NETHARVEST_MAX_CONFIGS_PER_JOB must be at least 1")
     candidates, params = candidates_sql(definition, now)
-    group = "template_id, max_objects, max_bytes"
-    plan_cols = group
-    if definition.kind == HarvestDefinition.CONTINUOUS:
-        # One long-lived job per continuous definition (ARCHITECTURE.md): every configuration in it, under
-        # the template of the first; budgets do not apply (a URI is visited again and again for ever).
-        group, plan_cols, size = "1", "MIN(template_id), -1, -1", 1 << 62
-    numbered = (
-        f"SELECT s.config_id, s.template_id, s.max_objects, s.max_bytes, s.expected_objects, s.expected_bytes, "
-        f"{CARRIED_COLS}, "
-        f"DENSE_RANK() OVER (ORDER BY {group}) AS grp, "
-        f"(ROW_NUMBER() OVER (PARTITION BY {group} ORDER BY s.expected_bytes DESC, s.config_id) - 1) / {int(size)} "
-        f"AS chunk FROM ({estimate_sql('jobgen_cand')}) s"
-    )
+    made: list[Job] = []
     with transaction.atomic(), connection.cursor() as cur:
         if connection.vendor == "postgresql":
-            # Sorts and hash joins over a million rows stay in memory (the default 4 MB spills to disk):
-            # the estimator's window sort of a million candidates with their names (~140 MB) and the spec
-            # stream's sort with the seeds (~300 MB) went to disk as external merges at 128 MB
-            # (docs/BENCHMARKS.md, "Job generation"). This transaction only.
+            # The stream's sort over a million rows with their names and seeds stays in memory (the default
+            # 4 MB spills to disk; docs/BENCHMARKS.md, "Job generation"). This transaction only.
             # JIT compiling the estimator's expressions cost 7 s of a 20 s statement and saved nothing.
+            # A cursor is planned for its first 10 % by default (fast-start plans); the stream reads it all.
             cur.execute(f"SET LOCAL work_mem = '{WORK_MEM}'")
             cur.execute("SET LOCAL jit = off")
-        for table in ("jobgen_cand", "jobgen_rows", "jobgen_map"):
-            cur.execute(f"DROP TABLE IF EXISTS {table}")
+            cur.execute("SET LOCAL cursor_tuple_fraction = 1.0")
+        cur.execute("DROP TABLE IF EXISTS jobgen_cand")
         # Materialised and analysed, so the planner knows how many candidates there are (a CTE it
         # guesses at one row, and then re-aggregates the history once per candidate).
         cur.execute(
@@ -232,58 +254,25 @@ def generate_jobs(
             params,
         )
         cur.execute("ANALYZE jobgen_cand")
-        cur.execute(f"CREATE TEMP TABLE jobgen_rows AS {numbered}")
-        cur.execute("ANALYZE jobgen_rows")  # else the spec stream is planned as 300,000 index lookups × 4
-        cur.execute("DROP TABLE jobgen_cand")
-        grouped = "" if plan_cols != group else f", {group}"
-        cur.execute(
-            f"SELECT grp, chunk, {plan_cols}, COUNT(*), SUM(expected_objects), SUM(expected_bytes) "
-            f"FROM jobgen_rows GROUP BY grp, chunk{grouped} ORDER BY grp, chunk"
-        )
-        plans = [JobPlan(*row) for row in cur.fetchall()]
-        if not plans:
-            cur.execute("DROP TABLE jobgen_rows")
-            log.warning("%s run %d: no domain configuration to harvest", definition.name, run)
-            return []
-        jobs = Job.objects.bulk_create(
-            [
-                Job(
+        with _without_fk_checks(cur), JobWriter() as writer:
+            freezer = SpecFreezer(definition, run, writer)
+            for plan, domains in freezer.stream(stream_sql(definition, size)):
+                job = Job.objects.create(
                     harvest=definition,
                     harvest_run=run,
                     channel_id=definition.channel_id,
                     spec={},
-                    domain_count=p.domains,
-                    expected_objects=p.expected_objects,
-                    expected_bytes=p.expected_bytes,
+                    domain_count=plan.domains,
+                    expected_objects=plan.expected_objects,
+                    expected_bytes=plan.expected_bytes,
                     created=now,
                 )
-                for p in plans
-            ]
-        )
-        cur.execute("CREATE TEMP TABLE jobgen_map (grp bigint, chunk bigint, job_id bigint)")
-        cur.executemany(
-            "INSERT INTO jobgen_map (grp, chunk, job_id) VALUES (%s, %s, %s)",
-            [(p.grp, p.chunk, j.pk) for p, j in zip(plans, jobs, strict=True)],
-        )
-        cur.execute("ANALYZE jobgen_map")
-        with _without_fk_checks(cur):
-            cur.execute(
-                "INSERT INTO harvest_jobdomain (job_id, configuration_id, max_objects, max_bytes) "
-                "SELECT m.job_id, r.config_id, r.max_objects, r.max_bytes "
-                "FROM jobgen_rows r JOIN jobgen_map m ON m.grp = r.grp AND m.chunk = r.chunk"
-            )
-        freezer = SpecFreezer(definition, run)
-        by_key = {(p.grp, p.chunk): (p, j) for p, j in zip(plans, jobs, strict=True)}
-        made = []
-        for key, domains in freezer.stream():
-            plan, job = by_key.pop(key)
-            if freezer.freeze(job, plan, domains) is not None:
-                made.append(job)
-        for plan, job in by_key.values():  # every configuration of the job had its seeds commented out
-            freezer.freeze(job, plan, [])
-        cur.execute("DROP TABLE jobgen_rows")
-        cur.execute("DROP TABLE jobgen_map")
-    made.sort(key=lambda j: j.pk)
+                if freezer.freeze(job, plan, domains) is not None:
+                    made.append(job)
+        cur.execute("DROP TABLE jobgen_cand")
+    if not made:
+        log.warning("%s run %d: no domain configuration to harvest", definition.name, run)
+        return []
     log.info(
         "%s run %d: %d jobs, %d domain configurations",
         definition.name,
@@ -306,22 +295,87 @@ def continuous_section(definition: HarvestDefinition) -> dict[str, Any]:
 
 @contextmanager
 def _without_fk_checks(cur: Any) -> Iterator[None]:
-    """Foreign-key triggers skipped for one statement whose rows are valid by construction (jobs made in
-    this transaction, configurations read in it and never deleted), where the role allows it."""
+    """Foreign-key triggers skipped for the JobDomain rows, which are valid by construction (jobs made in this
+    transaction, configurations read in it and never deleted), where the role allows it. On an error the
+    transaction (or the savepoint of generate_jobs) is rolled back, and the setting with it."""
     skipped = connection.vendor == "postgresql" and skip_fk_triggers_if_allowed(cur)
-    try:
-        yield
-    finally:
-        if skipped:
-            cur.execute("SET LOCAL session_replication_role = origin")
+    yield
+    if skipped:
+        cur.execute("SET LOCAL session_replication_role = origin")
+
+
+class JobWriter:
+    """Stores each job's spec and JobDomain rows while the stream goes on to the next job.
+
+    On PostgreSQL in a thread of its own, on the same connection and so in the same transaction (psycopg2
+    connections are thread-safe and serialise their statements; it releases the GIL while the server
+    works): PostgreSQL parsing one job's 2.5 MB spec into jsonb and inserting its 10,000 JobDomain rows
+    overlaps Python building the next job's spec, on the machine's other core. The rows go in as three
+    arrays, with the spec, in one statement string (psycopg2's ``COPY`` lets another thread's statement in
+    between its own steps). Elsewhere (SQLite) each write is done at once.
+
+    At most one write is pending: its job's spec is the only other one in memory. Leaving the ``with``
+    waits for it; a failed write is raised there (before the caller's own error, which it likely caused:
+    a statement after a failed one finds the transaction aborted).
+    """
+
+    UNNEST = (
+        "INSERT INTO harvest_jobdomain (job_id, configuration_id, max_objects, max_bytes) "
+        "SELECT %s, c, o, b FROM unnest(%s::bigint[], %s::bigint[], %s::bigint[]) AS t(c, o, b); "
+        "UPDATE harvest_job SET spec = %s::jsonb, domain_count = %s WHERE id = %s"
+    )
+    INSERT = "INSERT INTO harvest_jobdomain (job_id, configuration_id, max_objects, max_bytes) VALUES (%s, %s, %s, %s)"
+
+    def __init__(self) -> None:
+        self.threaded = connection.vendor == "postgresql"
+        self.pending: Future[None] | None = None
+        self.pool = ThreadPoolExecutor(1, thread_name_prefix="jobgen-writer") if self.threaded else None
+
+    def __enter__(self) -> JobWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            self.wait()
+        finally:
+            if self.pool is not None:
+                self.pool.shutdown()
+
+    def wait(self) -> None:
+        pending, self.pending = self.pending, None
+        if pending is not None:
+            pending.result()
+
+    def write(self, job_id: int, spec: str, frozen: list[tuple[int, int, int]]) -> None:
+        """Store ``spec`` (JSON text) as job ``job_id``'s and its ``frozen`` (configuration, max objects, max bytes)
+        rows, now or in the writer thread."""
+        if self.pool is None:
+            with connection.cursor() as cur:
+                cur.executemany(self.INSERT, [(job_id, *row) for row in frozen])
+                cur.execute(
+                    "UPDATE harvest_job SET spec = %s, domain_count = %s WHERE id = %s", [spec, len(frozen), job_id]
+                )
+            return
+        self.wait()
+        raw = connection.connection  # the psycopg2 connection of this thread's Django connection
+
+        def store() -> None:
+            # One statement string, so it runs under the connection's lock as a whole; arrays in text form
+            # (psycopg2 would adapt 30,000 ints one by one).
+            columns = ["{" + ",".join(map(str, column)) + "}" for column in zip(*frozen, strict=True)]
+            with raw.cursor() as cur:
+                cur.execute(self.UNNEST, [job_id, *columns, spec, len(frozen), job_id])
+
+        self.pending = self.pool.submit(store)
 
 
 class SpecFreezer:
     """Builds and stores each job's JobSpec from its JobDomain rows: the job's frozen copy of seeds,
     budgets and traps, so a later edit of a domain or template never changes a job already made."""
 
-    def __init__(self, definition: HarvestDefinition, run: int) -> None:
+    def __init__(self, definition: HarvestDefinition, run: int, writer: JobWriter) -> None:
         self.definition = definition
+        self.writer = writer
         self.run = run
         self.templates = {t.pk: t for t in CrawlTemplate.objects.all()}
         self.global_traps = list(
@@ -333,21 +387,13 @@ class SpecFreezer:
             validate_regex(trap, f"global_traps[{k}]")
         self.dedup_index = storage.dedup_location()  # the one the indexer chain feeds
 
-    def stream(self) -> Iterator[tuple[tuple[int, int], list[dict[str, Any]]]]:
-        """Every job of the run, named by its (group, chunk), with its domains as JobSpec entries, one job
-        at a time (the caller knows each job's id: no join with ``jobgen_map`` over a million rows).
+    def stream(self, query: str) -> Iterator[tuple[JobPlan, list[dict[str, Any]]]]:
+        """Every job of the run with its domains as JobSpec entries, one job at a time, from ``query``
+        (:func:`stream_sql`: the candidates carry every column needed, so nothing is joined here).
 
-        One query over the run's rows (hash joins, sequential reads: a million index lookups, one per
-        domain, cost ten times more), streamed through a server-side cursor on PostgreSQL. Within a
-        job the domains come biggest first, so a harvester starts the long ones early.
+        Streamed through a server-side cursor on PostgreSQL. Within a job the domains come biggest first,
+        so a harvester starts the long ones early.
         """
-        query = (
-            "SELECT r.grp, r.chunk, r.config_id, r.domain_name, r.config_name, r.traps, r.max_objects, "
-            "r.max_bytes, s.seeds FROM jobgen_rows r "
-            "JOIN harvest_domainconfiguration_seedlists cs ON cs.configuration_id = r.config_id "
-            "JOIN harvest_seedlist s ON s.id = cs.seedlist_id "
-            "ORDER BY r.grp, r.chunk, r.expected_bytes DESC, r.config_id, s.id"
-        )
         if connection.vendor == "postgresql":  # generate_jobs set work_mem for its sort
             connection.ensure_connection()
             cur = connection.connection.cursor(name="jobgen_stream")
@@ -356,16 +402,19 @@ class SpecFreezer:
             cur = connection.connection.cursor()
         try:
             cur.execute(query)
-            grp, chunk, domains, current_id, seeds_of = None, None, [], None, None
+            key, domains, current_id, seeds_of, plan = None, [], None, None, JobPlan(0, 0, 0, 0)
             active_seeds, regex_lines = validators.active_seeds, validators.regex_lines
-            for row_grp, row_chunk, config_id, domain, config, traps, max_objects, max_bytes, seeds in cur:
+            for row in cur:
+                grp, chunk, template_id, expected_objects, expected_bytes, config_id = row[:6]
+                domain, config, traps, max_objects, max_bytes, seeds = row[6:]
                 if config_id == current_id:  # a further seed list of the same configuration
                     seeds_of.extend(s for s in dict.fromkeys(active_seeds(seeds or "")) if s not in seeds_of)
                     continue
-                if row_chunk != chunk or row_grp != grp:
-                    if grp is not None:
-                        yield (grp, chunk), domains
-                    grp, chunk, domains = row_grp, row_chunk, []
+                if (grp, chunk) != key:
+                    if key is not None:
+                        yield plan, domains
+                    key, domains, plan = (grp, chunk), [], JobPlan(template_id, 0, 0, 0)
+                plan.add(template_id, expected_objects, expected_bytes)
                 current_id = config_id
                 # dict.fromkeys: a seed listed twice is kept once, in the order of its first line
                 seeds_of = list(dict.fromkeys(active_seeds(seeds))) if seeds else []
@@ -380,25 +429,25 @@ class SpecFreezer:
                         "config_id": config_id,
                     }
                 )
-            if grp is not None:
-                yield (grp, chunk), domains
+            if key is not None:
+                yield plan, domains
         finally:
             cur.close()
 
     def freeze(self, job: Job, plan: JobPlan, entries: list[dict[str, Any]]) -> dict[str, Any] | None:
-        """Store the job's spec; None (and the job removed) if none of its domains has a seed left."""
-        domains, seedless = [], []
+        """Store the job's spec and its JobDomain rows (through :attr:`writer`); None (and the job removed) if
+        none of its domains has a seed left."""
+        domains, frozen, seedless = [], [], 0
         for entry in entries:
             config_id = entry.pop("config_id")
             if entry["seeds"]:
                 domains.append(entry)
+                frozen.append((config_id, entry["max_objects"], entry["max_bytes"]))
             else:
-                seedless.append(config_id)
+                seedless += 1
         if seedless:  # every seed line commented out: nothing to start from
-            log.warning("job %s: %d configuration(s) without an active seed left out", job.pk, len(seedless))
-            job.domains.filter(configuration_id__in=seedless).delete()
+            log.warning("job %s: %d configuration(s) without an active seed left out", job.pk, seedless)
         if not domains:
-            job.domains.all().delete()
             Job.objects.filter(pk=job.pk).delete()
             return None
         definition, template = self.definition, self.templates[plan.template_id]
@@ -431,11 +480,6 @@ class SpecFreezer:
         JobSpec.from_dict({**spec, "domains": domains[:1], "global_traps": []})  # traps: checked in __init__
         # Serialised by orjson, not the JSONField's json.dumps: 250 MB of specs for a million domains took
         # seconds of generation's Python time in the standard library's encoder.
-        cast = "::jsonb" if connection.vendor == "postgresql" else ""
-        with connection.cursor() as cur:
-            cur.execute(
-                f"UPDATE harvest_job SET spec = %s{cast}, domain_count = %s WHERE id = %s",
-                [orjson.dumps(spec).decode(), len(domains), job.pk],
-            )
+        self.writer.write(job.pk, orjson.dumps(spec).decode(), frozen)
         job.domain_count = len(domains)  # the spec itself is not kept: a run holds one job's spec at a time
         return spec
