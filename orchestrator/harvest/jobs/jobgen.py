@@ -76,7 +76,7 @@ class GenerationError(Exception):
     """A definition that cannot be turned into jobs; the message says why."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class JobPlan:
     """One job before it is written, summed up from its configurations as they stream by: its template (a
     continuous job's is the first template of its configurations), how many configurations, their expected size."""
@@ -85,12 +85,6 @@ class JobPlan:
     domains: int
     expected_objects: int
     expected_bytes: int
-
-    def add(self, template_id: int, expected_objects: int, expected_bytes: int) -> None:
-        self.template_id = min(self.template_id, template_id)
-        self.domains += 1
-        self.expected_objects += expected_objects
-        self.expected_bytes += expected_bytes
 
 
 def _min_limit(a: str, b: str) -> str:
@@ -402,19 +396,34 @@ class SpecFreezer:
             cur = connection.connection.cursor()
         try:
             cur.execute(query)
-            key, domains, current_id, seeds_of, plan = None, [], None, None, JobPlan(0, 0, 0, 0)
+            key, domains, current_id, seeds_of = None, [], None, []
+            template, objects, size = 0, 0, 0  # the job's so far
             active_seeds, regex_lines = validators.active_seeds, validators.regex_lines
-            for row in cur:
-                grp, chunk, template_id, expected_objects, expected_bytes, config_id = row[:6]
-                domain, config, traps, max_objects, max_bytes, seeds = row[6:]
+            for (
+                grp,
+                chunk,
+                template_id,
+                objects_of,
+                bytes_of,
+                config_id,
+                domain,
+                config,
+                traps,
+                max_objects,
+                max_bytes,
+                seeds,
+            ) in cur:
                 if config_id == current_id:  # a further seed list of the same configuration
                     seeds_of.extend(s for s in dict.fromkeys(active_seeds(seeds or "")) if s not in seeds_of)
                     continue
                 if (grp, chunk) != key:
                     if key is not None:
-                        yield plan, domains
-                    key, domains, plan = (grp, chunk), [], JobPlan(template_id, 0, 0, 0)
-                plan.add(template_id, expected_objects, expected_bytes)
+                        yield JobPlan(template, len(domains), objects, size), domains
+                    key, domains, template, objects, size = (grp, chunk), [], template_id, 0, 0
+                objects += objects_of
+                size += bytes_of
+                if template_id < template:
+                    template = template_id
                 current_id = config_id
                 # dict.fromkeys: a seed listed twice is kept once, in the order of its first line
                 seeds_of = list(dict.fromkeys(active_seeds(seeds))) if seeds else []
@@ -430,7 +439,7 @@ class SpecFreezer:
                     }
                 )
             if key is not None:
-                yield plan, domains
+                yield JobPlan(template, len(domains), objects, size), domains
         finally:
             cur.close()
 
