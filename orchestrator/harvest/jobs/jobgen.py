@@ -56,17 +56,10 @@ CONTINUED_REASONS = ("OBJECT_LIMIT", "SIZE_LIMIT", "TIME_LIMIT")
 NOT_PATCH = "job_id NOT IN (SELECT id FROM harvest_job WHERE patches_id IS NOT NULL)"
 
 
-#: What the JobSpec needs of a configuration, its domain and its seed lists, carried from the candidates to the
-#: spec stream, which then joins nothing. An empty trap list is NULL: nothing to parse. A configuration with
-#: several seed lists is one candidate row per list (an inner join: a configuration without one is left out).
-CARRIED = (
-    "d.name AS domain_name, c.name AS config_name, NULLIF(d.crawler_traps, '') AS traps, s.id AS seedlist_id, s.seeds"
-)
-CARRIED_COLS = "domain_name, config_name, traps, seedlist_id, seeds"
-SEEDS_JOIN = (
-    "JOIN harvest_domainconfiguration_seedlists cs ON cs.configuration_id = c.id "
-    "JOIN harvest_seedlist s ON s.id = cs.seedlist_id "
-)
+#: What the JobSpec needs of a configuration and its domain, carried from the candidates to the spec stream
+#: (two joins fewer over a million rows there). An empty trap list is NULL: nothing to parse.
+CARRIED = "d.name AS domain_name, c.name AS config_name, NULLIF(d.crawler_traps, '') AS traps"
+CARRIED_COLS = "domain_name, config_name, traps"
 
 #: PostgreSQL's sort memory for one generation's transaction (see generate_jobs).
 WORK_MEM = "400MB"
@@ -107,14 +100,14 @@ def _max(a: str, b: str) -> str:
 
 def candidates_sql(definition: HarvestDefinition, now: datetime) -> tuple[str, list[Any]]:
     """The run's configurations with their per-domain budgets: columns config_id, template_id,
-    max_objects, max_bytes, and the carried columns, one row per seed list. Configurations with a zero budget
-    (excluded) or no seed list are left out."""
+    max_objects, max_bytes, and the carried columns. Configurations with a zero budget (excluded) are left out;
+    those without a seed list are left out by the stream's join with the seed lists (:func:`stream_sql`)."""
     if definition.kind in (HarvestDefinition.SELECTIVE, HarvestDefinition.CONTINUOUS):
         sql = (
             f"SELECT c.id AS config_id, c.template_id, c.max_objects, c.max_bytes, {CARRIED} "
             "FROM harvest_harvestdefinition_configurations hc "
             "JOIN harvest_domainconfiguration c ON c.id = hc.domainconfiguration_id "
-            f"JOIN harvest_domain d ON d.id = c.domain_id {SEEDS_JOIN}"
+            "JOIN harvest_domain d ON d.id = c.domain_id "
             "WHERE hc.harvestdefinition_id = %s AND c.max_objects <> 0 AND c.max_bytes <> 0"
         )
         return sql, [definition.pk]
@@ -127,7 +120,7 @@ def candidates_sql(definition: HarvestDefinition, now: datetime) -> tuple[str, l
     params: list[Any] = []
     sql = (
         f"SELECT c.id AS config_id, c.template_id, {limits}, {CARRIED} "
-        f"FROM harvest_domainconfiguration c JOIN harvest_domain d ON d.id = c.domain_id {SEEDS_JOIN}"
+        "FROM harvest_domainconfiguration c JOIN harvest_domain d ON d.id = c.domain_id "
     )
     where = (
         "WHERE c.is_default AND c.max_objects <> 0 AND c.max_bytes <> 0 "
@@ -193,15 +186,18 @@ def estimate_sql(cand: str) -> str:
 
 
 def stream_sql(definition: HarvestDefinition, size: int) -> str:
-    """Every candidate row of ``jobgen_cand`` with its job's (group, chunk), its expected size and what its
-    JobSpec entry needs, in the order the jobs are made: by group (template + budgets), biggest first, a
-    configuration's seed lists together and in their order.
+    """Every candidate of ``jobgen_cand`` with its job's (group, chunk), its expected size, what its JobSpec
+    entry needs and its seed lists (one row per list), in the order the jobs are made: by group (template +
+    budgets), biggest first, a configuration's seed lists together and in their order. A configuration
+    without a seed list has no row (the inner join), so it is in no job.
 
-    One sort serves both window functions and the ORDER BY (the group's rank sorts on a prefix of the chunk's
-    numbering, whose keys the ORDER BY extends by the seed list only). The chunk is a *dense* rank of
-    (expected bytes, configuration) so that a configuration's several seed-list rows count once.
+    One sort serves both window functions and the ORDER BY (the group's rank sorts on a prefix of the
+    chunk's numbering, which the ORDER BY extends by the seed list only: an incremental sort within each
+    configuration). The chunk is a *dense* rank of (expected bytes, configuration) so that a configuration's
+    several seed-list rows count once. Joining the seed lists here, not in the candidates, keeps their text
+    out of the temporary table.
     """
-    group = "s.template_id, s.max_objects, s.max_bytes"
+    group = "e.template_id, e.max_objects, e.max_bytes"
     order = f"{group}, "
     if definition.kind == HarvestDefinition.CONTINUOUS:
         # One long-lived job per continuous definition (ARCHITECTURE.md): every configuration in it, under
@@ -209,11 +205,13 @@ def stream_sql(definition: HarvestDefinition, size: int) -> str:
         group, order, size = "1", "", 1 << 62
     return (
         f"SELECT DENSE_RANK() OVER (ORDER BY {group}) AS grp, "
-        f"(DENSE_RANK() OVER (PARTITION BY {group} ORDER BY s.expected_bytes DESC, s.config_id) - 1) / {int(size)} "
-        "AS chunk, s.template_id, s.expected_objects, s.expected_bytes, s.config_id, s.domain_name, s.config_name, "
-        "s.traps, s.max_objects, s.max_bytes, s.seeds "
-        f"FROM ({estimate_sql('jobgen_cand')}) s "
-        f"ORDER BY {order}s.expected_bytes DESC, s.config_id, s.seedlist_id"
+        f"(DENSE_RANK() OVER (PARTITION BY {group} ORDER BY e.expected_bytes DESC, e.config_id) - 1) / {int(size)} "
+        "AS chunk, e.template_id, e.expected_objects, e.expected_bytes, e.config_id, e.domain_name, e.config_name, "
+        "e.traps, e.max_objects, e.max_bytes, s.seeds "
+        f"FROM ({estimate_sql('jobgen_cand')}) e "
+        "JOIN harvest_domainconfiguration_seedlists cs ON cs.configuration_id = e.config_id "
+        "JOIN harvest_seedlist s ON s.id = cs.seedlist_id "
+        f"ORDER BY {order}e.expected_bytes DESC, e.config_id, s.id"
     )
 
 
@@ -313,11 +311,12 @@ class JobWriter:
     a statement after a failed one finds the transaction aborted).
     """
 
-    UNNEST = (
+    #: A job's rows share its group's budget, but for a continuous job's (each configuration's own).
+    ROWS = (
         "INSERT INTO harvest_jobdomain (job_id, configuration_id, max_objects, max_bytes) "
-        "SELECT %s, c, o, b FROM unnest(%s::bigint[], %s::bigint[], %s::bigint[]) AS t(c, o, b); "
-        "UPDATE harvest_job SET spec = %s::jsonb, domain_count = %s WHERE id = %s"
+        "SELECT %s, c, {objects}, {bytes} FROM unnest(%s::bigint[]{arrays}) AS t(c{names}); "
     )
+    SPEC = "UPDATE harvest_job SET spec = %s::jsonb, domain_count = %s WHERE id = %s"
     INSERT = "INSERT INTO harvest_jobdomain (job_id, configuration_id, max_objects, max_bytes) VALUES (%s, %s, %s, %s)"
 
     def __init__(self) -> None:
@@ -340,27 +339,37 @@ class JobWriter:
         if pending is not None:
             pending.result()
 
-    def write(self, job_id: int, spec: str, frozen: list[tuple[int, int, int]]) -> None:
-        """Store ``spec`` (JSON text) as job ``job_id``'s and its ``frozen`` (configuration, max objects, max bytes)
-        rows, now or in the writer thread."""
+    def write(self, job_id: int, spec: str, config_ids: list[int], objects: list[int], size: list[int]) -> None:
+        """Store ``spec`` (JSON text) as job ``job_id``'s, and its JobDomain rows (configuration, max objects,
+        max bytes: three columns), now or in the writer thread."""
         if self.pool is None:
             with connection.cursor() as cur:
-                cur.executemany(self.INSERT, [(job_id, *row) for row in frozen])
-                cur.execute(
-                    "UPDATE harvest_job SET spec = %s, domain_count = %s WHERE id = %s", [spec, len(frozen), job_id]
-                )
+                cur.executemany(self.INSERT, [(job_id, *row) for row in zip(config_ids, objects, size, strict=True)])
+                cur.execute(self.SPEC.replace("::jsonb", ""), [spec, len(config_ids), job_id])
             return
         self.wait()
         raw = connection.connection  # the psycopg2 connection of this thread's Django connection
 
         def store() -> None:
-            # One statement string, so it runs under the connection's lock as a whole; arrays in text form
-            # (psycopg2 would adapt 30,000 ints one by one).
-            columns = ["{" + ",".join(map(str, column)) + "}" for column in zip(*frozen, strict=True)]
+            # One statement string, so it runs under the connection's lock as a whole. Arrays in text form:
+            # str() of a list is the cheapest way from Python ints to PostgreSQL's array input (psycopg2 adapts
+            # a list one int at a time); a budget shared by every row goes once.
+            params: list[Any] = [job_id, _array(config_ids)]
+            if objects.count(objects[0]) == len(objects) and size.count(size[0]) == len(size):
+                sql = self.ROWS.format(objects="%s", bytes="%s", arrays="", names="")
+                params[1:1] = [objects[0], size[0]]
+            else:
+                sql = self.ROWS.format(objects="o", bytes="b", arrays=", %s::bigint[], %s::bigint[]", names=", o, b")
+                params += [_array(objects), _array(size)]
             with raw.cursor() as cur:
-                cur.execute(self.UNNEST, [job_id, *columns, spec, len(frozen), job_id])
+                cur.execute(sql + self.SPEC, [*params, spec, len(config_ids), job_id])
 
         self.pending = self.pool.submit(store)
+
+
+def _array(values: list[int]) -> str:
+    """PostgreSQL's text form of an array of integers (it allows the spaces of Python's list form)."""
+    return "{" + str(values)[1:-1] + "}"
 
 
 class SpecFreezer:
@@ -446,12 +455,14 @@ class SpecFreezer:
     def freeze(self, job: Job, plan: JobPlan, entries: list[dict[str, Any]]) -> dict[str, Any] | None:
         """Store the job's spec and its JobDomain rows (through :attr:`writer`); None (and the job removed) if
         none of its domains has a seed left."""
-        domains, frozen, seedless = [], [], 0
+        domains, config_ids, objects, size, seedless = [], [], [], [], 0  # the job's entries and JobDomain rows
         for entry in entries:
             config_id = entry.pop("config_id")
             if entry["seeds"]:
                 domains.append(entry)
-                frozen.append((config_id, entry["max_objects"], entry["max_bytes"]))
+                config_ids.append(config_id)
+                objects.append(entry["max_objects"])
+                size.append(entry["max_bytes"])
             else:
                 seedless += 1
         if seedless:  # every seed line commented out: nothing to start from
@@ -489,6 +500,6 @@ class SpecFreezer:
         JobSpec.from_dict({**spec, "domains": domains[:1], "global_traps": []})  # traps: checked in __init__
         # Serialised by orjson, not the JSONField's json.dumps: 250 MB of specs for a million domains took
         # seconds of generation's Python time in the standard library's encoder.
-        self.writer.write(job.pk, orjson.dumps(spec).decode(), frozen)
+        self.writer.write(job.pk, orjson.dumps(spec).decode(), config_ids, objects, size)
         job.domain_count = len(domains)  # the spec itself is not kept: a run holds one job's spec at a time
         return spec
