@@ -1,17 +1,20 @@
 """Job generation: one run of a harvest definition → Job rows with frozen JobSpecs and JobDomain rows.
 
 Set-based, for broad crawls of millions of domains (NetarchiveSuite loads every domain as an object
-and sorts only within 10,000-configuration chunks; its users report job generation as a broad-crawl
-pain point). Here the database does the heavy lifting in a handful of statements whatever the size:
+and sorts only within 10,000-configuration chunks;
+its users report job generation as a broad-crawl pain point). Here the database does the heavy
+lifting in a handful of statements whatever the size:
 
 1. one ``CREATE TEMP TABLE … AS SELECT`` picks the run's configurations (selective: the definition's;
    snapshot: every eligible default configuration; continuation: those the previous snapshot did not
-   finish), computes each one's budget and expected size from its harvest history, groups them by
-   compatible crawl settings (template + budgets) and numbers them into chunks of at most
-   ``NETHARVEST_MAX_CONFIGS_PER_JOB`` in order of expected size, so domains of similar size share a job;
-2. one ``INSERT`` per job (a few hundred rows at most) and one ``INSERT … SELECT`` for all JobDomain rows;
-3. one query, streamed through a server-side cursor, builds every job's JobSpec in turn (one job's
-   domains in memory at a time).
+   finish) with their per-domain budgets and what their JobSpec entries need of them;
+2. one query, streamed through a server-side cursor, computes each one's expected size from its harvest
+   history, groups them by compatible crawl settings (template + budgets), numbers them into chunks
+   of at most ``NETHARVEST_MAX_CONFIGS_PER_JOB`` in order of expected size (so domains of similar size share
+   a job), and brings their seed lists, in job order: one sort;
+3. as each job's rows go by, its Job row is inserted, its JobSpec built (one job's domains in memory at a
+   time) and handed to a :class:`JobWriter`, which stores the spec and the job's JobDomain rows while the
+   next spec is built (on PostgreSQL a thread on the same connection: the two cores work at once).
 
 The caller holds the transaction (the scheduler claims the run in it): a crash half-way leaves nothing.
 The estimator and the continuation rules are documented in docs/JOBGEN.md.
