@@ -323,9 +323,9 @@ class JobWriter:
     INSERT = "INSERT INTO harvest_jobdomain (job_id, configuration_id, max_objects, max_bytes) VALUES (%s, %s, %s, %s)"
 
     def __init__(self) -> None:
-        self.threaded = connection.vendor == "postgresql"
         self.pending: Future[None] | None = None
-        self.pool = ThreadPoolExecutor(1, thread_name_prefix="jobgen-writer") if self.threaded else None
+        threaded = connection.vendor == "postgresql"
+        self.pool = ThreadPoolExecutor(1, thread_name_prefix="jobgen-writer") if threaded else None
 
     def __enter__(self) -> JobWriter:
         return self
@@ -395,7 +395,7 @@ class SpecFreezer:
 
     def stream(self, query: str) -> Iterator[tuple[JobPlan, list[dict[str, Any]]]]:
         """Every job of the run with its domains as JobSpec entries, one job at a time, from ``query``
-        (:func:`stream_sql`: the candidates carry every column needed, so nothing is joined here).
+        (:func:`stream_sql`: rows in job order, with every column a JobSpec entry needs).
 
         Streamed through a server-side cursor on PostgreSQL. Within a job the domains come biggest first,
         so a harvester starts the long ones early.
