@@ -29,6 +29,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -208,7 +209,17 @@ def _cpu_of(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def run_phase(env: dict[str, str]) -> dict[str, float]:
+def summary(what: str, figures: dict[str, Any]) -> str:
+    """The figures the goal names (issue 15: < 20 s end to end, < 1 GB), on one line."""
+    cpu = sum(figures["generate_cpu_s"].values()) + sum(figures["dispatch_cpu_s"].values())
+    return (
+        f"{what}: END TO END {figures['total_s']} s wall (generation {figures['generate_s']} s + dispatch "
+        f"{figures['dispatch_s']} s), {cpu:.1f} s CPU (Python + PostgreSQL backend), peak RSS "
+        f"{figures['peak_rss_mb']} MB, load average {figures['load_average'][0]}–{figures['load_average'][1]}"
+    )
+
+
+def run_phase(env: dict[str, str]) -> dict[str, Any]:
     result = subprocess.run([sys.executable, __file__, "--phase"], env=env, capture_output=True, text=True)
     if result.returncode != 0:
         sys.exit(result.stderr[-3000:])
@@ -256,6 +267,7 @@ def main() -> None:
     connection.close()
     snapshot = run_phase(env)
     print(f"snapshot: {json.dumps(snapshot)}")
+    print(summary(f"snapshot of {n:,} domains", snapshot))
     seconds = seed_history(n)
     from orchestrator.harvest.models import HarvestInfo
 
@@ -263,6 +275,7 @@ def main() -> None:
     connection.close()
     continuation = run_phase(env)
     print(f"continuation: {json.dumps(continuation)}")
+    print(summary("continuation", continuation))
     import redis
 
     client = redis.Redis.from_url(broker)

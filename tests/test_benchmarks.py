@@ -179,6 +179,8 @@ TINY: dict[str, Tiny] = {
         [
             r"^seeded 1,000 domains",
             rf'^snapshot: {{"jobs": {NUMBER}, "submitted": {NUMBER}, "domains": {NUMBER}, .*"peak_rss_mb": {NUMBER}',
+            rf"^snapshot of 1,000 domains: END TO END {NUMBER} s wall \(generation {NUMBER} s "
+            rf"\+ dispatch {NUMBER} s\), {NUMBER} s CPU .*peak RSS {NUMBER} MB",
             r"^seeded 2,000 HarvestInfo rows",
             rf'^continuation: {{"jobs": {NUMBER}, "submitted": {NUMBER}, "domains": {NUMBER}, '
             rf'.*"peak_rss_mb": {NUMBER}',

@@ -322,6 +322,21 @@ def test_nothing_to_harvest_makes_no_jobs():
     assert jobgen.generate_jobs(factories.selective_definition("cont", kind="continuous"), run=1) == []
 
 
+def test_a_continuous_job_freezes_each_configuration_with_its_own_budget():
+    """One job for every configuration of a continuous definition; its spec lifts the budgets (it revisits for
+    ever) but the JobDomain rows keep each configuration's own, as a snapshot's continuation would judge them."""
+    a, b, c = configs("c1.is", "c2.is", "c3.is")
+    set_budget(a, max_objects=10, max_bytes=1000)
+    set_budget(b, max_objects=20)
+    definition = factories.selective_definition("cont", kind="continuous")
+    definition.configurations.set([a, b, c])
+    [job] = jobs_of(jobgen.generate_jobs(definition, run=1))
+    assert sorted(domain_names(job)) == ["c1.is", "c2.is", "c3.is"] and job.domain_count == 3
+    assert {(d["max_objects"], d["max_bytes"]) for d in job.spec["domains"]} == {(-1, -1)}
+    rows = JobDomain.objects.filter(job=job).values_list("configuration__domain__name", "max_objects", "max_bytes")
+    assert sorted(rows) == [("c1.is", 10, 1000), ("c2.is", 20, -1), ("c3.is", -1, -1)]
+
+
 def test_seeds_of_several_lists_are_merged_in_order_once_each():
     """A configuration's active seeds: its seed lists in order, comment and blank lines dropped, each URL
     once where it first appears (rows stored raw, as an import or an old release may have left them)."""

@@ -1,17 +1,20 @@
 """Job generation: one run of a harvest definition → Job rows with frozen JobSpecs and JobDomain rows.
 
 Set-based, for broad crawls of millions of domains (NetarchiveSuite loads every domain as an object
-and sorts only within 10,000-configuration chunks; its users report job generation as a broad-crawl
-pain point). Here the database does the heavy lifting in a handful of statements whatever the size:
+and sorts only within 10,000-configuration chunks;
+its users report job generation as a broad-crawl pain point). Here the database does the heavy
+lifting in a handful of statements whatever the size:
 
 1. one ``CREATE TEMP TABLE … AS SELECT`` picks the run's configurations (selective: the definition's;
    snapshot: every eligible default configuration; continuation: those the previous snapshot did not
-   finish), computes each one's budget and expected size from its harvest history, groups them by
-   compatible crawl settings (template + budgets) and numbers them into chunks of at most
-   ``NETHARVEST_MAX_CONFIGS_PER_JOB`` in order of expected size, so domains of similar size share a job;
-2. one ``INSERT`` per job (a few hundred rows at most) and one ``INSERT … SELECT`` for all JobDomain rows;
-3. one query, streamed through a server-side cursor, builds every job's JobSpec in turn (one job's
-   domains in memory at a time).
+   finish) with their per-domain budgets and what their JobSpec entries need of them;
+2. one query, streamed through a server-side cursor, computes each one's expected size from its harvest
+   history, groups them by compatible crawl settings (template + budgets), numbers them into chunks
+   of at most ``NETHARVEST_MAX_CONFIGS_PER_JOB`` in order of expected size (so domains of similar size share
+   a job), and brings their seed lists, in job order: one sort;
+3. as each job's rows go by, its Job row is inserted, its JobSpec built (one job's domains in memory at a
+   time) and handed to a :class:`JobWriter`, which stores the spec and the job's JobDomain rows while the
+   next spec is built (on PostgreSQL a thread on the same connection: the two cores work at once).
 
 The caller holds the transaction (the scheduler claims the run in it): a crash half-way leaves nothing.
 The estimator and the continuation rules are documented in docs/JOBGEN.md.
@@ -21,6 +24,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
@@ -70,13 +74,10 @@ class GenerationError(Exception):
 
 @dataclass(frozen=True)
 class JobPlan:
-    """One job before it is written: its group's settings and budget, and its size."""
+    """One job before it is written, summed up from its configurations as they stream by: its template (a
+    continuous job's is the first template of its configurations), how many configurations, their expected size."""
 
-    grp: int
-    chunk: int
     template_id: int
-    max_objects: int
-    max_bytes: int
     domains: int
     expected_objects: int
     expected_bytes: int
@@ -102,15 +103,15 @@ def _max(a: str, b: str) -> str:
 
 def candidates_sql(definition: HarvestDefinition, now: datetime) -> tuple[str, list[Any]]:
     """The run's configurations with their per-domain budgets: columns config_id, template_id,
-    max_objects, max_bytes. Configurations with a zero budget (excluded) or no seed list are left out."""
-    has_seeds = "EXISTS (SELECT 1 FROM harvest_domainconfiguration_seedlists cs WHERE cs.configuration_id = c.id)"
+    max_objects, max_bytes, and the carried columns. Configurations with a zero budget (excluded) are left out;
+    those without a seed list are left out by the stream's join with the seed lists (:func:`stream_sql`)."""
     if definition.kind in (HarvestDefinition.SELECTIVE, HarvestDefinition.CONTINUOUS):
         sql = (
             f"SELECT c.id AS config_id, c.template_id, c.max_objects, c.max_bytes, {CARRIED} "
             "FROM harvest_harvestdefinition_configurations hc "
             "JOIN harvest_domainconfiguration c ON c.id = hc.domainconfiguration_id "
             "JOIN harvest_domain d ON d.id = c.domain_id "
-            f"WHERE hc.harvestdefinition_id = %s AND c.max_objects <> 0 AND c.max_bytes <> 0 AND {has_seeds}"
+            "WHERE hc.harvestdefinition_id = %s AND c.max_objects <> 0 AND c.max_bytes <> 0"
         )
         return sql, [definition.pk]
     if definition.kind != HarvestDefinition.SNAPSHOT:
@@ -126,8 +127,7 @@ def candidates_sql(definition: HarvestDefinition, now: datetime) -> tuple[str, l
     )
     where = (
         "WHERE c.is_default AND c.max_objects <> 0 AND c.max_bytes <> 0 "
-        "AND (d.alias_of_id IS NULL OR (d.alias_expires IS NOT NULL AND d.alias_expires <= %s)) "
-        f"AND {has_seeds}"
+        "AND (d.alias_of_id IS NULL OR (d.alias_expires IS NOT NULL AND d.alias_expires <= %s))"
     )
     where_params: list[Any] = [connection.ops.adapt_datetimefield_value(now)]
     if definition.previous_id:
@@ -188,6 +188,36 @@ def estimate_sql(cand: str) -> str:
     )
 
 
+def stream_sql(definition: HarvestDefinition, size: int) -> str:
+    """Every candidate of ``jobgen_cand`` with its job's (group, chunk), its expected size, what its JobSpec
+    entry needs and its seed lists (one row per list), in the order the jobs are made: by group (template +
+    budgets), biggest first, a configuration's seed lists together and in their order. A configuration
+    without a seed list has no row (the inner join), so it is in no job.
+
+    One sort serves both window functions and the ORDER BY (the group's rank sorts on a prefix of the
+    chunk's numbering, which the ORDER BY extends by the seed list only: an incremental sort within each
+    configuration). The chunk is a *dense* rank of (expected bytes, configuration) so that a configuration's
+    several seed-list rows count once. Joining the seed lists here, not in the candidates, keeps their text
+    out of the temporary table.
+    """
+    group = "e.template_id, e.max_objects, e.max_bytes"
+    order = f"{group}, "
+    if definition.kind == HarvestDefinition.CONTINUOUS:
+        # One long-lived job per continuous definition (ARCHITECTURE.md): every configuration in it, under
+        # the template of the first; budgets do not apply (a URI is visited again and again for ever).
+        group, order, size = "1", "", 1 << 62
+    return (
+        f"SELECT DENSE_RANK() OVER (ORDER BY {group}) AS grp, "
+        f"(DENSE_RANK() OVER (PARTITION BY {group} ORDER BY e.expected_bytes DESC, e.config_id) - 1) / {int(size)} "
+        "AS chunk, e.template_id, e.expected_objects, e.expected_bytes, e.config_id, e.domain_name, e.config_name, "
+        "e.traps, e.max_objects, e.max_bytes, s.seeds "
+        f"FROM ({estimate_sql('jobgen_cand')}) e "
+        "JOIN harvest_domainconfiguration_seedlists cs ON cs.configuration_id = e.config_id "
+        "JOIN harvest_seedlist s ON s.id = cs.seedlist_id "
+        f"ORDER BY {order}e.expected_bytes DESC, e.config_id, s.id"
+    )
+
+
 def generate_jobs(
     definition: HarvestDefinition, run: int, now: datetime | None = None, max_configs: int | None = None
 ) -> list[int]:
@@ -200,30 +230,17 @@ def generate_jobs(
     if size < 1:
         raise GenerationError("NETHARVEST_MAX_CONFIGS_PER_JOB must be at least 1")
     candidates, params = candidates_sql(definition, now)
-    group = "template_id, max_objects, max_bytes"
-    plan_cols = group
-    if definition.kind == HarvestDefinition.CONTINUOUS:
-        # One long-lived job per continuous definition (ARCHITECTURE.md): every configuration in it, under
-        # the template of the first; budgets do not apply (a URI is visited again and again for ever).
-        group, plan_cols, size = "1", "MIN(template_id), -1, -1", 1 << 62
-    numbered = (
-        f"SELECT s.config_id, s.template_id, s.max_objects, s.max_bytes, s.expected_objects, s.expected_bytes, "
-        f"{CARRIED_COLS}, "
-        f"DENSE_RANK() OVER (ORDER BY {group}) AS grp, "
-        f"(ROW_NUMBER() OVER (PARTITION BY {group} ORDER BY s.expected_bytes DESC, s.config_id) - 1) / {int(size)} "
-        f"AS chunk FROM ({estimate_sql('jobgen_cand')}) s"
-    )
+    made: list[Job] = []
     with transaction.atomic(), connection.cursor() as cur:
         if connection.vendor == "postgresql":
-            # Sorts and hash joins over a million rows stay in memory (the default 4 MB spills to disk):
-            # the estimator's window sort of a million candidates with their names (~140 MB) and the spec
-            # stream's sort with the seeds (~300 MB) went to disk as external merges at 128 MB
-            # (docs/BENCHMARKS.md, "Job generation"). This transaction only.
+            # The stream's sort over a million rows with their names and seeds stays in memory (the default
+            # 4 MB spills to disk; docs/BENCHMARKS.md, "Job generation"). This transaction only.
             # JIT compiling the estimator's expressions cost 7 s of a 20 s statement and saved nothing.
+            # A cursor is planned for its first 10 % by default (fast-start plans); the stream reads it all.
             cur.execute(f"SET LOCAL work_mem = '{WORK_MEM}'")
             cur.execute("SET LOCAL jit = off")
-        for table in ("jobgen_cand", "jobgen_rows", "jobgen_map"):
-            cur.execute(f"DROP TABLE IF EXISTS {table}")
+            cur.execute("SET LOCAL cursor_tuple_fraction = 1.0")
+        cur.execute("DROP TABLE IF EXISTS jobgen_cand")
         # Materialised and analysed, so the planner knows how many candidates there are (a CTE it
         # guesses at one row, and then re-aggregates the history once per candidate).
         cur.execute(
@@ -232,58 +249,25 @@ def generate_jobs(
             params,
         )
         cur.execute("ANALYZE jobgen_cand")
-        cur.execute(f"CREATE TEMP TABLE jobgen_rows AS {numbered}")
-        cur.execute("ANALYZE jobgen_rows")  # else the spec stream is planned as 300,000 index lookups × 4
-        cur.execute("DROP TABLE jobgen_cand")
-        grouped = "" if plan_cols != group else f", {group}"
-        cur.execute(
-            f"SELECT grp, chunk, {plan_cols}, COUNT(*), SUM(expected_objects), SUM(expected_bytes) "
-            f"FROM jobgen_rows GROUP BY grp, chunk{grouped} ORDER BY grp, chunk"
-        )
-        plans = [JobPlan(*row) for row in cur.fetchall()]
-        if not plans:
-            cur.execute("DROP TABLE jobgen_rows")
-            log.warning("%s run %d: no domain configuration to harvest", definition.name, run)
-            return []
-        jobs = Job.objects.bulk_create(
-            [
-                Job(
+        with _without_fk_checks(cur), JobWriter() as writer:
+            freezer = SpecFreezer(definition, run, writer)
+            for plan, domains in freezer.stream(stream_sql(definition, size)):
+                job = Job.objects.create(
                     harvest=definition,
                     harvest_run=run,
                     channel_id=definition.channel_id,
                     spec={},
-                    domain_count=p.domains,
-                    expected_objects=p.expected_objects,
-                    expected_bytes=p.expected_bytes,
+                    domain_count=plan.domains,
+                    expected_objects=plan.expected_objects,
+                    expected_bytes=plan.expected_bytes,
                     created=now,
                 )
-                for p in plans
-            ]
-        )
-        cur.execute("CREATE TEMP TABLE jobgen_map (grp bigint, chunk bigint, job_id bigint)")
-        cur.executemany(
-            "INSERT INTO jobgen_map (grp, chunk, job_id) VALUES (%s, %s, %s)",
-            [(p.grp, p.chunk, j.pk) for p, j in zip(plans, jobs, strict=True)],
-        )
-        cur.execute("ANALYZE jobgen_map")
-        with _without_fk_checks(cur):
-            cur.execute(
-                "INSERT INTO harvest_jobdomain (job_id, configuration_id, max_objects, max_bytes) "
-                "SELECT m.job_id, r.config_id, r.max_objects, r.max_bytes "
-                "FROM jobgen_rows r JOIN jobgen_map m ON m.grp = r.grp AND m.chunk = r.chunk"
-            )
-        freezer = SpecFreezer(definition, run)
-        by_key = {(p.grp, p.chunk): (p, j) for p, j in zip(plans, jobs, strict=True)}
-        made = []
-        for key, domains in freezer.stream():
-            plan, job = by_key.pop(key)
-            if freezer.freeze(job, plan, domains) is not None:
-                made.append(job)
-        for plan, job in by_key.values():  # every configuration of the job had its seeds commented out
-            freezer.freeze(job, plan, [])
-        cur.execute("DROP TABLE jobgen_rows")
-        cur.execute("DROP TABLE jobgen_map")
-    made.sort(key=lambda j: j.pk)
+                if freezer.freeze(job, plan, domains) is not None:
+                    made.append(job)
+        cur.execute("DROP TABLE jobgen_cand")
+    if not made:
+        log.warning("%s run %d: no domain configuration to harvest", definition.name, run)
+        return []
     log.info(
         "%s run %d: %d jobs, %d domain configurations",
         definition.name,
@@ -306,22 +290,98 @@ def continuous_section(definition: HarvestDefinition) -> dict[str, Any]:
 
 @contextmanager
 def _without_fk_checks(cur: Any) -> Iterator[None]:
-    """Foreign-key triggers skipped for one statement whose rows are valid by construction (jobs made in
-    this transaction, configurations read in it and never deleted), where the role allows it."""
+    """Foreign-key triggers skipped for the JobDomain rows, which are valid by construction (jobs made in this
+    transaction, configurations read in it and never deleted), where the role allows it. On an error the
+    transaction (or the savepoint of generate_jobs) is rolled back, and the setting with it."""
     skipped = connection.vendor == "postgresql" and skip_fk_triggers_if_allowed(cur)
-    try:
-        yield
-    finally:
-        if skipped:
-            cur.execute("SET LOCAL session_replication_role = origin")
+    yield
+    if skipped:
+        cur.execute("SET LOCAL session_replication_role = origin")
+
+
+class JobWriter:
+    """Stores each job's spec and JobDomain rows while the stream goes on to the next job.
+
+    On PostgreSQL in a thread of its own, on the same connection and so in the same transaction (psycopg2
+    connections are thread-safe and serialise their statements; it releases the GIL while the server
+    works): PostgreSQL parsing one job's 2.5 MB spec into jsonb and inserting its 10,000 JobDomain rows
+    overlaps Python building the next job's spec, on the machine's other core. The rows go in as three
+    arrays, with the spec, in one statement string (psycopg2's ``COPY`` lets another thread's statement in
+    between its own steps). Elsewhere (SQLite) each write is done at once.
+
+    At most one write is pending: its job's spec is the only other one in memory. Leaving the ``with``
+    waits for it; a failed write is raised there (before the caller's own error, which it likely caused:
+    a statement after a failed one finds the transaction aborted).
+    """
+
+    #: A job's rows share its group's budget, but for a continuous job's (each configuration's own).
+    ROWS = (
+        "INSERT INTO harvest_jobdomain (job_id, configuration_id, max_objects, max_bytes) "
+        "SELECT %s, c, {objects}, {bytes} FROM unnest(%s::bigint[]{arrays}) AS t(c{names}); "
+    )
+    SPEC = "UPDATE harvest_job SET spec = %s::jsonb, domain_count = %s WHERE id = %s"
+    INSERT = "INSERT INTO harvest_jobdomain (job_id, configuration_id, max_objects, max_bytes) VALUES (%s, %s, %s, %s)"
+
+    def __init__(self) -> None:
+        self.pending: Future[None] | None = None
+        threaded = connection.vendor == "postgresql"
+        self.pool = ThreadPoolExecutor(1, thread_name_prefix="jobgen-writer") if threaded else None
+
+    def __enter__(self) -> JobWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            self.wait()
+        finally:
+            if self.pool is not None:
+                self.pool.shutdown()
+
+    def wait(self) -> None:
+        pending, self.pending = self.pending, None
+        if pending is not None:
+            pending.result()
+
+    def write(self, job_id: int, spec: str, config_ids: list[int], objects: list[int], size: list[int]) -> None:
+        """Store ``spec`` (JSON text) as job ``job_id``'s, and its JobDomain rows (configuration, max objects,
+        max bytes: three columns), now or in the writer thread."""
+        if self.pool is None:
+            with connection.cursor() as cur:
+                cur.executemany(self.INSERT, [(job_id, *row) for row in zip(config_ids, objects, size, strict=True)])
+                cur.execute(self.SPEC.replace("::jsonb", ""), [spec, len(config_ids), job_id])
+            return
+        self.wait()
+        raw = connection.connection  # the psycopg2 connection of this thread's Django connection
+
+        def store() -> None:
+            # One statement string, so it runs under the connection's lock as a whole. Arrays in text form:
+            # str() of a list is the cheapest way from Python ints to PostgreSQL's array input (psycopg2 adapts
+            # a list one int at a time); a budget shared by every row goes once.
+            params: list[Any] = [job_id, _array(config_ids)]
+            if objects.count(objects[0]) == len(objects) and size.count(size[0]) == len(size):
+                sql = self.ROWS.format(objects="%s", bytes="%s", arrays="", names="")
+                params[1:1] = [objects[0], size[0]]
+            else:
+                sql = self.ROWS.format(objects="o", bytes="b", arrays=", %s::bigint[], %s::bigint[]", names=", o, b")
+                params += [_array(objects), _array(size)]
+            with raw.cursor() as cur:
+                cur.execute(sql + self.SPEC, [*params, spec, len(config_ids), job_id])
+
+        self.pending = self.pool.submit(store)
+
+
+def _array(values: list[int]) -> str:
+    """PostgreSQL's text form of an array of integers (it allows the spaces of Python's list form)."""
+    return "{" + str(values)[1:-1] + "}"
 
 
 class SpecFreezer:
     """Builds and stores each job's JobSpec from its JobDomain rows: the job's frozen copy of seeds,
     budgets and traps, so a later edit of a domain or template never changes a job already made."""
 
-    def __init__(self, definition: HarvestDefinition, run: int) -> None:
+    def __init__(self, definition: HarvestDefinition, run: int, writer: JobWriter) -> None:
         self.definition = definition
+        self.writer = writer
         self.run = run
         self.templates = {t.pk: t for t in CrawlTemplate.objects.all()}
         self.global_traps = tuple(
@@ -339,21 +399,13 @@ class SpecFreezer:
             else None
         )
 
-    def stream(self) -> Iterator[tuple[tuple[int, int], list[dict[str, Any]]]]:
-        """Every job of the run, named by its (group, chunk), with its domains as JobSpec entries, one job
-        at a time (the caller knows each job's id: no join with ``jobgen_map`` over a million rows).
+    def stream(self, query: str) -> Iterator[tuple[JobPlan, list[dict[str, Any]]]]:
+        """Every job of the run with its domains as JobSpec entries, one job at a time, from ``query``
+        (:func:`stream_sql`: rows in job order, with every column a JobSpec entry needs).
 
-        One query over the run's rows (hash joins, sequential reads: a million index lookups, one per
-        domain, cost ten times more), streamed through a server-side cursor on PostgreSQL. Within a
-        job the domains come biggest first, so a harvester starts the long ones early.
+        Streamed through a server-side cursor on PostgreSQL. Within a job the domains come biggest first,
+        so a harvester starts the long ones early.
         """
-        query = (
-            "SELECT r.grp, r.chunk, r.config_id, r.domain_name, r.config_name, r.traps, r.max_objects, "
-            "r.max_bytes, s.seeds FROM jobgen_rows r "
-            "JOIN harvest_domainconfiguration_seedlists cs ON cs.configuration_id = r.config_id "
-            "JOIN harvest_seedlist s ON s.id = cs.seedlist_id "
-            "ORDER BY r.grp, r.chunk, r.expected_bytes DESC, r.config_id, s.id"
-        )
         if connection.vendor == "postgresql":  # generate_jobs set work_mem for its sort
             connection.ensure_connection()
             cur = connection.connection.cursor(name="jobgen_stream")
@@ -362,16 +414,34 @@ class SpecFreezer:
             cur = connection.connection.cursor()
         try:
             cur.execute(query)
-            grp, chunk, domains, current_id, seeds_of = None, None, [], None, None
+            key, domains, current_id, seeds_of = None, [], None, []
+            template, objects, size = 0, 0, 0  # the job's so far
             active_seeds, regex_lines = validators.active_seeds, validators.regex_lines
-            for row_grp, row_chunk, config_id, domain, config, traps, max_objects, max_bytes, seeds in cur:
+            for (
+                grp,
+                chunk,
+                template_id,
+                objects_of,
+                bytes_of,
+                config_id,
+                domain,
+                config,
+                traps,
+                max_objects,
+                max_bytes,
+                seeds,
+            ) in cur:
                 if config_id == current_id:  # a further seed list of the same configuration
                     seeds_of.extend(s for s in dict.fromkeys(active_seeds(seeds or "")) if s not in seeds_of)
                     continue
-                if row_chunk != chunk or row_grp != grp:
-                    if grp is not None:
-                        yield (grp, chunk), domains
-                    grp, chunk, domains = row_grp, row_chunk, []
+                if (grp, chunk) != key:
+                    if key is not None:
+                        yield JobPlan(template, len(domains), objects, size), domains
+                    key, domains, template, objects, size = (grp, chunk), [], template_id, 0, 0
+                objects += objects_of
+                size += bytes_of
+                if template_id < template:
+                    template = template_id
                 current_id = config_id
                 # dict.fromkeys: a seed listed twice is kept once, in the order of its first line
                 seeds_of = list(dict.fromkeys(active_seeds(seeds))) if seeds else []
@@ -386,29 +456,31 @@ class SpecFreezer:
                         "config_id": config_id,
                     }
                 )
-            if grp is not None:
-                yield (grp, chunk), domains
+            if key is not None:
+                yield JobPlan(template, len(domains), objects, size), domains
         finally:
             cur.close()
 
     def freeze(self, job: Job, plan: JobPlan, entries: list[dict[str, Any]]) -> JobSpec | None:
-        """Store the job's spec; None (and the job removed) if none of its domains has a seed left."""
-        domains, seedless = [], []
+        """Store the job's spec and its JobDomain rows (through :attr:`writer`); None (and the job removed) if
+        none of its domains has a seed left."""
+        domains, config_ids, objects, size, seedless = [], [], [], [], 0  # the job's entries and JobDomain rows
         for entry in entries:
             config_id = entry.pop("config_id")
             if entry["seeds"]:
                 domains.append(entry)
+                config_ids.append(config_id)
+                objects.append(entry["max_objects"])
+                size.append(entry["max_bytes"])
             else:
-                seedless.append(config_id)
+                seedless += 1
         if seedless:  # every seed line commented out: nothing to start from
-            log.warning("job %s: %d configuration(s) without an active seed left out", job.pk, len(seedless))
-            job.domains.filter(configuration_id__in=seedless).delete()
+            log.warning("job %s: %d configuration(s) without an active seed left out", job.pk, seedless)
         if not domains:
-            job.domains.all().delete()
             Job.objects.filter(pk=job.pk).delete()
             return None
         spec = self.job_spec(job.pk, plan.template_id, domains)
-        specs.store(job.pk, spec)
+        self.writer.write(job.pk, specs.dumps(spec), config_ids, objects, size)
         job.domain_count = len(domains)  # the spec itself is not kept: a run holds one job's spec at a time
         return spec
 
