@@ -45,6 +45,7 @@ from harvester.arfrontier import ARFrontier, iso
 from harvester.contracts import JobSpec, Progress
 from harvester.crawljob import CrawlJob, _tagged
 from harvester.dns import is_dns
+from harvester.fileresults import file_result, is_metadata_warc
 from harvester.frontier import Entry, Frontier, Politeness
 from harvester.hosts import registrable_domain
 from harvester.revisit import PROFILE_IDENTICAL, PROFILE_NOT_MODIFIED, Referent
@@ -190,15 +191,13 @@ class ContinuousCrawlJob(CrawlJob):
                     continue
         # Closed before a crash but not yet listed (or recovered from ``.open`` just now): hand them over.
         for path in sorted(self.archive.warc_dir.glob("*.warc.gz")):
-            if not path.name.endswith("-metadata-1.warc.gz"):
+            if not is_metadata_warc(path):
                 self._file_closed(path)
 
     def _file_closed(self, path: Path) -> None:
         """A WARC is closed: list it (fsynced) for the task to hand to the orchestrator."""
         if path.name in self._files_listed:
             return
-        from harvester.archive import file_result
-
         line = json.dumps(dataclasses.asdict(file_result(path, "warc"))) + "\n"
         with open(self.out_dir / FILES_CLOSED, "a", encoding="utf-8") as f:
             f.write(line)

@@ -28,7 +28,7 @@ from scrapy.exceptions import IgnoreRequest
 from harvester import links as linkx
 from harvester.budget import WAIT, Budgets
 from harvester.contracts import JobSpec, Progress
-from harvester.crawlsignals import uri_rejected
+from harvester.crawlsignals import EngineSummary, reports_due, uri_rejected
 from harvester.defaults import DNS_TTL_S, decoded_limit, nh_setting
 from harvester.dns import (
     FAILED,
@@ -208,14 +208,13 @@ class CrawlJob:
         self.spider = spider
         self.archive = getattr(crawler, "nh_archive", None)
         if self.archive is not None:
-            self.archive.stop_reasons_provider = self.stop_reasons
-            self.archive.frontier_summary_provider = self.frontier_summary
             saved = self.frontier.kv.get("archive_stats")
             if self.frontier.resumed and saved:
                 self.archive.restore_stats(saved)
             dedup = self.archive.dedup
             dedup.journal = lambda digest, capture: self.frontier.journal_add("digest", digest, capture)
             dedup.journal_get = lambda digest: self.frontier.journal_get("digest", digest)
+        crawler.signals.connect(self.on_reports_due, signal=reports_due)
         self.dns_ttl_s = float(nh_setting(crawler.settings, "NH_DNS_TTL_S"))
         self._retry_exceptions = load_exceptions(crawler.settings.getlist("RETRY_EXCEPTIONS"))
 
@@ -540,6 +539,10 @@ class CrawlJob:
         return {
             d.name: self.budgets.stop_reason(d.name, remaining.get(d.name, 0), self.ended_by) for d in self.spec.domains
         }
+
+    def on_reports_due(self, **_: Any) -> EngineSummary:
+        """The archive side writes the reports: what only the engine knows (:data:`reports_due`)."""
+        return EngineSummary(frontier_summary=self.frontier_summary(), stop_reasons=self.stop_reasons())
 
     def frontier_summary(self) -> dict[str, Any]:
         f = self.frontier

@@ -13,8 +13,9 @@ from scrapy.http import HtmlResponse
 from scrapy.utils.test import get_crawler
 from twisted.internet import error as txerror
 
-from harvester.archive import ArchiveMiddleware, _exception_code
+from harvester.archive import ArchiveMiddleware
 from harvester.crawllog import LINE_RE
+from harvester.failures import exception_code as _exception_code
 from harvester.fetch import RawCapture
 from harvester.revisit import cdx_to_warc_date
 
