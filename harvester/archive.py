@@ -80,6 +80,7 @@ from harvester.metadatawarc import write_metadata_warc
 from harvester.reports import DUPLICATE, NOT_MODIFIED, NOVEL, CrawlStats, Tally, write_reports
 from harvester.retries import RetryPolicy
 from harvester.revisit import LINKS_UNSEEN, PROFILE_NOT_MODIFIED, Deduplicator, Referent, hides_links
+from harvester.urimeta import UriMeta
 from harvester.warcwriter import RotatingWarcWriter, WarcRecord, sha1_b32, warc_date
 
 if TYPE_CHECKING:
@@ -150,16 +151,16 @@ class ArchiveMiddleware:
 
     # -- keys ----------------------------------------------------------------------------------
     def _domain_of(self, request: Request, host: str) -> str:
-        nh = request.meta.get("nh")
-        if nh and nh.get("domain"):
-            return str(nh["domain"])
+        nh: UriMeta | None = request.meta.get("nh")
+        if nh is not None and nh.domain:
+            return nh.domain
         return registrable_domain(host)
 
     @staticmethod
     def _path_via(request: Request) -> tuple[str, str | None, bool]:
-        nh = request.meta.get("nh")
-        if nh:
-            return str(nh.get("path") or ""), nh.get("via"), bool(nh.get("seed"))
+        nh: UriMeta | None = request.meta.get("nh")
+        if nh is not None:
+            return nh.path, nh.via, nh.seed
         if urlparse_cached(request).path == "/robots.txt":
             return "P", None, False
         return "", None, False

@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any
 
 from harvester.arfrontier import ARFrontier, iso
 from harvester.contracts import JobSpec, Progress
-from harvester.crawljob import CrawlJob, _tagged
+from harvester.crawljob import CrawlJob
 from harvester.dns import is_dns
 from harvester.fileresults import file_result, is_metadata_warc
 from harvester.frontier import Entry, Frontier, Politeness
@@ -53,6 +53,7 @@ from harvester.revisit.change import stripped_digest
 from harvester.revisit.policy import RevisitPolicy, RevisitSettings, Visit
 from harvester.scope import DomainScope, trailing_transclusions
 from harvester.takeover import FRESH_SEEDS
+from harvester.urimeta import UriMeta
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -136,10 +137,7 @@ class ContinuousCrawlJob(CrawlJob):
             for d in self.spec.domains:
                 for seed in d.seeds:
                     if self.ar.entry_of(seed) is None and seed not in self.seeds_removed:
-                        nh = _tagged(
-                            {"path": "", "via": None, "hops": 0, "domain": d.name, "seed": True},
-                            seed if self.spec.settings.source_tag_seeds else None,
-                        )
+                        nh = UriMeta.for_seed(d.name, seed if self.spec.settings.source_tag_seeds else None)
                         if self.frontier.add(seed, self.canonical_key(seed), nh) is None:
                             self.ar.readd(seed, nh)
             if kv.get(FRESH_SEEDS):
@@ -149,7 +147,7 @@ class ContinuousCrawlJob(CrawlJob):
         """After a take-over from a DONE job: the seeds the carried-over frontier holds that this JobSpec
         (the definition now) does not leave, with the pages only they held in scope."""
         wanted = {seed for d in self.spec.domains for seed in d.seeds}
-        stale = [e.url for e in list(self.ar.entries.values()) if e.nh.get("seed") and e.url not in wanted]
+        stale = [e.url for e in list(self.ar.entries.values()) if e.nh.seed and e.url not in wanted]
         for url in stale:
             self._drop(url)
         if stale:
@@ -230,7 +228,7 @@ class ContinuousCrawlJob(CrawlJob):
 
     @staticmethod
     def _prerequisite(entry: Entry) -> bool:
-        return is_dns(entry.url) or str(entry.nh.get("path", "")).endswith("P")
+        return is_dns(entry.url) or entry.nh.prerequisite
 
     # -- judging a fetch (called by the archive side, before it writes) ------------------------
     def judge(self, request: Request, response: Response, capture: RawCapture) -> tuple[Referent | None, list[str]]:
@@ -360,11 +358,8 @@ class ContinuousCrawlJob(CrawlJob):
             self.seeds_added.append([url, domain])
             if url in self.seeds_removed:
                 self.seeds_removed.remove(url)
-            nh = _tagged(
-                {"path": "", "via": None, "hops": 0, "domain": domain, "seed": True},
-                url if self.spec.settings.source_tag_seeds else None,
-            )
-            self._ensure_robots(url, "", None, domain, nh.get("source"))
+            nh = UriMeta.for_seed(domain, url if self.spec.settings.source_tag_seeds else None)
+            self._ensure_robots(url, "", None, domain, nh.source)
             if self.frontier.add(url, self.canonical_key(url), nh) is None:
                 self.ar.readd(url, nh)
             if self.archive is not None:
@@ -391,7 +386,7 @@ class ContinuousCrawlJob(CrawlJob):
         if not sweep:
             return
         for entry in list(self.ar.entries.values()):
-            path = str(entry.nh.get("path", ""))
+            path = entry.nh.path
             if self._prerequisite(entry) or trailing_transclusions(path):
                 continue
             if self.scope.domain_of(entry.url) is None:

@@ -18,6 +18,7 @@ from harvester.crawllog import LINE_RE
 from harvester.failures import exception_code as _exception_code
 from harvester.fetch import RawCapture
 from harvester.revisit import cdx_to_warc_date
+from harvester.urimeta import UriMeta
 
 
 @pytest.fixture
@@ -42,7 +43,7 @@ def log_lines(mw):
 
 
 def nh(domain="a.dk", path="L", via="http://a.dk/", seed=False):
-    return {"nh": {"path": path, "via": via, "hops": 1, "domain": domain, "seed": seed}}
+    return {"nh": UriMeta(path=path, via=via, hops=1, domain=domain, seed=seed)}
 
 
 def test_exception_codes():
