@@ -230,7 +230,8 @@ class ArchiveMiddleware:
         record = self._write_records(capture, url, date, digest, referent)
         self._remember(request, capture, url, date, digest, referent, record, retry)
         notes = self._fetch_notes(request, capture, referent, retry) + ar_notes
-        self._log_fetch(request, capture, digest, notes)
+        content_type = capture.header("Content-Type")
+        self._log_fetch(request, capture, capture.body_length, content_type or "", digest, notes)
         host, domain = self._count_fetch(request, capture, referent)
         if retry:
             return  # not disposed of: no budget charge, no links (Heritrix's FetchStats RETRIED stage)
@@ -315,17 +316,18 @@ class ArchiveMiddleware:
             notes.append(RETRY_ANNOTATION)
         return notes
 
-    def _log_fetch(self, request: Request, capture: RawCapture, digest: str, notes: list[str]) -> None:
+    def _log_fetch(
+        self, request: Request, capture: RawCapture | DnsCapture, size: int, mime: str, digest: str, notes: list[str]
+    ) -> None:
         """crawl.log: once per archived attempt (a WARC record always has its line)."""
         path, via, _ = self._path_via(request)
-        content_type = capture.header("Content-Type")
         self.crawllog.log(
             status=capture.status,
-            size=capture.body_length,
+            size=size,
             uri=request.url,
             path=path,
             via=via,
-            mime=content_type if content_type is not None else "",
+            mime=mime,
             thread=capture.thread,
             fetch_began=capture.started,
             duration_ms=capture.duration_ms,
@@ -365,21 +367,8 @@ class ArchiveMiddleware:
         in no domain: it is nobody's object budget."""
         digest = sha1_b32(capture.sha1)
         self.writer.write([dns_record(capture, request.url, warc_date(capture.started), digest)])
-        path, via, _ = self._path_via(request)
-        self.crawllog.log(
-            status=capture.status,
-            size=capture.content_size,
-            uri=request.url,
-            path=path,
-            via=via,
-            mime=DNS_MIME,
-            thread=capture.thread,
-            fetch_began=capture.started,
-            duration_ms=capture.duration_ms,
-            digest=digest,
-            source_tag=crawllog.source_of(request.meta),
-            annotations=[f"content-size:{capture.content_size}", *self._attempts(request)],
-        )
+        notes = [f"content-size:{capture.content_size}", *self._attempts(request)]
+        self._log_fetch(request, capture, capture.content_size, DNS_MIME, digest, notes)
         self.stats.record_fetch(
             host=DNS_HOST,
             domain=None,
