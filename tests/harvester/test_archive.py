@@ -55,6 +55,11 @@ def test_exception_codes():
     assert _exception_code(DownloadTimeoutError("x")) == -4
     assert _exception_code(txerror.ConnectionLost()) == -3
     assert _exception_code(ValueError("x")) == -5
+    # Classified by type: Scrapy's own handler's mid-response failures, a subclass of a known failure.
+    from twisted.web.client import ResponseFailed
+
+    assert _exception_code(ResponseFailed([])) == -3
+    assert _exception_code(type("Refused", (txerror.ConnectionRefusedError,), {})()) == -2
 
 
 def test_failures_logged_once_when_retries_are_exhausted(mw):
