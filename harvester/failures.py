@@ -44,8 +44,8 @@ _CODES: tuple[tuple[tuple[type[BaseException], ...], int], ...] = (
 def _response_failed() -> tuple[type[BaseException], ...]:
     """Twisted's ``ResponseFailed`` (connection lost mid-response, from Scrapy's own HTTP handler) when its
     module is loaded. Only that handler imports ``twisted.web._newclient``, our raw handler does not, and
-    an exception of a class never imported cannot be raised: looked up, not imported, it costs a crawl
-    nothing at start-up (importing it was ~25 M instructions)."""
+    an exception of a class never imported cannot be raised: looked up, not imported, it adds nothing
+    to a crawl's start-up."""
     module = sys.modules.get("twisted.web._newclient")
     failed = getattr(module, "ResponseFailed", None)
     return (failed,) if isinstance(failed, type) else ()
