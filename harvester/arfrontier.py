@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from harvester.frontier import QUEUED, Entry, Frontier, Politeness, fingerprint
+from harvester.urimeta import UriMeta
 
 #: Hosts and due URIs listed in a heartbeat (Progress.continuous).
 MAX_HOSTS, MAX_DUE = 50, 20
@@ -83,7 +84,7 @@ class ARFrontier(Frontier):
         db_path: str | Path | None,
         politeness: Politeness,
         queue_of: Callable[[str], str],
-        group_of: Callable[[dict[str, Any]], str] | None = None,
+        group_of: Callable[[UriMeta], str] | None = None,
         *,
         policy: Any,
         budget_per_s: float | None = None,
@@ -125,7 +126,7 @@ class ARFrontier(Frontier):
             f"WHERE u.state={QUEUED} ORDER BY u.id"
         )
         for id_, queue, url, nh, retries, next_at, policy_state, capture in rows:
-            data = json.loads(nh)
+            data = UriMeta.from_json(nh)
             entry = Entry(id_, url, queue, data, retries)
             if policy_state:
                 self.policy.restore(url, json.loads(policy_state))
@@ -172,8 +173,8 @@ class ARFrontier(Frontier):
 
     # -- the queues ----------------------------------------------------------------------------
     @staticmethod
-    def _is_one_shot(nh: dict[str, Any]) -> bool:
-        return str(nh.get("path", "")).endswith("P")
+    def _is_one_shot(nh: UriMeta) -> bool:
+        return nh.prerequisite
 
     def _q(self, key: str) -> ARQueue:
         q = self.arq.get(key)
@@ -218,7 +219,7 @@ class ARFrontier(Frontier):
             heapq.heappush(self._qheap, (at, q.key))
 
     # -- FrontierBase --------------------------------------------------------------------------
-    def add(self, url: str, key: str, nh: dict[str, Any], *, front: bool = False) -> Entry | None:
+    def add(self, url: str, key: str, nh: UriMeta, *, front: bool = False) -> Entry | None:
         fp = fingerprint(key)
         if fp in self.seen:
             return None
@@ -226,17 +227,17 @@ class ARFrontier(Frontier):
         self._pending_seen.append(fp)
         return self._new(url, nh, front)
 
-    def readd(self, url: str, nh: dict[str, Any]) -> Entry | None:
+    def readd(self, url: str, nh: UriMeta) -> Entry | None:
         """A URI seen before but no longer in the frontier (a seed removed, then added again): back in,
         its schedule from the policy. None if it is in the frontier already."""
         if url in self.by_url:
             return None
         return self._new(url, nh, False)
 
-    def _new(self, url: str, nh: dict[str, Any], front: bool) -> Entry:
+    def _new(self, url: str, nh: UriMeta, front: bool) -> Entry:
         entry = Entry(self._next_id, url, self.queue_of(url), nh)
         self._next_id += 1
-        self._pending_insert.append((entry.id, entry.queue, url, json.dumps(nh), 0))
+        self._pending_insert.append((entry.id, entry.queue, url, nh.to_json(), 0))
         one_shot = self._is_one_shot(nh)
         at = 0.0 if (front or one_shot) else self.policy.add(url, self.clock())
         self._insert(entry, at, one_shot)

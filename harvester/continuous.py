@@ -43,8 +43,9 @@ from typing import TYPE_CHECKING, Any
 
 from harvester.arfrontier import ARFrontier, iso
 from harvester.contracts import JobSpec, Progress
-from harvester.crawljob import CrawlJob, _tagged
+from harvester.crawljob import CrawlJob
 from harvester.dns import is_dns
+from harvester.fileresults import file_result, is_metadata_warc
 from harvester.frontier import Entry, Frontier, Politeness
 from harvester.hosts import registrable_domain
 from harvester.revisit import PROFILE_IDENTICAL, PROFILE_NOT_MODIFIED, Referent
@@ -52,6 +53,7 @@ from harvester.revisit.change import stripped_digest
 from harvester.revisit.policy import RevisitPolicy, RevisitSettings, Visit
 from harvester.scope import DomainScope, trailing_transclusions
 from harvester.takeover import FRESH_SEEDS
+from harvester.urimeta import UriMeta
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -135,10 +137,7 @@ class ContinuousCrawlJob(CrawlJob):
             for d in self.spec.domains:
                 for seed in d.seeds:
                     if self.ar.entry_of(seed) is None and seed not in self.seeds_removed:
-                        nh = _tagged(
-                            {"path": "", "via": None, "hops": 0, "domain": d.name, "seed": True},
-                            seed if self.spec.settings.source_tag_seeds else None,
-                        )
+                        nh = UriMeta.for_seed(d.name, seed if self.spec.settings.source_tag_seeds else None)
                         if self.frontier.add(seed, self.canonical_key(seed), nh) is None:
                             self.ar.readd(seed, nh)
             if kv.get(FRESH_SEEDS):
@@ -148,7 +147,7 @@ class ContinuousCrawlJob(CrawlJob):
         """After a take-over from a DONE job: the seeds the carried-over frontier holds that this JobSpec
         (the definition now) does not leave, with the pages only they held in scope."""
         wanted = {seed for d in self.spec.domains for seed in d.seeds}
-        stale = [e.url for e in list(self.ar.entries.values()) if e.nh.get("seed") and e.url not in wanted]
+        stale = [e.url for e in list(self.ar.entries.values()) if e.nh.seed and e.url not in wanted]
         for url in stale:
             self._drop(url)
         if stale:
@@ -190,15 +189,13 @@ class ContinuousCrawlJob(CrawlJob):
                     continue
         # Closed before a crash but not yet listed (or recovered from ``.open`` just now): hand them over.
         for path in sorted(self.archive.warc_dir.glob("*.warc.gz")):
-            if not path.name.endswith("-metadata-1.warc.gz"):
+            if not is_metadata_warc(path):
                 self._file_closed(path)
 
     def _file_closed(self, path: Path) -> None:
         """A WARC is closed: list it (fsynced) for the task to hand to the orchestrator."""
         if path.name in self._files_listed:
             return
-        from harvester.archive import file_result
-
         line = json.dumps(dataclasses.asdict(file_result(path, "warc"))) + "\n"
         with open(self.out_dir / FILES_CLOSED, "a", encoding="utf-8") as f:
             f.write(line)
@@ -231,7 +228,7 @@ class ContinuousCrawlJob(CrawlJob):
 
     @staticmethod
     def _prerequisite(entry: Entry) -> bool:
-        return is_dns(entry.url) or str(entry.nh.get("path", "")).endswith("P")
+        return is_dns(entry.url) or entry.nh.prerequisite
 
     # -- judging a fetch (called by the archive side, before it writes) ------------------------
     def judge(self, request: Request, response: Response, capture: RawCapture) -> tuple[Referent | None, list[str]]:
@@ -361,11 +358,8 @@ class ContinuousCrawlJob(CrawlJob):
             self.seeds_added.append([url, domain])
             if url in self.seeds_removed:
                 self.seeds_removed.remove(url)
-            nh = _tagged(
-                {"path": "", "via": None, "hops": 0, "domain": domain, "seed": True},
-                url if self.spec.settings.source_tag_seeds else None,
-            )
-            self._ensure_robots(url, "", None, domain, nh.get("source"))
+            nh = UriMeta.for_seed(domain, url if self.spec.settings.source_tag_seeds else None)
+            self._ensure_robots(url, "", None, domain, nh.source)
             if self.frontier.add(url, self.canonical_key(url), nh) is None:
                 self.ar.readd(url, nh)
             if self.archive is not None:
@@ -392,7 +386,7 @@ class ContinuousCrawlJob(CrawlJob):
         if not sweep:
             return
         for entry in list(self.ar.entries.values()):
-            path = str(entry.nh.get("path", ""))
+            path = entry.nh.path
             if self._prerequisite(entry) or trailing_transclusions(path):
                 continue
             if self.scope.domain_of(entry.url) is None:

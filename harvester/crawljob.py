@@ -6,11 +6,11 @@ for the next request, :class:`harvester.spider.HarvestSpider` hands every respon
 frontier (not through Scrapy's scheduler queue), because the frontier is what decides order,
 politeness, and what survives a crash.
 
-Every request carries ``meta["nh"] = {"path", "via", "hops", "domain", "seed"}`` (the interface with
-the archive side), plus ``meta["retry_times"]`` so :class:`harvester.archive.ArchiveMiddleware`
-predicts our retries exactly: retries are ours (Heritrix style, the URI goes back to its queue
-for ``retry_delay_s``), Scrapy's RetryMiddleware is switched off, and ``RETRY_TIMES`` /
-``RETRY_HTTP_CODES`` / ``RETRY_EXCEPTIONS`` in the settings describe what we do.
+Every request carries ``meta["nh"]``, a :class:`harvester.urimeta.UriMeta` (path, via, hops, domain,
+seed, source: the interface with the archive side), plus ``meta["retry_times"]`` so
+:class:`harvester.archive.ArchiveMiddleware` predicts our retries exactly: retries are ours (Heritrix
+style, the URI goes back to its queue for ``retry_delay_s``), Scrapy's RetryMiddleware is switched off,
+and ``RETRY_TIMES`` / ``RETRY_HTTP_CODES`` / ``RETRY_EXCEPTIONS`` in the settings describe what we do.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from scrapy.exceptions import IgnoreRequest
 from harvester import links as linkx
 from harvester.budget import WAIT, Budgets
 from harvester.contracts import JobSpec, Progress
-from harvester.crawlsignals import uri_rejected
+from harvester.crawlsignals import EngineSummary, reports_due, uri_rejected
 from harvester.defaults import DNS_TTL_S, decoded_limit, nh_setting
 from harvester.dns import (
     FAILED,
@@ -61,9 +61,9 @@ from harvester.scope import (
     S_UNFETCHABLE_URI,
     Scope,
     canon_scheme,
-    link_hops,
     unfetchable,
 )
+from harvester.urimeta import UriMeta
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -73,14 +73,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 #: Statuses retried like network failures (the URI goes back to its queue), Retry-After honoured.
-
-
-def _tagged(nh: dict[str, Any], source: str | None) -> dict[str, Any]:
-    """``nh`` with the seed it descends from when seeds are tagged (Heritrix's ``sourceTagSeeds``:
-    the tag is inherited by links and prerequisites alike); untouched otherwise."""
-    if source:
-        nh["source"] = source
-    return nh
 
 
 def _now_iso() -> str:
@@ -110,7 +102,7 @@ class CrawlJob:
             self.out_dir / "state" / "frontier.sqlite",
             Politeness(s.delay_factor, s.min_delay_ms, s.max_delay_ms, s.host_valence, s.respect_crawl_delay_up_to_s),
             queue_of,
-            lambda nh: str(nh.get("domain", "")),
+            lambda nh: nh.domain,
         )
         self.max_retries = s.max_retries
         self.retry_delay_s = float(s.retry_delay_s)
@@ -167,11 +159,8 @@ class CrawlJob:
             self.frontier.set_state("started", self.started_iso)
             for d in self.spec.domains:
                 for seed in d.seeds:
-                    nh = _tagged(
-                        {"path": "", "via": None, "hops": 0, "domain": d.name, "seed": True},
-                        seed if self.spec.settings.source_tag_seeds else None,
-                    )
-                    self._ensure_robots(seed, "", None, d.name, nh.get("source"))
+                    nh = UriMeta.for_seed(d.name, seed if self.spec.settings.source_tag_seeds else None)
+                    self._ensure_robots(seed, "", None, d.name, nh.source)
                     self.frontier.add(seed, self.canonical_key(seed), nh)
         self.checkpoint()
 
@@ -208,18 +197,17 @@ class CrawlJob:
         self.spider = spider
         self.archive = getattr(crawler, "nh_archive", None)
         if self.archive is not None:
-            self.archive.stop_reasons_provider = self.stop_reasons
-            self.archive.frontier_summary_provider = self.frontier_summary
             saved = self.frontier.kv.get("archive_stats")
             if self.frontier.resumed and saved:
                 self.archive.restore_stats(saved)
             dedup = self.archive.dedup
             dedup.journal = lambda digest, capture: self.frontier.journal_add("digest", digest, capture)
             dedup.journal_get = lambda digest: self.frontier.journal_get("digest", digest)
+        crawler.signals.connect(self.on_reports_due, signal=reports_due)
         self.dns_ttl_s = float(nh_setting(crawler.settings, "NH_DNS_TTL_S"))
         self._retry_exceptions = load_exceptions(crawler.settings.getlist("RETRY_EXCEPTIONS"))
 
-    def reject(self, url: str, nh: dict[str, Any], status: int, annotation: str = "") -> None:
+    def reject(self, url: str, nh: UriMeta, status: int, annotation: str = "") -> None:
         """Tell the archive side to log a URI let go without a fetch."""
         if self.crawler is None:
             return
@@ -235,7 +223,7 @@ class CrawlJob:
             return
         n = self.dns.mark_pending(host)
         uri = dns_uri(host)
-        nh = _tagged({"path": path + "P", "via": url, "hops": link_hops(path), "domain": domain, "seed": False}, source)
+        nh = UriMeta.found(path + "P", url, domain, source)
         # A lookup repeated after its TTL needs a seen-set key of its own.
         if self.frontier.add(uri, uri if n == 0 else f"{uri}#{n}", nh, front=True) is None:
             self.dns.forget(host)  # that key was already used: the host's next URI asks under the next one
@@ -247,23 +235,18 @@ class CrawlJob:
         self._ensure_dns(url, path, domain, time.time(), source)
         self.robots.mark_pending(host)
         r_url = robots_url(url)
-        nh = _tagged(
-            {"path": path + "P", "via": via or url, "hops": link_hops(path), "domain": domain, "seed": False}, source
-        )
+        nh = UriMeta.found(path + "P", via or url, domain, source)
         if self.frontier.add(r_url, self.canonical_key(r_url), nh, front=True) is None:
             self.robots.load(host, None)  # already fetched under another name: nothing to wait for
 
-    def discover(self, url: str, letter: str, parent: dict[str, Any], via: str) -> bool:
+    def discover(self, url: str, letter: str, parent: UriMeta, via: str) -> bool:
         """Judge one outlink and queue it if it is in scope and new (then True)."""
-        path = parent.get("path", "") + letter
+        path = parent.path + letter
         key = self.canonical_key(url)
         if self.frontier.was_seen(key):
             return False
-        decision = self.scope.decide(url, path, parent.get("domain"))
-        nh = _tagged(
-            {"path": path, "via": via, "hops": link_hops(path), "domain": decision.domain, "seed": False},
-            parent.get("source"),
-        )
+        decision = self.scope.decide(url, path, parent.domain)
+        nh = UriMeta.found(path, via, decision.domain, parent.source)
         if not decision.accepted:
             if decision.status:
                 # Logged once: the key joins the seen-set so the next sighting is silent.
@@ -274,7 +257,7 @@ class CrawlJob:
             self.frontier.mark_seen(key)
             self.reject(url, nh, S_UNFETCHABLE_URI)
             return False
-        self._ensure_robots(url, path, via, decision.domain, nh.get("source"))
+        self._ensure_robots(url, path, via, decision.domain, nh.source)
         return self.frontier.add(url, key, nh) is not None
 
     # -- issuing -------------------------------------------------------------------------------
@@ -289,7 +272,7 @@ class CrawlJob:
                 return None
             host = host_key(entry.url)
             nh = entry.nh
-            prerequisite = nh.get("path", "").endswith("P")
+            prerequisite = nh.prerequisite
             name = lookup_host(entry.url)
             if name is not None:  # DNS first, for robots.txt too (Heritrix's PreconditionEnforcer)
                 state = self.dns.state(name, now)
@@ -306,7 +289,7 @@ class CrawlJob:
                     f.skip(entry, now)
                     continue
                 if state != RESOLVED:  # never looked up, or the TTL expired
-                    self._ensure_dns(entry.url, nh.get("path", ""), nh.get("domain", ""), now, nh.get("source"))
+                    self._ensure_dns(entry.url, nh.path, nh.domain, now, nh.source)
                     f.schedule(entry, now)
                     continue
             if not prerequisite:
@@ -314,9 +297,7 @@ class CrawlJob:
                     f.schedule(entry, now + 0.2)  # wait for the host's robots.txt
                     continue
                 if not self.robots.requested(host):
-                    self._ensure_robots(
-                        entry.url, nh.get("path", ""), nh.get("via"), nh.get("domain", ""), nh.get("source")
-                    )
+                    self._ensure_robots(entry.url, nh.path, nh.via, nh.domain, nh.source)
                     f.schedule(entry, now)
                     continue
                 if host in self.robots_unavailable:
@@ -327,11 +308,11 @@ class CrawlJob:
                     self.reject(entry.url, nh, S_ROBOTS)
                     f.skip(entry, now)
                     continue
-                if self.scope.blocked_by_trap(entry.url, nh.get("domain", "")):
+                if self.scope.blocked_by_trap(entry.url, nh.domain):
                     self.reject(entry.url, nh, S_BLOCKED_BY_TRAP)  # a trap added while it waited
                     f.skip(entry, now)
                     continue
-            reached = self.budgets.try_issue(nh.get("domain", ""), prerequisite)
+            reached = self.budgets.try_issue(nh.domain, prerequisite)
             if reached == WAIT:
                 f.schedule(entry, now + 0.1)  # fetches in flight may fill the budget: wait for them
                 continue
@@ -371,8 +352,8 @@ class CrawlJob:
     # -- outcomes ------------------------------------------------------------------------------
     def on_archived(self, request: Request, domain: str = "", content_size: int = 0, **_: Any) -> None:
         """``uri_archived`` from the archive side: charge the budget once, with what was stored."""
-        nh = request.meta.get("nh") or {}
-        self.budgets.charge(nh.get("domain", domain), int(content_size))
+        nh: UriMeta | None = request.meta.get("nh")
+        self.budgets.charge(nh.domain if nh is not None else domain, int(content_size))
         request.meta["nh_charged"] = True
 
     def _duration(self, request: Request) -> float:
@@ -390,7 +371,7 @@ class CrawlJob:
             return
         now = time.time()
         nh = entry.nh
-        domain = nh.get("domain", "")
+        domain = nh.domain
         status = response.status
         if is_dns(entry.url):
             # A prerequisite: never charged to the domain's budget, nothing to extract.
@@ -428,7 +409,7 @@ class CrawlJob:
         url = entry.url
         host = host_key(url)
         nh = entry.nh
-        is_robots = nh.get("path", "").endswith("P") and url.endswith("/robots.txt")
+        is_robots = nh.prerequisite and url.endswith("/robots.txt")
         status = response.status
         if is_robots:
             text = response.body.decode("utf-8", "replace") if 200 <= status < 300 else None
@@ -436,8 +417,8 @@ class CrawlJob:
         if hides_links(status, response.request.meta.get("nh_conditional") if response.request else None):
             # Never silent: the domain cannot end DOWNLOAD_COMPLETE, and the operator is told (once
             # per domain; crawl.log's linksUnseen:304 annotation lists every such URI).
-            self.budgets.links_unseen(nh.get("domain", ""))
-            if self.budgets.get(nh.get("domain", "")).unseen == 1:
+            self.budgets.links_unseen(nh.domain)
+            if self.budgets.get(nh.domain).unseen == 1:
                 self.alerts.append(
                     f"{url} answered 304 Not Modified to an unconditional request: its links "
                     "could not be followed (crawl.log: linksUnseen:304)"
@@ -448,7 +429,7 @@ class CrawlJob:
         encoding = getattr(response, "encoding", None)
         found = linkx.extract(
             url,
-            nh.get("path", ""),
+            nh.path,
             ctype,
             response.body,
             text,
@@ -473,7 +454,7 @@ class CrawlJob:
         if entry is None:
             return
         now = time.time()
-        domain = entry.nh.get("domain", "")
+        domain = entry.nh.domain
         exc = failure.value
         if request.meta.get("nh_charged"):
             # Archived, then dropped on the way to the spider (a gzip bomb past DOWNLOAD_MAXSIZE):
@@ -506,7 +487,7 @@ class CrawlJob:
         if is_dns(entry.url):
             self.dns.failed(dns_host(entry.url), self.dns_ttl_s, time.time())
             return
-        if entry.nh.get("path", "").endswith("P") and entry.url.endswith("/robots.txt"):
+        if entry.nh.prerequisite and entry.url.endswith("/robots.txt"):
             host = host_key(entry.url)
             self.robots.load(host, None)
             if unavailable and self.robots.obey:
@@ -540,6 +521,10 @@ class CrawlJob:
         return {
             d.name: self.budgets.stop_reason(d.name, remaining.get(d.name, 0), self.ended_by) for d in self.spec.domains
         }
+
+    def on_reports_due(self, **_: Any) -> EngineSummary:
+        """The archive side writes the reports: what only the engine knows (:data:`reports_due`)."""
+        return EngineSummary(frontier_summary=self.frontier_summary(), stop_reasons=self.stop_reasons())
 
     def frontier_summary(self) -> dict[str, Any]:
         f = self.frontier

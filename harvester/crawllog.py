@@ -36,6 +36,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TextIO
 
+from harvester.urimeta import UriMeta
+
 #: Heritrix's truncation rule for MIME types (``^([^\s;,]+).*``).
 _MIME_RE = re.compile(r"^([^\s;,]+)")
 
@@ -61,11 +63,10 @@ TRUNCATION_ANNOTATIONS = {
 
 
 def source_of(meta: Mapping[str, object]) -> str | None:
-    """The source tag a request carries (``meta["nh"]["source"]``, set by the crawl engine when
+    """The source tag a request carries (``meta["nh"].source``, set by the crawl engine when
     the template's ``source_tag_seeds`` is on), or None."""
     nh = meta.get("nh")
-    source = nh.get("source") if isinstance(nh, Mapping) else None
-    return source if isinstance(source, str) and source else None
+    return nh.source if isinstance(nh, UriMeta) else None
 
 
 def log_timestamp(when: datetime) -> str:

@@ -28,9 +28,42 @@ take keyword arguments. Each signal below documents its sender, its arguments an
     ``size``: payload bytes as transferred; ``content_size``: status line + headers + payload;
     ``revisit``: "" for a full capture, else the WARC revisit profile's short name
     (``"identical-payload-digest"`` or ``"server-not-modified"``). Listener: the crawl engine (optional).
+
+``reports_due``
+    Sent by :class:`harvester.archive.ArchiveMiddleware` once, when the crawl ends and it is about to
+    write the reports, to ask the crawl engine what only the engine knows::
+
+        handler() -> EngineSummary
+
+    A receiver returns an :class:`EngineSummary` (the frontier's state and each domain's stop reason);
+    the reports are written without them when nobody answers (``--no-archive`` has no archive side,
+    a bare middleware in a test has no engine). Listener: :class:`harvester.crawljob.CrawlJob`.
+    A question asked by signal rather than a callback set on the middleware: neither side holds
+    the other, and Scrapy's ``send_catch_log`` returns the receivers' answers.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
 uri_rejected = object()
 uri_archived = object()
+reports_due = object()
+
+
+@dataclass(frozen=True)
+class EngineSummary:
+    """The crawl engine's answer to :data:`reports_due`."""
+
+    frontier_summary: Mapping[str, Any]
+    stop_reasons: Mapping[str, str]
+
+
+def engine_summary(signals: Any) -> EngineSummary | None:
+    """Send :data:`reports_due` and return the first answer, if any."""
+    for _receiver, answer in signals.send_catch_log(reports_due):
+        if isinstance(answer, EngineSummary):
+            return answer
+    return None

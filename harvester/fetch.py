@@ -103,6 +103,50 @@ MAX_HEAD_BYTES = 1024 * 1024
 _NO_BODY_STATUSES = frozenset({204, 304})
 
 
+def status_line_parts(line: bytes) -> tuple[str, int, str] | None:
+    """``HTTP/1.1 200 OK`` → (version, status, reason); None when the line is not an HTTP status line."""
+    parts = line.split(b" ", 2)
+    if len(parts) < 2 or not parts[0].startswith(b"HTTP/") or not parts[1].isdigit():
+        return None
+    return parts[0].decode("latin-1"), int(parts[1]), parts[2].decode("latin-1") if len(parts) > 2 else ""
+
+
+def header_fields(lines: list[bytes]) -> list[tuple[bytes, bytes]]:
+    """(name, value) of each header line, in order, as sent; an obsolete folded line continues the
+    previous value, a line without a colon is dropped."""
+    headers: list[tuple[bytes, bytes]] = []
+    for raw in lines:
+        line = raw.rstrip(b"\r")
+        if not line:
+            continue
+        if line[:1] in (b" ", b"\t") and headers:  # obsolete line folding
+            name, value = headers[-1]
+            headers[-1] = (name, value + b" " + line.strip())
+            continue
+        name, sep, value = line.partition(b":")
+        if sep:
+            headers.append((name.strip(), value.strip()))
+    return headers
+
+
+def body_framing(headers: list[tuple[bytes, bytes]]) -> tuple[bool, int | None]:
+    """(chunked, Content-Length) of a response: chunked when it is the last transfer coding (it then
+    wins over a length); the first Content-Length, when it is a number; neither: read until close."""
+    te = b""
+    length: bytes | None = None
+    for name, value in headers:
+        lname = name.lower()
+        if lname == b"transfer-encoding":
+            te = value.lower()
+        elif lname == b"content-length" and length is None:
+            length = value
+    if te and te.rsplit(b",", 1)[-1].strip() == b"chunked":
+        return True, None
+    if length is not None and length.strip().isdigit():
+        return False, int(length)
+    return False, None
+
+
 @dataclass(slots=True)
 class RawCapture:
     """The wire-level record of one fetch (``request.meta["nh_capture"]``)."""
@@ -503,33 +547,28 @@ class _Fetch:
         return end, 4 if end >= 0 else 0
 
     def _parse_head(self, head: bytes) -> bool:
+        """A complete response head: the status line, the headers, then how the body is framed.
+        False when it is not HTTP (the fetch has failed); an interim 1xx is skipped."""
         lines = head.split(b"\n")
-        status_line = lines[0].rstrip(b"\r")
-        parts = status_line.split(b" ", 2)
-        if len(parts) < 2 or not parts[0].startswith(b"HTTP/") or not parts[1].isdigit():
-            self._fail(DownloadFailedError(f"not an HTTP response: {status_line[:80]!r}"), S_CONNECT_LOST)
+        first = lines[0].rstrip(b"\r")
+        status_line = status_line_parts(first)
+        if status_line is None:
+            self._fail(DownloadFailedError(f"not an HTTP response: {first[:80]!r}"), S_CONNECT_LOST)
             return False
-        status = int(parts[1])
+        version, status, reason = status_line
         if 100 <= status < 200 and status != 101:
             return True  # interim response (103 Early Hints…): not archived, keep reading
         cap = self.capture
-        cap.http_version = parts[0].decode("latin-1")
-        cap.status = status
-        cap.reason = parts[2].decode("latin-1") if len(parts) > 2 else ""
-        headers: list[tuple[bytes, bytes]] = []
-        for raw in lines[1:]:
-            line = raw.rstrip(b"\r")
-            if not line:
-                continue
-            if line[:1] in (b" ", b"\t") and headers:  # obsolete line folding
-                name, value = headers[-1]
-                headers[-1] = (name, value + b" " + line.strip())
-                continue
-            name, sep, value = line.partition(b":")
-            if sep:
-                headers.append((name.strip(), value.strip()))
-        cap.headers = headers
+        cap.http_version, cap.status, cap.reason = version, status, reason
+        cap.headers = header_fields(lines[1:])
         cap.response_head = head
+        self._start_body(head, status)
+        return True
+
+    def _start_body(self, head: bytes, status: int) -> None:
+        """After the head: a body that cannot or need not be read completes the fetch now; else the
+        body's framing (chunked, a length, or until the connection closes)."""
+        cap = self.capture
         self.block_hash.update(head)
         self.head_time = time.monotonic()
         self.request.meta["download_latency"] = self.head_time - self.t0
@@ -538,29 +577,21 @@ class _Fetch:
         if self.request.method == "HEAD" or status in _NO_BODY_STATUSES:
             self.framing = "none"
             self._complete()
-            return True
+            return
         decide = self.request.meta.get("nh_midfetch")
         if decide is not None and 200 <= status < 300 and decide(cap):
             cap.mid_fetch_abort = True  # 002 §6.4: "cause the FetchHTTP processor to abort the downloading"
             self._complete()
-            return True
-        te = b""
-        length: bytes | None = None
-        for name, value in headers:
-            lname = name.lower()
-            if lname == b"transfer-encoding":
-                te = value.lower()
-            elif lname == b"content-length" and length is None:
-                length = value
-        if te and te.rsplit(b",", 1)[-1].strip() == b"chunked":
+            return
+        chunked, length = body_framing(cap.headers)
+        if chunked:
             self.framing = "chunked"
             self.dechunker = _Dechunker()
-        elif length is not None and length.strip().isdigit():
+        elif length is not None:
             self.framing = "length"
-            self.remaining = int(length)
+            self.remaining = length
             if self.remaining == 0:
                 self._complete()
-        return True
 
     def _body(self, data: bytes) -> None:
         cap = self.capture

@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from harvester.politeness import politeness_delay
+from harvester.urimeta import UriMeta
 
 #: A journalled URI's ``state`` column: waiting in its queue, or fetched (or given up on) for good.
 QUEUED, DONE = 0, 1
@@ -61,12 +62,12 @@ def fingerprint(key: str) -> int:
 
 @dataclass(slots=True)
 class Entry:
-    """One queued URI: its id in the journal, the URL as found, its ``nh`` meta and retry count."""
+    """One queued URI: its id in the journal, the URL as found, how it was reached and retry count."""
 
     id: int
     url: str
     queue: str
-    nh: dict[str, Any]
+    nh: UriMeta
     retries: int = 0
 
 
@@ -110,7 +111,7 @@ class FrontierBase(ABC):
     """What the crawl engine needs of a frontier (the adaptive-revisit frontier implements it too)."""
 
     @abstractmethod
-    def add(self, url: str, key: str, nh: dict[str, Any], *, front: bool = False) -> Entry | None:
+    def add(self, url: str, key: str, nh: UriMeta, *, front: bool = False) -> Entry | None:
         """Queue a newly discovered URI unless its canonical ``key`` was seen; None if seen."""
 
     @abstractmethod
@@ -150,7 +151,7 @@ class Frontier(FrontierBase):
         db_path: str | Path | None,
         politeness: Politeness,
         queue_of: Callable[[str], str],
-        group_of: Callable[[dict[str, Any]], str] | None = None,
+        group_of: Callable[[UriMeta], str] | None = None,
         head_max: int = HEAD_MAX,
     ) -> None:
         self.politeness = politeness
@@ -211,7 +212,7 @@ class Frontier(FrontierBase):
         for id_, queue, url, nh, retries in self.db.execute(
             f"SELECT id, queue, url, nh, retries FROM uris WHERE state={QUEUED} ORDER BY id"
         ):
-            data = json.loads(nh)
+            data = UriMeta.from_json(nh)
             self._count(data, 1)
             q = self._queue(queue)
             q.enqueues += 1
@@ -321,7 +322,7 @@ class Frontier(FrontierBase):
     def was_seen(self, key: str) -> bool:
         return fingerprint(key) in self.seen
 
-    def add(self, url: str, key: str, nh: dict[str, Any], *, front: bool = False) -> Entry | None:
+    def add(self, url: str, key: str, nh: UriMeta, *, front: bool = False) -> Entry | None:
         fp = fingerprint(key)
         if fp in self.seen:
             return None
@@ -329,7 +330,7 @@ class Frontier(FrontierBase):
         self._pending_seen.append(fp)
         entry = Entry(self._next_id, url, self.queue_of(url), nh)
         self._next_id += 1
-        self._pending_insert.append((entry.id, entry.queue, url, json.dumps(nh), QUEUED))
+        self._pending_insert.append((entry.id, entry.queue, url, nh.to_json(), QUEUED))
         self._count(nh, 1)
         q = self._queue(entry.queue)
         q.enqueues += 1
@@ -349,7 +350,7 @@ class Frontier(FrontierBase):
         self._enqueue(entry, front=front)
         return entry
 
-    def _count(self, nh: dict[str, Any], delta: int) -> None:
+    def _count(self, nh: UriMeta, delta: int) -> None:
         group = self.group_of(nh)
         self.remaining[group] = self.remaining.get(group, 0) + delta
 
@@ -375,7 +376,7 @@ class Frontier(FrontierBase):
             ]
         taken = rows[:want]
         for id_, url, nh, retries in taken:
-            q.items.append(Entry(id_, url, q.key, json.loads(nh), retries))
+            q.items.append(Entry(id_, url, q.key, UriMeta.from_json(nh), retries))
             q.tail_id = id_
         q.spilled -= len(taken)
         q.off_sequence = {i for i in q.off_sequence if i > q.tail_id}

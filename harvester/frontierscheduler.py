@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy.core.scheduler import BaseScheduler
 
+from harvester.urimeta import UriMeta
+
 if TYPE_CHECKING:
     from scrapy import Request, Spider
     from scrapy.crawler import Crawler
@@ -46,15 +48,10 @@ class FrontierScheduler(BaseScheduler):
 
     def enqueue_request(self, request: Request) -> bool:
         """A request from elsewhere (a middleware, a callback that yields): queue it as a link."""
-        nh = request.meta.get("nh") or {}
+        nh: UriMeta = request.meta.get("nh") or UriMeta()
         if self.job.frontier.was_seen(self.job.canonical_key(request.url)):
             return False
-        self.job.discover(
-            request.url,
-            "L",
-            {"path": nh.get("path", ""), "domain": nh.get("domain"), "source": nh.get("source")},
-            nh.get("via") or request.url,
-        )
+        self.job.discover(request.url, "L", nh, nh.via or request.url)
         return True
 
     def next_request(self) -> Request | None:

@@ -28,6 +28,7 @@ import re
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 from functools import lru_cache
+from typing import Any
 from urllib.parse import SplitResult, urljoin, urlsplit
 
 from harvester.defaults import MAX_DECODED_BYTES
@@ -228,47 +229,64 @@ def html_links(body: bytes | str, base: str, encoding: str | None = None, javasc
     ``<script>``, ``<style>`` or ``<!--`` swallowed the rest of the page), a tolerant tag scan
     (:func:`_scan_tags`, Heritrix ExtractorHTML's way) adds what the tree lost. Normal pages pay one
     byte-level regex count for that judgement, never a second extraction."""
-    import lxml.html
-    from lxml import etree
-
     out = _Collector()
     if isinstance(body, str):
-        data = body.encode("utf-8", "replace")
-        encoding = "utf-8"
+        data, encoding = body.encode("utf-8", "replace"), "utf-8"
     else:
         data = body
     if not data.strip():
         return []
+    root = _parse_tree(data, encoding)
+    if root is not None:
+        _tree_into(out, root, base, javascript)
+    if out.offered * 2 < _attribute_hints(data):
+        _scan_tags(out, data, encoding, base, javascript)
+    return out.links
+
+
+def _parse_tree(data: bytes, encoding: str | None) -> Any:
+    """The document's lxml tree (recovering from broken markup), or None when libxml2 gives none."""
+    import lxml.html
+    from lxml import etree
+
     try:
         parser = lxml.html.HTMLParser(
             encoding=encoding or None, recover=True, remove_comments=True, no_network=True, huge_tree=False
         )
-        root = etree.fromstring(data, parser=parser)
+        return etree.fromstring(data, parser=parser)
     except (etree.LxmlError, ValueError, LookupError):
         try:  # an unknown declared encoding: let libxml2 guess
-            root = etree.fromstring(data, parser=lxml.html.HTMLParser(recover=True))
+            return etree.fromstring(data, parser=lxml.html.HTMLParser(recover=True))
         except Exception:
-            root = None
-    if root is not None:
-        el = root.find(".//base")
-        href = absolutize(base, el.get("href")) if el is not None else None
-        tree_base = href or base
-        for el in root.iter():
-            tag = el.tag
-            if not isinstance(tag, str):
-                continue
-            if tag in _TAG_RULES:
-                _tag_into(out, tree_base, tag, el.get, el.text, javascript)
-            style = el.get("style")
-            if style and "url(" in style.lower():
-                _css_into(out, style, tree_base)
-            if javascript:
-                for name, value in el.attrib.items():
-                    if name.startswith("on") and value:
-                        _js_into(out, value, tree_base)
-    if out.offered * 2 < _attribute_hints(data):
-        _scan_tags(out, data, encoding, base, javascript)
-    return out.links
+            return None
+
+
+def _tree_into(out: _Collector, root: Any, base: str, javascript: bool) -> None:
+    """Every element's links, against ``<base href>`` when there is one. One loop, no call per element
+    that has nothing to give: this is the hottest loop of a page's extraction."""
+    el = root.find(".//base")
+    href = absolutize(base, el.get("href")) if el is not None else None
+    tree_base = href or base
+    for el in root.iter():
+        tag = el.tag
+        if not isinstance(tag, str):
+            continue
+        if tag in _TAG_RULES:
+            _tag_into(out, tree_base, tag, el.get, el.text, javascript)
+        style = el.get("style")
+        if style and "url(" in style.lower():
+            _css_into(out, style, tree_base)
+        if javascript:
+            for name, value in el.attrib.items():
+                if name.startswith("on") and value:
+                    _js_into(out, value, tree_base)
+
+
+def _handlers_into(out: _Collector, attrs: Iterable[tuple[str, str]], base: str) -> None:
+    """Script in event-handler attributes (``onclick=…``)."""
+    for name, value in attrs:
+        if name.startswith("on") and value:
+            _js_into(out, value, base)
 
 
 def _attribute_hints(data: bytes) -> int:
@@ -291,10 +309,7 @@ def _scan_tags(out: _Collector, data: bytes, encoding: str | None, base: str, ja
     ``<script>``/``<style>`` has its content read as script/CSS; an unclosed one is just a tag, and
     the scan goes on after it. Each closer is searched for at most once per kind (linear time even
     for a page of ten thousand unclosed ``<script>`` tags)."""
-    try:
-        text = data.decode(encoding or "utf-8", "replace")
-    except LookupError:
-        text = data.decode("utf-8", "replace")
+    text = _decoded(data, encoding)
     lower = text.lower()
     closer_at: dict[str, int] = {}  # the next closer found from some earlier position (-1: none left)
 
@@ -325,19 +340,30 @@ def _scan_tags(out: _Collector, data: bytes, encoding: str | None, base: str, ja
             if end != -1:
                 content, pos = text[pos:end], end
         if tag in _TAG_RULES or javascript or "style" in m.group(2).lower():
-            attrs = _attrs(m.group(2))
-            if tag in _TAG_RULES:
-                _tag_into(out, base, tag, attrs.get, content, javascript)
-            style = attrs.get("style")
-            if style and "url(" in style.lower():
-                _css_into(out, style, base)
-            if javascript:
-                for name, value in attrs.items():
-                    if name.startswith("on") and value:
-                        _js_into(out, value, base)
+            _scanned_tag_into(out, base, tag, _attrs(m.group(2)), content, javascript)
+
+
+def _scanned_tag_into(
+    out: _Collector, base: str, tag: str, attrs: dict[str, str], content: str | None, javascript: bool
+) -> None:
+    """One start tag the scan found: the same rules as the tree's elements."""
+    if tag in _TAG_RULES:
+        _tag_into(out, base, tag, attrs.get, content, javascript)
+    style = attrs.get("style")
+    if style and "url(" in style.lower():
+        _css_into(out, style, base)
+    if javascript:
+        _handlers_into(out, attrs.items(), base)
 
 
 _TAG_BASE = re.compile(r"<base\b([^>]*)>", re.IGNORECASE)
+
+
+def _decoded(data: bytes, encoding: str | None) -> str:
+    try:
+        return data.decode(encoding or "utf-8", "replace")
+    except LookupError:
+        return data.decode("utf-8", "replace")
 
 
 def _attrs(raw: str) -> dict[str, str]:
@@ -354,42 +380,81 @@ def _attrs(raw: str) -> dict[str, str]:
 def _tag_into(
     out: _Collector, base: str, tag: str, get: Callable[[str], str | None], text: str | None, javascript: bool
 ) -> None:
-    """The links of one element, whoever read it (the tree or the tolerant scan): one set of rules."""
+    """The links of one element, whoever read it (the tree or the tolerant scan): one set of rules.
+    The attribute rules of :data:`_TAG_RULES`, then the tag's own rule, if it has one."""
     for attr, letter in _TAG_RULES.get(tag, ()):
         value = get(attr)
         if value is not None:
             out.offered += attr in _HINTED
             out.add(base, value, letter)
-    if tag in ("img", "source"):
-        srcset = get("srcset") or get("data-srcset")
-        if srcset:
-            for url in _srcset(srcset):
-                out.add(base, url, "E")
-    elif tag == "link":
-        rels = set((get("rel") or "").lower().split())
-        href = get("href")
-        out.offered += href is not None
-        out.add(base, href, "E" if rels & _EMBED_RELS else "L")
-        for url in _srcset(get("imagesrcset") or ""):
+    special = _TAG_SPECIAL.get(tag)
+    if special is not None:
+        special(out, base, get, text, javascript)
+
+
+_Getter = Callable[[str], "str | None"]
+
+
+def _img_into(out: _Collector, base: str, get: _Getter, text: str | None, javascript: bool) -> None:
+    """``<img>``, ``<source>``: every candidate of a ``srcset`` (lazy loaders' ``data-srcset`` too)."""
+    srcset = get("srcset") or get("data-srcset")
+    if srcset:
+        for url in _srcset(srcset):
             out.add(base, url, "E")
-    elif tag == "object":
-        codebase = get("codebase")
-        if codebase:
-            out.add(base, codebase, "E")
-    elif tag == "param":
-        if (get("name") or "").lower() in ("movie", "src", "url"):
-            out.add(base, get("value"), "E")
-    elif tag == "meta":
-        if (get("http-equiv") or "").lower() == "refresh":
-            m = _META_REFRESH.match(get("content") or "")
-            if m:
-                out.add(base, m.group(1), "R")
-    elif tag == "style":
-        if text:
-            _css_into(out, text, base)
-    elif tag == "script":
-        if javascript and text and not get("src"):
-            _js_into(out, text, base)
+
+
+def _link_into(out: _Collector, base: str, get: _Getter, text: str | None, javascript: bool) -> None:
+    """``<link>``: an embed for the rels a page needs to render (stylesheet, icon…), else a link."""
+    rels = set((get("rel") or "").lower().split())
+    href = get("href")
+    out.offered += href is not None
+    out.add(base, href, "E" if rels & _EMBED_RELS else "L")
+    for url in _srcset(get("imagesrcset") or ""):
+        out.add(base, url, "E")
+
+
+def _object_into(out: _Collector, base: str, get: _Getter, text: str | None, javascript: bool) -> None:
+    codebase = get("codebase")
+    if codebase:
+        out.add(base, codebase, "E")
+
+
+def _param_into(out: _Collector, base: str, get: _Getter, text: str | None, javascript: bool) -> None:
+    """``<param name=movie|src|url value=…>`` of an ``<object>``: what the plug-in loads."""
+    if (get("name") or "").lower() in ("movie", "src", "url"):
+        out.add(base, get("value"), "E")
+
+
+def _meta_into(out: _Collector, base: str, get: _Getter, text: str | None, javascript: bool) -> None:
+    """``<meta http-equiv=refresh content="0; url=…">``: a redirect (``R``)."""
+    if (get("http-equiv") or "").lower() == "refresh":
+        m = _META_REFRESH.match(get("content") or "")
+        if m:
+            out.add(base, m.group(1), "R")
+
+
+def _style_into(out: _Collector, base: str, get: _Getter, text: str | None, javascript: bool) -> None:
+    if text:
+        _css_into(out, text, base)
+
+
+def _script_into(out: _Collector, base: str, get: _Getter, text: str | None, javascript: bool) -> None:
+    """An inline script's string literals, when the job extracts from scripts."""
+    if javascript and text and not get("src"):
+        _js_into(out, text, base)
+
+
+#: Tags with a rule beyond their plain link attributes (looked up once per element: most have none).
+_TAG_SPECIAL: dict[str, Callable[[_Collector, str, _Getter, str | None, bool], None]] = {
+    "img": _img_into,
+    "source": _img_into,
+    "link": _link_into,
+    "object": _object_into,
+    "param": _param_into,
+    "meta": _meta_into,
+    "style": _style_into,
+    "script": _script_into,
+}
 
 
 def robots_sitemaps(text: str, base: str) -> list[Link]:

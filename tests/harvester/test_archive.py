@@ -13,11 +13,13 @@ from scrapy.http import HtmlResponse
 from scrapy.utils.test import get_crawler
 from twisted.internet import error as txerror
 
-from harvester.archive import ArchiveMiddleware, _exception_code
+from harvester.archive import ArchiveMiddleware
 from harvester.contracts import JobSpec
 from harvester.crawllog import LINE_RE
+from harvester.failures import exception_code as _exception_code
 from harvester.fetch import RawCapture
 from harvester.revisit import cdx_to_warc_date
+from harvester.urimeta import UriMeta
 
 
 @pytest.fixture
@@ -55,7 +57,7 @@ def log_lines(mw):
 
 
 def nh(domain="a.dk", path="L", via="http://a.dk/", seed=False):
-    return {"nh": {"path": path, "via": via, "hops": 1, "domain": domain, "seed": seed}}
+    return {"nh": UriMeta(path=path, via=via, hops=1, domain=domain, seed=seed)}
 
 
 def test_exception_codes():
@@ -67,6 +69,11 @@ def test_exception_codes():
     assert _exception_code(DownloadTimeoutError("x")) == -4
     assert _exception_code(txerror.ConnectionLost()) == -3
     assert _exception_code(ValueError("x")) == -5
+    # Classified by type: Scrapy's own handler's mid-response failures, a subclass of a known failure.
+    from twisted.web.client import ResponseFailed
+
+    assert _exception_code(ResponseFailed([])) == -3
+    assert _exception_code(type("Refused", (txerror.ConnectionRefusedError,), {})()) == -2
 
 
 def test_failures_logged_once_when_retries_are_exhausted(mw):

@@ -14,6 +14,7 @@ from harvester.arfrontier import ARFrontier
 from harvester.contracts import ContractError, Control, JobSpec, Progress
 from harvester.frontier import Politeness
 from harvester.revisit.policy import RevisitPolicy, RevisitSettings, Visit
+from harvester.urimeta import UriMeta
 
 
 def continuous_spec(**section: object) -> dict:
@@ -84,7 +85,7 @@ def visit(f: ARFrontier, entry, now: float, digest: str = "sha1:A") -> float:  #
 def test_uris_come_back_by_time_of_next_processing_never_done(tmp_path: Path) -> None:
     f = frontier(None, now=1000.0)
     for url in ("http://h1/a", "http://h1/b", "http://h2/c"):
-        f.add(url, url, {"path": "", "domain": "d"})
+        f.add(url, url, UriMeta(path="", domain="d"))
     t = 1000.0
     first = [f.next_ready(t) for _ in range(3)]
     assert [e.url for e in first if e] == ["http://h1/a", "http://h2/c"]  # valence 1: one per host at once
@@ -100,7 +101,7 @@ def test_the_budget_spaces_issues_and_a_retry_snoozes_its_queue() -> None:
     f = frontier(None, budget=2.0, now=50.0)
     for i in range(6):
         url = f"http://h{i}/"
-        f.add(url, url, {"path": "", "domain": "d"})
+        f.add(url, url, UriMeta(path="", domain="d"))
     t = 50.0
     assert f.next_ready(t) is not None
     assert f.next_ready(t + 0.4) is None  # 2/s: the next issue not before t + 0.5
@@ -115,7 +116,7 @@ def test_the_budget_spaces_issues_and_a_retry_snoozes_its_queue() -> None:
 def test_state_survives_a_reopen(tmp_path: Path) -> None:
     db = tmp_path / "frontier.sqlite"
     f = frontier(db, now=100.0)
-    f.add("http://h/a", "http://h/a", {"path": "", "domain": "d"})
+    f.add("http://h/a", "http://h/a", UriMeta(path="", domain="d"))
     e = f.next_ready(100.0)
     at = visit(f, e, 100.0)
     f.capture[e.id] = ["http://h/a", "2026-11-24T00:00:00Z", "<urn:uuid:1>", "sha1:A"]
@@ -125,7 +126,7 @@ def test_state_survives_a_reopen(tmp_path: Path) -> None:
     assert g.resumed and g.next_at[e.id] == at
     assert g.policy.state_of("http://h/a")["visits"] == 1 and g.capture[e.id][2] == "<urn:uuid:1>"
     assert g.next_ready(at - 1) is None and g.next_ready(at).url == "http://h/a"
-    assert g.add("http://h/a", "http://h/a", {"path": ""}) is None  # still seen
+    assert g.add("http://h/a", "http://h/a", UriMeta(path="")) is None  # still seen
 
 
 def test_take_over_leaves_the_files_a_job_already_handed_over(tmp_path: Path) -> None:
@@ -135,7 +136,7 @@ def test_take_over_leaves_the_files_a_job_already_handed_over(tmp_path: Path) ->
 
     old, new = tmp_path / "1", tmp_path / "2"
     f = frontier(old / "state" / "frontier.sqlite", now=10.0)
-    f.add("http://h/a", "http://h/a", {"path": "", "domain": "d"})
+    f.add("http://h/a", "http://h/a", UriMeta(path="", domain="d"))
     f.checkpoint()
     f.db.close()
     (old / "warcs").mkdir()
@@ -159,7 +160,7 @@ def test_a_result_written_but_never_delivered_hands_nothing_over(tmp_path: Path)
     def old_job(root: Path) -> Path:
         old = root / "1"
         f = frontier(old / "state" / "frontier.sqlite", now=10.0)
-        f.add("http://h/a", "http://h/a", {"path": "", "domain": "d"})
+        f.add("http://h/a", "http://h/a", UriMeta(path="", domain="d"))
         f.checkpoint()
         f.db.close()
         (old / "warcs").mkdir()
@@ -192,8 +193,8 @@ def test_seeds_added_and_removed_change_frontier_and_scope_and_survive_a_reopen(
     job = ContinuousCrawlJob(spec, tmp_path)
     job.change_seeds(["http://b.example/"], [])
     assert job.ar.entry_of("http://b.example/") is not None
-    job.discover("http://b.example/page", "L", {"path": "", "domain": "site-a"}, "http://b.example/")
-    job.discover("http://a.example/page", "L", {"path": "", "domain": "site-a"}, "http://a.example/")
+    job.discover("http://b.example/page", "L", UriMeta(path="", domain="site-a"), "http://b.example/")
+    job.discover("http://a.example/page", "L", UriMeta(path="", domain="site-a"), "http://a.example/")
     assert job.ar.entry_of("http://b.example/page") is not None
     job.change_seeds([], ["http://b.example/"])
     assert job.ar.entry_of("http://b.example/") is None and job.ar.entry_of("http://b.example/page") is None
@@ -247,8 +248,8 @@ def test_a_seed_removed_while_no_job_heard_it_leaves_at_the_next_jobs_take_over(
     spec = {**continuous_spec(), "settings": host_scope}
     spec["domains"][0]["seeds"] = ["http://a.example/", "http://b.example/"]
     old = ContinuousCrawlJob(JobSpec.from_dict(spec), tmp_path / "1")
-    old.discover("http://b.example/page", "L", {"path": "", "domain": "site-a"}, "http://b.example/")
-    old.discover("http://a.example/page", "L", {"path": "", "domain": "site-a"}, "http://a.example/")
+    old.discover("http://b.example/page", "L", UriMeta(path="", domain="site-a"), "http://b.example/")
+    old.discover("http://a.example/page", "L", UriMeta(path="", domain="site-a"), "http://a.example/")
     old.checkpoint()
     old.frontier.close()
 

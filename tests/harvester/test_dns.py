@@ -173,7 +173,7 @@ def test_frontier_issues_the_lookup_first_and_a_resumed_job_keeps_waiting_for_it
     job = CrawlJob(spec, tmp_path)
     first = job.issue(0.0)
     assert first is not None and first.url == "dns:localhost"
-    assert first.meta["nh"]["path"] == "P" and first.meta["nh"]["via"] == "http://localhost:1/"
+    assert first.meta["nh"].path == "P" and first.meta["nh"].via == "http://localhost:1/"
     assert job.dns.state("localhost", 0.0) == PENDING
     job.checkpoint()
     job.frontier.close()

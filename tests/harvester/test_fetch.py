@@ -268,6 +268,7 @@ def _run_crawl(config_path: str) -> None:  # pragma: no cover - runs in the chil
     from harvester.archive import ArchiveMiddleware
     from harvester.contracts import JobSpec
     from harvester.crawlsignals import uri_rejected
+    from harvester.urimeta import UriMeta
 
     config = json.loads(Path(config_path).read_text())
     result: dict[str, Any] = {}
@@ -277,13 +278,13 @@ def _run_crawl(config_path: str) -> None:  # pragma: no cover - runs in the chil
 
         async def start(self):
             for item in config["urls"]:
-                nh = {
-                    "path": item.get("path", ""),
-                    "via": item.get("via"),
-                    "hops": 0,
-                    "domain": item.get("domain", "127.0.0.1"),
-                    "seed": item.get("seed", True),
-                }
+                nh = UriMeta(
+                    path=item.get("path", ""),
+                    via=item.get("via"),
+                    hops=0,
+                    domain=item.get("domain", "127.0.0.1"),
+                    seed=item.get("seed", True),
+                )
                 meta = {"nh": nh, **item.get("meta", {})}
                 request = scrapy.Request(
                     item["url"],

@@ -9,6 +9,7 @@ import pytest
 from harvester.frontier import Frontier, Politeness
 from harvester.politeness import MAX_RETRY_AFTER_S, politeness_delay, retry_after_seconds
 from harvester.scope import canonical_key, host_key
+from harvester.urimeta import UriMeta
 
 
 def _frontier(db: Path | None = None, **p: float) -> Frontier:
@@ -22,7 +23,7 @@ def _frontier(db: Path | None = None, **p: float) -> Frontier:
 
 
 def _add(f: Frontier, url: str, front: bool = False) -> None:
-    f.add(url, canonical_key(url), {"path": "L", "via": None, "hops": 1, "domain": "d", "seed": False}, front=front)
+    f.add(url, canonical_key(url), UriMeta(path="L", via=None, hops=1, domain="d", seed=False), front=front)
 
 
 def test_politeness_delay_is_duration_times_factor_clamped() -> None:
@@ -105,7 +106,7 @@ def test_snooze_for_retry_after() -> None:
 def test_seen_set_and_prerequisites_first() -> None:
     f = _frontier(min_delay_ms=0, max_delay_ms=0, delay_factor=0)
     _add(f, "http://a.org/x?b=1&a=2")
-    assert f.add("http://A.org/x?b=1&a=2#top", canonical_key("http://A.org/x?b=1&a=2#top"), {}) is None
+    assert f.add("http://A.org/x?b=1&a=2#top", canonical_key("http://A.org/x?b=1&a=2#top"), UriMeta()) is None
     _add(f, "http://a.org/robots.txt", front=True)
     assert f.next_ready(0.0).url == "http://a.org/robots.txt"
 
@@ -158,6 +159,42 @@ def test_persistence_and_resume(tmp_path: Path) -> None:
     g.close()
 
 
+def test_a_journal_written_before_urimeta_still_resumes(tmp_path: Path) -> None:
+    """Queued URIs journalled as the plain ``nh`` dicts of an older harvester (any subset of the keys)
+    come back as UriMeta; what is journalled now is the same JSON object an older harvester reads."""
+    import json
+    import sqlite3
+
+    db = tmp_path / "state" / "frontier.sqlite"
+    f = _frontier(db, min_delay_ms=0, max_delay_ms=0, delay_factor=0)
+    _add(f, "http://a.org/full")
+    _add(f, "http://a.org/partial")
+    f.checkpoint()
+    f.close()
+    old_full = {
+        "path": "LE",
+        "via": "http://a.org/",
+        "hops": 1,
+        "domain": "d",
+        "seed": False,
+        "source": "http://a.org/",
+    }
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE uris SET nh=? WHERE url=?", (json.dumps(old_full), "http://a.org/full"))
+        conn.execute("UPDATE uris SET nh=? WHERE url=?", (json.dumps({"path": "LLP"}), "http://a.org/partial"))
+    g = _frontier(db, min_delay_ms=0, max_delay_ms=0, delay_factor=0)
+    entries = {}
+    while (e := g.next_ready(0.0)) is not None:
+        entries[e.url] = e.nh
+        g.finished(e, 0.0, 0.0)
+    g.close()
+    assert entries["http://a.org/full"] == UriMeta("LE", "http://a.org/", 1, "d", False, "http://a.org/")
+    assert entries["http://a.org/partial"] == UriMeta(path="LLP", hops=2)
+    assert entries["http://a.org/partial"].prerequisite
+    assert json.loads(entries["http://a.org/full"].to_json()) == old_full
+    assert list(json.loads(UriMeta.for_seed("d").to_json())) == ["path", "via", "hops", "domain", "seed"]
+
+
 def test_domain_politeness_scope_groups_hosts() -> None:
     from harvester.scope import registrable_domain
 
@@ -174,7 +211,7 @@ def test_queue_tails_spill_to_the_journal_and_come_back_in_order(tmp_path: Path)
     db = tmp_path / "frontier.sqlite"
 
     def frontier() -> Frontier:
-        return Frontier(db, Politeness(0, 0, 0, 1), host_key, group_of=lambda nh: nh["domain"], head_max=3)
+        return Frontier(db, Politeness(0, 0, 0, 1), host_key, group_of=lambda nh: nh.domain, head_max=3)
 
     f = frontier()
     for i in range(10):

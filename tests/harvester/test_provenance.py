@@ -14,6 +14,7 @@ from harvester.contracts import JobSpec
 from harvester.crawljob import CrawlJob
 from harvester.reports import QUEUE_LEGEND
 from harvester.scope import S_UNFETCHABLE_URI
+from harvester.urimeta import UriMeta
 
 
 def _two_seed_crawl(tmp_path: Path, sites: Any, tag: bool) -> tuple[Path, str, str]:
@@ -82,7 +83,7 @@ def test_a_uri_no_fetcher_can_take_is_minus_7(tmp_path: Path) -> None:
     job = CrawlJob(JobSpec.from_dict(make_spec([seed])), tmp_path)
     rejected: list[tuple[str, int]] = []
     job.reject = lambda url, nh, status, annotation="": rejected.append((url, status))  # type: ignore[method-assign]
-    parent = {"path": "", "domain": "site-a"}
+    parent = UriMeta(path="", domain="site-a")
     job.discover("http://exa mple.com/logo.png", "E", parent, seed)  # an embed: in scope, unfetchable
     job.discover("http://127.0.0.1:0/logo.png", "E", parent, seed)
     assert rejected == [

@@ -10,6 +10,8 @@ from typing import Any
 from crawlhelp import crawl_log, kill_mid_crawl, make_spec, run_crawl
 from warcio.archiveiterator import ArchiveIterator
 
+from harvester.urimeta import UriMeta
+
 
 def test_kill_9_then_rerun_resumes(tmp_path: Path, sites: Any) -> None:
     a, _ = sites
@@ -84,7 +86,7 @@ def test_a_robots_txt_awaited_in_a_spilled_queue_tail_is_still_awaited_after_a_r
         make_spec([], job_id=611, domains=[domain], settings={"scope": "domain", "politeness_scope": "domain"})
     )
     job = crawljob.CrawlJob(spec, tmp_path)
-    seed = {"path": "", "domain": "example.com"}
+    seed = UriMeta(path="", domain="example.com")
     for i in range(5):
         job.discover(f"http://a.example.com/page{i}", "L", seed, "http://a.example.com/")
     job.discover("http://b.example.com/other", "L", seed, "http://a.example.com/")

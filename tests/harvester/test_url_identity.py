@@ -13,6 +13,7 @@ from harvester.contracts import JobSpec
 from harvester.crawljob import CrawlJob
 from harvester.frontier import Frontier, Politeness
 from harvester.scope import CANON_HERITRIX, CANON_HERITRIX_SORTED, CANON_LEGACY, host_key, legacy_key
+from harvester.urimeta import UriMeta
 
 MONTH_FIRST = "calendar?month=2026-03&view=list"
 VIEW_FIRST = "calendar?view=list&month=2026-03"
@@ -50,7 +51,7 @@ def test_a_job_resumed_across_the_upgrade_keeps_its_keys(tmp_path: Path) -> None
     seed = "http://127.0.0.1:9/"
     spec = JobSpec.from_dict(make_spec([seed]))
     old = Frontier(tmp_path / "state" / "frontier.sqlite", Politeness(), host_key)
-    old.add(seed, legacy_key(seed), {"path": "", "domain": "site-a", "seed": True})
+    old.add(seed, legacy_key(seed), UriMeta(path="", domain="site-a", seed=True))
     old.mark_seen(legacy_key(seed + "Page?b=2&a=1"))
     old.close()
     job = CrawlJob(spec, tmp_path)
