@@ -320,7 +320,7 @@ def test_migration_0011_reuses_a_continuous_channel_that_exists_and_moves_contin
 
     from django.apps import apps
 
-    step = importlib.import_module("orchestrator.harvest.migrations.0011_continuous_run").continuous_channel
+    step = importlib.import_module("orchestrator.harvest.migrations.0001_squashed_0017").continuous_channel
     d = definition()
     focused = HarvestChannel.objects.exclude(default_for="continuous").first()
     HarvestDefinition.objects.filter(pk=d.pk).update(channel=focused)

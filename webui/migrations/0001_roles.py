@@ -44,7 +44,7 @@ def make_roles(apps, schema_editor):
 class Migration(migrations.Migration):
     initial = True
     dependencies = [("auth", "0012_alter_user_first_name_max_length"), ("contenttypes", "0002_remove_content_type_name"),
-                    ("harvest", "0002_defaults")]
+                    ("harvest", "0001_squashed_0017")]
     operations = [
         migrations.CreateModel(
             name="Access",

@@ -2,7 +2,7 @@
 
 Pages are keyset pages (``name > last name seen``, ordered by name), never OFFSET and never COUNT(*):
 each page costs the same whether it is the first or the ten-thousandth and whatever the table's size.
-On PostgreSQL, migration 0001_squashed_0008 (was 0003_webui) adds the indexes this relies on:
+On PostgreSQL, migration 0001_squashed_0017 (was 0003_webui) adds the indexes this relies on:
 ``varchar_pattern_ops`` on the name (ordered prefix scans under any collation) and pg_trgm GIN indexes (on
 the name, and partial ones on the few non-empty trap and comment texts) for infix patterns.
 On SQLite the same queries run, by scan.

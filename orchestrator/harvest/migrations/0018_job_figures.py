@@ -8,7 +8,7 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-    dependencies = [("harvest", "0017_jobgen_at_scale")]
+    dependencies = [("harvest", "0001_squashed_0017")]
 
     operations = [
         migrations.AddField(

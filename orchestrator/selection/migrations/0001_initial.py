@@ -11,7 +11,7 @@ class Migration(migrations.Migration):
     initial = True
 
     dependencies = [
-        ('harvest', '0001_squashed_0008'),
+        ('harvest', '0001_squashed_0017'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

@@ -1,24 +1,27 @@
-"""The schema as migrations 0001 to 0008 left it, in one migration (squashed before the first release).
+"""The schema as migrations 0001 to 0017 left it, in one migration (squashed before the first release).
 
-0001-0008 grew on three branches (the indexer chain, jobs, the web UI) joined by two merge migrations,
-and their operations altered fields the same history had just created. This is the state they reached,
-written as Django's autodetector writes an initial migration, plus the two data steps that matter on a
-new database: the default template and channels (was 0002_defaults) and the PostgreSQL trigram indexes
-of the domain search (was 0003_webui; see orchestrator.harvest.curation.domainsearch). 0006's backfill
-of JobStats.seeds is not here: on a new database there is no JobStats row to fill.
+0001-0008 grew on three branches (the indexer chain, jobs, the web UI) joined by two merge migrations, and
+0009-0017 added fields, models and indexes one issue at a time, some altering or removing what an earlier one
+had made. This is the state 0017 reached, written as Django's autodetector writes an initial migration (from
+the old graph's state at 0017, so nothing is retyped by hand), plus the steps that matter on a new database:
+the default template and channels (was 0002_defaults), the ``continuous`` channel (was 0011), the PostgreSQL
+trigram indexes of the domain search (was 0003_webui; see orchestrator.harvest.curation.domainsearch) and,
+on PostgreSQL, LZ4 compression of ``harvest_job.spec`` (was 0017; 0017's other step, dropping JobDomain's
+index on job_id alone, is the state itself: ``db_index=False``). 0006's backfill of JobStats.seeds is not
+here: on a new database there is no JobStats row to fill.
 
-``replaces`` names the old migrations: a database that applied all of them takes this one as applied
-and goes on with 0009. (A database stopped part-way through 0001-0008, from a checkout of before
-2026-11-23, must first migrate to 0008 with a checkout that still has those files.) See docs/DESIGN.md,
-"Where things are".
+``replaces`` names the migrations it stands for (the original 0001-0017, not the interim 0001_squashed_0008,
+which no database outside a development machine applied): a database that applied all of them takes this one
+as applied and goes on with 0018, which stays a migration of its own because the released main's databases
+stop at 0017 (a squash that also replaced 0018 would be part-applied there, and unusable without 0018's file).
+A database stopped part-way through 0001-0017 must first migrate to 0017 with a checkout that still has
+those files. See docs/DESIGN.md, "Where things are".
 """
 
 import django.core.validators
 import django.db.models.deletion
 import django.utils.timezone
 from django.db import migrations, models
-
-
 
 
 def create_defaults(apps, schema_editor):
@@ -71,6 +74,47 @@ def drop_trigram_indexes(apps, schema_editor):
             cur.execute(sql)
 
 
+def continuous_channel(apps, schema_editor):
+    """The channel continuous definitions run on: the one already marked ``default_for="continuous"`` if there
+    is one (the constraint ``channel_one_default_per_kind`` allows no second), else ``continuous`` (made if
+    missing). Existing continuous definitions move to it: they must not share a channel with selective or
+    snapshot harvests (HarvestDefinition.clean)."""
+    HarvestChannel = apps.get_model("harvest", "HarvestChannel")
+    HarvestDefinition = apps.get_model("harvest", "HarvestDefinition")
+    channel = HarvestChannel.objects.filter(default_for="continuous").first()
+    if channel is None:
+        channel, _ = HarvestChannel.objects.get_or_create(
+            name="continuous", defaults={
+                "priority": "high", "default_for": "continuous",
+                "comments": "Continuous (adaptive-revisit) harvests: one long-lived job per definition; served by "
+                            "workers of their own, so they never hold a selective or snapshot harvester."})
+        if channel.default_for != "continuous":
+            # A channel named "continuous" made by hand for another kind stays that kind's default.
+            if channel.default_for:
+                channel, _ = HarvestChannel.objects.get_or_create(
+                    name="continuous-harvests", defaults={"priority": "high", "default_for": "continuous"})
+            else:
+                HarvestChannel.objects.filter(pk=channel.pk).update(default_for="continuous")
+    HarvestDefinition.objects.filter(kind="continuous").exclude(channel=channel).update(channel=channel)
+
+
+def spec_lz4(apps, schema_editor) -> None:
+    """Was 0017: a broad-crawl job's spec is 2-7 MB of JSON; LZ4 halves the cost of storing it."""
+    if schema_editor.connection.vendor != "postgresql":
+        return
+    with schema_editor.connection.cursor() as cur:
+        cur.execute("SELECT 1 FROM pg_settings WHERE name = 'default_toast_compression' AND 'lz4' = ANY(enumvals)")
+        if cur.fetchone():
+            cur.execute("ALTER TABLE harvest_job ALTER COLUMN spec SET COMPRESSION lz4")
+
+
+def spec_pglz(apps, schema_editor) -> None:
+    # SET COMPRESSION exists from PostgreSQL 14 on (where the forward step found nothing to do, neither here).
+    if schema_editor.connection.vendor == "postgresql" and schema_editor.connection.pg_version >= 140000:
+        with schema_editor.connection.cursor() as cur:
+            cur.execute("ALTER TABLE harvest_job ALTER COLUMN spec SET COMPRESSION DEFAULT")
+
+
 class Migration(migrations.Migration):
 
     replaces = [
@@ -85,8 +129,15 @@ class Migration(migrations.Migration):
         ('harvest', '0007_reapersight'),
         ('harvest', '0007_free_text_limits'),
         ('harvest', '0008_merge_limits_reapersight'),
+        ('harvest', '0009_template_respect_crawl_delay'),
+        ('harvest', '0010_canonicalisation_source_tags'),
+        ('harvest', '0011_continuous_run'),
+        ('harvest', '0012_progress_samples'),
+        ('harvest', '0013_job_status_ended'),
+        ('harvest', '0014_page_qa'),
+        ('harvest', '0015_remove_legacy_revisit_fields'),
+        ('harvest', '0017_jobgen_at_scale'),
     ]
-
 
     initial = True
 
@@ -120,6 +171,9 @@ class Migration(migrations.Migration):
                 ('extract_javascript', models.BooleanField(default=True, help_text='Speculatively extract URLs from JavaScript strings.')),
                 ('user_agent', models.CharField(default='Mozilla/5.0 (compatible; netharvest/0.1; +{operator_contact})', help_text='{operator_contact} is replaced by the operator contact.', max_length=300)),
                 ('operator_contact', models.CharField(default='http://localhost/netharvest-crawler', help_text='A URL or e-mail address webmasters can reach you at.', max_length=300)),
+                ('respect_crawl_delay_up_to_s', models.PositiveIntegerField(default=300, help_text='A robots.txt Crawl-delay for our user agent is honoured up to this many seconds (the delay after a fetch is at least that); 0 = ignore Crawl-delay.')),
+                ('canonicalize_query_order', models.BooleanField(default=False, help_text='Count URLs whose query parameters differ only in order as one URL (Heritrix never does).')),
+                ('source_tag_seeds', models.BooleanField(default=False, help_text='Name in crawl.log, and count in source-report.txt, the seed each URL descends from.')),
             ],
             options={
                 'ordering': ['name'],
@@ -288,12 +342,10 @@ class Migration(migrations.Migration):
                 ('max_objects', models.BigIntegerField(default=-1, help_text='Per domain. -1 = unlimited, 0 = excluded from harvests.')),
                 ('max_bytes', models.BigIntegerField(default=-1, help_text='Per domain. -1 = unlimited, 0 = excluded from harvests.')),
                 ('max_job_running_time_s', models.PositiveIntegerField(default=0, help_text='0 = no limit.')),
-                ('revisit_initial_wait_s', models.PositiveIntegerField(default=86400)),
-                ('revisit_min_wait_s', models.PositiveIntegerField(default=3600)),
-                ('revisit_max_wait_s', models.PositiveIntegerField(default=2419200)),
-                ('revisit_changed_factor', models.FloatField(default=1.5, help_text='Wait divided by this when a page changed.', validators=[django.core.validators.MinValueValidator(1.0)])),
-                ('revisit_unchanged_factor', models.FloatField(default=1.5, help_text='Wait multiplied by this when it did not.', validators=[django.core.validators.MinValueValidator(1.0)])),
-                ('revisit_strip_regexes', models.TextField(blank=True, help_text='Content matching these regexes is ignored when deciding whether a page changed.')),
+                ('revisit_settings', models.JSONField(blank=True, default=dict, help_text='RevisitSettings (harvester/revisit/policy.py); empty = defaults.')),
+                ('fetch_budget_per_s', models.FloatField(blank=True, help_text='Fetches per second the continuous job never exceeds (empty: politeness alone limits it).', null=True, validators=[django.core.validators.MinValueValidator(0.001)])),
+                ('warc_rotate_s', models.PositiveIntegerField(default=900, help_text='A continuous job closes its WARC (and hands it to the indexer chain) at least this often, in seconds.', validators=[django.core.validators.MinValueValidator(1)])),
+                ('page_qa', models.BooleanField(default=True, help_text='After each job is indexed, load its pages through replay in a browser and report what is missing (QA).')),
                 ('channel', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='definitions', to='harvest.harvestchannel')),
                 ('configurations', models.ManyToManyField(blank=True, related_name='harvest_definitions', to='harvest.domainconfiguration')),
                 ('previous', models.ForeignKey(blank=True, help_text='Continue this earlier snapshot: only domains it did not finish.', null=True, on_delete=django.db.models.deletion.PROTECT, related_name='continued_by', to='harvest.harvestdefinition')),
@@ -343,6 +395,11 @@ class Migration(migrations.Migration):
             model_name='job',
             name='harvest',
             field=models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='jobs', to='harvest.harvestdefinition'),
+        ),
+        migrations.AddField(
+            model_name='job',
+            name='patches',
+            field=models.ForeignKey(blank=True, help_text='A patch crawl: the job whose missing resources (found by page QA) this job fetches.', null=True, on_delete=django.db.models.deletion.PROTECT, related_name='patched_by', to='harvest.job'),
         ),
         migrations.CreateModel(
             name='HarvestInfo',
@@ -395,7 +452,7 @@ class Migration(migrations.Migration):
             name='JobControl',
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('action', models.CharField(choices=[('stop', 'stop'), ('pause', 'pause'), ('resume', 'resume'), ('add_trap', 'add crawler trap')], max_length=10)),
+                ('action', models.CharField(choices=[('stop', 'stop'), ('pause', 'pause'), ('resume', 'resume'), ('add_trap', 'add crawler trap'), ('seeds', 'change seeds')], max_length=10)),
                 ('argument', models.TextField(blank=True)),
                 ('requested_by', models.CharField(max_length=150)),
                 ('requested_at', models.DateTimeField(default=django.utils.timezone.now)),
@@ -414,8 +471,99 @@ class Migration(migrations.Migration):
                 ('max_objects', models.BigIntegerField()),
                 ('max_bytes', models.BigIntegerField()),
                 ('configuration', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to='harvest.domainconfiguration')),
-                ('job', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='domains', to='harvest.job')),
+                ('job', models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.PROTECT, related_name='domains', to='harvest.job')),
             ],
+        ),
+        migrations.CreateModel(
+            name='ProgressSample',
+            fields=[
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('at', models.DateTimeField(help_text='When intake received the heartbeat (UTC).')),
+                ('figures', models.JSONField(help_text='The charted figures of that heartbeat (progresslog.FIGURES).')),
+                ('job', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='progress_samples', to='harvest.job')),
+            ],
+            options={
+                'ordering': ['job', 'at'],
+            },
+        ),
+        migrations.CreateModel(
+            name='QAMark',
+            fields=[
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('url', models.TextField()),
+                ('verdict', models.CharField(choices=[('good', 'good'), ('bad', 'bad')], max_length=4)),
+                ('note', models.TextField(blank=True)),
+                ('marked_by', models.CharField(max_length=150)),
+                ('marked_at', models.DateTimeField(default=django.utils.timezone.now)),
+                ('domain', models.ForeignKey(blank=True, help_text="The job's domain the page belongs to.", null=True, on_delete=django.db.models.deletion.PROTECT, related_name='qa_marks', to='harvest.domain')),
+                ('job', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='qa_marks', to='harvest.job')),
+            ],
+            options={
+                'ordering': ['-marked_at'],
+            },
+        ),
+        migrations.CreateModel(
+            name='QARun',
+            fields=[
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('trigger', models.CharField(choices=[('auto', 'after indexing'), ('requested', 'on request'), ('after-patch', 'after a patch crawl')], max_length=12)),
+                ('status', models.CharField(choices=[('QUEUED', 'Queued'), ('RUNNING', 'Running'), ('DONE', 'Done'), ('FAILED', 'Failed')], default='QUEUED', max_length=8)),
+                ('requested_by', models.CharField(blank=True, max_length=150)),
+                ('created', models.DateTimeField(default=django.utils.timezone.now)),
+                ('started_at', models.DateTimeField(blank=True, null=True)),
+                ('ended_at', models.DateTimeField(blank=True, null=True)),
+                ('pages_planned', models.PositiveIntegerField(default=0)),
+                ('pages_done', models.PositiveIntegerField(default=0)),
+                ('missing_urls', models.PositiveIntegerField(default=0)),
+                ('live_compared', models.BooleanField(default=False, help_text='Pages were also loaded from the live web.')),
+                ('error', models.TextField(blank=True)),
+                ('job', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='qa_runs', to='harvest.job')),
+                ('patch_job', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='harvest.job')),
+            ],
+            options={
+                'ordering': ['-id'],
+            },
+        ),
+        migrations.CreateModel(
+            name='QAPage',
+            fields=[
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('url', models.TextField()),
+                ('timestamp', models.CharField(help_text='The capture replayed (14 digits, UTC).', max_length=14)),
+                ('is_seed', models.BooleanField(default=False)),
+                ('title', models.CharField(blank=True, max_length=500)),
+                ('replay_status', models.IntegerField(blank=True, null=True)),
+                ('replay_error', models.TextField(blank=True, help_text='Navigation errors, timeouts, script errors.')),
+                ('timed_out', models.BooleanField(default=False)),
+                ('load_ms', models.PositiveIntegerField(default=0)),
+                ('requests', models.PositiveIntegerField(default=0, help_text='Archived resources the page asked for.')),
+                ('missing_count', models.PositiveIntegerField(default=0)),
+                ('text', models.TextField(blank=True, help_text="The replayed page's visible text (cut at 100,000 characters).")),
+                ('replay_thumb', models.CharField(blank=True, help_text='Under NETHARVEST_QA_DIR.', max_length=300)),
+                ('live_status', models.IntegerField(blank=True, null=True)),
+                ('live_error', models.TextField(blank=True)),
+                ('live_thumb', models.CharField(blank=True, max_length=300)),
+                ('screenshot_similarity', models.FloatField(blank=True, help_text='SSIM, replay vs live, 0..1.', null=True)),
+                ('text_similarity', models.FloatField(blank=True, help_text='Word-shingle overlap, 0..1.', null=True)),
+                ('run', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='pages', to='harvest.qarun')),
+            ],
+            options={
+                'ordering': ['id'],
+            },
+        ),
+        migrations.CreateModel(
+            name='MissingResource',
+            fields=[
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('url', models.TextField()),
+                ('host', models.CharField(max_length=300)),
+                ('resource_type', models.CharField(help_text="The browser's: image, stylesheet, script, font…", max_length=30)),
+                ('page', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='missing', to='harvest.qapage')),
+                ('run', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='missing', to='harvest.qarun')),
+            ],
+            options={
+                'ordering': ['host', 'url'],
+            },
         ),
         migrations.CreateModel(
             name='SeedList',
@@ -473,6 +621,10 @@ class Migration(migrations.Migration):
             index=models.Index(fields=['status', 'channel'], name='harvest_job_status_6b64da_idx'),
         ),
         migrations.AddIndex(
+            model_name='job',
+            index=models.Index(fields=['status', 'ended_at'], name='harvest_job_status_ended'),
+        ),
+        migrations.AddIndex(
             model_name='harvestinfo',
             index=models.Index(fields=['harvest', 'domain'], name='harvest_har_harvest_6e13ca_idx'),
         ),
@@ -487,6 +639,26 @@ class Migration(migrations.Migration):
         migrations.AddConstraint(
             model_name='jobdomain',
             constraint=models.UniqueConstraint(fields=('job', 'configuration'), name='jobdomain_unique'),
+        ),
+        migrations.AddIndex(
+            model_name='progresssample',
+            index=models.Index(fields=['job', 'at'], name='harvest_pro_job_id_433f86_idx'),
+        ),
+        migrations.AddConstraint(
+            model_name='qamark',
+            constraint=models.UniqueConstraint(fields=('job', 'url'), name='qamark_one_per_page'),
+        ),
+        migrations.AddConstraint(
+            model_name='qarun',
+            constraint=models.UniqueConstraint(condition=models.Q(('trigger', 'auto')), fields=('job',), name='qarun_one_auto_per_job'),
+        ),
+        migrations.AddConstraint(
+            model_name='qarun',
+            constraint=models.UniqueConstraint(condition=models.Q(('trigger', 'after-patch')), fields=('job', 'patch_job'), name='qarun_one_per_patch'),
+        ),
+        migrations.AddIndex(
+            model_name='missingresource',
+            index=models.Index(fields=['run', 'host'], name='harvest_mis_run_id_3ec0ba_idx'),
         ),
         migrations.AddConstraint(
             model_name='seedlist',
@@ -517,5 +689,7 @@ class Migration(migrations.Migration):
             index=models.Index(fields=['year', 'kind'], name='harvest_job_year_28078c_idx'),
         ),
         migrations.RunPython(create_defaults, migrations.RunPython.noop),
+        migrations.RunPython(continuous_channel, migrations.RunPython.noop),
         migrations.RunPython(trigram_indexes, drop_trigram_indexes),
+        migrations.RunPython(spec_lz4, spec_pglz),
     ]
