@@ -99,7 +99,7 @@ def continuous_channel(apps, schema_editor):
 
 
 def spec_lz4(apps, schema_editor) -> None:
-    """Was 0017: a broad-crawl job's spec is 2-7 MB of JSON; LZ4 halves the cost of storing it."""
+    """Was 0017: a broad-crawl job's spec is 2-7 MB of JSON, and compressing it with pglz was half the cost of storing it."""
     if schema_editor.connection.vendor != "postgresql":
         return
     with schema_editor.connection.cursor() as cur:
