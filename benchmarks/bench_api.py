@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import random
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -90,21 +89,6 @@ def seed(n_jobs: int, n_running: int, n_files: int) -> None:
     ArchiveFile.objects.bulk_create(files)
 
 
-def timed(client, url: str, repeat: int, **headers: str) -> tuple[float, float, int]:  # type: ignore[no-untyped-def]
-    from django.db import connection
-    from django.test.utils import CaptureQueriesContext
-
-    response = client.get(url, **headers)
-    assert response.status_code == 200, (url, response.status_code, response.content[:300])
-    times = []
-    for _ in range(repeat):
-        with CaptureQueriesContext(connection) as queries:
-            t = time.perf_counter()
-            response = client.get(url, **headers)
-            times.append((time.perf_counter() - t) * 1000)
-    return statistics.median(times), max(times), len(queries.captured_queries)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=5000)
@@ -114,6 +98,7 @@ def main() -> None:
     parser.add_argument("--database", default=DB, help="made afresh (dropped first if it exists)")
     args = parser.parse_args()
     from fresh_database import django_on_fresh_database
+    from timed_get import timed_get
 
     django_on_fresh_database(args.database, "bench-api-")
     from django.contrib.auth.models import User
@@ -148,7 +133,7 @@ def main() -> None:
         ("GET /api/v1/jobs/{id} (running)", f"/api/v1/jobs/{job}", auth),
         ("GET /api/v1/definitions", "/api/v1/definitions", auth),
     ):
-        median, worst, queries = timed(client, url, args.repeat, **headers)
+        median, worst, queries = timed_get(client, url, args.repeat, **headers)
         print(f"| {label} | {median:.1f} ms | {worst:.1f} ms | {queries} | `{url}` |", flush=True)
     text = client.get("/metrics").content.decode()
     print("\nlast scrape, per family:")

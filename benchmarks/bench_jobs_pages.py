@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import random
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -182,6 +181,7 @@ def main() -> None:
     parser.add_argument("--database", default=DB, help="made afresh (dropped first if it exists)")
     args = parser.parse_args()
     from fresh_database import django_on_fresh_database
+    from timed_get import timed_get
 
     django_on_fresh_database(args.database, "bench-jobs-")
     from django.contrib.auth.models import User
@@ -215,14 +215,8 @@ def main() -> None:
     ]
     print(f"| page | median | max | (n={args.repeat}) |\n|---|---|---|---|")
     for label, url in pages:
-        response = client.get(url)
-        assert response.status_code == 200, (url, response.status_code, response.content[:300])
-        times = []
-        for _ in range(args.repeat):
-            t = time.perf_counter()
-            response = client.get(url)
-            times.append((time.perf_counter() - t) * 1000)
-        print(f"| {label} | {statistics.median(times):.0f} ms | {max(times):.0f} ms | `{url}` |", flush=True)
+        median, worst, _ = timed_get(client, url, args.repeat)
+        print(f"| {label} | {median:.0f} ms | {worst:.0f} ms | `{url}` |", flush=True)
 
 
 if __name__ == "__main__":

@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -216,6 +215,7 @@ def pages() -> list[tuple[str, str]]:
 def time_pages(repeat: int) -> None:
     from django.contrib.auth.models import Group, User
     from django.test import Client
+    from timed_get import timed_get
 
     user, _ = User.objects.get_or_create(username="bench-viewer")
     user.groups.add(Group.objects.get(name="viewer"))
@@ -223,15 +223,8 @@ def time_pages(repeat: int) -> None:
     client.force_login(user)
     print("\n| Page | median ms | slowest ms |\n|---|---:|---:|")
     for label, url in pages():
-        response = client.get(url)
-        if response.status_code != 200:
-            sys.exit(f"{url}: HTTP {response.status_code}")
-        timings = []
-        for _ in range(repeat):
-            started = time.perf_counter()
-            client.get(url)
-            timings.append((time.perf_counter() - started) * 1000)
-        print(f"| {label} | {statistics.median(timings):.0f} | {max(timings):.0f} |", flush=True)
+        median, worst, _ = timed_get(client, url, repeat)
+        print(f"| {label} | {median:.0f} | {worst:.0f} |", flush=True)
 
 
 def main() -> None:

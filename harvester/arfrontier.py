@@ -304,10 +304,7 @@ class ARFrontier(Frontier):
         q = self._release(entry)
         q.spent += 1
         self.done += 1
-        wake = now + self.politeness.delay(duration_s, crawl_delay_s)
-        if snooze_until is not None:
-            wake = max(wake, snooze_until)
-        q.wake = max(q.wake, wake)
+        q.wake = max(q.wake, self.politeness.wake(now, duration_s, snooze_until, crawl_delay_s))
         at = self._planned.pop(entry.id, None)
         if entry.id in self.one_shot or entry.id in self._drop or at is None:
             self._forget(entry)

@@ -62,6 +62,25 @@ def _get(data: dict[str, Any], key: str, kind: type | tuple[type, ...], path: st
     return value
 
 
+def _object(data: Any, message: str) -> dict[str, Any]:
+    """``data`` if it is a JSON object: every message starts as one, so each says it the same way."""
+    if not isinstance(data, dict):
+        raise ContractError(f"{message}: expected a JSON object, got {type(data).__name__}")
+    return data
+
+
+def _one_of(value: str, allowed: tuple[str, ...], path: str) -> None:
+    """Refuse a value outside its closed vocabulary, naming the choices (so the sender can fix it)."""
+    if value not in allowed:
+        raise _fail(path, f"must be one of {', '.join(allowed)}")
+
+
+def _check_jobspec_version(version: int) -> None:
+    """A JobSpec and the JobRef that points at one speak the same version, refused in the same words."""
+    if version != JOBSPEC_VERSION:
+        raise _fail("version", f"unsupported JobSpec version {version} (this harvester speaks {JOBSPEC_VERSION})")
+
+
 def _kind_name(kind: type | tuple[type, ...]) -> str:
     kinds = kind if isinstance(kind, tuple) else (kind,)
     return " or ".join(k.__name__ for k in kinds)
@@ -312,14 +331,11 @@ class JobSpec:
 
     @classmethod
     def from_dict(cls, data: Any) -> JobSpec:
-        if not isinstance(data, dict):
-            raise ContractError(f"JobSpec: expected a JSON object, got {type(data).__name__}")
+        data = _object(data, "JobSpec")
         version = _get(data, "version", int, "")
-        if version != JOBSPEC_VERSION:
-            raise _fail("version", f"unsupported JobSpec version {version} (this harvester speaks {JOBSPEC_VERSION})")
+        _check_jobspec_version(version)
         kind = _get(data, "kind", str, "")
-        if kind not in JOB_KINDS:  # first: the rest of the spec is read as this kind's
-            raise _fail("kind", f"must be one of {', '.join(JOB_KINDS)}")
+        _one_of(kind, JOB_KINDS, "kind")  # first: the rest of the spec is read as this kind's
         domains = _get(data, "domains", list, "")
         traps = _get(data, "global_traps", list, "", [])
         continuous = _get(data, "continuous", (dict, type(None)), "", None)
@@ -357,8 +373,7 @@ class JobSpec:
         validity is already established (job generation: a template's :class:`CrawlSettings` checked when it
         was read, domains from rows the models validated, each trap compiled), instead of writing a dict and
         parsing it back (docs/DESIGN.md, "Where things are": the JobSpec)."""
-        if self.kind not in JOB_KINDS:
-            raise _fail("kind", f"must be one of {', '.join(JOB_KINDS)}")
+        _one_of(self.kind, JOB_KINDS, "kind")
         _check_section(self.kind, self.continuous is not None)
         if not self.domains:
             raise _fail("domains", "a job needs at least one domain")
@@ -400,17 +415,13 @@ class JobRef:
 
     @classmethod
     def from_dict(cls, data: Any) -> JobRef:
-        if not isinstance(data, dict):
-            raise ContractError(f"JobRef: expected a JSON object, got {type(data).__name__}")
+        data = _object(data, "JobRef")
         ref = cls(
             job_id=_get(data, "job_id", int, ""),
             spec_url=_get(data, "spec_url", str, ""),
             version=_get(data, "version", int, ""),
         )
-        if ref.version != JOBSPEC_VERSION:
-            raise _fail(
-                "version", f"unsupported JobSpec version {ref.version} (this harvester speaks {JOBSPEC_VERSION})"
-            )
+        _check_jobspec_version(ref.version)
         if not ref.spec_url.startswith(("http://", "https://")):
             raise _fail("spec_url", f"expected an http(s) URL, got {ref.spec_url[:80]!r}")
         return ref
@@ -457,8 +468,7 @@ class DomainResult:
             bytes=_get(data, "bytes", int, path),
             stop_reason=_get(data, "stop_reason", str, path),
         )
-        if result.stop_reason not in HARVESTER_STOP_REASONS:
-            raise _fail(f"{path}.stop_reason", f"must be one of {', '.join(HARVESTER_STOP_REASONS)}")
+        _one_of(result.stop_reason, HARVESTER_STOP_REASONS, f"{path}.stop_reason")
         if result.objects < 0 or result.bytes < 0:
             raise _fail(path, "objects and bytes must not be negative")
         return result
@@ -483,8 +493,7 @@ class FileResult:
             sha256=_get(data, "sha256", str, path),
             kind=_get(data, "kind", str, path, "warc"),
         )
-        if result.kind not in FILE_KINDS:
-            raise _fail(f"{path}.kind", f"must be one of {', '.join(FILE_KINDS)}")
+        _one_of(result.kind, FILE_KINDS, f"{path}.kind")
         if not re.fullmatch(r"[0-9a-f]{64}", result.sha256):
             raise _fail(f"{path}.sha256", "must be 64 lowercase hex digits")
         if "/" in result.name or result.size < 0:
@@ -543,14 +552,12 @@ class JobResult:
 
     @classmethod
     def from_dict(cls, data: Any) -> JobResult:
-        if not isinstance(data, dict):
-            raise ContractError(f"JobResult: expected a JSON object, got {type(data).__name__}")
+        data = _object(data, "JobResult")
         version = _get(data, "version", int, "")
         if version != JOBRESULT_VERSION:
             raise _fail("version", f"unsupported JobResult version {version}")
         status = _get(data, "status", str, "")
-        if status not in RESULT_STATUSES:
-            raise _fail("status", f"must be one of {', '.join(RESULT_STATUSES)}")
+        _one_of(status, RESULT_STATUSES, "status")
         domains = _get(data, "domains", list, "", [])
         files = _get(data, "files", list, "", [])
         figures = _get(data, "figures", (dict, type(None)), "", None)
@@ -604,8 +611,7 @@ class Progress:
 
     @classmethod
     def from_dict(cls, data: Any) -> Progress:
-        if not isinstance(data, dict):
-            raise ContractError(f"Progress: expected a JSON object, got {type(data).__name__}")
+        data = _object(data, "Progress")
         known = {f for f in cls.__dataclass_fields__}
         values = {k: v for k, v in data.items() if k in known}
         _get(data, "job_id", int, "")
@@ -628,16 +634,14 @@ class Control:
 
     @classmethod
     def from_dict(cls, data: Any) -> Control:
-        if not isinstance(data, dict):
-            raise ContractError(f"Control: expected a JSON object, got {type(data).__name__}")
+        data = _object(data, "Control")
         control = cls(
             job_id=_get(data, "job_id", int, ""),
             action=_get(data, "action", str, ""),
             argument=_get(data, "argument", str, "", ""),
             id=_get(data, "id", int, "", 0),
         )
-        if control.action not in CONTROL_ACTIONS:
-            raise _fail("action", f"must be one of {', '.join(CONTROL_ACTIONS)}")
+        _one_of(control.action, CONTROL_ACTIONS, "action")
         if control.action == "add_trap":
             validate_regex(control.argument, "argument")
         if control.action == "seeds":

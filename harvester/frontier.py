@@ -102,9 +102,15 @@ class Politeness:
     crawl_delay_up_to_s: float = 0  # robots.txt Crawl-delay honoured up to this (0: ignored)
 
     def delay(self, duration_s: float, crawl_delay_s: float | None = None) -> float:
-        return politeness_delay(
+        return self.wake(0.0, duration_s, None, crawl_delay_s)
+
+    def wake(self, now: float, duration_s: float, snooze_until: float | None, crawl_delay_s: float | None) -> float:
+        """When a queue whose fetch ended at ``now`` may fetch again: after the politeness delay, or at a
+        later ``snooze_until`` (Retry-After). Every frontier's :meth:`FrontierBase.finished` asks this."""
+        wake = now + politeness_delay(
             duration_s, self.delay_factor, self.min_delay_ms, self.max_delay_ms, crawl_delay_s, self.crawl_delay_up_to_s
         )
+        return wake if snooze_until is None else max(wake, snooze_until)
 
 
 class FrontierBase(ABC):
@@ -463,27 +469,23 @@ class Frontier(FrontierBase):
         snooze_until: float | None = None,
         crawl_delay_s: float | None = None,
     ) -> None:
-        q = self._queue(entry.queue)
-        q.busy = max(q.busy - 1, 0)
-        q.spent += 1
-        self.in_flight = max(self.in_flight - 1, 0)
-        self.done += 1
-        self._pending_done.append(entry.id)
-        wake = now + self.politeness.delay(duration_s, crawl_delay_s)
-        if snooze_until is not None:
-            wake = max(wake, snooze_until)
-        q.wake = max(q.wake, wake)
+        q = self._done(entry)
+        q.wake = max(q.wake, self.politeness.wake(now, duration_s, snooze_until, crawl_delay_s))
         self._consider(q, now)
 
     def skip(self, entry: Entry, now: float) -> None:
         """An emitted URI disposed of without a fetch (robots, quota): no politeness wait."""
+        self._consider(self._done(entry), now)
+
+    def _done(self, entry: Entry) -> HostQueue:
+        """Account an emitted URI as done, fetched or skipped alike; its queue, for the caller to reconsider."""
         q = self._queue(entry.queue)
         q.busy = max(q.busy - 1, 0)
         q.spent += 1
         self.in_flight = max(self.in_flight - 1, 0)
         self.done += 1
         self._pending_done.append(entry.id)
-        self._consider(q, now)
+        return q
 
     def schedule(self, entry: Entry, when: float) -> None:
         """Back to the front of its queue (Heritrix: a retried URI goes back to its queue), the queue

@@ -288,19 +288,22 @@ def crawl_report(
         "",
         f"novel URIs: {t.novel_urls}",
     ]
-    if t.dup_urls:
-        lines.append(f"duplicate-by-hash URIs: {t.dup_urls}")
-    if t.not_modified_urls:
-        lines.append(f"not-modified URIs: {t.not_modified_urls}")
+    # The revisit kinds, each reported (its URIs, then its bytes) only where the crawl had any, as Heritrix does.
+    revisits = [
+        (label, urls, size)
+        for label, urls, size in (
+            ("duplicate-by-hash", t.dup_urls, t.dup_bytes),
+            ("not-modified", t.not_modified_urls, t.not_modified_bytes),
+        )
+        if urls
+    ]
+    lines += [f"{label} URIs: {urls}" for label, urls, _ in revisits]
     lines += [
         "",
         f"total crawled bytes: {total_bytes} ({format_bytes(total_bytes)}) ",
         f"novel crawled bytes: {t.novel_bytes} ({format_bytes(t.novel_bytes)})",
     ]
-    if t.dup_urls:
-        lines.append(f"duplicate-by-hash crawled bytes: {t.dup_bytes} ({format_bytes(t.dup_bytes)}) ")
-    if t.not_modified_urls:
-        lines.append(f"not-modified crawled bytes: {t.not_modified_bytes} ({format_bytes(t.not_modified_bytes)}) ")
+    lines += [f"{label} crawled bytes: {size} ({format_bytes(size)}) " for label, _, size in revisits]
     lines += [
         "",
         f"URIs/sec: {t.urls / secs:,.2f}".rstrip("0").rstrip(".") if t.urls else "URIs/sec: 0",

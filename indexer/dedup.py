@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
+from typing import Any, Self
 
 #: Captures per executemany batch in ``DedupIndex.add``.
 ADD_BATCH = 10_000
@@ -59,7 +60,23 @@ class Capture:
     last_modified: str = ""
 
 
-class DedupIndex:
+class OpenDb:
+    """What both dedup indexes (SQLite here, RocksDB in :mod:`indexer.dedupstore`) share: one open ``db``,
+    closed by :meth:`close` or at the end of a ``with`` block."""
+
+    db: Any
+
+    def close(self) -> None:
+        self.db.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class DedupIndex(OpenDb):
     """Open (and create) a dedup index. ``readonly=True`` is what a harvester uses."""
 
     def __init__(self, path: str | Path, readonly: bool = False) -> None:
@@ -85,15 +102,6 @@ class DedupIndex:
     def _url_mime(self) -> bool:
         """Whether ``by_url`` has its ``mime`` column (an index from before it was added has not)."""
         return any(row[1] == "mime" for row in self.db.execute("PRAGMA table_info(by_url)"))
-
-    def close(self) -> None:
-        self.db.close()
-
-    def __enter__(self) -> DedupIndex:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def by_digest(self, digest: str) -> Capture | None:
         row = self.db.execute(

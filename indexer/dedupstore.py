@@ -25,7 +25,7 @@ from pathlib import Path
 
 from rocksdict import BlockBasedOptions, Cache, DBCompressionType, Options, Rdict, WriteBatch
 
-from indexer.dedup import ADD_BATCH, Capture
+from indexer.dedup import ADD_BATCH, Capture, OpenDb
 
 #: Block cache shared by reads, in MiB (the bloom filters and index blocks live in it too).
 BLOCK_CACHE_MIB = 256
@@ -80,7 +80,7 @@ def _options() -> Options:
     return opts
 
 
-class DedupStore:
+class DedupStore(OpenDb):
     """One RocksDB directory, opened by one process (the dedup service): RocksDB locks it."""
 
     def __init__(self, path: str | Path) -> None:
@@ -88,15 +88,6 @@ class DedupStore:
         self.path.mkdir(parents=True, exist_ok=True)
         self.db = Rdict(str(self.path), _options())
         self._write_lock = threading.Lock()
-
-    def close(self) -> None:
-        self.db.close()
-
-    def __enter__(self) -> DedupStore:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def by_digests(self, digests: Sequence[str]) -> dict[str, Capture]:
         """The earliest capture of each known digest (one RocksDB multi-get)."""

@@ -156,6 +156,11 @@ def _definition(definition_id: int) -> HarvestDefinition:
     return get_object_or_404(_definitions(), pk=definition_id)
 
 
+def _selection(definition: HarvestDefinition):
+    """A definition's selected configurations as every endpoint lists them: by domain, then name."""
+    return definition.configurations.select_related("domain", "template").order_by("domain__name", "name")
+
+
 @router.get("/definitions", auth=role(READ), response=list[DefinitionOut], summary="Harvest definitions")
 @paginate
 def list_definitions(request, kind: str | None = None, active: bool | None = None):
@@ -271,9 +276,7 @@ def add_seeds(request, definition_id: int, payload: SeedsIn):
 )
 @paginate
 def selected(request, definition_id: int):
-    return (
-        _definition(definition_id).configurations.select_related("domain", "template").order_by("domain__name", "name")
-    )
+    return _selection(_definition(definition_id))
 
 
 @router.post(
@@ -296,7 +299,7 @@ def remove(request, definition_id: int, payload: RemoveIn):
             continuous.change_seeds(definition, [], seeding.seeds_of(removed), requested_by=who(request))
         except dispatch.BrokerUnavailable:
             pass  # recorded: beat's submit_new_jobs sweep sends it when the broker is back
-    return list(definition.configurations.select_related("domain", "template").order_by("domain__name", "name"))
+    return list(_selection(definition))
 
 
 @router.post(

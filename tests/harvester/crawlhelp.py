@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socketserver
 import sqlite3
 import subprocess
 import sys
@@ -20,6 +21,18 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
+
+
+class LoopbackTCPServer(socketserver.ThreadingTCPServer):
+    """A raw TCP test server on a free loopback port, for tests that must control the bytes on the wire
+    (http.server would tidy them): its handler threads die with the test, the port is reusable at once."""
+
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, handler: type[socketserver.BaseRequestHandler]) -> None:
+        super().__init__(("127.0.0.1", 0), handler)
+
 
 #: Politeness off: tests measure behaviour, not patience.
 FAST = {"min_delay_ms": 0, "max_delay_ms": 0, "delay_factor": 0.0, "retry_delay_s": 1, "max_retries": 2}

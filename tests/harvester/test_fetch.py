@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from crawlhelp import LoopbackTCPServer
 
 HERE = Path(__file__).resolve()
 ROOT = HERE.parents[2]
@@ -35,6 +36,13 @@ DUP_BODY = b"identical payload " * 50
 GZ = gzip.compress(b"<html>" + b"compressible text " * 400 + b"</html>", mtime=0)
 assert len(GZ) > 60
 BOMB = gzip.compress(b"\0" * (40 * 1024 * 1024), mtime=0)
+
+
+def ok_response(content_type: bytes, body: bytes, *headers: bytes) -> bytes:
+    """A 200 response with its Content-Length, exactly as sent (the tests compare WARC records with it)."""
+    head = [b"HTTP/1.1 200 OK", b"Content-Type: " + content_type, *headers, b"Content-Length: %d" % len(body)]
+    return b"\r\n".join(head) + b"\r\n\r\n" + body
+
 
 OK = (
     b"HTTP/1.1 200 Fine\r\n"
@@ -50,10 +58,7 @@ CHUNKED = (
     b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n"
     b"5;ext=1\r\nhello\r\n7\r\n, world\r\n1\r\n!\r\n0\r\nX-Trailer: t\r\n\r\n"
 )
-GZIP = (
-    b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Encoding: gzip\r\n"
-    b"Content-Length: " + str(len(GZ)).encode() + b"\r\n\r\n" + GZ
-)
+GZIP = ok_response(b"text/html", GZ, b"Content-Encoding: gzip")
 GZIP_CHUNKED = (
     b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Encoding: gzip\r\n"
     b"Transfer-Encoding: chunked\r\n\r\n"
@@ -66,12 +71,7 @@ GZIP_CHUNKED = (
     + GZ[40:]
     + b"\r\n0\r\n\r\n"
 )
-DUP = (
-    b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: "
-    + str(len(DUP_BODY)).encode()
-    + b"\r\n\r\n"
-    + DUP_BODY
-)
+DUP = ok_response(b"text/plain", DUP_BODY)
 NOLENGTH = b"HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\n\r\nread until the server closes"
 REDIRECT = b"HTTP/1.1 301 Moved Permanently\r\nLocation: /ok\r\nContent-Length: 0\r\n\r\n"
 MIDBODY = b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 1000\r\n\r\n" + b"a" * 300
@@ -85,12 +85,7 @@ HUGE_HEAD = (
     + str(HUGE_LEN).encode()
     + b"\r\n\r\n"
 )
-BOMB_RESP = (
-    b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Encoding: gzip\r\nContent-Length: "
-    + str(len(BOMB)).encode()
-    + b"\r\n\r\n"
-    + BOMB
-)
+BOMB_RESP = ok_response(b"text/html", BOMB, b"Content-Encoding: gzip")
 SLOW_HEAD = b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 100\r\n\r\n"
 NOT_MODIFIED = b'HTTP/1.1 304 Not Modified\r\nETag: "v1"\r\n\r\n'
 CACHED = b'HTTP/1.1 200 OK\r\nETag: "v1"\r\nContent-Type: text/plain\r\nContent-Length: 6\r\n\r\ncached'
@@ -171,12 +166,9 @@ class RawHandler(socketserver.BaseRequestHandler):
             pass
 
 
-class RawServer(socketserver.ThreadingTCPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-
+class RawServer(LoopbackTCPServer):
     def __init__(self, tls: Any = None) -> None:
-        super().__init__(("127.0.0.1", 0), RawHandler)
+        super().__init__(RawHandler)
         self.received: dict[str, bytes] = {}
         self.tls = tls
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from crawlhelp import crawl_log, make_spec, run_crawl
+from crawlhelp import LoopbackTCPServer, crawl_log, make_spec, run_crawl
 from test_fetch import all_records, by_uri, crawl, records
 
 PAGES = {
@@ -84,12 +84,9 @@ class CountingHandler(socketserver.BaseRequestHandler):
                 pass
 
 
-class CountingServer(socketserver.ThreadingTCPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-
+class CountingServer(LoopbackTCPServer):
     def __init__(self, mode: str) -> None:
-        super().__init__(("127.0.0.1", 0), CountingHandler)
+        super().__init__(CountingHandler)
         self.mode = mode
         self.connections = 0
         self.requests: list[tuple[str, bytes]] = []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime, timedelta
+from functools import partial
 
 from harvester.reports import (
     DUPLICATE,
@@ -23,9 +24,8 @@ def sample() -> CrawlStats:
     s.ended = s.started + timedelta(seconds=41, milliseconds=968)
     s.add_seed("http://www.kaarefc.dk/")
     s.add_seed("http://never.dk/")
-    s.record_fetch(
-        host="www.kaarefc.dk",
-        domain="kaarefc.dk",
+    kaarefc = partial(s.record_fetch, host="www.kaarefc.dk", domain="kaarefc.dk")  # the seed host's fetches
+    kaarefc(
         status=301,
         mime="text/html",
         content_size=300,
@@ -33,18 +33,8 @@ def sample() -> CrawlStats:
         seed="http://www.kaarefc.dk/",
         redirect="http://www.kaarefc.dk/index.html",
     )
-    s.record_fetch(
-        host="www.kaarefc.dk", domain="kaarefc.dk", status=200, mime="text/html", content_size=1731, payload=1403
-    )
-    s.record_fetch(
-        host="www.kaarefc.dk",
-        domain="kaarefc.dk",
-        status=200,
-        mime="image/png",
-        content_size=129391,
-        payload=129079,
-        kind=DUPLICATE,
-    )
+    kaarefc(status=200, mime="text/html", content_size=1731, payload=1403)
+    kaarefc(status=200, mime="image/png", content_size=129391, payload=129079, kind=DUPLICATE)
     s.record_fetch(
         host="www.w3.org", domain="w3.org", status=304, mime="no-type", content_size=90, payload=0, kind=NOT_MODIFIED
     )

@@ -106,22 +106,28 @@ def test_domain_rule_uses_the_registrable_domain() -> None:
     assert registrable_domain("http://a.b.example.co.uk/") == "example.co.uk"
 
 
-def test_host_rule() -> None:
-    scope = Scope(_spec("host", ["http://www.example.org/"]))
-    assert scope.decide("http://www.example.org/a", "L", "ex").accepted
-    assert not scope.decide("http://img.example.org/a", "L", "ex").accepted
-
-
-def test_path_rule() -> None:
-    scope = Scope(_spec("path", ["http://www.example.org/blog/index.html"]))
-    assert scope.decide("http://www.example.org/blog/2020/post", "L", "ex").accepted
-    assert not scope.decide("http://www.example.org/shop/", "L", "ex").accepted
-
-
-def test_surt_rule() -> None:
-    scope = Scope(_spec("surt", ["http://www.example.org/main/subsection"]))
-    assert scope.decide("http://www.example.org/main/other", "L", "ex").accepted
-    assert not scope.decide("http://www.example.org/elsewhere", "L", "ex").accepted
+@pytest.mark.parametrize(
+    ("rule", "seed", "inside", "outside"),
+    [
+        ("host", "http://www.example.org/", "http://www.example.org/a", "http://img.example.org/a"),
+        (
+            "path",
+            "http://www.example.org/blog/index.html",
+            "http://www.example.org/blog/2020/post",
+            "http://www.example.org/shop/",
+        ),
+        (
+            "surt",
+            "http://www.example.org/main/subsection",
+            "http://www.example.org/main/other",
+            "http://www.example.org/elsewhere",
+        ),
+    ],
+)
+def test_rule(rule: str, seed: str, inside: str, outside: str) -> None:
+    scope = Scope(_spec(rule, [seed]))
+    assert scope.decide(inside, "L", "ex").accepted
+    assert not scope.decide(outside, "L", "ex").accepted
 
 
 def test_ports_on_one_ip_are_different_sites() -> None:

@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from django.db.models import Q
 from django.utils import timezone
@@ -66,12 +67,20 @@ def unmerged() -> object:
     )
 
 
+R = TypeVar("R")
+
+
+def _locked(step: Callable[[], R], what: str) -> R:
+    """Run one merge under the merge lock (one at a time), then have replay see the indexes it wrote."""
+    with merge_lock():
+        result = step()
+    replay.refresh_quietly(what)
+    return result
+
+
 def merge() -> MergeResult:
     """The daily merge: the day's CDX and PATH files into one sorted daily pair."""
-    with merge_lock():
-        result = _merge()
-    replay.refresh_quietly("the daily merge")
-    return result
+    return _locked(_merge, "the daily merge")
 
 
 def _merge() -> MergeResult:
@@ -103,10 +112,7 @@ def _merge() -> MergeResult:
 
 def bigmerge() -> BigMergeResult:
     """The dailies into the master CDX and PATH indexes and the per-harvest-definition sub-indexes."""
-    with merge_lock():
-        result = _bigmerge()
-    replay.refresh_quietly("bigmerge")
-    return result
+    return _locked(_bigmerge, "bigmerge")
 
 
 def _bigmerge() -> BigMergeResult:

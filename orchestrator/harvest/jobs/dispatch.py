@@ -252,11 +252,7 @@ def resubmit(job: Job, requested_by: str = "system") -> Job:
                 )
             status = current["status"] if current else "gone"
             raise DispatchError(f"job {job.pk} is {status}: only a FAILED job can be resubmitted")
-        new = Job.objects.create(
-            harvest_id=job.harvest_id,
-            harvest_run=job.harvest_run,
-            channel_id=job.channel_id,
-            spec={},
+        new = job.follow_on(
             domain_count=job.domain_count,
             expected_objects=job.expected_objects,
             expected_bytes=job.expected_bytes,

@@ -84,11 +84,7 @@ def create_patch_job(job: Job, requested_by: str, run: QARun | None = None) -> J
         pending = Job.objects.filter(patches=job, status__in=RUNNING).values_list("id", flat=True).first()
         if pending:
             raise PatchError(f"job {pending} already patches job {job.pk} and has not finished: wait for it")
-        new = Job.objects.create(
-            harvest_id=job.harvest_id,
-            harvest_run=job.harvest_run,
-            channel_id=job.channel_id,
-            spec={},
+        new = job.follow_on(
             patches=job,
             expected_objects=len(urls),
         )

@@ -106,6 +106,13 @@ class Job(models.Model):
             return None
         return Progress.from_dict({"job_id": self.pk, "at": "", **self.progress})
 
+    def follow_on(self, **fields: object) -> Job:
+        """A new job in this job's definition, run and channel (a resubmission, a patch job), with an empty
+        spec: the caller stores its spec once the new job's id is known."""
+        return Job.objects.create(
+            harvest_id=self.harvest_id, harvest_run=self.harvest_run, channel_id=self.channel_id, spec={}, **fields
+        )
+
     @classmethod
     def transition(cls, job_id: int, old: str, new: str, **fields: object) -> bool:
         """Move job ``job_id`` from ``old`` to ``new`` (setting ``fields`` too) if it is still ``old``.
