@@ -78,6 +78,7 @@ from harvester.fileresults import produced_files
 from harvester.hosts import registrable_domain
 from harvester.jobinfo import JobInfo
 from harvester.metadatawarc import write_metadata_warc
+from harvester.percrawl import PerCrawl
 from harvester.reports import DUPLICATE, NOT_MODIFIED, NOVEL, CrawlStats, Tally, write_reports
 from harvester.retries import RetryPolicy
 from harvester.revisit import LINKS_UNSEEN, PROFILE_NOT_MODIFIED, Deduplicator, Referent, hides_links
@@ -94,6 +95,9 @@ logger = logging.getLogger(__name__)
 #: crawl.log annotation of an archived attempt the frontier will retry (a 503, a 429): its line is
 #: written like any other, so crawl.log and the WARCs agree; the final attempt carries ``Nt``.
 RETRY_ANNOTATION = "willRetry"
+
+#: Each crawl's archive middleware, for the crawl job and the crawl process (:meth:`ArchiveMiddleware.of`).
+_ARCHIVES: PerCrawl[ArchiveMiddleware] = PerCrawl()
 
 
 class ArchiveMiddleware:
@@ -139,13 +143,13 @@ class ArchiveMiddleware:
         mw = cls(crawler)
         crawler.signals.connect(mw.spider_closed, signal=scrapy_signals.spider_closed)
         crawler.signals.connect(mw.on_uri_rejected, signal=uri_rejected)
-        crawler.nh_archive = mw  # type: ignore[attr-defined]
+        _ARCHIVES.set(crawler, mw)
         return mw
 
     @staticmethod
-    def of(crawler: Crawler) -> ArchiveMiddleware:
-        """The crawl's ArchiveMiddleware (after the downloader has been built)."""
-        return crawler.nh_archive  # type: ignore[attr-defined,no-any-return]
+    def of(crawler: Crawler) -> ArchiveMiddleware | None:
+        """The crawl's ArchiveMiddleware (after the downloader has been built); None in a crawl without it."""
+        return _ARCHIVES.get(crawler)
 
     def _will_retry(self, request: Request, *, status: int | None = None, exc: BaseException | None = None) -> bool:
         return self.retry.will_retry(request.meta, status=status, exc=exc)

@@ -14,7 +14,14 @@ from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, overload
 
-from harvester.defaults import CRAWL_DEFAULTS, POLITENESS_SCOPES, ROBOTS_POLICIES, SCOPE_RULES, WARC_ROTATE_S
+from harvester.defaults import (
+    CRAWL_DEFAULTS,
+    POLITENESS_SCOPES,
+    ROBOTS_POLICIES,
+    SCOPE_RULES,
+    WARC_ROTATE_S,
+    CrawlDefaults,
+)
 from harvester.patterns import PatternError, check
 
 JOBSPEC_VERSION = 1
@@ -105,31 +112,9 @@ def validate_seed(url: str, path: str) -> str:
 
 
 @dataclass(frozen=True)
-class CrawlSettings:
-    """A crawl template's effective settings (names and defaults from :mod:`harvester.defaults`)."""
-
-    scope: str = CRAWL_DEFAULTS["scope"]  # type: ignore[assignment]
-    max_hops: int = CRAWL_DEFAULTS["max_hops"]  # type: ignore[assignment]
-    max_embed_hops: int = CRAWL_DEFAULTS["max_embed_hops"]  # type: ignore[assignment]
-    robots: str = CRAWL_DEFAULTS["robots"]  # type: ignore[assignment]
-    politeness_scope: str = CRAWL_DEFAULTS["politeness_scope"]  # type: ignore[assignment]
-    delay_factor: float = CRAWL_DEFAULTS["delay_factor"]  # type: ignore[assignment]
-    min_delay_ms: int = CRAWL_DEFAULTS["min_delay_ms"]  # type: ignore[assignment]
-    max_delay_ms: int = CRAWL_DEFAULTS["max_delay_ms"]  # type: ignore[assignment]
-    host_valence: int = CRAWL_DEFAULTS["host_valence"]  # type: ignore[assignment]
-    respect_crawl_delay_up_to_s: int = CRAWL_DEFAULTS["respect_crawl_delay_up_to_s"]  # type: ignore[assignment]
-    max_retries: int = CRAWL_DEFAULTS["max_retries"]  # type: ignore[assignment]
-    retry_delay_s: int = CRAWL_DEFAULTS["retry_delay_s"]  # type: ignore[assignment]
-    connect_timeout_s: int = CRAWL_DEFAULTS["connect_timeout_s"]  # type: ignore[assignment]
-    read_timeout_s: int = CRAWL_DEFAULTS["read_timeout_s"]  # type: ignore[assignment]
-    max_document_bytes: int = CRAWL_DEFAULTS["max_document_bytes"]  # type: ignore[assignment]
-    warc_max_bytes: int = CRAWL_DEFAULTS["warc_max_bytes"]  # type: ignore[assignment]
-    dedup: bool = CRAWL_DEFAULTS["dedup"]  # type: ignore[assignment]
-    extract_javascript: bool = CRAWL_DEFAULTS["extract_javascript"]  # type: ignore[assignment]
-    canonicalize_query_order: bool = CRAWL_DEFAULTS["canonicalize_query_order"]  # type: ignore[assignment]
-    source_tag_seeds: bool = CRAWL_DEFAULTS["source_tag_seeds"]  # type: ignore[assignment]
-    user_agent: str = CRAWL_DEFAULTS["user_agent"]  # type: ignore[assignment]
-    operator_contact: str = CRAWL_DEFAULTS["operator_contact"]  # type: ignore[assignment]
+class CrawlSettings(CrawlDefaults):
+    """A crawl template's effective settings: the fields and defaults of
+    :class:`harvester.defaults.CrawlDefaults`, the one declaration, with the contract's checks."""
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], path: str = "settings") -> CrawlSettings:

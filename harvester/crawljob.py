@@ -26,6 +26,7 @@ from scrapy import Request
 from scrapy.exceptions import IgnoreRequest
 
 from harvester import links as linkx
+from harvester.archive import ArchiveMiddleware
 from harvester.budget import WAIT, Budgets
 from harvester.contracts import JobSpec, Progress
 from harvester.crawlsignals import EngineSummary, reports_due, uri_rejected
@@ -195,7 +196,7 @@ class CrawlJob:
     def attach(self, crawler: Crawler, spider: Any) -> None:
         self.crawler = crawler
         self.spider = spider
-        self.archive = getattr(crawler, "nh_archive", None)
+        self.archive = ArchiveMiddleware.of(crawler)
         if self.archive is not None:
             saved = self.frontier.kv.get("archive_stats")
             if self.frontier.resumed and saved:

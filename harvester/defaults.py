@@ -8,6 +8,7 @@ templates do.
 
 from __future__ import annotations
 
+from dataclasses import asdict, dataclass
 from typing import Any
 
 #: Scope rules a template may choose. ``surt``: the SURT prefixes implied by the seeds (Heritrix
@@ -17,35 +18,45 @@ SCOPE_RULES = ("surt", "host", "domain", "path")
 ROBOTS_POLICIES = ("obey", "ignore")
 POLITENESS_SCOPES = ("host", "domain")
 
-CRAWL_DEFAULTS: dict[str, object] = {
-    "scope": "domain",
-    "max_hops": 20,  # Heritrix TooManyHopsDecideRule default
-    "max_embed_hops": 2,  # Heritrix TransclusionDecideRule maxTransHops default
-    "robots": "obey",
-    "politeness_scope": "host",
-    "delay_factor": 5.0,  # Heritrix DispositionProcessor defaults
-    "min_delay_ms": 3000,
-    "max_delay_ms": 30000,
-    "host_valence": 1,
+
+@dataclass(frozen=True)
+class CrawlDefaults:
+    """Every crawl template setting, typed, with its default: the one declaration.
+
+    :class:`harvester.contracts.CrawlSettings` is this class with its checks, and :data:`CRAWL_DEFAULTS` its
+    values by name (for the CrawlTemplate model's field defaults and the JobSpec reader)."""
+
+    scope: str = "domain"
+    max_hops: int = 20  # Heritrix TooManyHopsDecideRule default
+    max_embed_hops: int = 2  # Heritrix TransclusionDecideRule maxTransHops default
+    robots: str = "obey"
+    politeness_scope: str = "host"
+    delay_factor: float = 5.0  # Heritrix DispositionProcessor defaults
+    min_delay_ms: int = 3000
+    max_delay_ms: int = 30000
+    host_valence: int = 1
     # robots.txt Crawl-delay honoured up to this many seconds (0: ignored): Heritrix's
     # DispositionProcessor respectCrawlDelayUpToSeconds default.
-    "respect_crawl_delay_up_to_s": 300,
-    "max_retries": 30,
-    "retry_delay_s": 900,
-    "connect_timeout_s": 20,
-    "read_timeout_s": 60,
-    "max_document_bytes": 100 * 1024 * 1024,
-    "warc_max_bytes": 1024 * 1024 * 1024,  # 1 GB as the glossary counts it
-    "dedup": True,
-    "extract_javascript": True,
+    respect_crawl_delay_up_to_s: int = 300
+    max_retries: int = 30
+    retry_delay_s: int = 900
+    connect_timeout_s: int = 20
+    read_timeout_s: int = 60
+    max_document_bytes: int = 100 * 1024 * 1024
+    warc_max_bytes: int = 1024 * 1024 * 1024  # 1 GB as the glossary counts it
+    dedup: bool = True
+    extract_javascript: bool = True
     # Heritrix's default canonicalisation never reorders a query (a server may answer ?b=2&a=1 and
     # ?a=1&b=2 differently); a template may ask for the two to count as one URI.
-    "canonicalize_query_order": False,
+    canonicalize_query_order: bool = False
     # Heritrix's sourceTagSeeds: crawl.log's source field names the seed each URI descends from.
-    "source_tag_seeds": False,
-    "user_agent": "Mozilla/5.0 (compatible; netharvest/0.1; +{operator_contact})",
-    "operator_contact": "http://localhost/netharvest-crawler",
-}
+    source_tag_seeds: bool = False
+    user_agent: str = "Mozilla/5.0 (compatible; netharvest/0.1; +{operator_contact})"
+    operator_contact: str = "http://localhost/netharvest-crawler"
+
+
+#: The defaults by name, in declaration order.
+CRAWL_DEFAULTS: dict[str, object] = asdict(CrawlDefaults())
 
 #: How often a running job reports progress, in seconds.
 PROGRESS_INTERVAL_S = 5.0
@@ -93,9 +104,9 @@ MAX_DECODED_BYTES = 100 * 1024 * 1024
 #: component read outside one (a plain Scrapy run, a test's settings) gets these through
 #: :func:`nh_setting`, never a fallback of its own (issue 16: fetch.py's -1 had drifted from 100 MiB).
 NH_SETTINGS: dict[str, bool | int | float] = {
-    "NH_MAX_DOCUMENT_BYTES": CRAWL_DEFAULTS["max_document_bytes"],  # type: ignore[dict-item]
-    "NH_CONNECT_TIMEOUT": CRAWL_DEFAULTS["connect_timeout_s"],  # type: ignore[dict-item]
-    "NH_WARC_MAX_BYTES": CRAWL_DEFAULTS["warc_max_bytes"],  # type: ignore[dict-item]
+    "NH_MAX_DOCUMENT_BYTES": CrawlDefaults.max_document_bytes,
+    "NH_CONNECT_TIMEOUT": CrawlDefaults.connect_timeout_s,
+    "NH_WARC_MAX_BYTES": CrawlDefaults.warc_max_bytes,
     "NH_WARC_COMPRESSLEVEL": 6,  # gzip's default: a WARC's size for its CPU time
     "NH_WARC_ROTATE_S": 0,  # 0: no time-based rotation (a continuous job's JobSpec sets it)
     "NH_DNS_TTL_S": DNS_TTL_S,

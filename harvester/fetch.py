@@ -73,6 +73,7 @@ from twisted.internet.protocol import Factory, Protocol
 from twisted.python.failure import Failure
 
 from harvester.defaults import nh_setting
+from harvester.percrawl import PerCrawl
 
 try:  # Scrapy >= 2.14 names its download errors; older versions retry on Twisted's own.
     from scrapy.exceptions import (
@@ -342,12 +343,12 @@ class ConnectionPool:
     @staticmethod
     def of(crawler: Crawler) -> ConnectionPool | None:
         """The crawl's pool (shared by its http and https handlers); None when keep-alive is off."""
-        if not hasattr(crawler, "nh_connection_pool"):
+
+        def make() -> ConnectionPool | None:
             idle_s = nh_setting(crawler.settings, "NH_KEEPALIVE_IDLE_S")
-            crawler.nh_connection_pool = (  # type: ignore[attr-defined]
-                ConnectionPool(idle_s, nh_setting(crawler.settings, "NH_KEEPALIVE_MAX_IDLE")) if idle_s > 0 else None
-            )
-        return crawler.nh_connection_pool  # type: ignore[attr-defined]
+            return ConnectionPool(idle_s, nh_setting(crawler.settings, "NH_KEEPALIVE_MAX_IDLE")) if idle_s > 0 else None
+
+        return _POOLS.setdefault(crawler, make)
 
     def take(self, key: tuple[str, str, int]) -> _RawHTTPClient | None:
         """The most recently used idle connection to ``key`` (the least likely to be closed by now)."""
@@ -703,10 +704,7 @@ class FetchSlots:
 
     @staticmethod
     def of(crawler: Crawler) -> FetchSlots:
-        slots = getattr(crawler, "nh_fetch_slots", None)
-        if slots is None:
-            slots = crawler.nh_fetch_slots = FetchSlots()  # type: ignore[attr-defined]
-        return slots
+        return _SLOTS.setdefault(crawler, FetchSlots)
 
     def take(self) -> int:
         if self._free:
@@ -847,3 +845,8 @@ class RawHTTPDownloadHandler:
     async def close(self) -> None:
         if self.pool is not None:
             self.pool.close_all()
+
+
+#: The pool shared by a crawl's http and https handlers, and the fetch slots shared with its dns handler.
+_POOLS: PerCrawl[ConnectionPool | None] = PerCrawl()
+_SLOTS: PerCrawl[FetchSlots] = PerCrawl()

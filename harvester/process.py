@@ -246,6 +246,7 @@ def run(job_dir: Path, control_stdin: bool = False, archive: bool = True) -> int
     (job_dir / "logs").mkdir(parents=True, exist_ok=True)
     from scrapy.crawler import CrawlerProcess
 
+    from harvester.archive import ArchiveMiddleware
     from harvester.crawlsettings import build_settings
     from harvester.spider import HarvestSpider
 
@@ -285,7 +286,7 @@ def run(job_dir: Path, control_stdin: bool = False, archive: bool = True) -> int
         write_json_atomic(job_dir / RESULT_FILE, failed_result(spec.job_id, "crawl-error", detail).to_dict())
         return EXIT_FAILED
     controller.write_progress()
-    archive_mw = getattr(crawler, "nh_archive", None)
+    archive_mw = ArchiveMiddleware.of(crawler)
     files = archive_mw.finish() if archive_mw is not None else []
     job.checkpoint()
     result = JobResult(
