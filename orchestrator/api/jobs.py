@@ -25,7 +25,7 @@ from indexer import objectstore
 from orchestrator.api import forms
 from orchestrator.api.errors import Invalid
 from orchestrator.api.security import role, who
-from orchestrator.harvest.jobs import dispatch, jobfiles
+from orchestrator.harvest.jobs import dispatch, jobfiles, specs
 from orchestrator.harvest.models import ArchiveFile, HarvestChannel, HarvestDefinition, Job, JobControl
 from webui.access import ENGINEER, READ
 from webui.views.jobs import JobFilter, progress_of
@@ -180,7 +180,7 @@ def control(request, job_id: int, payload: ControlIn):
             argument = trap(argument, "regex").pattern
         except PatternError as exc:
             raise Invalid([(["body", "argument"], str(exc))]) from None
-    elif payload.action == "seeds" and job.spec.get("kind") == "continuous":  # else dispatch refuses (409)
+    elif payload.action == "seeds" and specs.stored(job).kind == "continuous":  # else dispatch refuses (409)
         try:
             seed_changes(argument)
         except ContractError as exc:

@@ -35,7 +35,7 @@ from harvester import patterns
 from harvester.contracts import Progress
 from harvester.patterns import PatternError
 from harvester.reports import REPORT_NAMES
-from orchestrator.harvest.jobs import jobfiles, progresslog
+from orchestrator.harvest.jobs import jobfiles, progresslog, specs
 from orchestrator.harvest.jobs.dispatch import BrokerUnavailable, DispatchError, reject, resubmit, send_control
 from orchestrator.harvest.models import (
     ArchiveFile,
@@ -198,11 +198,7 @@ def progress_of(job: Job, domains: int = PROGRESS_DOMAINS) -> dict[str, Any]:
     endpoints and the first render of the pages (the same dict, so page and poll never disagree)."""
     latest = job.latest_progress()
     p = latest or Progress(job_id=job.pk, at="")  # the zeros of a job before its first heartbeat
-    limits = {
-        d.get("name"): (d.get("max_objects", -1), d.get("max_bytes", -1))
-        for d in (job.spec or {}).get("domains", [])
-        if isinstance(d, dict)
-    }
+    limits = specs.stored(job).budgets
     rows = []
     for name, figures in p.domains.items():
         max_objects, max_bytes = limits.get(name, (-1, -1))

@@ -13,10 +13,10 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from harvester.contracts import ContractError, JobSpec
+from harvester.contracts import ContractError
 from harvester.scope import Scope
 from orchestrator.harvest.archive import replay
-from orchestrator.harvest.jobs import patch
+from orchestrator.harvest.jobs import patch, specs
 from orchestrator.harvest.models import Domain, Job, QAMark, QAPage, QARun, QARunStatus
 from orchestrator.harvest.qa import pageqa
 from orchestrator.harvest.qa import score as qascore
@@ -100,7 +100,7 @@ def qa_patch(request: HttpRequest, job_id: int) -> HttpResponse:
     except patch.PatchError as exc:
         messages.error(request, str(exc))
     else:
-        urls = sum(len(d["seeds"]) for d in new.spec["domains"])
+        urls = len(specs.stored(new).seeds)
         messages.success(
             request,
             f"Patch job {new.pk} of {urls} missing URL(s) is {new.status}; once it is indexed "
@@ -112,7 +112,7 @@ def qa_patch(request: HttpRequest, job_id: int) -> HttpResponse:
 def domain_of(job: Job, url: str) -> Domain | None:
     """The job's domain whose scope holds ``url`` (how the harvester charged it), as a Domain row."""
     try:
-        name = Scope(JobSpec.from_dict(job.spec)).domain_of(url)
+        name = Scope(specs.read(job)).domain_of(url)
     except ContractError:
         return None
     return Domain.objects.filter(name=name).first() if name else None

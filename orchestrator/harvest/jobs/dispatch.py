@@ -149,9 +149,10 @@ def send_control(job: Job, action: str, argument: str = "", requested_by: str = 
         except PatternError as exc:
             raise DispatchError(str(exc)) from None
     if action == "seeds":  # the same gate for the seed changes of a running continuous job
-        if job.spec.get("kind") != "continuous":
+        kind = specs.stored(job).kind
+        if kind != "continuous":
             raise DispatchError(
-                f"job {job.pk} is a {job.spec.get('kind', 'non-continuous')} job: seeds reach a "
+                f"job {job.pk} is a {kind or 'non-continuous'} job: seeds reach a "
                 "running crawl only for continuous harvests"
             )
         try:

@@ -10,6 +10,7 @@ hand, so a field renamed in the contract cannot be missed in one of them (docs/D
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from typing import Any
 
 import orjson
@@ -47,6 +48,38 @@ def store(job_id: int, spec: JobSpec) -> None:
 def read(job: Job) -> JobSpec:
     """The job's stored spec, typed and validated by the contract."""
     return JobSpec.from_dict(job.spec)
+
+
+@dataclasses.dataclass(frozen=True)
+class Stored:
+    """What the pages, commands and controls read of a job's stored spec: typed, from the stored document
+    without validating it again (:func:`store` wrote it checked). Polling a broad-crawl job's page must not
+    re-check its ten thousand domains' seeds and traps each time, as :func:`read` would; and no view knows
+    the document's layout but this."""
+
+    document: Mapping[str, Any]
+
+    @property
+    def kind(self) -> str:
+        return str(self.document.get("kind", ""))
+
+    def _domains(self) -> list[Mapping[str, Any]]:
+        return [d for d in self.document.get("domains", []) if isinstance(d, Mapping)]
+
+    @property
+    def seeds(self) -> list[str]:
+        """Every domain's seeds, in the spec's order."""
+        return [seed for d in self._domains() for seed in d.get("seeds") or []]
+
+    @property
+    def budgets(self) -> dict[str, tuple[int, int]]:
+        """Domain name → (max objects, max bytes); -1: unlimited."""
+        return {str(d.get("name")): (d.get("max_objects", -1), d.get("max_bytes", -1)) for d in self._domains()}
+
+
+def stored(job: Job) -> Stored:
+    """The job's stored spec as the pages read it (:class:`Stored`)."""
+    return Stored(job.spec or {})
 
 
 def derive(source: Job | JobSpec, **changes: Any) -> JobSpec:

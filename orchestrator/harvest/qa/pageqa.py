@@ -39,6 +39,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from orchestrator.harvest.archive import replay
+from orchestrator.harvest.jobs import specs
 from orchestrator.harvest.models import (
     ArchiveFile,
     HarvestDefinition,
@@ -124,7 +125,7 @@ def targets(job: Job, limit: int | None = None) -> list[Target]:
     """The job's seeds (each at its first capture, whatever its status: a seed that redirects is replayed
     through the redirect) and then up to ``limit`` more HTML pages, shallowest first."""
     limit = settings.NETHARVEST_QA_MAX_PAGES if limit is None else limit
-    seeds = [s for d in job.spec.get("domains", []) for s in d.get("seeds", [])]
+    seeds = specs.stored(job).seeds
     first: dict[str, str] = {}
     pages: dict[str, str] = {}
     for fields in _cdx_lines(job):

@@ -44,7 +44,7 @@ from django.utils import timezone
 
 from harvester.contracts import CrawlFigures
 from orchestrator.harvest import csvsafe
-from orchestrator.harvest.jobs import jobfiles
+from orchestrator.harvest.jobs import jobfiles, specs
 from orchestrator.harvest.models import HarvestDefinition, HarvestInfo, Job, JobStats
 
 log = logging.getLogger(__name__)
@@ -155,7 +155,7 @@ def record_job_stats(job: Job) -> JobStats:
     mimes, codes, sources, errors = _figures(job)
     top = {name: (b, o) for b, name, o in by_bytes} | {name: (b, o) for o, name, b in by_objects}
     top_domains = sorted(([name, o, b] for name, (b, o) in top.items()), key=lambda r: (-r[2], -r[1], r[0]))
-    seeds = sum(len(d.get("seeds") or []) for d in (job.spec or {}).get("domains", []) if isinstance(d, dict))
+    seeds = len(specs.stored(job).seeds)
     when = job.ended_at or job.created
     stats, _ = JobStats.objects.update_or_create(
         job=job,

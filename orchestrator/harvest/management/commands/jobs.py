@@ -10,7 +10,7 @@ from datetime import datetime
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils.dateparse import parse_datetime
 
-from orchestrator.harvest.jobs import dispatch, patch
+from orchestrator.harvest.jobs import dispatch, patch, specs
 from orchestrator.harvest.models import Job, JobStatus
 from orchestrator.harvest.qa import pageqa
 from orchestrator.harvest.tables import filesize, render
@@ -222,7 +222,7 @@ class Command(BaseCommand):
 
     def do_patch(self, job: int, **_: object) -> None:
         new = patch.create_patch_job(self._job(job), requested_by=_who())
-        seeds = sum(len(d["seeds"]) for d in new.spec["domains"])
+        seeds = len(specs.stored(new).seeds)
         self.stdout.write(f"patch job {new.pk} of job {job}: {seeds} URL(s), 0 hops ({new.status})")
 
 
