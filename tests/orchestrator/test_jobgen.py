@@ -8,7 +8,7 @@ from django.utils import timezone
 
 from harvester.contracts import ContractError, JobSpec
 from orchestrator.harvest.curation.domains import create_domains
-from orchestrator.harvest.jobs import jobgen
+from orchestrator.harvest.jobs import jobgen, specs
 from orchestrator.harvest.models import (
     CrawlTemplate,
     Domain,
@@ -302,6 +302,18 @@ def test_the_stored_spec_is_the_typed_spec_whole(monkeypatch):
     assert list(parsed.domains) == list(spec.domains) and len(spec.domains) == 2
     assert parsed.domains[0].seeds == spec.domains[0].seeds and isinstance(spec.domains[0].seeds, tuple)
     assert (parsed.settings, parsed.global_traps, parsed.kind) == (spec.settings, spec.global_traps, spec.kind)
+
+
+def test_what_pages_read_of_a_stored_spec_is_what_the_typed_spec_says():
+    """specs.stored (pages, commands, controls: no re-validation per poll) agrees with the contract's reading."""
+    definition = factories.selective_definition()
+    definition.configurations.set(configs("peek1.lv", "peek2.lv"))
+    [job_id] = jobgen.generate_jobs(definition, run=1)
+    job = Job.objects.get(pk=job_id)
+    typed, stored = specs.read(job), specs.stored(job)
+    assert stored.kind == typed.kind == definition.kind
+    assert stored.seeds == typed.seeds and len(stored.seeds) >= 2
+    assert stored.budgets == {d.name: (d.max_objects, d.max_bytes) for d in typed.domains}
 
 
 def test_a_failure_half_way_writes_nothing():
