@@ -182,6 +182,10 @@ NETHARVEST_REAPER_INTERVAL_S = float(os.environ.get("NETHARVEST_REAPER_INTERVAL_
 NETHARVEST_HEARTBEAT_TIMEOUT_S = int(os.environ.get("NETHARVEST_HEARTBEAT_TIMEOUT_S", 60))
 NETHARVEST_BLIND_GAP_S = int(os.environ.get("NETHARVEST_BLIND_GAP_S", 30))
 NETHARVEST_SUBMITTED_TIMEOUT_S = int(os.environ.get("NETHARVEST_SUBMITTED_TIMEOUT_S", 7 * 24 * 3600))
+#: A job reaped as ``heartbeat-lost`` (its worker or machine died) is resubmitted by the reaper itself, so a
+#: restarted worker or stack carries on without an operator: at most this many times in a row for one line of
+#: jobs (a job that kills its harvester each time then stays FAILED for an operator). 0: never, as before.
+NETHARVEST_AUTO_RESUBMIT = int(os.environ.get("NETHARVEST_AUTO_RESUBMIT", 2))
 #: At most this many domain configurations in one job (NetarchiveSuite: configChunkSize).
 NETHARVEST_MAX_CONFIGS_PER_JOB = int(os.environ.get("NETHARVEST_MAX_CONFIGS_PER_JOB", 10000))
 #: The template a new domain's default configuration uses.

@@ -4,7 +4,7 @@ import pytest
 from django.utils import timezone
 
 from orchestrator.harvest.jobs import dispatch, reaper
-from orchestrator.harvest.models import Job, JobStatus, ReaperSight
+from orchestrator.harvest.models import Job, JobControl, JobStatus, ReaperSight
 from tests.orchestrator import factories
 
 pytestmark = pytest.mark.django_db
@@ -37,7 +37,7 @@ def test_silent_and_never_started_jobs_fail_with_their_reason(settings):
 
 
 def test_a_reaped_job_can_be_resubmitted_and_carries_on(settings):
-    settings.NETHARVEST_HEARTBEAT_TIMEOUT_S = 60
+    settings.NETHARVEST_HEARTBEAT_TIMEOUT_S, settings.NETHARVEST_AUTO_RESUBMIT = 60, 0
     job = factories.job(
         domains=["a.dk", "b.dk"], status=JobStatus.STARTED, last_heartbeat=timezone.now() - timedelta(hours=1)
     )
@@ -113,7 +113,7 @@ def _fence(job_id):
 
 
 def test_reaped_resubmitted_and_rejected_jobs_are_fenced(settings):
-    settings.NETHARVEST_HEARTBEAT_TIMEOUT_S = 60
+    settings.NETHARVEST_HEARTBEAT_TIMEOUT_S, settings.NETHARVEST_AUTO_RESUBMIT = 60, 0
     now = timezone.now()
     silent = factories.job(domains=["a.dk"], status=JobStatus.STARTED, last_heartbeat=now - timedelta(hours=1))
     other = factories.job(domains=["b.dk"], status=JobStatus.FAILED)
@@ -128,3 +128,57 @@ def test_reaped_resubmitted_and_rejected_jobs_are_fenced(settings):
     assert _fence(other.pk) == ["cancel"]
     with pytest.raises(dispatch.DispatchError, match="fence"):
         dispatch.send_control(new, "cancel")
+
+
+def _silent(now, **fields):
+    return factories.job(domains=["a.dk"], status=JobStatus.STARTED, last_heartbeat=now - timedelta(hours=1), **fields)
+
+
+def test_a_lost_job_is_resubmitted_by_the_reaper_then_left_for_an_operator_when_lost_again(settings):
+    """A dead worker's job carries on by itself (twice in a row at most); the third loss in a row waits for a person."""
+    settings.NETHARVEST_HEARTBEAT_TIMEOUT_S, settings.NETHARVEST_AUTO_RESUBMIT = 60, 2
+    now = timezone.now()
+    sweeping_since(now - timedelta(hours=2))
+    line = [_silent(now)]
+    for n in (1, 2, 3):
+        reaper.reap()
+        lost = Job.objects.get(pk=line[-1].pk)
+        if n == 3:
+            assert (lost.status, lost.error_category) == ("FAILED", "heartbeat-lost")
+            assert "lost 3 times in a row" in lost.error_detail and "resubmit or reject" in lost.error_detail
+            assert _fence(lost.pk) == ["cancel"]
+            break
+        new = Job.objects.get(continues=lost)
+        assert lost.status == "RESUBMITTED" and f"resubmitted automatically as job {new.pk} ({n} of 2)" in (
+            lost.error_detail
+        )
+        assert new.status == "SUBMITTED" and new.spec["continues_job"] == lost.pk
+        assert list(new.domains.values_list("configuration__domain__name", flat=True)) == ["a.dk"]
+        # The new job starts, then its worker dies too.
+        Job.objects.filter(pk=new.pk).update(status=JobStatus.STARTED, last_heartbeat=now - timedelta(hours=1))
+        line.append(new)
+    assert Job.objects.filter(harvest=line[0].harvest).count() == 3  # nothing resubmitted twice
+
+
+def test_a_job_told_to_stop_or_with_auto_resubmission_off_is_not_resubmitted(settings):
+    settings.NETHARVEST_HEARTBEAT_TIMEOUT_S, settings.NETHARVEST_AUTO_RESUBMIT = 60, 2
+    now = timezone.now()
+    sweeping_since(now - timedelta(hours=2))
+    stopping = _silent(now)
+    JobControl.objects.create(job=stopping, action="stop", requested_by="curator")
+    reaper.reap()
+    assert Job.objects.get(pk=stopping.pk).status == "FAILED" and not Job.objects.filter(continues=stopping).exists()
+    settings.NETHARVEST_AUTO_RESUBMIT = 0
+    off = _silent(now)
+    reaper.reap()
+    assert Job.objects.get(pk=off.pk).status == "FAILED" and not Job.objects.filter(continues=off).exists()
+
+
+def test_an_operator_who_rejects_first_wins_over_the_reapers_resubmission(settings):
+    settings.NETHARVEST_HEARTBEAT_TIMEOUT_S, settings.NETHARVEST_AUTO_RESUBMIT = 60, 2
+    now = timezone.now()
+    job = _silent(now)
+    Job.objects.filter(pk=job.pk).update(status=JobStatus.FAILED, error_category="heartbeat-lost")
+    dispatch.reject(Job.objects.get(pk=job.pk), requested_by="curator")
+    assert reaper.resubmit_lost(job.pk) is None
+    assert Job.objects.get(pk=job.pk).status == "FAILED" and not Job.objects.filter(continues=job).exists()

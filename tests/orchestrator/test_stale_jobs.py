@@ -1,7 +1,7 @@
 """No job runs twice: a dead worker is reaped, its job fenced, and a stale copy of its message never crawls.
 
 Real processes on Redis: a harvester worker is killed (SIGKILL, with its crawl child) in the middle of job 1;
-with its heartbeats gone the reaper fails job 1 and publishes the ``cancel`` fence; job 1 is resubmitted as
+with its heartbeats gone the reaper fails job 1, publishes the ``cancel`` fence and resubmits job 1 by itself as
 job 2, which a new worker runs to the end (taking over job 1's spool). Then job 1's message is delivered
 again (the killed worker's unacknowledged original, restored as kombu does after the visibility timeout):
 the worker must drop it before touching anything: no file in spool/1 changes, job 1 stays RESUBMITTED, the
@@ -51,12 +51,13 @@ def test_a_dead_workers_job_is_reaped_fenced_and_never_crawled_again(tmp_path, s
         # Its heartbeats stop; the reaper (the orchestrator has been sweeping all along) fails it.
         settings.NETHARVEST_HEARTBEAT_TIMEOUT_S = 6
         ReaperSight.objects.create(pk=1, last_sweep_at=timezone.now(), seeing_since=timezone.now().replace(year=2000))
+        # and, as its worker died and not its crawl, resubmits it at once (NETHARVEST_AUTO_RESUBMIT).
         wait_for(lambda: reaper.reap()["heartbeat-lost"] == 1, 60, "the reaper to fail the silent job")
         job.refresh_from_db()
-        assert (job.status, job.error_category) == ("FAILED", "heartbeat-lost")
+        assert (job.status, job.error_category) == ("RESUBMITTED", "heartbeat-lost")
+        assert "resubmitted automatically" in job.error_detail
         assert realstack.queued_controls(job.pk) == ["cancel"]
-
-        new = dispatch.resubmit(job, requested_by="test")
+        new = Job.objects.get(continues=job)
         second = realstack.start_worker("harvester.worker", "harvest.focused", "second", env, tmp_path / "second.log")
         wait_for(lambda: Job.objects.get(pk=new.pk).status not in ("SUBMITTED", "STARTED"), 120, "job 2 to end")
         assert Job.objects.get(pk=new.pk).status == "DONE"

@@ -10,7 +10,7 @@ hold a selective or snapshot harvester), and never ends by itself. So:
   previous job (``continues_job``): a harvester that still has its spool takes over its URI states
   (waits, visits, versions, digests, validators: :mod:`harvester.takeover`), so a restart is not a
   fresh start. A FAILED job is not restarted behind the operator's back: resubmit or reject it first,
-  as for any job.
+  as for any job (one whose harvester died is resubmitted by the reaper, as any job: :mod:`.reaper`).
 - :func:`stop` (deactivation) tells the live job to stop (a Control ``stop``): it closes its files
   and reports DONE.
 - :func:`change_seeds` sends the seeds added to or removed from the definition to the live job

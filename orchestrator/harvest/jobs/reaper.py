@@ -13,6 +13,12 @@ Silence only counts while the orchestrator could hear. The sweep itself travels 
 one means the orchestrator was deaf meanwhile (broker, beat or events worker away) and so were the
 harvesters' heartbeats: silence is then counted from that sweep on (:class:`ReaperSight`), and the
 harvesters, which kept their messages in their outboxes, have a full timeout to be heard again.
+
+A job failed for silence is then **resubmitted by the reaper itself** (:func:`resubmit_lost`): its worker or
+machine died, not its crawl, so the new job carries on from the old one's checkpoint (a worker on the same
+machine takes its spool over) without waiting for an operator. At most ``NETHARVEST_AUTO_RESUBMIT`` (2) times in
+a row in one line of jobs, and never for a job someone had told to stop: a job that kills its harvester every
+time stays FAILED, with a line saying so, for an operator to resubmit or reject.
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from orchestrator.harvest.models import Job, JobStatus, ReaperSight
+from orchestrator.harvest.models import Job, JobControl, JobStatus, ReaperSight
 
 log = logging.getLogger(__name__)
 
@@ -83,8 +89,58 @@ def reap(now: datetime | None = None) -> dict[str, int]:
             f"{settings.NETHARVEST_SUBMITTED_TIMEOUT_S} s (no worker on its channel?)",
         )
     ]
-    for pk in reaped + unstarted:
+    for pk in unstarted:
         send_cancel(pk)
+    for pk in reaped:
+        if resubmit_lost(pk) is None:
+            send_cancel(pk)  # a resubmission publishes the fence itself
     if reaped or unstarted:
         log.warning("reaper failed %d silent and %d never-started jobs", len(reaped), len(unstarted))
     return {"heartbeat-lost": len(reaped), "never-started": len(unstarted)}
+
+
+def resubmit_lost(job_id: int) -> Job | None:
+    """Resubmit a job reaped for silence unless it was told to stop or its line of jobs was lost too often.
+
+    Returns the new job, or None when it is left FAILED (its ``error_detail`` then says why). A concurrent
+    operator's resubmit or reject wins cleanly: :func:`dispatch.resubmit` moves only a FAILED, unrejected job.
+    """
+    from orchestrator.harvest.jobs.dispatch import DispatchError, resubmit
+
+    limit = settings.NETHARVEST_AUTO_RESUBMIT
+    job = Job.objects.filter(pk=job_id).first()
+    if limit <= 0 or job is None:
+        return None
+    if JobControl.objects.filter(job_id=job_id, action="stop").exists():
+        return None  # it was being stopped: ending now is what was asked for
+    lost = _lost_in_a_row(job)
+    if lost > limit:
+        Job.objects.filter(pk=job_id, status=JobStatus.FAILED).update(
+            error_detail=f"{job.error_detail}; not resubmitted automatically: its harvester was lost {lost} times "
+            f"in a row (NETHARVEST_AUTO_RESUBMIT = {limit}), resubmit or reject it"
+        )
+        log.error("job %s: harvester lost %d times in a row, left FAILED for an operator", job_id, lost)
+        return None
+    try:
+        new = resubmit(job, requested_by="reaper")
+    except DispatchError as exc:  # an operator resubmitted or rejected it meanwhile
+        log.info("job %s: not resubmitted automatically: %s", job_id, exc)
+        return None
+    except Exception:  # e.g. a spec that no longer passes the contract: the sweep goes on with the others
+        log.exception("job %s: could not be resubmitted automatically; it stays FAILED", job_id)
+        return None
+    Job.objects.filter(pk=job_id).update(
+        error_detail=f"{job.error_detail.removesuffix('; resubmit to continue')}; resubmitted automatically as "
+        f"job {new.pk} ({lost} of {limit})"
+    )
+    return new
+
+
+def _lost_in_a_row(job: Job) -> int:
+    """How many jobs of ``job``'s line (it and the jobs it continues) ended ``heartbeat-lost``, back to the first
+    that ended otherwise."""
+    lost, current = 0, job
+    while current is not None and current.error_category == "heartbeat-lost":
+        lost += 1
+        current = current.continues
+    return lost
