@@ -159,6 +159,34 @@ def _no_stale_control_queues() -> None:
             client.delete(key)
 
 
+_ID_BLOCKS = iter(range(1, 10**6))
+
+
+@pytest.fixture(autouse=True)
+def _ids_never_repeat_on_sqlite(request: pytest.FixtureRequest) -> None:
+    """On SQLite a rolled-back test hands its row ids out again (``sqlite_sequence`` rolls back with the test),
+    while what is named after an id outlives the test: a job's control queue in the embedded broker, its
+    spool directory in the session's data directory, QA sums cached under a definition's id. A later test's
+    job 1 then finds an earlier test's ``cancel`` fence or ``spool/1``. Each test's rows start at ids of their
+    own (per xdist worker too), as PostgreSQL's sequences, which a rollback does not rewind, already give."""
+    marker = request.node.get_closest_marker("django_db")
+    if marker is None:
+        return
+    request.getfixturevalue("transactional_db" if marker.kwargs.get("transaction") else "db")
+    from django.db import connection
+
+    if connection.vendor != "sqlite":
+        return
+    from tests.settings import worker_index
+
+    floor = worker_index() * 10**9 + next(_ID_BLOCKS) * 1000
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE '%%AUTOINCREMENT%%'")
+        tables = [name for (name,) in cursor.fetchall()]
+        cursor.execute("DELETE FROM sqlite_sequence")
+        cursor.executemany("INSERT INTO sqlite_sequence (name, seq) VALUES (%s, %s)", [(t, floor) for t in tables])
+
+
 @pytest.fixture
 def replay_service(settings, tmp_path: Path) -> Iterator[object]:
     """Real pywb over this test's ``settings.NETHARVEST_INDEX_DIR`` (set it first, e.g. with the

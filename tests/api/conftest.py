@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -80,6 +81,13 @@ def broker_queues() -> Iterator[None]:
     from orchestrator.celery import app
 
     with app.connection_for_write() as conn:
-        client = conn.default_channel.client
-        for key in list(client.scan_iter("control.job-*")) + list(client.scan_iter("harvest.*")):
-            client.delete(key)
+        channel = conn.default_channel
+        if hasattr(channel, "client"):  # Redis: a list per queue
+            for key in list(channel.client.scan_iter("control.job-*")) + list(channel.client.scan_iter("harvest.*")):
+                channel.client.delete(key)
+            return
+        folder = Path(channel.data_folder_in)  # the embedded broker: a file per message, named after its queue
+        for message in folder.glob("*.msg"):
+            queue = message.name.partition(".")[2]
+            if queue.startswith(("control.job-", "harvest.")):
+                message.unlink(missing_ok=True)

@@ -9,7 +9,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from kombu import Connection
 from kombu.simple import SimpleQueue
 
 from harvester.contracts import control_queue
@@ -65,7 +64,7 @@ def test_control_is_recorded_and_sent_and_a_bad_trap_is_refused(engineer, broker
     assert response.status_code == 202, response.content
     control = JobControl.objects.get(job=job)
     assert (control.action, control.requested_by) == ("pause", "api:crawl_engineer") and control.sent_at
-    with Connection(app.conf.broker_url) as conn:
+    with app.connection_for_write() as conn:
         queue = SimpleQueue(conn, control_queue(job.pk))
         message = queue.get(timeout=5)
         assert message.payload["action"] == "pause" and message.payload["id"] == control.pk

@@ -5,7 +5,6 @@ a resubmitted job's message points at its own spec, which names the job it conti
 from __future__ import annotations
 
 import pytest
-from kombu import Connection
 from kombu.simple import SimpleQueue
 
 from harvester.contracts import JobRef, JobSpec, harvest_queue
@@ -20,7 +19,7 @@ pytestmark = pytest.mark.django_db
 
 def _published(queue: str) -> tuple[str, list]:
     """The task id and args of the next message on ``queue`` (taken off it)."""
-    with Connection(app.conf.broker_url) as conn:
+    with app.connection_for_write() as conn:
         simple = SimpleQueue(conn, queue)
         try:
             message = simple.get(timeout=5)

@@ -8,7 +8,6 @@ from datetime import timedelta
 import pytest
 from django.test import Client
 from django.utils import timezone
-from kombu import Connection
 from kombu.simple import SimpleQueue
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -106,7 +105,7 @@ def test_running_jobs_and_harvesters_from_the_latest_progress():
 
 def test_queue_depths_per_channel_from_the_broker(broker_queues):
     HarvestChannel.objects.create(name="metricstest", priority="low")
-    with Connection(app.conf.broker_url) as conn:
+    with app.connection_for_write() as conn:
         queue = SimpleQueue(conn, "harvest.metricstest")
         for n in range(3):
             queue.put({"n": n})
