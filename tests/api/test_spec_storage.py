@@ -99,5 +99,5 @@ def test_lookups_of_job_domains_by_configuration_and_by_job_have_an_index():
     assert leading == {
         ("id", "harvest_jobdomain_pkey", "btree"),
         ("configuration_id", "jobdomain_unique", "btree"),
-        ("job_id", "jobdomain_job_brin", "brin"),
+        ("job_id", "jobdomain_job", "brin"),
     }

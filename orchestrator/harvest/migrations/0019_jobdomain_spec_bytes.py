@@ -18,7 +18,7 @@ from django.db import migrations, models
 import orchestrator.harvest.models.fields
 
 SPEC_HELP = "The frozen JobSpec sent to the harvester (Zstandard-compressed JSON)."
-BRIN = "jobdomain_job_brin"
+BRIN = "jobdomain_job"  # BRIN on PostgreSQL, a B-tree elsewhere
 
 
 def _spec_fields(Job):
