@@ -10,7 +10,7 @@ hand, so a field renamed in the contract cannot be missed in one of them (docs/D
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import orjson
@@ -63,6 +63,21 @@ def json_text(job_id: int) -> bytes | None:
 def read(job: Job) -> JobSpec:
     """The job's stored spec, typed and validated by the contract."""
     return JobSpec.from_dict(job.spec)
+
+
+def domain_seeds(job_ids: Iterable[int], domain: str) -> dict[int, list[str]]:
+    """Job id → the seeds its stored spec gave ``domain`` (a job whose spec does not name it is left out).
+
+    Read one spec at a time and dropped (a snapshot job's lists 10,000 domains): the specs are compressed
+    JSON that the database does not look into (:class:`~orchestrator.harvest.models.fields.SpecField`)."""
+    found: dict[int, list[str]] = {}
+    rows = Job.objects.filter(pk__in=list(job_ids)).values_list("pk", "spec").iterator(chunk_size=1)
+    for job_id, document in rows:
+        for entry in (document or {}).get("domains") or []:
+            if isinstance(entry, Mapping) and entry.get("name") == domain:
+                found[job_id] = [str(seed) for seed in entry.get("seeds") or []]
+                break
+    return found
 
 
 @dataclasses.dataclass(frozen=True)
