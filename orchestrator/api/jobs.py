@@ -10,8 +10,6 @@ from collections.abc import Iterator
 from datetime import date, datetime
 from pathlib import Path
 
-from django.db.models import TextField
-from django.db.models.functions import Cast
 from django.http import FileResponse, Http404, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from django.utils.http import content_disposition_header
@@ -157,8 +155,8 @@ def get_job(request, job_id: int):
     summary="The job's frozen JobSpec (what a harvester reads for a job message by reference)",
 )
 def spec(request, job_id: int):
-    """The spec as stored, sent without decoding it (a broad-crawl job's is several megabytes)."""
-    text = Job.objects.filter(pk=job_id).values_list(Cast("spec", TextField()), flat=True).first()
+    """The spec's JSON as stored, sent without parsing it (a broad-crawl job's is several megabytes)."""
+    text = specs.json_text(job_id)
     if text is None:
         raise Http404(f"no job {job_id}")
     return HttpResponse(text, content_type="application/json")

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib import messages
-from django.db import connection, models, transaction
-from django.db.models.expressions import RawSQL
+from django.db import models, transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
 from orchestrator.harvest.curation import domainsearch
 from orchestrator.harvest.curation.domains import create_domains
+from orchestrator.harvest.jobs import specs
 from orchestrator.harvest.models import (
     Domain,
     DomainConfiguration,
@@ -72,29 +72,21 @@ def domain_create(request: HttpRequest) -> HttpResponse:
     return render(request, "webui/form.html", {"form": form, "title": "New domains", "submit": "Create"})
 
 
-#: A job's seeds of one domain (``%s``), as a JSON array, per database: PostgreSQL's JSON path, SQLite's json_each
-#: (the embedded default).
-_RUN_SEEDS = {
-    "postgresql": "jsonb_path_query_array(harvest_job.spec, '$.domains[*] ? (@.name == $n).seeds[*]', "
-    "jsonb_build_object('n', %s::text))",
-    "sqlite": "(SELECT json_group_array(s.value) FROM json_each(harvest_job.spec, '$.domains') AS d, "
-    "json_each(d.value, '$.seeds') AS s WHERE json_extract(d.value, '$.name') = %s)",
-}
-
-
 def history(domain: Domain, limit: int = 200) -> list[HarvestInfo]:
     """The domain's runs, newest first, each with ``run_seeds``: the seeds the job's frozen JobSpec gave the
     domain, so the history's replay links open what the run captured instead of a guessed ``http://<domain>/``.
-    The seeds are picked out in the database: a snapshot job's spec lists thousands of domains, and a row
-    needs a few strings of it, not the whole document."""
-    seeds = RawSQL(_RUN_SEEDS[connection.vendor], (domain.name,), output_field=models.JSONField())
-    return list(
+    The specs are not loaded with the rows (``defer``); each job's is read once (:func:`specs.domain_seeds`),
+    one at a time: a snapshot job's spec lists thousands of domains, and a row needs a few strings of it."""
+    runs = list(
         HarvestInfo.objects.filter(domain=domain)
         .select_related("harvest", "configuration", "job")
         .defer("job__spec", "job__progress")
-        .annotate(run_seeds=seeds)
         .order_by("-date")[:limit]
     )
+    seeds = specs.domain_seeds({run.job_id for run in runs}, domain.name)
+    for run in runs:
+        run.run_seeds = seeds.get(run.job_id, [])
+    return runs
 
 
 @require(READ)

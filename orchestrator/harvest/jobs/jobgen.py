@@ -304,7 +304,7 @@ class JobWriter:
 
     On PostgreSQL in a thread of its own, on the same connection and so in the same transaction (psycopg2
     connections are thread-safe and serialise their statements; it releases the GIL while the server
-    works): PostgreSQL parsing one job's 2.5 MB spec into jsonb and inserting its 10,000 JobDomain rows
+    works): Zstandard compressing one job's 2.5 MB spec, PostgreSQL storing it and inserting its 10,000 JobDomain rows
     overlaps Python building the next job's spec, on the machine's other core. The rows go in as three
     arrays, with the spec, in one statement string (psycopg2's ``COPY`` lets another thread's statement in
     between its own steps). Elsewhere (SQLite) each write is done at once.
@@ -314,12 +314,13 @@ class JobWriter:
     a statement after a failed one finds the transaction aborted).
     """
 
-    #: A job's rows share its group's budget, but for a continuous job's (each configuration's own).
+    #: A job's rows share its group's budget, but for a continuous job's (each configuration's own). In order of
+    #: configuration: ``jobdomain_unique`` is (configuration, job), so its B-tree is then walked in order.
     ROWS = (
         "INSERT INTO harvest_jobdomain (job_id, configuration_id, max_objects, max_bytes) "
-        "SELECT %s, c, {objects}, {bytes} FROM unnest(%s::bigint[]{arrays}) AS t(c{names}); "
+        "SELECT %s, c, {objects}, {bytes} FROM unnest(%s::bigint[]{arrays}) AS t(c{names}) ORDER BY c; "
     )
-    SPEC = "UPDATE harvest_job SET spec = %s::jsonb, domain_count = %s WHERE id = %s"
+    SPEC = "UPDATE harvest_job SET spec = %s, domain_count = %s WHERE id = %s"
     INSERT = "INSERT INTO harvest_jobdomain (job_id, configuration_id, max_objects, max_bytes) VALUES (%s, %s, %s, %s)"
 
     def __init__(self) -> None:
@@ -342,13 +343,13 @@ class JobWriter:
         if pending is not None:
             pending.result()
 
-    def write(self, job_id: int, spec: str, config_ids: list[int], objects: list[int], size: list[int]) -> None:
-        """Store ``spec`` (JSON text) as job ``job_id``'s, and its JobDomain rows (configuration, max objects,
-        max bytes: three columns), now or in the writer thread."""
+    def write(self, job_id: int, spec: bytes, config_ids: list[int], objects: list[int], size: list[int]) -> None:
+        """Store ``spec`` (JSON bytes; compressed here, see :func:`specs.stored_form`) as job ``job_id``'s, and its
+        JobDomain rows (configuration, max objects, max bytes: three columns), now or in the writer thread."""
         if self.pool is None:
             with connection.cursor() as cur:
                 cur.executemany(self.INSERT, [(job_id, *row) for row in zip(config_ids, objects, size, strict=True)])
-                cur.execute(self.SPEC.replace("::jsonb", ""), [spec, len(config_ids), job_id])
+                cur.execute(self.SPEC, [specs.stored_form(spec), len(config_ids), job_id])
             return
         self.wait()
         raw = connection.connection  # the psycopg2 connection of this thread's Django connection
@@ -364,8 +365,9 @@ class JobWriter:
             else:
                 sql = self.ROWS.format(objects="o", bytes="b", arrays=", %s::bigint[], %s::bigint[]", names=", o, b")
                 params += [_array(objects), _array(size)]
+            stored = specs.stored_form(spec)  # Zstandard releases the GIL: the next spec is built meanwhile
             with raw.cursor() as cur:
-                cur.execute(sql + self.SPEC, [*params, spec, len(config_ids), job_id])
+                cur.execute(sql + self.SPEC, [*params, stored, len(config_ids), job_id])
 
         self.pending = self.pool.submit(store)
 

@@ -10,7 +10,7 @@ hand, so a field renamed in the contract cannot be missed in one of them (docs/D
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import orjson
@@ -18,6 +18,7 @@ from django.db import connection
 
 from harvester.contracts import DomainRows, JobSpec
 from orchestrator.harvest.models import Job
+from orchestrator.harvest.models.fields import spec_bytes, spec_json
 
 
 def _rows(value: Any) -> Any:
@@ -27,27 +28,56 @@ def _rows(value: Any) -> Any:
     raise TypeError(f"{type(value).__name__} is not part of a JobSpec")
 
 
-def dumps(spec: JobSpec) -> str:
-    """The spec's JSON, by orjson (dataclasses natively): a broad crawl's 250 MB of specs took seconds of
-    generation's Python time in the standard library's encoder. The same document as ``spec.to_dict()``."""
-    return orjson.dumps(spec, default=_rows).decode()
+def dumps(spec: JobSpec) -> bytes:
+    """The spec's JSON (UTF-8), by orjson (dataclasses natively): a broad crawl's 250 MB of specs took seconds
+    of generation's Python time in the standard library's encoder. The same document as ``spec.to_dict()``."""
+    return orjson.dumps(spec, default=_rows)
 
 
 def store(job_id: int, spec: JobSpec) -> None:
     """Write ``spec`` (and its domain count) into job ``job_id``'s row; the job's id must be the spec's."""
     if spec.job_id != job_id:
         raise ValueError(f"the JobSpec of job {spec.job_id} cannot be stored in job {job_id}")
-    cast = "::jsonb" if connection.vendor == "postgresql" else ""
     with connection.cursor() as cur:
         cur.execute(
-            f"UPDATE harvest_job SET spec = %s{cast}, domain_count = %s WHERE id = %s",
-            [dumps(spec), len(spec.domains), job_id],
+            "UPDATE harvest_job SET spec = %s, domain_count = %s WHERE id = %s",
+            [stored_form(dumps(spec)), len(spec.domains), job_id],
         )
+
+
+def stored_form(document: bytes) -> Any:
+    """A spec's JSON bytes as a statement's parameter for the ``spec`` column: compressed by Zstandard
+    (:class:`~orchestrator.harvest.models.fields.SpecField`; the compressor releases the GIL)."""
+    return connection.Database.Binary(spec_bytes(document))
+
+
+def json_text(job_id: int) -> bytes | None:
+    """Job ``job_id``'s spec as JSON text (UTF-8), without parsing it (a broad-crawl job's is megabytes): what
+    the API serves to a harvester reading a job by reference. None: no such job."""
+    with connection.cursor() as cur:
+        cur.execute("SELECT spec FROM harvest_job WHERE id = %s", [job_id])
+        row = cur.fetchone()
+    return None if row is None else spec_json(row[0])
 
 
 def read(job: Job) -> JobSpec:
     """The job's stored spec, typed and validated by the contract."""
     return JobSpec.from_dict(job.spec)
+
+
+def domain_seeds(job_ids: Iterable[int], domain: str) -> dict[int, list[str]]:
+    """Job id → the seeds its stored spec gave ``domain`` (a job whose spec does not name it is left out).
+
+    Read one spec at a time and dropped (a snapshot job's lists 10,000 domains): the specs are compressed
+    JSON that the database does not look into (:class:`~orchestrator.harvest.models.fields.SpecField`)."""
+    found: dict[int, list[str]] = {}
+    rows = Job.objects.filter(pk__in=list(job_ids)).values_list("pk", "spec").iterator(chunk_size=1)
+    for job_id, document in rows:
+        for entry in (document or {}).get("domains") or []:
+            if isinstance(entry, Mapping) and entry.get("name") == domain:
+                found[job_id] = [str(seed) for seed in entry.get("seeds") or []]
+                break
+    return found
 
 
 @dataclasses.dataclass(frozen=True)

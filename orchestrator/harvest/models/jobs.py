@@ -11,6 +11,7 @@ from django.db import models
 from django.utils import timezone
 
 from harvester.contracts import CONTROL_ACTIONS, STOP_REASONS, Progress
+from orchestrator.harvest.models.fields import SpecField
 
 
 class JobStatus(models.TextChoices):
@@ -44,7 +45,7 @@ class Job(models.Model):
     harvest_run = models.PositiveIntegerField(help_text="Which run of its definition this job belongs to.")
     channel = models.ForeignKey("harvest.HarvestChannel", on_delete=models.PROTECT, related_name="jobs")
     status = models.CharField(max_length=12, choices=JobStatus.choices, default=JobStatus.NEW, db_index=True)
-    spec = models.JSONField(help_text="The frozen JobSpec sent to the harvester.")
+    spec = SpecField(help_text="The frozen JobSpec sent to the harvester (Zstandard-compressed JSON).")
     domain_count = models.PositiveIntegerField(default=0)
     expected_objects = models.BigIntegerField(default=0)
     expected_bytes = models.BigIntegerField(default=0)
@@ -128,15 +129,19 @@ class Job(models.Model):
 class JobDomain(models.Model):
     """A domain configuration frozen into a job, with the budget the job gave it."""
 
-    #: No index of its own: ``jobdomain_unique`` (job, configuration) serves lookups by job, and a broad crawl's
-    #: generation writes a million rows into every index of this table (migration 0017).
+    #: A broad crawl's generation writes a million rows into every B-tree of this table, so it has two: the
+    #: primary key (ids in order: cheap) and ``jobdomain_unique`` on (configuration, job), which also serves
+    #: the lookups by configuration (PROTECT: a configuration a job used cannot be deleted). Lookups by job
+    #: use a BRIN index on PostgreSQL (a job's rows are written together; migration 0019), a B-tree elsewhere.
     job = models.ForeignKey(Job, on_delete=models.PROTECT, related_name="domains", db_index=False)
-    configuration = models.ForeignKey("harvest.DomainConfiguration", on_delete=models.PROTECT, related_name="+")
+    configuration = models.ForeignKey(
+        "harvest.DomainConfiguration", on_delete=models.PROTECT, related_name="+", db_index=False
+    )
     max_objects = models.BigIntegerField()
     max_bytes = models.BigIntegerField()
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["job", "configuration"], name="jobdomain_unique")]
+        constraints = [models.UniqueConstraint(fields=["configuration", "job"], name="jobdomain_unique")]
 
     def __str__(self) -> str:
         return f"job {self.job_id}: configuration {self.configuration_id}"
