@@ -80,6 +80,41 @@ def resolve_revisits_in_all(layout: ReplayLayout) -> None:
     ResolvingLoader.load_cdx_for_dupe = load_cdx_for_dupe  # type: ignore[method-assign]
 
 
+def replay_not_modified_as_the_original() -> None:
+    """A server-not-modified revisit (the 304 a conditional GET of a re-harvest got) replays as the capture it
+    stands for: the original's status, headers and payload. pywb (since 2.7) answers with the revisit's own
+    headers when it has any, and loads no payload for a 3xx one, so every image or stylesheet of a re-harvest
+    that the server answered 304 replayed as an empty 304: broken images in the second job's pages. The WARC
+    keeps the 304 as it was exchanged (WARC 1.1, 6.7.3); only what replay serves for it changes. Other
+    revisits keep pywb's handling (a redirect's own headers, pywb's reason for using them)."""
+    from pywb.utils.io import no_except_close
+    from pywb.utils.wbexception import NotFoundException
+    from pywb.warcserver.resource.resolvingloader import ResolvingLoader
+    from warcio.recordloader import ArchiveLoadFailed
+
+    load = ResolvingLoader.load_headers_and_payload
+
+    def load_headers_and_payload(self: ResolvingLoader, cdx: Any, failed_files: Any, cdx_loader: Any) -> Any:
+        headers, payload = load(self, cdx, failed_files, cdx_loader)
+        # pywb answers any 3xx revisit with its own headers and no payload (right for a redirect).
+        if (
+            headers is None
+            or headers is not payload
+            or headers.rec_type != "revisit"
+            or not headers.http_headers
+            or headers.http_headers.get_statuscode() != "304"
+        ):
+            return headers, payload
+        try:
+            original = self._load_different_url_payload(cdx, headers, failed_files, cdx_loader)
+        except (ArchiveLoadFailed, NotFoundException):
+            return headers, payload  # the original is not in the archive: the 304, as before
+        no_except_close(headers.raw_stream)
+        return original, original
+
+    ResolvingLoader.load_headers_and_payload = load_headers_and_payload  # type: ignore[method-assign]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--index-dir", required=True, help="netharvest's index directory (NETHARVEST_INDEX_DIR)")
@@ -115,6 +150,7 @@ def main(argv: list[str] | None = None) -> int:
 
     aggregator.print = quiet  # type: ignore[attr-defined]  # the module's name lookup finds this before builtins
     resolve_revisits_in_all(layout)
+    replay_not_modified_as_the_original()
     app = FrontEndApp(config_file=str(layout.config))
     server = WSGIServer((host, int(port)), mounted(app, URL_PREFIX), handler_class=RequestURIWSGIHandler)
     for signum in (signal.SIGTERM, signal.SIGINT):  # a clean stop (exit 0) for `netharvest up` and docker

@@ -58,3 +58,10 @@ class Channel(filesystem.Channel):
 
 class Transport(filesystem.Transport):
     Channel = Channel
+
+    @property
+    def default_connection_params(self) -> dict[str, object]:
+        """No default host: a queue in a directory has none, and kombu's default ("localhost") made it warn "No
+        hostname was supplied" on stderr for every connection of ``filesystem://``, i.e. in every command a
+        newcomer runs on the embedded default (``netharvest harvests run-now`` …)."""
+        return {}

@@ -15,6 +15,7 @@ from pathlib import Path
 import dj_database_url
 
 from harvester.runtime import data_dir
+from orchestrator import services
 from orchestrator.security import refuse_placeholder_key
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -203,8 +204,9 @@ NETHARVEST_BACKUP_LOCATION = os.environ.get("NETHARVEST_BACKUP_LOCATION", "").st
 NETHARVEST_DEDUP_INDEX = Path(os.environ.get("NETHARVEST_DEDUP_INDEX", NETHARVEST_INDEX_DIR / "dedup.sqlite3"))
 #: The dedup service (indexer/dedupservice.py, ``http://host:port``): when set, the chain feeds it and every new
 #: job's JobSpec names it instead of the file above, so harvesters on any machine share it. `netharvest up` sets
-#: it to the service it starts.
-NETHARVEST_DEDUP_URL = os.environ.get("NETHARVEST_DEDUP_URL", "").strip()
+#: it to the service it starts, and records it in the data directory (orchestrator/services.py), so a command run
+#: from another shell (`netharvest harvests run-now`) names the same service when its environment does not.
+NETHARVEST_DEDUP_URL = services.setting("NETHARVEST_DEDUP_URL", DATA_DIR, "")
 #: The lease on one file's step: a live worker renews it every quarter lease while the step runs, so a killed
 #: worker's file is free again within a lease and the sweep (every minute) queues it again.
 NETHARVEST_INDEX_LEASE_S = float(os.environ.get("NETHARVEST_INDEX_LEASE_S", 120))
@@ -214,7 +216,8 @@ NETHARVEST_INDEX_REQUEUE_S = int(os.environ.get("NETHARVEST_INDEX_REQUEUE_S", 30
 NETHARVEST_INDEX_AUTO_RETRIES = int(os.environ.get("NETHARVEST_INDEX_AUTO_RETRIES", 3))
 # --- replay (pywb behind the web UI: deploy/replay_server.py, webui/views/replay.py) -------------------
 #: Where the web UI reaches the replay service (loopback or an internal network: never published to users).
-NETHARVEST_REPLAY_URL = os.environ.get("NETHARVEST_REPLAY_URL", "http://127.0.0.1:8090").strip()
+#: Unset: the one `netharvest up` recorded in the data directory (its --replay-bind), else the default.
+NETHARVEST_REPLAY_URL = services.setting("NETHARVEST_REPLAY_URL", DATA_DIR, "http://127.0.0.1:8090")
 #: Seconds the web UI waits for a block of the replay service's answer.
 NETHARVEST_REPLAY_TIMEOUT_S = float(os.environ.get("NETHARVEST_REPLAY_TIMEOUT_S", 60))
 # --- page QA (orchestrator/harvest/qa/pageqa.py): replayed pages checked in headless Chromium -------------

@@ -68,3 +68,18 @@ def test_concurrent_producers_and_consumers_lose_and_duplicate_nothing(tmp_path)
     assert len(everything) == len(set(everything)) == 2 * PER_PRODUCER
     assert sorted(everything) == sorted((p, i) for p in range(2) for i in range(PER_PRODUCER))
     assert not [name for name in (tmp_path / "queue").iterdir()]
+
+
+def test_a_hostless_url_connects_without_kombus_no_hostname_warning(tmp_path, caplog):
+    """`filesystem://` has no host: kombu warned "No hostname was supplied" on stderr for each connection, so every
+    `netharvest` command on the embedded default (`harvests run-now` …) printed a WARNING a newcomer cannot act on."""
+    options = _options(tmp_path)
+    with caplog.at_level("WARNING"), Connection("filesystem://", transport=TRANSPORT, transport_options=options) as c:
+        with c.clone() as conn:  # as Celery's producer pool does (kombu warned while copying the settings)
+            q = conn.SimpleQueue("work")
+            q.put({"hello": 1})
+            message = q.get(timeout=5)
+            message.ack()
+            assert message.payload == {"hello": 1}
+            q.close()
+    assert not [r for r in caplog.records if "hostname" in r.getMessage()]

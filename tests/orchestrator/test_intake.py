@@ -58,6 +58,19 @@ def test_result_may_overtake_the_started_message():
     assert Job.objects.get(pk=job.pk).harvester == "high@crawler1"
 
 
+def test_a_resubmitted_jobs_start_is_its_own_not_the_crawls():
+    """A job carrying on from another's checkpoint reports the crawl's start, the earlier job's: its own start (when
+    it was heard) stays, or its page said it started before it was created. Unheard, the harvester's is taken."""
+    job = factories.job(domains=["a.dk"], status=JobStatus.SUBMITTED)
+    assert intake.record_started(job.pk, "high@crawler1")
+    own = Job.objects.get(pk=job.pk).started_at
+    intake.record_result(result(job, domains=[domain_result("a.dk")]))  # started 2026-11-22T10:00, long before
+    assert Job.objects.get(pk=job.pk).started_at == own
+    unheard = factories.job(factories.selective_definition("unheard"), domains=["a.dk"], status=JobStatus.SUBMITTED)
+    intake.record_result(result(unheard, domains=[domain_result("a.dk")]))
+    assert Job.objects.get(pk=unheard.pk).started_at.isoformat() == "2026-11-22T10:00:00+00:00"
+
+
 def test_a_heartbeat_overtaking_the_started_message_keeps_the_harvesters_name():
     job = factories.job(domains=["a.dk"], status=JobStatus.SUBMITTED)
     assert intake.record_progress({"job_id": job.pk, "at": "2026-11-22T10:00:05Z", "uris_done": 1})

@@ -257,6 +257,19 @@ def test_a_running_job_draws_its_rate_and_queue_over_time_and_the_chart_grows(vi
     assert "queued: 150" in after["queue"] and "done: 250" in after["queue"]
 
 
+def test_an_ended_jobs_chart_ends_with_its_final_heartbeat(viewer: Client) -> None:
+    """The job's end is the harvester's, to the second; its final heartbeat is kept when intake reads it, a moment
+    later. The chart of a 17-second job stopped at its first sample (queued 2, done 0), the final one left out."""
+    started = timezone.now().replace(microsecond=0) - timedelta(minutes=5)
+    ended = started + timedelta(seconds=17)
+    job = make_job(status=JobStatus.DONE, started_at=started, ended_at=ended)
+    progresslog.record(job.pk, {"uri_rate": 0.0, "uris_queued": 2, "uris_done": 0}, started + timedelta(seconds=2))
+    progresslog.record(job.pk, {"uri_rate": 8.0, "uris_queued": 4, "uris_done": 127}, ended + timedelta(seconds=0.4))
+    page = viewer.get(reverse("jobs:job", args=[job.pk])).content.decode()
+    queue = page[page.index('id="chart-queue"') :]
+    assert "done: 127" in queue and queue.count("<circle") == 4  # two samples of two lines
+
+
 def test_the_dashboard_lists_recently_finished_jobs(viewer: Client) -> None:
     now = timezone.now()
     recent = factories.job(

@@ -107,6 +107,57 @@ def test_replay_through_the_web_ui_follows_the_chain(crawls, storage_env, replay
     assert viewer.get(replay.replay_url("http://never-crawled.example/", ts1, mode="id_")).status_code == 404
 
 
+def _warc(path: Path, records) -> Path:  # type: ignore[no-untyped-def]
+    from warcio.warcwriter import WARCWriter
+
+    with path.open("wb") as fh:
+        writer = WARCWriter(fh, gzip=True)
+        for record in records(writer):
+            writer.write_record(record)
+    return path
+
+
+def test_a_server_not_modified_revisit_replays_as_its_original(tmp_path, storage_env, replay_service, viewer):  # noqa: F811
+    """A re-harvest's conditional GET answered 304 is stored as a server-not-modified revisit (its 304 headers, as
+    exchanged). pywb answered it with those headers, an empty 304: every such image of the re-harvest's pages was
+    broken in replay. It replays as the capture it stands for."""
+    import base64
+    import hashlib
+    from io import BytesIO
+
+    from warcio.statusandheaders import StatusAndHeaders
+
+    url, png = "http://example.fr/img/logo.png", b"\x89PNG\r\n\x1a\n" + b"logo" * 20
+    digest = "sha1:" + base64.b32encode(hashlib.sha1(png).digest()).decode()
+
+    def first(writer):  # type: ignore[no-untyped-def]
+        headers = StatusAndHeaders(
+            "200 OK", [("Content-Type", "image/png"), ("Content-Length", str(len(png)))], protocol="HTTP/1.1"
+        )
+        yield writer.create_warc_record(
+            url, "response", payload=BytesIO(png), http_headers=headers,
+            warc_headers_dict={"WARC-Date": "2026-11-28T01:52:56Z"},
+        )  # fmt: skip
+
+    def second(writer):  # type: ignore[no-untyped-def]
+        headers = StatusAndHeaders("304 Not Modified", [("Server", "SimpleHTTP/0.6")], protocol="HTTP/1.0")
+        record = writer.create_revisit_record(url, digest, url, "2026-11-28T01:52:56Z", http_headers=headers)
+        record.rec_headers.replace_header("WARC-Profile", "http://netpreserve.org/warc/1.1/revisit/server-not-modified")
+        record.rec_headers.replace_header("WARC-Date", "2026-11-28T01:56:34Z")
+        yield record
+
+    spool = storage_env / "spool"
+    news = factories.selective_definition("news")
+    harvest([_warc(tmp_path / "x-1-first.warc.gz", first)], spool, news)
+    job2 = harvest([_warc(tmp_path / "x-2-second.warc.gz", second)], spool, news)
+    assert not chain.run_pending().failed
+    (revisit,) = captures([tmp_path / "x-2-second.warc.gz"], job2.pk)
+    assert revisit[3:5] == ["warc/revisit", "304"]
+    response = viewer.get(replay.replay_url(url, revisit[1], mode="id_"))
+    assert response.status_code == 200 and body(response) == png
+    assert response["Content-Type"] == "image/png"
+
+
 def test_a_definition_s_collection_shows_only_its_captures(crawls, storage_env, replay_service, viewer):  # noqa: F811
     spool = storage_env / "spool"
     news, blogs = factories.selective_definition("news"), factories.selective_definition("blogs")

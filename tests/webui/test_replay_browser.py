@@ -113,3 +113,12 @@ def test_job_pages_replay_framed_and_archived_scripts_reach_nothing(
         "popup": "cut off",
     }
     assert raw.evaluate("Array.from(document.images).every(i => i.naturalWidth === 0)")  # no live leak
+
+    # A page clicked far down a long list replays in view: the replay pane stays beside the list as it scrolls.
+    page.set_viewport_size({"width": 1400, "height": 420})
+    last = page.locator("#pages a.replay-link").last
+    last.scroll_into_view_if_needed()
+    last.click()
+    box = page.evaluate("(() => { const r = document.querySelector('iframe.replay-frame').getBoundingClientRect(); "
+                        "return [r.top, r.bottom, window.scrollY, window.innerHeight]; })()")  # fmt: skip
+    assert box[2] > 0 and 0 <= box[0] < box[3], box  # scrolled down, and the frame's top is on screen

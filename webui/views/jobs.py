@@ -251,7 +251,11 @@ def progress_charts(job: Job) -> dict[str, str]:
     end = job.ended_at or timezone.now()
     if start is None or end <= start:
         return {}
-    data = progresslog.series(job.pk, start, end, points=180)
+    # A job's end is the harvester's own, to the second, and its last heartbeat (the final figures) is kept when
+    # intake reads it, a moment later: up to the end alone, a short job's chart stopped at its first sample.
+    # Samples are kept only while the job runs, so a margin after the end takes in none of another run's.
+    until = end + timedelta(seconds=progresslog.SAMPLE_EVERY_S) if job.ended_at else end
+    data = progresslog.series(job.pk, start, until, points=180)
     if not data.times and job.status not in RUNNING:
         return {}  # an ended job without samples (they are pruned after a week): no empty charts
     return {

@@ -234,7 +234,9 @@ def _record(result: JobResult) -> Job:
                 ended_at=_when(result.ended),
                 error_category=result.error_category[:50],
                 error_detail=result.error_detail,
-                **({"started_at": _when(result.started)} if result.started else {}),
+                # The job's own start, when it was heard: a job carrying on from another's checkpoint (resubmitted)
+                # reports the crawl's start, the earlier job's, and showed "started" before it was even created.
+                **({"started_at": Coalesce("started_at", Value(_when(result.started)))} if result.started else {}),
             )
             if moved:
                 break

@@ -27,6 +27,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from honcho.environ import parse_procfile
 
 from harvester.runtime import broker_url
+from orchestrator import services
 from orchestrator.harvest.archive.replay import refresh
 from orchestrator.harvest.curation.demo import ensure_demo_definition
 from orchestrator.harvest.qa.browser import chromium_problem
@@ -150,8 +151,11 @@ class Command(BaseCommand):
             NETHARVEST_REPLAY_URL=f"http://{replay_bind}",
             NETHARVEST_DEDUP_BIND=str(options["dedup_bind"]),
         )
-        if dedup_url:
-            env["NETHARVEST_DEDUP_URL"] = dedup_url
+        # Set even when empty (no service: the SQLite index), so no child falls back to an older record; and
+        # recorded for the commands run from other shells (`harvests run-now` makes JobSpecs naming the dedup
+        # service): orchestrator/services.py.
+        env["NETHARVEST_DEDUP_URL"] = dedup_url
+        services.record(settings.DATA_DIR, env)
         # The web server needs a key from the environment (orchestrator/security.py): this stack's own,
         # the one made once in its data directory, unless one was given.
         if not env.get("NETHARVEST_SECRET_KEY", "").strip():  # unset, or empty as in the example env file
@@ -240,8 +244,11 @@ class Command(BaseCommand):
         host, _, port = bind.rpartition(":")
         if not host or not port.isdigit():
             raise CommandError(f"--dedup-bind {bind!r}: expected HOST:PORT, e.g. 127.0.0.1:8095")
-        if settings.NETHARVEST_DEDUP_URL or "dedup" not in processes or (only and "dedup" not in only):
-            url = settings.NETHARVEST_DEDUP_URL
+        # Given in the environment: a service elsewhere. (Not settings.NETHARVEST_DEDUP_URL: that may be this
+        # stack's own address, recorded by an earlier `up`, and this one must start its service again.)
+        given = os.environ.get("NETHARVEST_DEDUP_URL", "").strip()
+        if given or "dedup" not in processes or (only and "dedup" not in only):
+            url = given
             return f"  dedup           {url or settings.NETHARVEST_DEDUP_INDEX}\n", url, False
         if host in ("127.0.0.1", "localhost") and not _port_free(int(port)):
             raise CommandError(
