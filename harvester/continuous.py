@@ -279,7 +279,9 @@ class ContinuousCrawlJob(CrawlJob):
         elif changed is False:
             # Unchanged, but no capture of this job to point at (a 304 to the dedup index's conditional
             # request): the archive side's own dedup decides the record.
-            self.counts["not_modified" if not_modified else "unchanged"] += 1
+            self.counts["unchanged"] += 1
+            if not_modified:
+                self.counts["not_modified"] += 1
         else:
             self.counts["changed"] += 1
         return referent, notes

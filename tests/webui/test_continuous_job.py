@@ -56,7 +56,7 @@ def heartbeat(job: Job, **continuous: object) -> dict:
         "fetch_rate": 4.2,
         "visits": 200,
         "changed": 50,
-        "unchanged": 100,
+        "unchanged": 150,  # every visit finding no change, of which 30 + 10 learnt it from the headers
         "not_modified": 30,
         "header_skipped": 10,
         "errors": 10,
@@ -95,6 +95,10 @@ def test_job_page_shows_the_continuous_figures_live(viewer: Client):
     assert "2 closed by the crawl; 2 handed to the archive, 1 indexed" in section
     assert "news-1.warc.gz" in section and "news-2.warc.gz" in section
     assert re.search(r"changed \(new version\)</td><td class=\"num\">50</td><td class=\"num\">25.0%", section)
+    # The outcomes are parts of the visits: they add up to 100 %, the failed fetches are told apart.
+    shares = [float(x) for x in re.findall(r'<td class="num">[\d,]+</td><td class="num">([\d.]+)%</td>', section)]
+    assert shares == [25.0, 55.0, 15.0, 5.0] and sum(shares) == 100.0
+    assert "And 10 failed fetches" in section
     assert "news.example.fr</td><td>snoozed</td>" in section
     assert f'href="/jobs/{job.pk}/uri/?uri={quote(NEWS, safe="/")}"' in section  # the URI's history
     assert "1 h 30 min" in section  # the due URI's wait

@@ -64,12 +64,14 @@ def live_of(job: Job, window: str = DEFAULT_WINDOW, now: datetime | None = None)
     progress = job.latest_progress()
     c = (progress.continuous if progress else None) or {}
     visits = _int(c.get("visits"))
+    # The counters nest: ``unchanged`` counts every visit that found no change, of which ``not_modified`` and
+    # ``header_skipped`` learnt it from the headers; shown here as parts that add up to the visits.
+    by_headers = _int(c.get("not_modified")) + _int(c.get("header_skipped"))
     outcomes = [
         ("changed (new version)", _int(c.get("changed"))),
-        ("unchanged (same content digest)", _int(c.get("unchanged"))),
+        ("unchanged (same content digest)", max(_int(c.get("unchanged")) - by_headers, 0)),
         ("not modified (304 to a conditional GET)", _int(c.get("not_modified"))),
         ("unchanged by headers (download stopped)", _int(c.get("header_skipped"))),
-        ("errors", _int(c.get("errors"))),
     ]
     budget = _num(c.get("budget_per_s"))
     seconds = WINDOWS.get(window, WINDOWS[DEFAULT_WINDOW])
@@ -100,6 +102,7 @@ def live_of(job: Job, window: str = DEFAULT_WINDOW, now: datetime | None = None)
         "outcome_chart": hbars([o for o in outcomes if o[1]], title="visit outcomes", total=visits or None)
         if any(n for _, n in outcomes)
         else None,
+        "errors": _int(c.get("errors")),
         "validator_misses": _int(c.get("validator_misses")),
         "validator_checks": _int(c.get("not_modified")) + _int(c.get("header_skipped")),
         "queues": {k: _int(queues.get(k)) for k in ("ready", "snoozed", "busy", "empty")},
