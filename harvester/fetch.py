@@ -804,6 +804,9 @@ class RawHTTPDownloadHandler:
             connecting = fetch.connecting
             if connecting is not None and not connecting.called:
                 connecting.cancel()
+            # The closure refers to the fetch: drop it, so the fetch, its request and its capture are freed by
+            # reference counting now rather than as a cycle by the collector (issue 14: ~27 objects a page).
+            fetch.reconnect = None
             self.slots.give_back(thread)
 
     def _connect(self, key: tuple[str, str, int], fetch: _Fetch, timeout: float, reactor: Any) -> None:
