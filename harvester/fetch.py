@@ -662,9 +662,7 @@ class _Fetch:
     def _complete(self, truncated: str | None = None) -> None:
         self._finish_capture(truncated)
         cap = self.capture
-        headers = Headers()
-        for name, value in cap.headers:
-            headers.appendlist(name, value)
+        headers = Headers(cap.headers)  # repeated fields kept in order, as appendlist would, in one pass
         body = bytes(self.decoded)
         self.decoded = bytearray()
         respcls = responsetypes.from_args(headers=headers, url=self.request.url, body=body)
