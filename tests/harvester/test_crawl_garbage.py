@@ -17,7 +17,7 @@ from pathlib import Path
 from crawlhelp import REPO, crawl_log, write_spec
 
 sys.path.insert(0, str(REPO / "benchmarks"))
-import bench_harvest  # noqa: E402
+import bench_harvest
 
 PAGES = 60
 VALENCE = 2
