@@ -81,10 +81,6 @@ def event_loop() -> str | None:
     readiness); uvloop runs them in C. The bytes on the wire and in the WARC do not depend on the
     loop. Optional, so a harvester without the wheel still crawls (docs/BENCHMARKS.md, issue 14).
     """
-    import os  # TEMP A/B
-
-    if os.environ.get("HS_NO_UVLOOP"):
-        return None
     return "uvloop.Loop" if importlib.util.find_spec("uvloop") is not None else None
 
 
