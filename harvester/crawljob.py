@@ -49,7 +49,7 @@ from harvester.frontier import Entry, Frontier, Politeness
 from harvester.hosts import host_key, registrable_domain
 from harvester.patterns import PatternError
 from harvester.politeness import retry_after_seconds
-from harvester.retries import RETRY_STATUSES, load_exceptions
+from harvester.retries import RETRY_STATUSES, RetryExceptions
 from harvester.revisit import hides_links
 from harvester.robots import RobotsCache, robots_url
 from harvester.scope import (
@@ -115,7 +115,7 @@ class CrawlJob:
         self.failed = 0
         self.spider: Any = None
         self.archive: Any = None
-        self._retry_exceptions: tuple[type, ...] = ()
+        self._retry_exceptions = RetryExceptions(())
         self._started_at = time.time()
         self._prior_crawl_s = 0.0
         self._rate_mark = (time.time(), 0, 0)
@@ -206,7 +206,7 @@ class CrawlJob:
             dedup.journal_get = lambda digest: self.frontier.journal_get("digest", digest)
         crawler.signals.connect(self.on_reports_due, signal=reports_due)
         self.dns_ttl_s = float(nh_setting(crawler.settings, "NH_DNS_TTL_S"))
-        self._retry_exceptions = load_exceptions(crawler.settings.getlist("RETRY_EXCEPTIONS"))
+        self._retry_exceptions = RetryExceptions(crawler.settings.getlist("RETRY_EXCEPTIONS"))
 
     def reject(self, url: str, nh: UriMeta, status: int, annotation: str = "") -> None:
         """Tell the archive side to log a URI let go without a fetch."""
@@ -470,7 +470,7 @@ class CrawlJob:
             self.frontier.skip(entry, now)
             return
         self.frontier.note_error(entry)
-        if isinstance(exc, self._retry_exceptions) and entry.retries < self.max_retries:
+        if self._retry_exceptions.matches(exc) and entry.retries < self.max_retries:
             entry.retries += 1
             self.frontier.schedule(entry, now + self.retry_delay_s)
             return

@@ -25,6 +25,7 @@ capture is archived, its links are not extracted) past ``DOWNLOAD_MAXSIZE``, whi
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 from typing import Any
 
@@ -71,6 +72,16 @@ INERT_DOWNLOADER_MIDDLEWARES = (
     "scrapy.downloadermiddlewares.stats.DownloaderStats",
     "scrapy.downloadermiddlewares.httpauth.HttpAuthMiddleware",
 )
+
+
+def event_loop() -> str | None:
+    """uvloop's event loop under Twisted's asyncio reactor when it is installed, else asyncio's own.
+
+    Why: the loop turns about a dozen callbacks per page (Deferreds resumed as tasks, socket
+    readiness); uvloop runs them in C. The bytes on the wire and in the WARC do not depend on the
+    loop. Optional, so a harvester without the wheel still crawls (docs/BENCHMARKS.md, issue 14).
+    """
+    return "uvloop.Loop" if importlib.util.find_spec("uvloop") is not None else None
 
 
 def build_settings(
@@ -142,6 +153,9 @@ def build_settings(
         "TWISTED_REACTOR": "twisted.internet.asyncioreactor.AsyncioSelectorReactor",
         "DOWNLOAD_HANDLERS": {"dns": DNS_HANDLER},
     }
+    loop = event_loop()
+    if loop is not None:
+        settings["ASYNCIO_EVENT_LOOP"] = loop
     if archive:
         settings["DOWNLOAD_HANDLERS"] = {"http": RAW_HANDLER, "https": RAW_HANDLER, "dns": DNS_HANDLER}
         settings["DOWNLOADER_MIDDLEWARES"][ARCHIVE_MIDDLEWARE] = ARCHIVE_MIDDLEWARE_ORDER

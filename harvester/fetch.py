@@ -662,9 +662,7 @@ class _Fetch:
     def _complete(self, truncated: str | None = None) -> None:
         self._finish_capture(truncated)
         cap = self.capture
-        headers = Headers()
-        for name, value in cap.headers:
-            headers.appendlist(name, value)
+        headers = Headers(cap.headers)  # repeated fields kept in order, as appendlist would, in one pass
         body = bytes(self.decoded)
         self.decoded = bytearray()
         respcls = responsetypes.from_args(headers=headers, url=self.request.url, body=body)
@@ -804,6 +802,9 @@ class RawHTTPDownloadHandler:
             connecting = fetch.connecting
             if connecting is not None and not connecting.called:
                 connecting.cancel()
+            # The closure refers to the fetch: drop it, so the fetch, its request and its capture are freed by
+            # reference counting now rather than as a cycle by the collector (issue 14: ~27 objects a page).
+            fetch.reconnect = None
             self.slots.give_back(thread)
 
     def _connect(self, key: tuple[str, str, int], fetch: _Fetch, timeout: float, reactor: Any) -> None:
