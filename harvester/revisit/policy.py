@@ -366,6 +366,11 @@ class UriState:
     history: list[float] = field(default_factory=list)  # recent observations: [start, end, changed, ...]
     periodic: list[Any] | None = None  # [period s, phase bitmask int] of a page recognised as periodic
     validator_misses: int = 0
+    # adaptive policy, Last-Modified as change times (estimate.observe_dates): decayed changes with a known
+    # time, decayed time observed without a change after them, the Last-Modified of the last visit (Unix s)
+    lm_x: float = 0.0
+    lm_t: float = 0.0
+    lm_at: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out = {f.name: getattr(self, f.name) for f in fields(self)}
