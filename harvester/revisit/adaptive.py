@@ -126,13 +126,16 @@ class AdaptiveStrategy(_Strategy):
         return next_rate(state, prior, s.prior_changes)
 
     def dates_trusted(self, host: str) -> bool:
-        """A host's Last-Modified dates are used as change times once ``trust_after`` changes came with
-        a consistent date and none with an inconsistent one (a liar keeping the date across a change, a
-        server stamping every response with the time of the request, a clock far off)."""
-        state = self.hosts.get(host)
-        if state is None or state.get("dates_bad"):
+        """A host's Last-Modified dates are used as change times once ``date_trust_after`` changes came
+        with a consistent date, until one comes with an inconsistent date (a liar keeping the date across
+        a change, a server stamping every response with the time of the request, a date in the future);
+        then never again. The default 0 trusts dates from the first visit: a lying host is caught at its
+        first lie, and waiting for three verified changes per host cost the benchmark 0.01-0.03 of
+        captured / AR (the first round of visits alone takes 1.7 days at the starved budget)."""
+        state = self.hosts.get(host) or {}
+        if state.get("dates_bad"):
             return False
-        return state.get("dates_ok", 0) >= self.settings.trust_after
+        return state.get("dates_ok", 0) >= self.settings.date_trust_after
 
     def class_priors(self) -> dict[str, float]:
         """The prior rate of each content class, learned from the crawl itself (empirical Bayes): all

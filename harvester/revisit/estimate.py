@@ -115,7 +115,8 @@ def observe_dates(
         return None
     consistent: bool | None = None
     if state.lm_at is None or state.last_visit_at is None:
-        if last_modified <= now + DATE_SKEW_S:
+        consistent = False if last_modified > now + DATE_SKEW_S else None  # a date in the future
+        if consistent is None:
             _add_dated(state, 1.0, max(0.0, now - last_modified), half_life_visits)
     elif changed:
         consistent = (
