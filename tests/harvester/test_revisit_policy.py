@@ -577,3 +577,25 @@ def test_dated_changes_give_a_periodic_page_its_phase_without_probes():
     state = policy.state_of(URI)
     assert state["periodic"] is not None and state["periodic"][0] == period
     assert (nxt - T0 - phase) % period < 0.1 * period
+
+
+def test_changes_within_one_cycle_do_not_make_a_page_periodic():
+    """Dated changes of a fast page watched for a day all fall in one cycle of a weekly period: they
+    are consistent with it, but they are not evidence for it (the fit needs changes in distinct cycles)."""
+    from harvester.revisit.periodic import periodic_fit
+
+    history: list[float] = []
+    t = T0
+    for k in range(8):  # a change every ~3 h, each dated, a visit an hour after it
+        change = T0 + k * 3 * H + (k * 617) % 1800
+        history.extend((change - 1, change, 1.0, change, change + H, 0.0))
+        t = change + H
+    assert t - T0 < D
+    assert periodic_fit(history, 4, H) is None
+    # the same number of changes a week apart, at the same time of the week, is a weekly page
+    weekly: list[float] = []
+    for k in range(5):
+        change = T0 + k * 7 * D
+        weekly.extend((change - 1, change, 1.0, change, change + 6 * D, 0.0))
+    fit = periodic_fit(weekly, 4, H)
+    assert fit is not None and fit[0] == 7 * D
