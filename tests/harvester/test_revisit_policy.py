@@ -586,10 +586,10 @@ def test_changes_within_one_cycle_do_not_make_a_page_periodic():
 
     history: list[float] = []
     t = T0
-    for k in range(8):  # a change every ~3 h, each dated, a visit an hour after it
-        change = T0 + k * 3 * H + (k * 617) % 1800
-        history.extend((change - 1, change, 1.0, change, change + H, 0.0))
-        t = change + H
+    for k in range(5):  # a change every ~70 minutes, each dated, a visit ten minutes after it
+        change = T0 + k * 4200 + (k * 617) % 300
+        history.extend((change - 1, change, 1.0, change, change + 600, 0.0))
+        t = change + 600
     assert t - T0 < D
     assert periodic_fit(history, 4, H) is None
     # the same number of changes a week apart, at the same time of the week, is a weekly page
