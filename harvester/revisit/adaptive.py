@@ -46,6 +46,14 @@ and the 'trust level' for HTTP headers it considered and left out. This module d
    ``verify_every`` is still checked; a single wrong one (the validators stayed while the content
    changed) and the host's validators are never trusted again: full downloads only.
 
+5. **Last-Modified dates as change times** (:func:`harvester.revisit.estimate.observe_dates`): on a
+   host whose dates never contradicted its digests (:meth:`AdaptiveStrategy.dates_trusted`), a changed
+   visit's date is the time of the page's last change: the rate is estimated from change times
+   (Cho & Garcia-Molina's estimator for a known last-modified date), the first visit already knows the
+   page's age, and a periodic page's phase comes from its dated changes (:meth:`_observations`).
+   One inconsistent date (a liar, a server stamping the request time, a date in the future) and the
+   host's pages go back to the digest-only estimates for good.
+
 Replanning (``replan_interval_s``) re-solves for μ as the estimates move; between replans each visited
 URI gets its next time from the current μ and its new estimate, so the plan follows every visit.
 """
