@@ -17,7 +17,10 @@ operator's strip regex removes before hashing (000 §2, 002 §5.1). Servers send
 ``good`` ones change ETag and Last-Modified with every change, ``lastmod`` only Last-Modified,
 ``none`` nothing (dynamic pages), ``liar`` ones keep both across a real change with probability 0.3
 (Clausen's figures in 002 §5.1: reliability 99.66-99.91 %, so a liar is rare but real). Some pages
-appear during the run (new articles): they exist from their birth.
+appear during the run (new articles): they exist from their birth. Last-Modified is an HTTP date as real servers send it
+(``Sun, 06 Nov 1994 08:49:37 GMT``, whole seconds; the simulated clock is Unix time from 0): the time
+the version was made, and for a page that exists when the run starts the time of its last change
+before it, drawn from its own process (its age is what a crawler sees on a first visit).
 
 **The frontier** (:class:`Simulation`): per-host queues ordered by time of next processing, a host
 issues one URI at a time (valence 1) and then waits ``last fetch duration × delay factor`` clamped to
@@ -53,6 +56,7 @@ import random
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from email.utils import formatdate
 
 from harvester.revisit.change import stripped_digest
 from harvester.revisit.policy import RevisitPolicy, RevisitSettings, Visit
@@ -98,6 +102,9 @@ class Page:
     changes: list[float]  # times of real changes (versions start at born and at each change)
     noise: bool
     etag_epoch: list[int] = field(default_factory=list)  # validator epoch of each version
+    #: the modification time of each validator epoch (Last-Modified): the page's last change before the
+    #: run for epoch 0 of a page that exists at the start, its birth for one born during the run
+    epoch_times: list[float] = field(default_factory=list)
     kind: str = ""  # the change process (static, poisson, periodic, bursty), for per-kind reports
 
     def version_at(self, t: float) -> int:
@@ -112,16 +119,20 @@ class Page:
         if kind == "none":
             return None, None
         epoch = self.etag_epoch[version]
-        lastmod = f"lm-{epoch}"
+        lastmod = formatdate(math.floor(self.epoch_times[epoch]), usegmt=True)
         if kind == "lastmod":
             return None, lastmod
         return f'"{zlib.crc32(self.uri.encode()):08x}-{epoch}"', lastmod
 
 
-def _process(kind: str, rng: random.Random, start: float, end: float, content_type: str) -> list[float]:
+def _process(
+    kind: str, rng: random.Random, start: float, end: float, content_type: str, params: dict | None = None
+) -> list[float]:
+    """The change times of one page in (start, end); ``params`` receives the process's rate or period."""
     times: list[float] = []
+    params = {} if params is None else params
     if kind == "static":
-        rate = 1 / (120 * DAY)
+        rate = params["rate"] = 1 / (120 * DAY)
         t = start + rng.expovariate(rate)
         while t < end:
             times.append(t)
@@ -130,12 +141,13 @@ def _process(kind: str, rng: random.Random, start: float, end: float, content_ty
         rate = 1 / math.exp(rng.uniform(math.log(2 * HOUR), math.log(20 * DAY)))
         if content_type != "text":
             rate /= 10
+        params["rate"] = rate
         t = start + rng.expovariate(rate)
         while t < end:
             times.append(t)
             t += rng.expovariate(rate)
     elif kind == "periodic":
-        period = rng.choice([3 * HOUR, 6 * HOUR, 12 * HOUR, DAY, DAY, 2 * DAY, 7 * DAY])
+        period = params["period"] = rng.choice([3 * HOUR, 6 * HOUR, 12 * HOUR, DAY, DAY, 2 * DAY, 7 * DAY])
         t = start + rng.uniform(0, period)
         while t < end:
             times.append(t + rng.gauss(0, 0.01 * period))
@@ -143,6 +155,7 @@ def _process(kind: str, rng: random.Random, start: float, end: float, content_ty
         times.sort()
     elif kind == "bursty":
         quiet, active = 1 / (15 * DAY), 1 / (1.5 * HOUR)
+        params["rate"] = quiet
         t, state = start, rng.random() < 0.15
         switch = t + rng.expovariate(1 / (DAY if state else 6 * DAY))
         while t < end:
@@ -170,6 +183,7 @@ def _pick(rng: random.Random, shares: dict[str, float]) -> str:
 def make_web(urls: int, days: float, seed: int, mix: str = "mixed", per_host: int = 50) -> list[Page]:
     """A seeded web of ``urls`` pages on ``urls / per_host`` hosts over ``days`` days."""
     rng = random.Random(seed)
+    history_rng = random.Random(f"last-modified {seed}")  # its own stream: the webs stay those of earlier runs
     end = days * DAY
     hosts = []
     for h in range(max(1, urls // per_host)):
@@ -195,7 +209,8 @@ def make_web(urls: int, days: float, seed: int, mix: str = "mixed", per_host: in
             ctype, size = "application/pdf", int(rng.lognormvariate(math.log(800_000), 1.0))
             kind = "static" if rng.random() < 0.85 else "poisson"
         born = 0.0 if rng.random() < 0.9 else rng.uniform(0, end * 0.8)
-        changes = _process(kind, rng, born, end, "text" if ctype.startswith("text/") else "other")
+        params: dict = {}
+        changes = _process(kind, rng, born, end, "text" if ctype.startswith("text/") else "other", params)
         page = Page(
             f"http://{host.name}/p{i}.html",
             host,
@@ -211,8 +226,29 @@ def make_web(urls: int, days: float, seed: int, mix: str = "mixed", per_host: in
             keep = host.validators == "liar" and rng.random() < LIE_PROBABILITY
             epoch.append(epoch[-1] if keep else epoch[-1] + 1)
         page.etag_epoch = epoch
+        page.epoch_times = _epoch_times(page, params, history_rng)
         pages.append(page)
     return pages
+
+
+def _epoch_times(page: Page, params: dict, rng: random.Random) -> list[float]:
+    """When each validator epoch began, for Last-Modified: epoch 0 of a page that exists when the run
+    starts was last changed before it (by its own process: an exponential age at its rate, for a
+    periodic page one period before its first change in the run), a page born during the run was
+    created then; every later epoch began at the change that started it (a liar's kept epoch keeps its
+    old date, as a server that does not touch the file's mtime does)."""
+    if page.born > 0:
+        first = page.born
+    elif "period" in params:
+        first = (page.changes[0] if page.changes else rng.uniform(0, params["period"])) - params["period"]
+    else:
+        first = -rng.expovariate(params["rate"])
+    times = [first]
+    epochs = page.etag_epoch
+    for k, change in enumerate(page.changes):
+        if epochs[k + 1] != epochs[k]:
+            times.append(change)
+    return times
 
 
 @dataclass
@@ -494,11 +530,11 @@ def oracle_policy(
     }
 
     class Oracle(AdaptiveStrategy):
-        def rate(self, state: object) -> float:
+        def rate(self, state: object, uri: str | None = None) -> float:
             if id(state) not in self.uri_of:
                 self.uri_of = {id(s): u for u, s in self.policy.uris.items()}
             uri = self.uri_of[id(state)]
-            return true[uri] if uri in true else super().rate(state)  # type: ignore[arg-type]
+            return true[uri] if uri in true else super().rate(state, uri)  # type: ignore[arg-type]
 
     def make(settings: RevisitSettings, budget_per_s: float) -> RevisitPolicy:
         policy = RevisitPolicy(settings, budget_per_s)

@@ -80,17 +80,20 @@ def constrain(allowed: int, start: float, end: float, changed: bool, period: flo
 
 
 def _phases(history: list[float], period: float) -> tuple[int, int] | None:
-    """(bitmask of possible phases, informative changes), or None when the period is refuted."""
-    allowed, informative = FULL, 0
+    """(bitmask of possible phases, informative changes), or None when the period is refuted. A change
+    is informative when its observation is shorter than the period and it falls in a cycle of the period
+    no earlier informative change fell in: changes that all fall within one cycle (a fast page watched
+    for a day, tested against a weekly period) say nothing of a period."""
+    allowed, cycles = FULL, set()
     for i in range(0, len(history) - 2, 3):
         start, end, changed = history[i], history[i + 1], history[i + 2]
         narrowed = constrain(allowed, start, end, bool(changed), period)
         if not narrowed:
             return None
         if changed and end - start < period:
-            informative += 1
+            cycles.add(math.floor(end / period))
         allowed = narrowed
-    return allowed, informative
+    return allowed, len(cycles)
 
 
 def periodic_fit(history: list[float], min_changes: int, min_period: float) -> tuple[float, int] | None:

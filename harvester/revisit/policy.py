@@ -127,6 +127,7 @@ class RevisitSettings:
     trust_after: int = 3  # verified header predictions before a host's validators are trusted
     verify_every: int = 8  # on a trusted host, one header prediction in N is still checked by download
     periodic_min_changes: int = 4  # observed changes before a page can be recognised as periodic
+    date_trust_after: int = 0  # consistent Last-Modified dates on a host before its dates are used (0: at once)
 
     # ------------------------------------------------------------------ constructors
     @classmethod
@@ -215,6 +216,7 @@ _POSITIVE_INTS = {
     "periodic_min_changes",
 }
 _FACTORS = {"unchanged_factor", "changed_factor"}
+_COUNTS = {"date_trust_after"}  # whole numbers >= 0
 
 
 def _parse(name: str, value: Any, default: Any, path: str) -> Any:
@@ -232,6 +234,10 @@ def _parse(name: str, value: Any, default: Any, path: str) -> Any:
     if name in _POSITIVE_INTS:
         if not isinstance(value, int | float) or value != int(value) or value < 1:
             raise ContractError(f"{path}: expected a whole number >= 1, got {value!r}")
+        return int(value)
+    if name in _COUNTS:
+        if not isinstance(value, int | float) or value != int(value) or value < 0:
+            raise ContractError(f"{path}: expected a whole number >= 0, got {value!r}")
         return int(value)
     if name in _FACTORS or name in ("freshness_weight", "prior_changes"):
         if not isinstance(value, int | float) or not math.isfinite(value):
@@ -366,6 +372,11 @@ class UriState:
     history: list[float] = field(default_factory=list)  # recent observations: [start, end, changed, ...]
     periodic: list[Any] | None = None  # [period s, phase bitmask int] of a page recognised as periodic
     validator_misses: int = 0
+    # adaptive policy, Last-Modified as change times (estimate.observe_dates): decayed changes with a known
+    # time, decayed time observed without a change after them, the Last-Modified of the last visit (Unix s)
+    lm_x: float = 0.0
+    lm_t: float = 0.0
+    lm_at: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out = {f.name: getattr(self, f.name) for f in fields(self)}

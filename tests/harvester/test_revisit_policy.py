@@ -251,7 +251,8 @@ def test_lying_host_stops_being_trusted():
         t += H
         assert not policy.unchanged_by_headers(uri, headers["etag"], headers["last_modified"], t)
         policy.visited(uri, page("sha1:1", **headers), t)
-    assert policy.host_state_of("liar.example") == {"verified": 3, "lies": 0}
+    host = policy.host_state_of("liar.example")
+    assert (host["verified"], host["lies"]) == (3, 0)
     skipped = checked = 0
     for _ in range(8):  # trusted: most checks stop after the headers, one in verify_every is verified
         t += H
@@ -476,3 +477,125 @@ def test_validator_misses_are_counted_by_every_policy(policy_name: str) -> None:
     policy.visited(uri, page("sha1:2", **same), 3.0)  # changed, same validators: a miss
     policy.visited(uri, page("sha1:3", etag='"v3"'), 4.0)  # changed, new validators: honest
     assert policy.counters["validator_misses"] == 1 and policy.uris[uri].validator_misses == 1
+
+
+def _http_date(t: float) -> str:
+    from email.utils import formatdate
+
+    return formatdate(t, usegmt=True)
+
+
+T0 = 1_790_000_000.0  # a real Unix time: HTTP dates are compared with the crawler's clock
+
+
+def _first_round(policy: RevisitPolicy, ages_s: dict[str, float], now: float) -> dict[str, float]:
+    """Visit each URI once, with a Last-Modified ``age`` seconds before ``now``; the next times."""
+    out = {}
+    for uri, age in ages_s.items():
+        policy.add(uri, now)
+        if policy.next_replan_at <= now:
+            policy.replan(now)
+        out[uri] = policy.visited(uri, page(f"sha1:{uri}", last_modified=_http_date(now - age)), now)
+    return out
+
+
+def test_last_modified_dates_tell_a_page_age_on_the_first_visit():
+    """A page last modified 200 days ago is planned far later than one modified an hour ago: the date
+    is a Poisson observation ("no change for 200 days") the first visit already makes."""
+    policy = RevisitPolicy(RevisitSettings(), 20 / D)
+    old, fresh = "http://dated.example/old", "http://dated.example/fresh"
+    nxt = _first_round(policy, {old: 200 * D, fresh: H}, T0)
+    assert nxt[old] - T0 > 5 * (nxt[fresh] - T0)
+    state = policy.state_of(old)
+    assert state["lm_x"] == 1.0 and state["lm_t"] == pytest.approx(200 * D, rel=1e-6)
+    # without dates both pages are alike
+    blind = RevisitPolicy(RevisitSettings(), 20 / D)
+    for uri in (old, fresh):
+        blind.add(uri, T0)
+        if blind.next_replan_at <= T0:
+            blind.replan(T0)
+    waits = [blind.visited(uri, page("sha1:x"), T0) for uri in (old, fresh)]
+    assert waits[0] == waits[1]
+
+
+def test_a_host_whose_dates_lie_is_not_trusted_again():
+    """A change that keeps its Last-Modified (the liar of seed 002 §5.1) revokes the host's date trust:
+    from then on its pages are planned from digests alone, and so are the host's other pages."""
+    policy = RevisitPolicy(RevisitSettings(), 20 / D)
+    uri, other = "http://liar.example/a", "http://liar.example/b"
+    _first_round(policy, {uri: 3 * D, other: 100 * D}, T0)
+    assert policy._strategy.dates_trusted("liar.example")
+    policy.visited(uri, page("sha1:changed", last_modified=_http_date(T0 - 3 * D)), T0 + D)
+    assert not policy._strategy.dates_trusted("liar.example")
+    assert policy.host_state_of("liar.example")["dates_bad"] == 1
+    # a host stamping every response with the time of the request: same content, a new date
+    _first_round(policy, {"http://stamp.example/a": 0.0}, T0)
+    policy.visited(
+        "http://stamp.example/a", page("sha1:http://stamp.example/a", last_modified=_http_date(T0 + H)), T0 + H
+    )
+    assert not policy._strategy.dates_trusted("stamp.example")
+    # a date in the future (a clock far off) on the first visit
+    _first_round(policy, {"http://future.example/a": -30 * D}, T0)
+    assert not policy._strategy.dates_trusted("future.example")
+    # opaque tokens are not dates: no dated evidence, no verdict on the host
+    policy.add("http://token.example/a", T0)
+    policy.visited("http://token.example/a", page("sha1:t", last_modified="lm-3"), T0)
+    assert policy.state_of("http://token.example/a")["lm_t"] == 0.0
+    assert policy.host_state_of("token.example") is None
+
+
+def test_date_trust_after_waits_for_verified_changes():
+    settings = RevisitSettings(date_trust_after=2)
+    policy = RevisitPolicy(settings, 20 / D)
+    uri = "http://slow.example/a"
+    _first_round(policy, {uri: 10 * D}, T0)
+    assert not policy._strategy.dates_trusted("slow.example")
+    for k in (1, 2):
+        t = T0 + k * D
+        policy.visited(uri, page(f"sha1:v{k}", last_modified=_http_date(t - H)), t)
+    assert policy._strategy.dates_trusted("slow.example")
+    assert RevisitSettings.from_dict({"date_trust_after": 0}).date_trust_after == 0
+    with pytest.raises(ContractError, match="revisit.date_trust_after"):
+        RevisitSettings.from_dict({"date_trust_after": -1})
+
+
+def test_dated_changes_give_a_periodic_page_its_phase_without_probes():
+    """On a host with trusted dates each change is known to the second: a page published every 6 hours
+    is recognised from its first changes, even when every visit finds a change (a slow visitor), and is
+    then visited just after its changes."""
+    policy = RevisitPolicy(RevisitSettings(), 50 / D)
+    period, phase = 6 * H, 1000.0
+
+    def last_change(t: float) -> float:
+        return T0 + phase + ((t - T0 - phase) // period) * period
+
+    t = policy.add(URI, T0)
+    for _ in range(5):  # every 7 h: every visit sees a change, none says when without the dates
+        policy.visited(URI, page(f"sha1:{last_change(t)}", last_modified=_http_date(last_change(t))), t)
+        t += 7 * H
+    nxt = policy.visited(URI, page(f"sha1:{last_change(t)}", last_modified=_http_date(last_change(t))), t)
+    state = policy.state_of(URI)
+    assert state["periodic"] is not None and state["periodic"][0] == period
+    assert (nxt - T0 - phase) % period < 0.1 * period
+
+
+def test_changes_within_one_cycle_do_not_make_a_page_periodic():
+    """Dated changes of a fast page watched for a day all fall in one cycle of a weekly period: they
+    are consistent with it, but they are not evidence for it (the fit needs changes in distinct cycles)."""
+    from harvester.revisit.periodic import periodic_fit
+
+    history: list[float] = []
+    t = T0
+    for k in range(5):  # a change every ~70 minutes, each dated, a visit ten minutes after it
+        change = T0 + k * 4200 + (k * 617) % 300
+        history.extend((change - 1, change, 1.0, change, change + 600, 0.0))
+        t = change + 600
+    assert t - T0 < D
+    assert periodic_fit(history, 4, H) is None
+    # the same number of changes a week apart, at the same time of the week, is a weekly page
+    weekly: list[float] = []
+    for k in range(5):
+        change = T0 + k * 7 * D
+        weekly.extend((change - 1, change, 1.0, change, change + 6 * D, 0.0))
+    fit = periodic_fit(weekly, 4, H)
+    assert fit is not None and fit[0] == 7 * D
