@@ -186,11 +186,11 @@ def phase() -> None:
                 "jobs": len(ids),
                 "submitted": submitted,
                 "domains": sum(j.domain_count for j in jobs.only("domain_count")),
-                "generate_s": round(generated, 1),
-                "dispatch_s": round(total - generated, 1),
-                "total_s": round(total, 1),
-                "generate_cpu_s": {"python": round(cpu1 - cpu0, 1), "postgres": round(db1 - db0, 1)},
-                "dispatch_cpu_s": {"python": round(cpu2 - cpu1, 1), "postgres": round(db2 - db1, 1)},
+                "generate_s": round(generated, 3),
+                "dispatch_s": round(total - generated, 3),
+                "total_s": round(total, 3),
+                "generate_cpu_s": {"python": round(cpu1 - cpu0, 3), "postgres": round(db1 - db0, 3)},
+                "dispatch_cpu_s": {"python": round(cpu2 - cpu1, 3), "postgres": round(db2 - db1, 3)},
                 "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
                 "load_average": [round(load, 1), round(os.getloadavg()[0], 1)],
             }
@@ -214,7 +214,7 @@ def summary(what: str, figures: dict[str, Any]) -> str:
     cpu = sum(figures["generate_cpu_s"].values()) + sum(figures["dispatch_cpu_s"].values())
     return (
         f"{what}: END TO END {figures['total_s']} s wall (generation {figures['generate_s']} s + dispatch "
-        f"{figures['dispatch_s']} s), {cpu:.1f} s CPU (Python + PostgreSQL backend), peak RSS "
+        f"{figures['dispatch_s']} s), {cpu:.3f} s CPU (Python + PostgreSQL backend), peak RSS "
         f"{figures['peak_rss_mb']} MB, load average {figures['load_average'][0]}–{figures['load_average'][1]}"
     )
 

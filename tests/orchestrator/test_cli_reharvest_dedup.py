@@ -25,6 +25,7 @@ import pytest
 from warcio.archiveiterator import ArchiveIterator
 
 from orchestrator import services
+from orchestrator.harvest.models.fields import spec_json
 from tests.conftest import free_port
 from tests.staticsite import StaticServer, write_site
 
@@ -136,5 +137,5 @@ def test_run_now_from_another_shell_names_the_stacks_dedup_service(tmp_path: Pat
     assert _revisits(var, first) == {}
     db = var / "netharvest.sqlite3"
     for job in (first, second):
-        spec = json.loads(_query(db, "SELECT spec FROM harvest_job WHERE id=?", job)[0][0])
+        spec = json.loads(spec_json(_query(db, "SELECT spec FROM harvest_job WHERE id=?", job)[0][0]))
         assert spec["dedup_index"] == f"http://{dedup_bind}"  # not var/index/dedup.sqlite3, which nothing feeds
