@@ -3,8 +3,11 @@
 
 from __future__ import annotations
 
+import json
+
 from django.contrib import admin
 from django.http import HttpRequest
+from django.utils.html import format_html
 
 from orchestrator.harvest.curation import domains as domain_service
 from orchestrator.harvest.models import (
@@ -178,6 +181,13 @@ class JobAdmin(ReadOnlyAdmin):
     list_select_related = ("harvest", "channel")
     search_fields = ("harvest__name",)
     show_full_result_count = False
+    exclude = ("spec",)
+    readonly_fields = ("spec_document",)
+
+    @admin.display(description="JobSpec")
+    def spec_document(self, job: Job) -> str:
+        """The frozen JobSpec as the harvester reads it (stored compressed: shown as indented JSON)."""
+        return format_html("<pre>{}</pre>", json.dumps(job.spec, indent=1, ensure_ascii=False))
 
 
 @admin.register(JobControl)

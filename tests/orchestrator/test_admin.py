@@ -70,3 +70,9 @@ def test_invalid_domain_in_admin_is_explained_and_not_saved(staff):
 def test_domains_have_no_delete_in_admin(staff):
     domain = factories.domain()
     assert staff.get(reverse("admin:harvest_domain_delete", args=[domain.pk])).status_code == 403
+
+
+def test_a_jobs_admin_page_shows_its_spec_as_json(staff):
+    job = factories.job(domains=["a.dk"])
+    page = staff.get(reverse("admin:harvest_job_change", args=[job.pk])).content.decode()
+    assert "JobSpec" in page and f"&quot;job_id&quot;: {job.pk}," in page and "&quot;a.dk&quot;" in page
