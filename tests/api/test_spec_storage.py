@@ -78,6 +78,8 @@ def test_a_configuration_used_by_a_job_cannot_be_deleted():
             if connection.vendor == "postgresql":
                 cur.execute("SET CONSTRAINTS ALL IMMEDIATE")  # Django's foreign keys are checked at commit
             cur.execute("DELETE FROM harvest_domainconfiguration WHERE id = %s", [config.pk])
+        if connection.vendor == "sqlite":  # SQLite checks deferred keys only at commit, or when asked
+            connection.check_constraints(table_names=["harvest_jobdomain"])
     assert DomainConfiguration.objects.filter(pk=config.pk).exists()
     with pytest.raises(IntegrityError), transaction.atomic():  # (job, configuration) is still unique
         JobDomain.objects.create(job=job, configuration=config, max_objects=-1, max_bytes=-1)
