@@ -105,10 +105,10 @@ def resubmit_lost(job_id: int) -> Job | None:
     Returns the new job, or None when it is left FAILED (its ``error_detail`` then says why). A concurrent
     operator's resubmit or reject wins cleanly: :func:`dispatch.resubmit` moves only a FAILED, unrejected job.
     """
-    from orchestrator.harvest.jobs.dispatch import DispatchError, resubmit
+    from orchestrator.harvest.jobs.dispatch import BrokerUnavailable, DispatchError, resubmit
 
     limit = settings.NETHARVEST_AUTO_RESUBMIT
-    job = Job.objects.filter(pk=job_id).first()
+    job = Job.objects.filter(pk=job_id).defer("spec").first()
     if limit <= 0 or job is None:
         return None
     if JobControl.objects.filter(job_id=job_id, action="stop").exists():
@@ -123,6 +123,8 @@ def resubmit_lost(job_id: int) -> Job | None:
         return None
     try:
         new = resubmit(job, requested_by="reaper")
+    except BrokerUnavailable:  # the new job is committed but unsent: submit_new_jobs sends it when the broker is back
+        new = Job.objects.filter(continues_id=job_id).only("pk").latest("pk")
     except DispatchError as exc:  # an operator resubmitted or rejected it meanwhile
         log.info("job %s: not resubmitted automatically: %s", job_id, exc)
         return None
@@ -139,8 +141,9 @@ def resubmit_lost(job_id: int) -> Job | None:
 def _lost_in_a_row(job: Job) -> int:
     """How many jobs of ``job``'s line (it and the jobs it continues) ended ``heartbeat-lost``, back to the first
     that ended otherwise."""
-    lost, current = 0, job
-    while current is not None and current.error_category == "heartbeat-lost":
+    lost, category, previous = 0, job.error_category, job.continues_id
+    while category == "heartbeat-lost":
         lost += 1
-        current = current.continues
+        row = Job.objects.filter(pk=previous).values_list("error_category", "continues_id").first()
+        category, previous = row or ("", None)
     return lost

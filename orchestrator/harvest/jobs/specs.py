@@ -18,7 +18,7 @@ from django.db import connection
 
 from harvester.contracts import DomainRows, JobSpec
 from orchestrator.harvest.models import Job
-from orchestrator.harvest.models.fields import spec_bytes, spec_json
+from orchestrator.harvest.models.fields import spec_json, spec_param
 
 
 def _rows(value: Any) -> Any:
@@ -48,7 +48,7 @@ def store(job_id: int, spec: JobSpec) -> None:
 def stored_form(document: bytes) -> Any:
     """A spec's JSON bytes as a statement's parameter for the ``spec`` column: compressed by Zstandard
     (:class:`~orchestrator.harvest.models.fields.SpecField`; the compressor releases the GIL)."""
-    return connection.Database.Binary(spec_bytes(document))
+    return spec_param(document, connection)
 
 
 def json_text(job_id: int) -> bytes | None:

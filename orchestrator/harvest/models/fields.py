@@ -56,6 +56,11 @@ def spec_json(stored: bytes | memoryview | str) -> bytes:
     return zstd.decompress(stored) if stored[:4] == ZSTD_MAGIC else stored
 
 
+def spec_param(document: Any, connection: Any) -> Any:
+    """A spec document (or its JSON bytes) as a statement's parameter for a ``spec`` column."""
+    return connection.Database.Binary(spec_bytes(document))
+
+
 class SpecField(models.Field):
     """A job's frozen JobSpec: a dict in Python, its JSON compressed by Zstandard in the database (``bytea``).
 
@@ -82,7 +87,7 @@ class SpecField(models.Field):
     def get_db_prep_value(self, value: Any, connection: Any, prepared: bool = False) -> Any:
         if value is None:
             return None
-        return connection.Database.Binary(spec_bytes(value))
+        return spec_param(value, connection)
 
     def value_to_string(self, obj: Any) -> str:
         return orjson.dumps(self.value_from_object(obj)).decode()
