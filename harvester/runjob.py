@@ -104,9 +104,10 @@ POLL_INTERVAL_S = 0.5
 CHILD_TERM_GRACE_S = 30
 #: A crawl child has at least this long to start (imports, opening its frontier) before StallWatch counts.
 CHILD_STARTUP_S = 120
-#: A stalled crawl child (StallWatch) is started again from its checkpoint this many times; the next stall
-#: fails the job (``crawl-process-stalled``): the URI it was stuck on would most likely stick it again.
-STALL_RESTARTS = 1
+#: A crawl child that stalled (StallWatch) or was killed by a signal nobody here sent (the kernel's OOM killer,
+#: an operator's kill -9) is started again from its checkpoint this many times in all; the next stall or kill
+#: fails the job (``crawl-process-stalled`` / ``crawl-process-died``): what ended it would most likely end it again.
+CHILD_RESTARTS = 1
 #: How long a resubmitted job waits for the job it continues to stop being crawled on this machine.
 TAKEOVER_WAIT_S = 300.0
 #: How long a harvester that cannot read job specs (token, API unreachable) waits before handing a job's message
@@ -516,6 +517,12 @@ class StallWatch:
         return quiet if quiet > (self.limit_s if started else max(self.limit_s, CHILD_STARTUP_S)) else None
 
 
+def _killed_by_a_signal(child: subprocess.Popen[bytes], job_dir: Path) -> bool:
+    """The child ended by a signal without a result (we send none but through :func:`_end_child`, whose callers
+    decide themselves): its checkpoint is whole (committed in one SQLite transaction), so it can go on."""
+    return child.returncode is not None and child.returncode < 0 and not (job_dir / RESULT_FILE).exists()
+
+
 def _end_child(child: subprocess.Popen[bytes], why: str) -> None:
     """SIGTERM (the child checkpoints and exits, resumable), SIGCONT in case it was stopped, SIGKILL after
     ``CHILD_TERM_GRACE_S`` if its reactor is too stuck to take the signal."""
@@ -552,11 +559,24 @@ def supervise(
     watch = StallWatch(job_dir, child_stall_s())
     started = now_iso()
     cancelled = False
-    stalls = 0
+    restarts = 0
     stalled: JobResult | None = None
     try:
         messages = list(waiting or ())
-        while child.poll() is None:
+        while child.poll() is None or (
+            not cancelled and restarts < CHILD_RESTARTS and _killed_by_a_signal(child, job_dir)
+        ):
+            if child.returncode is not None:
+                restarts += 1
+                logger.warning(
+                    "job %s: %s: starting it again from its checkpoint",
+                    spec.job_id,
+                    _how_it_ended(child.returncode),
+                )
+                child = start_child(job_dir)
+                watch.restart()
+                messages = []
+                continue
             for message in messages:
                 if child.poll() is None and not cancelled:
                     cancelled = _forward(message, child, spec.job_id, link)
@@ -566,12 +586,12 @@ def supervise(
             link.attempt(lambda: outbox.flush(publish))
             quiet = watch.quiet_for()
             if quiet is not None:
-                stalls += 1
+                restarts += 1
                 _end_child(child, why=f"no progress for {quiet:.0f} s")
                 _close_stdin(child)
                 if cancelled:  # the orchestrator has ended this job: never start it again
                     break
-                if stalls > STALL_RESTARTS:
+                if restarts > CHILD_RESTARTS:
                     stalled = failed_result(
                         spec.job_id,
                         "crawl-process-stalled",

@@ -32,8 +32,8 @@ def _children(job_dir: Path) -> set[int]:
     return found
 
 
-def _freeze(job_dir: Path, times: int, after_lines: int, frozen: list[int]) -> None:
-    """Stop (SIGSTOP) the first ``times`` crawl children on ``job_dir``, each once it has logged
+def _freeze(job_dir: Path, times: int, after_lines: int, frozen: list[int], how: int = signal.SIGSTOP) -> None:
+    """Stop (SIGSTOP, or send ``how``) the first ``times`` crawl children on ``job_dir``, each once it has logged
     ``after_lines`` more lines than its predecessor; PIDs go to ``frozen``."""
     deadline = time.monotonic() + 60
     while len(frozen) < times and time.monotonic() < deadline:
@@ -41,7 +41,7 @@ def _freeze(job_dir: Path, times: int, after_lines: int, frozen: list[int]) -> N
         lines = len(crawl_log(job_dir)) if log.exists() else 0
         for pid in _children(job_dir) - set(frozen):
             if lines >= after_lines * (len(frozen) + 1):
-                os.kill(pid, signal.SIGSTOP)
+                os.kill(pid, how)
                 frozen.append(pid)
         time.sleep(0.05)
 
@@ -60,7 +60,7 @@ def _cancel(job_id: int) -> None:
 
 
 def _run(
-    tmp_path: Path, monkeypatch: Any, sites: Any, job_id: int, freezes: int, then: Any = None
+    tmp_path: Path, monkeypatch: Any, sites: Any, job_id: int, freezes: int, then: Any = None, how: int = signal.SIGSTOP
 ) -> tuple[dict[str, Any], Path]:
     monkeypatch.setenv("NETHARVEST_SPOOL_DIR", str(tmp_path))
     monkeypatch.setenv("NETHARVEST_CHILD_STALL_S", "3")
@@ -69,7 +69,7 @@ def _run(
     frozen: list[int] = []
 
     def freeze_then() -> None:
-        _freeze(job_dir, freezes, 5, frozen)
+        _freeze(job_dir, freezes, 5, frozen, how)
         if then is not None:
             then()
 
@@ -116,3 +116,22 @@ def test_a_job_cancelled_while_its_crawl_process_is_stuck_is_not_started_again(t
     assert result == {"job_id": 613, "status": "CANCELLED"}
     log = (job_dir / "logs" / "harvester.log").read_text(errors="replace")
     assert "resumed job 613" not in log
+
+
+def test_a_crawl_process_killed_by_a_signal_is_restarted_from_its_checkpoint_and_the_job_completes(
+    tmp_path, monkeypatch, sites
+):
+    """The kernel's OOM killer or an operator's kill -9 ends the crawl process, not its worker: the worker starts
+    it again from its checkpoint (once, as after a stall) instead of failing the job."""
+    result, job_dir = _run(tmp_path, monkeypatch, sites, job_id=614, freezes=1, how=signal.SIGKILL)
+    assert result["status"] == "DONE", result.get("error_detail")
+    uris = [f[3] for f in crawl_log(job_dir)]
+    a, _ = sites
+    assert f"{a.url}news/article6.html" in uris and f"{a.url}orphan.html" in uris
+    assert "resumed job 614" in (job_dir / "logs" / "harvester.log").read_text(errors="replace")
+
+
+def test_a_crawl_process_killed_again_after_its_restart_fails_the_job_in_one_line(tmp_path, monkeypatch, sites):
+    result, _ = _run(tmp_path, monkeypatch, sites, job_id=615, freezes=2, how=signal.SIGKILL)
+    assert (result["status"], result["error_category"]) == ("FAILED", "crawl-process-died")
+    assert result["error_detail"].splitlines()[0] == "the crawl process was killed by SIGKILL"
