@@ -50,6 +50,15 @@ def test_result_is_recorded_with_history_and_files():
     assert f.spool_path == "/spool/1/x.warc.gz"
 
 
+def test_each_history_row_keeps_the_seeds_the_job_gave_its_configuration():
+    """The domain page's replay links read these, not a broad-crawl job's whole spec per run."""
+    job = factories.job(domains=["a.dk", "b.dk"], status=JobStatus.STARTED)
+    frozen = {d["name"]: d["seeds"] for d in job.spec["domains"]}
+    assert frozen["a.dk"] and frozen["a.dk"] != frozen["b.dk"]
+    intake.record_result(result(job, domains=[domain_result("a.dk"), domain_result("b.dk")]))
+    assert dict(HarvestInfo.objects.values_list("domain__name", "seeds")) == frozen
+
+
 def test_result_may_overtake_the_started_message():
     job = factories.job(domains=["a.dk"], status=JobStatus.SUBMITTED)
     intake.record_result(result(job, domains=[domain_result("a.dk")], harvester="high@crawler1"))

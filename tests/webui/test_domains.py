@@ -8,7 +8,7 @@ import pytest
 from django.urls import reverse
 
 from orchestrator.harvest.archive import replay
-from orchestrator.harvest.models import Domain, DomainConfiguration, ExtendedField, HarvestInfo, SeedList
+from orchestrator.harvest.models import Domain, DomainConfiguration, ExtendedField, HarvestInfo, Job, SeedList
 from tests.orchestrator import factories
 
 pytestmark = pytest.mark.django_db
@@ -82,6 +82,44 @@ def test_domain_page_shows_configurations_aliases_traps_extended_and_history(vie
     assert re.findall(r'<a href="([^"]+)" class="replay-link">', history) == [replay.replay_url(s, when) for s in seeds]
     assert "Edit domain" not in page  # a viewer sees no edit links
     assert viewer.get(reverse("webui:domain", args=["missing.fr"])).status_code == 404
+
+
+def test_history_replays_the_seeds_kept_with_each_run_without_reading_specs():
+    """A run recorded with its seeds (intake keeps them) links to those; a run recorded before they were kept
+    reads its job's spec. Only the older run's spec is read: a broad-crawl job's is megabytes."""
+    from orchestrator.harvest.jobs import intake
+
+    domain = factories.domain("example.fr")
+    older = factories.job(domains=["example.fr"], status="DONE")
+    HarvestInfo.objects.create(
+        job=older,
+        harvest=older.harvest,
+        domain=domain,
+        configuration=domain.default_configuration,
+        objects_count=1,
+        bytes_count=1,
+        stop_reason="DOWNLOAD_COMPLETE",
+    )
+    kept = factories.job(factories.selective_definition("kept"), domains=["example.fr"], status="STARTED")
+    domain_result = {"name": "example.fr", "configuration": "defaultconfig", "objects": 2, "bytes": 2}
+    intake.record_result(
+        {
+            "version": 1,
+            "job_id": kept.pk,
+            "status": "DONE",
+            "started": "2026-11-22T10:00:00Z",
+            "ended": "2026-11-22T11:00:00Z",
+            "domains": [domain_result | {"stop_reason": "DOWNLOAD_COMPLETE"}],
+            "files": [],
+        }
+    )
+    seeds = kept.spec["domains"][0]["seeds"]
+    Job.objects.filter(pk=kept.pk).update(spec={"domains": [{"name": "example.fr", "seeds": ["http://not.read/"]}]})
+    Job.objects.filter(pk=older.pk).update(spec={"domains": [{"name": "example.fr", "seeds": ["http://older.fr/"]}]})
+    from webui.views.domains import history
+
+    runs = {run.job_id: run.run_seeds for run in history(domain)}
+    assert runs == {kept.pk: seeds, older.pk: ["http://older.fr/"]}
 
 
 def test_create_domains_by_lines_reports_each_bad_line(curator):

@@ -75,17 +75,18 @@ def domain_create(request: HttpRequest) -> HttpResponse:
 def history(domain: Domain, limit: int = 200) -> list[HarvestInfo]:
     """The domain's runs, newest first, each with ``run_seeds``: the seeds the job's frozen JobSpec gave the
     domain, so the history's replay links open what the run captured instead of a guessed ``http://<domain>/``.
-    The specs are not loaded with the rows (``defer``); each job's is read once (:func:`specs.domain_seeds`),
-    one at a time: a snapshot job's spec lists thousands of domains, and a row needs a few strings of it."""
+    They are kept on the row when the result is recorded (:attr:`HarvestInfo.seeds`); the specs are not loaded
+    (``defer``: a snapshot job's lists thousands of domains). Rows recorded before that read their job's spec
+    (:func:`specs.domain_seeds`), one at a time."""
     runs = list(
         HarvestInfo.objects.filter(domain=domain)
         .select_related("harvest", "configuration", "job")
         .defer("job__spec", "job__progress")
         .order_by("-date")[:limit]
     )
-    seeds = specs.domain_seeds({run.job_id for run in runs}, domain.name)
+    older = specs.domain_seeds({run.job_id for run in runs if run.seeds is None}, domain.name)
     for run in runs:
-        run.run_seeds = seeds.get(run.job_id, [])
+        run.run_seeds = run.seeds if run.seeds is not None else older.get(run.job_id, [])
     return runs
 
 

@@ -25,7 +25,7 @@ from django.utils.dateparse import parse_datetime
 
 from harvester.contracts import ContractError, FileResult, JobResult, Progress
 from orchestrator.harvest.chain import steps as chain
-from orchestrator.harvest.jobs import progresslog
+from orchestrator.harvest.jobs import progresslog, specs
 from orchestrator.harvest.models import (
     ArchiveFile,
     HarvestDefinition,
@@ -195,6 +195,7 @@ def _record(result: JobResult) -> Job:
         (d.configuration.domain.name, d.configuration.name): d
         for d in JobDomain.objects.filter(job=job).select_related("configuration__domain")
     }
+    seeds = specs.stored(job).seeds_by_configuration()  # kept with each row for the domain page's replay links
     infos = []
     for domain in result.domains:
         entry = frozen.get((domain.name, domain.configuration))
@@ -212,6 +213,7 @@ def _record(result: JobResult) -> Job:
                 bytes_count=domain.bytes,
                 stop_reason=config_stop_reason(domain.stop_reason, job.harvest, entry),
                 date=timezone.now(),
+                seeds=seeds.get((domain.name, domain.configuration), []),
             )
         )
     names = [f.name for f in result.files]

@@ -68,15 +68,15 @@ def read(job: Job) -> JobSpec:
 def domain_seeds(job_ids: Iterable[int], domain: str) -> dict[int, list[str]]:
     """Job id → the seeds its stored spec gave ``domain`` (a job whose spec does not name it is left out).
 
-    Read one spec at a time and dropped (a snapshot job's lists 10,000 domains): the specs are compressed
-    JSON that the database does not look into (:class:`~orchestrator.harvest.models.fields.SpecField`)."""
+    For harvest history recorded before :attr:`HarvestInfo.seeds` kept them. Read one spec at a time and
+    dropped (a snapshot job's lists 10,000 domains): the specs are compressed JSON that the database does
+    not look into (:class:`~orchestrator.harvest.models.fields.SpecField`)."""
     found: dict[int, list[str]] = {}
     rows = Job.objects.filter(pk__in=list(job_ids)).values_list("pk", "spec").iterator(chunk_size=1)
     for job_id, document in rows:
-        for entry in (document or {}).get("domains") or []:
-            if isinstance(entry, Mapping) and entry.get("name") == domain:
-                found[job_id] = [str(seed) for seed in entry.get("seeds") or []]
-                break
+        seeds = Stored(document or {}).domain_seeds(domain)
+        if seeds is not None:
+            found[job_id] = seeds
     return found
 
 
@@ -100,6 +100,20 @@ class Stored:
     def seeds(self) -> list[str]:
         """Every domain's seeds, in the spec's order."""
         return [seed for d in self._domains() for seed in d.get("seeds") or []]
+
+    def domain_seeds(self, name: str) -> list[str] | None:
+        """The seeds the spec gave domain ``name`` (its first configuration's); None: the spec does not name it."""
+        for d in self._domains():
+            if d.get("name") == name:
+                return [str(seed) for seed in d.get("seeds") or []]
+        return None
+
+    def seeds_by_configuration(self) -> dict[tuple[str, str], list[str]]:
+        """(domain name, configuration name) → the seeds the spec gave that configuration."""
+        return {
+            (str(d.get("name")), str(d.get("configuration"))): [str(s) for s in d.get("seeds") or []]
+            for d in self._domains()
+        }
 
     @property
     def budgets(self) -> dict[str, tuple[int, int]]:

@@ -200,6 +200,10 @@ class HarvestInfo(models.Model):
     bytes_count = models.BigIntegerField(db_column="bytes")
     stop_reason = models.CharField(max_length=20, choices=StopReason.choices)
     date = models.DateTimeField(default=timezone.now)
+    #: The seeds the job's frozen spec gave this configuration, kept when the result is recorded: the domain
+    #: page's replay links open them without decompressing and parsing a broad-crawl job's whole spec per run.
+    #: None for rows recorded before migration 0020 (the page reads those from the spec).
+    seeds = models.JSONField(null=True, blank=True, default=None)
 
     class Meta:
         ordering = ["-date"]
