@@ -58,7 +58,7 @@ from typing import Any
 from celery.exceptions import Reject
 from kombu.exceptions import KombuError
 
-from harvester import delivery
+from harvester import delivery, shutdown
 from harvester.contracts import (
     CONTROL_APPLIED_TASK,
     EVENTS_QUEUE,
@@ -611,6 +611,9 @@ def supervise(
                 messages = []
                 continue
             time.sleep(POLL_INTERVAL_S)
+            if not cancelled and shutdown.requested(spool_dir()):
+                _end_child(child, why="the worker is stopping")
+                raise shutdown.WorkerStopping(f"job {spec.job_id}")
             messages = [] if cancelled else (link.receive() or [])
         if cancelled:
             try:
@@ -670,6 +673,8 @@ def _refuse(spec_dict: Any, category: str, exc: Exception) -> dict[str, Any]:
 def run_job(self: Any, spec_dict: Any) -> dict[str, Any]:
     """Crawl one JobSpec on this machine; see the module docstring."""
     hostname = _hostname(self)
+    if shutdown.requested(spool_dir()):  # a message taken while this worker stops (another pool process)
+        raise Reject("the worker is stopping: the job is handed back", requeue=True)
     if is_job_ref(spec_dict) and isinstance(spec_dict.get("job_id"), int):
         # A reference costs a request to read: a stale copy of a fenced job is dropped before it.
         early = BrokerLink(spec_dict["job_id"])
@@ -750,7 +755,17 @@ def _run(spec: JobSpec, hostname: str, link: BrokerLink, waiting: list[Any]) -> 
     outbox = Outbox(job_dir)
     outbox.put(STARTED_TASK, [spec.job_id, hostname])
     logger.info("job %s: crawling in %s", spec.job_id, job_dir)
-    result = supervise(spec, job_dir, link, outbox, waiting)
+    try:
+        result = supervise(spec, job_dir, link, outbox, waiting)
+    except shutdown.WorkerStopping:
+        logger.warning(
+            "job %s: the worker is stopping: crawl ended with a checkpoint, the job handed back to carry on from it",
+            spec.job_id,
+        )
+        # The progress and files relayed so far, if the broker takes them now; else they wait in the spool's
+        # outbox for the job's next run: a shutdown never waits on a broker that may be stopping too.
+        link.attempt(lambda: outbox.flush(publish))
+        raise Reject(f"job {spec.job_id}: the worker is stopping", requeue=True) from None
     if result is None:
         logger.warning(
             "job %s: cancelled by the orchestrator while crawling; stopped, spool kept for a resubmission", spec.job_id

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from celery import Celery
-from celery.signals import worker_ready
+from celery.signals import worker_init, worker_ready, worker_shutting_down
 
 from harvester.runtime import celery_config
 
@@ -27,3 +27,20 @@ def _sweep_receipts_periodically(**_: Any) -> None:
     from harvester.runtime import spool_dir
 
     delivery.start_sweeper(spool_dir)
+
+
+@worker_init.connect
+def _forget_old_shutdown(**_: Any) -> None:
+    from harvester import shutdown
+    from harvester.runtime import spool_dir
+
+    shutdown.clear(spool_dir())
+
+
+@worker_shutting_down.connect
+def _tell_crawls_to_stop(**_: Any) -> None:
+    """A warm shutdown ends the running crawls at once, with a checkpoint (harvester/shutdown.py)."""
+    from harvester import shutdown
+    from harvester.runtime import spool_dir
+
+    shutdown.announce(spool_dir())

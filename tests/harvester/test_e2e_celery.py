@@ -307,3 +307,44 @@ def test_a_job_by_reference_reads_its_spec_or_fails_clearly(stack: Stack, sites:
         assert json.loads((stack.data_dir / "spool" / "131" / "jobspec.json").read_text())["job_id"] == 131
     finally:
         server.shutdown()
+
+
+def test_a_warm_shutdown_stops_the_crawl_at_once_and_a_restarted_worker_carries_it_on(
+    tmp_path: Path, sites: Any
+) -> None:
+    """SIGTERM to the worker (its warm shutdown, as `netharvest up` and docker stop send it): the crawl is ended
+    with a checkpoint and the worker exits, instead of crawling on until it is killed; the job's message goes
+    back to the broker, and the worker started again takes it and finishes the job from the checkpoint."""
+    a, _ = sites
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("NETHARVEST_DATA_DIR", str(tmp_path))
+        env.delenv("NETHARVEST_BROKER_URL", raising=False)
+        first = Stack(tmp_path)
+        try:
+            # 60 ms between fetches: the site's ~60 URIs take several seconds, the shutdown comes after 5 lines.
+            first.submit(make_spec([a.url], job_id=131, settings={"min_delay_ms": 60, "max_delay_ms": 60}))
+            first.wait_for(STARTED_TASK, job_id=131)
+            crawl_log = tmp_path / "spool" / "131" / "logs" / "crawl.log"
+            deadline = time.time() + 60
+            while time.time() < deadline and (not crawl_log.exists() or len(crawl_log.read_text().splitlines()) < 5):
+                time.sleep(0.05)
+            first.worker.send_signal(signal.SIGTERM)
+            assert first.worker.wait(60) == 0
+            lines_then = len(crawl_log.read_text().splitlines())
+            assert lines_then < 40, "the crawl ran on after the worker was told to stop"
+            assert not (tmp_path / "spool" / "131" / "jobresult.json").exists()
+            worker_log = (tmp_path / "worker.log").read_text(errors="replace")
+            assert "the worker is stopping" in worker_log
+        finally:
+            first.close()
+        second = Stack(tmp_path)
+        try:
+            second.seen = [item for item in first.seen if item[0] != STARTED_TASK]
+            result = JobResult.from_dict(second.wait_for(RESULT_TASK, job_id=131, timeout=120)[0])
+            assert result.status == "DONE", result.error_detail
+            harvester_log = (tmp_path / "spool" / "131" / "logs" / "harvester.log").read_text(errors="replace")
+            assert "resumed job 131" in harvester_log
+            uris = [ln.split()[3] for ln in crawl_log.read_text().splitlines()]
+            assert f"{a.url}orphan.html" in uris
+        finally:
+            second.close()

@@ -14,6 +14,7 @@ from typing import Any
 
 from crawlhelp import crawl_log, make_spec
 
+from harvester.process import RESULT_FILE
 from harvester.runjob import run_job
 
 
@@ -135,3 +136,44 @@ def test_a_crawl_process_killed_again_after_its_restart_fails_the_job_in_one_lin
     result, _ = _run(tmp_path, monkeypatch, sites, job_id=615, freezes=2, how=signal.SIGKILL)
     assert (result["status"], result["error_category"]) == ("FAILED", "crawl-process-died")
     assert result["error_detail"].splitlines()[0] == "the crawl process was killed by SIGKILL"
+
+
+def test_a_warm_shutdown_ends_the_crawl_with_a_checkpoint_and_hands_the_job_back(tmp_path, monkeypatch, sites):
+    """The worker's warm shutdown (harvester/shutdown.py) used to wait for the crawl to end, which a continuous
+    job never does: the crawl went on for the whole grace period, then the worker was killed. Now the crawl is
+    ended at once with a checkpoint, the job's message handed back (Reject, requeue), and the next run of the
+    same message carries on from the checkpoint to the end."""
+    from celery.exceptions import Reject
+
+    from harvester import shutdown
+
+    monkeypatch.setenv("NETHARVEST_SPOOL_DIR", str(tmp_path))
+    a, _ = sites
+    job_dir = tmp_path / "614"
+    spec = make_spec([a.url], job_id=614, settings={"min_delay_ms": 60, "max_delay_ms": 60})
+
+    def stop_after_some_lines() -> None:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if (job_dir / "logs" / "crawl.log").exists() and len(crawl_log(job_dir)) >= 5:
+                shutdown.announce(tmp_path)  # as the worker's main process does (this test is both)
+                return
+            time.sleep(0.05)
+
+    stopper = threading.Thread(target=stop_after_some_lines, daemon=True)
+    stopper.start()
+    outcome = run_job.apply(args=[spec])
+    stopper.join(5)
+    assert isinstance(outcome.result, Reject) and outcome.result.requeue, outcome.result
+    assert not _children(job_dir), "the crawl process outlived the worker's shutdown"
+    assert not (job_dir / RESULT_FILE).exists()
+    done_before = {f[3] for f in crawl_log(job_dir)}
+    assert 5 <= len(done_before) < 30, "the crawl was not ended when the worker started stopping"
+
+    shutdown.clear(tmp_path)  # the worker starts again
+    result = run_job.apply(args=[spec]).get(timeout=180)
+    assert result["status"] == "DONE", result.get("error_detail")
+    log = (job_dir / "logs" / "harvester.log").read_text(errors="replace")
+    assert "resumed job 614" in log, "the next run did not carry on from the checkpoint"
+    uris = [f[3] for f in crawl_log(job_dir)]
+    assert f"{a.url}orphan.html" in uris

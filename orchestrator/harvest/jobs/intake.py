@@ -63,7 +63,12 @@ def record_started(job_id: int, harvester: str) -> bool:
         ):
             log.info("job %s: started message from %s arrived after a heartbeat or its result", job_id, harvester)
             return True
-        log.warning("job %s reported started by %s but is not SUBMITTED; ignored", job_id, harvester)
+        if Job.objects.filter(pk=job_id, status=JobStatus.STARTED, harvester=harvester[:200]).exists():
+            # Its own harvester took the job's message again (handed back at a worker's shutdown, or
+            # redelivered after a crash) and carries on from its checkpoint: expected, not a conflict.
+            log.info("job %s: %s carries on with it", job_id, harvester)
+        else:
+            log.warning("job %s reported started by %s but is not SUBMITTED; ignored", job_id, harvester)
     return moved
 
 

@@ -48,7 +48,10 @@ class _PoliteProcessManager:
 
 
 def _port_free(port: int) -> bool:
+    """Whether a server can listen on ``port`` now. SO_REUSEADDR, as the servers set it: the connections of a
+    stack just stopped, in TIME_WAIT for a minute, do not keep a listener out, and must not make `up` refuse."""
     with socket.socket() as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             probe.bind(("127.0.0.1", port))
         except OSError:
