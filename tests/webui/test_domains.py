@@ -18,6 +18,14 @@ def text(response) -> str:
     return response.content.decode()
 
 
+def old_history_row(job, domain, **figures) -> HarvestInfo:
+    """A history row as recorded before HarvestInfo kept its seeds (the page reads them from the job's spec)."""
+    figures = {"objects_count": 1, "bytes_count": 1, "stop_reason": "DOWNLOAD_COMPLETE"} | figures
+    return HarvestInfo.objects.create(
+        job=job, harvest=job.harvest, domain=domain, configuration=domain.default_configuration, **figures
+    )
+
+
 def test_search_pages_by_keyset(viewer):
     factories.domain("alpha.fr")
     for name in ("beta.fr", "gamma.fr"):
@@ -45,15 +53,7 @@ def test_domain_page_shows_configurations_aliases_traps_extended_and_history(vie
     Domain.objects.filter(pk=alias.pk).update(alias_of=domain)
     Domain.objects.filter(pk=domain.pk).update(crawler_traps=r".*/agenda/.*", extended={"publisher": "Le Monde"})
     job = factories.job(domains=["example.fr"], status="DONE")
-    HarvestInfo.objects.create(
-        job=job,
-        harvest=job.harvest,
-        domain=domain,
-        configuration=domain.default_configuration,
-        objects_count=1234,
-        bytes_count=5 * 1024 * 1024,
-        stop_reason="max_bytes",
-    )
+    old_history_row(job, domain, objects_count=1234, bytes_count=5 * 1024 * 1024, stop_reason="max_bytes")
     listing = text(viewer.get(reverse("webui:domains"), {"q": "example-"}))
     assert 'href="/domains/example.fr/">example.fr</a>' in listing  # the alias's target, linked
     page = text(viewer.get(reverse("webui:domain", args=["example.fr"])))
@@ -91,15 +91,7 @@ def test_history_replays_the_seeds_kept_with_each_run_without_reading_specs():
 
     domain = factories.domain("example.fr")
     older = factories.job(domains=["example.fr"], status="DONE")
-    HarvestInfo.objects.create(
-        job=older,
-        harvest=older.harvest,
-        domain=domain,
-        configuration=domain.default_configuration,
-        objects_count=1,
-        bytes_count=1,
-        stop_reason="DOWNLOAD_COMPLETE",
-    )
+    old_history_row(older, domain)
     kept = factories.job(factories.selective_definition("kept"), domains=["example.fr"], status="STARTED")
     domain_result = {"name": "example.fr", "configuration": "defaultconfig", "objects": 2, "bytes": 2}
     intake.record_result(
