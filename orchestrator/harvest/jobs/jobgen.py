@@ -320,7 +320,6 @@ class JobWriter:
         "INSERT INTO harvest_jobdomain (job_id, configuration_id, max_objects, max_bytes) "
         "SELECT %s, c, {objects}, {bytes} FROM unnest(%s::bigint[]{arrays}) AS t(c{names}) ORDER BY c; "
     )
-    SPEC = "UPDATE harvest_job SET spec = %s, domain_count = %s WHERE id = %s"
     INSERT = "INSERT INTO harvest_jobdomain (job_id, configuration_id, max_objects, max_bytes) VALUES (%s, %s, %s, %s)"
 
     def __init__(self) -> None:
@@ -349,7 +348,7 @@ class JobWriter:
         if self.pool is None:
             with connection.cursor() as cur:
                 cur.executemany(self.INSERT, [(job_id, *row) for row in zip(config_ids, objects, size, strict=True)])
-                cur.execute(self.SPEC, [specs.stored_form(spec), len(config_ids), job_id])
+                cur.execute(specs.STORE, specs.store_params(job_id, spec, len(config_ids)))
             return
         self.wait()
         raw = connection.connection  # the psycopg2 connection of this thread's Django connection
@@ -365,9 +364,9 @@ class JobWriter:
             else:
                 sql = self.ROWS.format(objects="o", bytes="b", arrays=", %s::bigint[], %s::bigint[]", names=", o, b")
                 params += [_array(objects), _array(size)]
-            stored = specs.stored_form(spec)  # Zstandard releases the GIL: the next spec is built meanwhile
+            stored = specs.store_params(job_id, spec, len(config_ids))  # Zstandard releases the GIL meanwhile
             with raw.cursor() as cur:
-                cur.execute(sql + self.SPEC, [*params, stored, len(config_ids), job_id])
+                cur.execute(sql + specs.STORE, [*params, *stored])
 
         self.pending = self.pool.submit(store)
 

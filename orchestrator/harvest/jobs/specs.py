@@ -34,15 +34,22 @@ def dumps(spec: JobSpec) -> bytes:
     return orjson.dumps(spec, default=_rows)
 
 
+#: The one statement that writes a job's spec and its domain count (also run by generation's writer thread,
+#: :class:`~orchestrator.harvest.jobs.jobgen.JobWriter`, after its JobDomain rows); parameters :func:`store_params`.
+STORE = "UPDATE harvest_job SET spec = %s, domain_count = %s WHERE id = %s"
+
+
+def store_params(job_id: int, document: bytes, domain_count: int) -> list[Any]:
+    """:data:`STORE`'s parameters for a spec's JSON bytes (compressed here: :func:`stored_form`)."""
+    return [stored_form(document), domain_count, job_id]
+
+
 def store(job_id: int, spec: JobSpec) -> None:
     """Write ``spec`` (and its domain count) into job ``job_id``'s row; the job's id must be the spec's."""
     if spec.job_id != job_id:
         raise ValueError(f"the JobSpec of job {spec.job_id} cannot be stored in job {job_id}")
     with connection.cursor() as cur:
-        cur.execute(
-            "UPDATE harvest_job SET spec = %s, domain_count = %s WHERE id = %s",
-            [stored_form(dumps(spec)), len(spec.domains), job_id],
-        )
+        cur.execute(STORE, store_params(job_id, dumps(spec), len(spec.domains)))
 
 
 def stored_form(document: bytes) -> Any:
