@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from benchmarks.revisit_ceiling import captured_rate, ceiling
+from benchmarks.revisit_ceiling import _allocate, captured_rate, ceiling
 from benchmarks.revisit_sim import HOUR, make_web
 from harvester.revisit.adaptive import _g as big_g
 
@@ -46,3 +46,13 @@ def test_the_ceiling_trades_captures_for_freshness_within_the_budget() -> None:
     strict = ceiling(pages, 4, 60 * 17 * 4 / 30, at_freshness=loose[1] + 0.05)
     assert strict[1] >= loose[1] + 0.05
     assert strict[0] < loose[0]
+
+
+def test_the_allocation_spends_the_budget_where_many_pages_share_one_marginal_value() -> None:
+    """100 identical periodic pages (one capture per visit, 30 versions each) and one Poisson page: the
+    visits jump from ~0 to 3,000 at one price, so no single price meets a budget of 1,000 visits; the
+    allocation mixes both sides of the jump and captures what 1,000 visits can (at most 1,000)."""
+    periodic = [(30.0 / m, 30.0 / m, 86400.0 * 30 / m) for m in range(1, 31)]
+    poisson = [(f * 30, captured_rate(1 / (6 * HOUR), f / 86400) * 30 * 86400, 0.0) for f in (0.1, 0.5, 1, 2, 4)]
+    captures, _ = _allocate([periodic] * 100 + [poisson], 1_000, nu=1e-9)
+    assert 990 <= captures <= 1_000 + 4 * 30
