@@ -20,14 +20,18 @@ of page (change process, image/pdf, noise, lying validators): Heritrix AR agains
 ``--oracle`` adds two rows: ``oracle``, the adaptive policy told each page's true mean change rate
 (:func:`benchmarks.revisit_sim.oracle_policy`), and ``oracle-sp``, told only the rates of the static and
 Poisson pages (the pages that follow the policy's model): the gain of ``oracle-sp`` over ``adaptive`` is
-the estimation error, which no estimator working from the same visits removes entirely. ``--ceiling``
+the estimation error, which no estimator working from the same visits removes entirely; ``oracle-period``
+is told every periodic page's period (not its phase) at its first visit: the most that learning the
+periods of pages on hosts without Last-Modified dates could gain. ``--ceiling``
 adds, per web, the captures of a policy that knows every page's change process, at AR's starved
 freshness and with the starved budget (:mod:`benchmarks.revisit_ceiling`): the gap between it and the
 adaptive policy is the price of learning the processes from visits.
 
 The adaptive starved run also reports the policy's own CPU time (``visited`` per call, ``replan`` per URI
 and replan), measured around the calls with ``time.process_time`` (CPU seconds, not wall time, so the
-load of the machine does not enter).
+load of the machine does not enter), and how late the frontier issued its revisits (the policy plans
+``adaptive.OVERBOOK`` over the budget, so the frontier always has a backlog: every visit, including the
+one planned just after a periodic page's change, comes that much after its time).
 """
 
 from __future__ import annotations
@@ -48,7 +52,7 @@ from benchmarks.revisit_sim import CLOCK, DAY, Score, make_web, oracle_policy, s
 from harvester.revisit.policy import RevisitPolicy, RevisitSettings, Visit  # noqa: E402
 
 POLICIES = ("fixed", "heritrix", "adaptive")
-ORACLES = {"oracle": None, "oracle-sp": frozenset({"static", "poisson"})}
+ORACLES = {"oracle": None, "oracle-sp": frozenset({"static", "poisson"}), "oracle-period": frozenset({"period"})}
 
 
 class TimedPolicy(RevisitPolicy):
@@ -57,12 +61,15 @@ class TimedPolicy(RevisitPolicy):
     def __init__(self, settings: RevisitSettings, budget_per_s: float | None = None) -> None:
         super().__init__(settings, budget_per_s)
         self.cpu = {"visited": 0.0, "visited_calls": 0, "replan": 0.0, "replan_uris": 0}
+        self.late: list[float] = []  # how late the frontier issued each revisit (A_FETCH_OVERDUE), seconds
 
     def visited(self, uri: str, visit: Visit, now: float) -> float:
         started = time.process_time()
         at = super().visited(uri, visit, now)
         self.cpu["visited"] += time.process_time() - started
         self.cpu["visited_calls"] += 1
+        if self.uris[uri].visits > 1:
+            self.late.append(self.uris[uri].overdue_ms / 1000)
         return at
 
     def replan(self, now: float) -> dict[str, float]:
@@ -183,6 +190,12 @@ def main(argv: list[str] | None = None) -> int:
                 f"{cpu['visited'] / cpu['visited_calls'] * 1e6:.0f} µs per call ({cpu['visited_calls']:,} calls), "
                 "replan() "
                 f"{cpu['replan'] / max(1, cpu['replan_uris']) * 1e6:.1f} µs per URI and replan"
+            )
+            late = sorted(timed["policy"].late) or [0.0]
+            print(
+                "adaptive revisits at the starved budget, issued late by the frontier: "
+                f"mean {sum(late) / len(late) / 3600:.2f} h, median {late[len(late) // 2] / 3600:.2f} h, "
+                f"90th percentile {late[int(0.9 * len(late))] / 3600:.2f} h"
             )
             if args.by_class:
                 print_by_class(results["heritrix", "starved"], results["adaptive", "starved"])

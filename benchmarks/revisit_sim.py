@@ -57,6 +57,7 @@ import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from email.utils import formatdate
+from typing import Any
 
 from harvester.revisit.change import stripped_digest
 from harvester.revisit.policy import RevisitPolicy, RevisitSettings, Visit
@@ -519,8 +520,12 @@ def oracle_policy(
     the estimate. Everything else (allocation, periodic fits, validator trust) is the adaptive policy's
     own. With ``kinds`` = {static, poisson} the difference to the adaptive policy is the estimation error
     on pages that follow the policy's own model; a bursty page's *mean* rate is a worse guide than its
-    estimate conditioned on its last visit, so the all-pages oracle mixes two effects."""
+    estimate conditioned on its last visit, so the all-pages oracle mixes two effects. With ``"period"`` in
+    ``kinds`` every periodic page is told its period (the nearest of the policy's candidate periods), not
+    its phase, at its first visit: the most that learning the periods of pages without Last-Modified dates
+    from changed / unchanged observations could gain."""
     from harvester.revisit.adaptive import AdaptiveStrategy
+    from harvester.revisit.periodic import FULL, PERIODS
 
     end = days * DAY
     true = {
@@ -528,6 +533,12 @@ def oracle_policy(
         for p in pages
         if kinds is None or p.kind in kinds
     }
+    periods = {}
+    if kinds is not None and "period" in kinds:
+        for p in pages:
+            if p.kind == "periodic" and len(p.changes) > 1:
+                mean = (p.changes[-1] - p.changes[0]) / (len(p.changes) - 1)
+                periods[p.uri] = float(min(PERIODS, key=lambda candidate: abs(candidate - mean)))
 
     class Oracle(AdaptiveStrategy):
         def rate(self, state: object, uri: str | None = None) -> float:
@@ -535,6 +546,11 @@ def oracle_policy(
                 self.uri_of = {id(s): u for u, s in self.policy.uris.items()}
             uri = self.uri_of[id(state)]
             return true[uri] if uri in true else super().rate(state, uri)  # type: ignore[arg-type]
+
+        def _periodic_wait(self, uri: str, state: Any, observations: list, now: float) -> float | None:
+            if uri in periods and state.periodic is None:
+                state.periodic = [periods[uri], FULL]  # the period, not the phase: visits narrow it as usual
+            return super()._periodic_wait(uri, state, observations, now)
 
     def make(settings: RevisitSettings, budget_per_s: float) -> RevisitPolicy:
         policy = RevisitPolicy(settings, budget_per_s)

@@ -234,12 +234,14 @@ TINY: dict[str, Tiny] = {
         [
             rf"^\| {policy} \| {budget} \| {NUMBER} \| {NUMBER} \| {NUMBER} \| {NUMBER} \| {NUMBER} \|"
             r"(?: [^|]+ \|){5} 0 \| 0 \|"
-            for policy in ("fixed", "heritrix", "adaptive", "oracle", "oracle-sp")
+            for policy in ("fixed", "heritrix", "adaptive", "oracle", "oracle-sp", "oracle-period")
             for budget in ("starved", "ample")
         ]
         + [
             rf"^adaptive policy CPU at the starved budget: visited\(\) {NUMBER} µs per call \({NUMBER} calls\), "
             rf"replan\(\) {NUMBER} µs per URI and replan$",
+            rf"^adaptive revisits at the starved budget, issued late by the frontier: mean {NUMBER} h, "
+            rf"median {NUMBER} h, 90th percentile {NUMBER} h$",
             rf"^ceiling \(every change process known\), starved budget, freshness >= AR's {NUMBER}: {NUMBER} captured"
             rf" = {NUMBER} x AR \(freshness {NUMBER}\)$",
         ]

@@ -7,9 +7,11 @@ import math
 
 import pytest
 
-from benchmarks.revisit_ceiling import captured_rate, ceiling
-from benchmarks.revisit_sim import HOUR, make_web
+from benchmarks.revisit_ceiling import _allocate, captured_rate, ceiling
+from benchmarks.revisit_sim import HOUR, make_web, oracle_policy
 from harvester.revisit.adaptive import _g as big_g
+from harvester.revisit.periodic import FULL
+from harvester.revisit.policy import RevisitSettings, Visit
 
 
 def _by_definition(rate: float, frequency: float, h: float = HOUR, steps: int = 200_000) -> float:
@@ -46,3 +48,28 @@ def test_the_ceiling_trades_captures_for_freshness_within_the_budget() -> None:
     strict = ceiling(pages, 4, 60 * 17 * 4 / 30, at_freshness=loose[1] + 0.05)
     assert strict[1] >= loose[1] + 0.05
     assert strict[0] < loose[0]
+
+
+def test_the_allocation_spends_the_budget_where_many_pages_share_one_marginal_value() -> None:
+    """100 identical periodic pages (one capture per visit, 30 versions each) and one Poisson page: the
+    visits jump from ~0 to 3,000 at one price, so no single price meets a budget of 1,000 visits; the
+    allocation mixes both sides of the jump and captures what 1,000 visits can (at most 1,000)."""
+    periodic = [(30.0 / m, 30.0 / m, 86400.0 * 30 / m) for m in range(1, 31)]
+    poisson = [(f * 30, captured_rate(1 / (6 * HOUR), f / 86400) * 30 * 86400, 0.0) for f in (0.1, 0.5, 1, 2, 4)]
+    captures, _ = _allocate([periodic] * 100 + [poisson], 1_000, nu=1e-9)
+    assert 990 <= captures <= 1_000 + 4 * 30
+
+
+def test_the_period_oracle_tells_a_periodic_page_its_period_not_its_phase() -> None:
+    """The ``oracle-period`` diagnostic: a periodic page is planned as periodic from its first revisit, with
+    its period and every phase still possible (the visits narrow the phase as for a learned fit)."""
+    pages = make_web(200, 4, seed=1, mix="news")
+    page = next(p for p in pages if p.kind == "periodic" and len(p.changes) > 2)
+    mean = (page.changes[-1] - page.changes[0]) / (len(page.changes) - 1)
+    policy = oracle_policy(pages, 4, frozenset({"period"}))(RevisitSettings(), 0.01)
+    policy.add(page.uri, 0.0)
+    for at, body in ((10.0, "a"), (10.0 + 40 * HOUR, "b")):
+        policy.visited(page.uri, Visit(200, "text/html", 10, 0.1, None, None, body), at)
+    period, phases = policy.state_of(page.uri)["periodic"]
+    assert abs(period - mean) < 0.05 * mean
+    assert int(phases, 16) == FULL  # (stored in hex) the 40-hour observation says nothing of the phase
