@@ -73,6 +73,9 @@ INERT_DOWNLOADER_MIDDLEWARES = (
     "scrapy.downloadermiddlewares.httpauth.HttpAuthMiddleware",
 )
 
+#: Scrapy's LogFormatter, without building the per-page "Crawled (200)" DEBUG message nobody logs.
+LOG_FORMATTER = "harvester.leanscrapy.CrawlLogFormatter"
+
 
 def event_loop() -> str | None:
     """uvloop's event loop under Twisted's asyncio reactor when it is installed, else asyncio's own.
@@ -138,6 +141,7 @@ def build_settings(
         "REMOTE_CONTROL_ENABLED": False,
         "MEMUSAGE_ENABLED": False,
         "LOG_LEVEL": "INFO",
+        "LOG_FORMATTER": LOG_FORMATTER,
         "LOGSTATS_INTERVAL": 60,
         "REACTOR_THREADPOOL_MAXSIZE": 10,
         "DNS_TIMEOUT": s.connect_timeout_s,
