@@ -24,6 +24,7 @@ lookup (negative caching). ``WARC-IP-Address`` is the first ``nameserver`` of
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import ipaddress
 import socket
@@ -71,9 +72,17 @@ def lookup_host(url: str) -> str | None:
     if is_dns(url):
         return None
     try:
-        host = (urlsplit(url).hostname or "").rstrip(".").lower()
+        hostname = urlsplit(url).hostname
     except ValueError:
         return None
+    return _lookup_name(hostname or "")
+
+
+@functools.lru_cache(maxsize=4096)
+def _lookup_name(hostname: str) -> str | None:
+    """``hostname`` as a DNS name, or None for an IP literal or nothing. Cached: asked for every URI
+    issued, and answering a name costs an ``ip_address`` attempt and its exception (issue 14)."""
+    host = hostname.rstrip(".").lower()
     if not host:
         return None
     try:

@@ -210,7 +210,9 @@ def build_request_bytes(request: Request, keep_alive: bool = False) -> bytes:
         if host.endswith(default.encode()):
             host = host[: -len(default)]
     lines.append(b"Host: " + host)
-    for name, values in request.headers.items():
+    # dict.items: the stored (normalised name, list of values) pairs, which Headers.items() would give
+    # after normalising each name again.
+    for name, values in dict.items(request.headers):
         lname = name.lower()
         if lname in (b"host", b"connection", b"content-length"):
             continue
@@ -669,14 +671,11 @@ class _Fetch:
         ip = _ip_address(cap.peer_ip) if cap.peer_ip else None
         flags = ["truncated"] if truncated else None
         response = respcls(
-            url=self.request.url,
-            status=cap.status,
-            headers=headers,
-            body=body,
-            flags=flags,
-            ip_address=ip,
-            protocol=cap.http_version,
+            url=self.request.url, status=cap.status, body=body, flags=flags, ip_address=ip, protocol=cap.http_version
         )
+        # Handed over, not passed to the constructor: Response() copies any mapping it is given into a new
+        # Headers (every name and value normalised again), where the setter keeps a Headers as it is (issue 14).
+        response.headers = headers
         self.finished.callback(response)
 
     def _fail(self, exc: Exception, code: int) -> None:
