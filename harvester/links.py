@@ -135,6 +135,16 @@ def _rooted(url: str) -> bool:
     return url[:1] == "/" and url[1:2] != "/" and "/." not in url and ";" not in url and not url.endswith("?")
 
 
+def join_rooted(base: str, path: str) -> str:
+    """``urljoin(base, path)``, without ``urljoin`` when ``path`` is root-relative with nothing it would
+    rewrite and ``base`` a valid http(s) URL: the base's origin + ``path``, the same string (as in
+    :func:`absolutize`; cached per base, which the page's own links have just asked for). The crawl's
+    inferred ``/favicon.ico`` of every page (issue 14)."""
+    plain = "#" not in path and path.isprintable()  # urljoin drops an empty "?#…" and removes tabs, CR, LF
+    origin = _origin(base) if plain and _rooted(path) else None
+    return origin + path if origin is not None else urljoin(base, path)
+
+
 def absolutize(base: str, raw: str | None) -> str | None:
     """An absolute, fragment-free http(s) URL, or None for anything else or anything broken.
 
