@@ -130,6 +130,19 @@ def header_fields(lines: list[bytes]) -> list[tuple[bytes, bytes]]:
     return headers
 
 
+def response_headers(fields: list[tuple[bytes, bytes]]) -> Headers:
+    """``Headers(fields)`` for the response, filled at the dict level: each name title-cased (Scrapy's
+    ``normkey`` of a bytes name) with its values in order, repeats appended (its ``normvalue`` of a bytes
+    value is ``[value]``); the same object, without two normalising calls per field (issue 14).
+    tests/harvester/test_fetch.py holds the two equal."""
+    merged: dict[bytes, list[bytes]] = {}
+    for name, value in fields:
+        merged.setdefault(name.title(), []).append(value)
+    headers = Headers()
+    dict.update(headers, merged)
+    return headers
+
+
 def body_framing(headers: list[tuple[bytes, bytes]]) -> tuple[bool, int | None]:
     """(chunked, Content-Length) of a response: chunked when it is the last transfer coding (it then
     wins over a length); the first Content-Length, when it is a number; neither: read until close."""
@@ -664,7 +677,7 @@ class _Fetch:
     def _complete(self, truncated: str | None = None) -> None:
         self._finish_capture(truncated)
         cap = self.capture
-        headers = Headers(cap.headers)  # repeated fields kept in order, as appendlist would, in one pass
+        headers = response_headers(cap.headers)
         body = bytes(self.decoded)
         self.decoded = bytearray()
         respcls = responsetypes.from_args(headers=headers, url=self.request.url, body=body)
