@@ -33,13 +33,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 from scrapy import Request
 from scrapy.http import Response
 
 from harvester.defaults import DNS_TTL_S, nh_setting
 from harvester.fetch import S_DNS_FAILED, CannotResolveHostError, FetchSlots
+from harvester.hosts import host_key
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -72,10 +72,14 @@ def lookup_host(url: str) -> str | None:
     if is_dns(url):
         return None
     try:
-        hostname = urlsplit(url).hostname
+        # host_key is cached per URL (discovery asked it already): ``host`` or ``host:port``, the host being
+        # urlsplit's hostname without its trailing dot. More than one colon: an IPv6 literal, nothing to resolve.
+        key = host_key(url)
     except ValueError:
         return None
-    return _lookup_name(hostname or "")
+    if key.count(":") > 1:
+        return None
+    return _lookup_name(key.partition(":")[0])
 
 
 @functools.lru_cache(maxsize=4096)
