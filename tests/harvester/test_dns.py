@@ -208,23 +208,18 @@ def test_lookup_host_is_the_hostname_to_resolve_of_every_kind_of_url() -> None:
     """lookup_host reads the cached host_key (issue 14): the same answer as from urlsplit's hostname,
     over names, ports (default, odd, invalid), IP literals of both kinds, trailing dots, userinfo,
     case, and broken URLs."""
-    import ipaddress
     from urllib.parse import urlsplit
 
-    def by_urlsplit(url: str) -> str | None:
+    from harvester.hosts import is_ip
+
+    def by_urlsplit(url: str) -> str | None:  # what lookup_host answered before it read host_key
         if url[:4].lower() == "dns:":
             return None
         try:
-            host = (urlsplit(url).hostname or "").rstrip(".").lower()
+            host = (urlsplit(url).hostname or "").rstrip(".")
         except ValueError:
             return None
-        if not host:
-            return None
-        try:
-            ipaddress.ip_address(host)
-        except ValueError:
-            return host
-        return None
+        return None if not host or is_ip(host) else host
 
     hosts = [
         "example.com",
