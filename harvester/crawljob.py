@@ -20,7 +20,6 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urljoin
 
 from scrapy import Request
 from scrapy.exceptions import IgnoreRequest
@@ -445,7 +444,7 @@ class CrawlJob:
             self.archive.dedup.prefetch(queued)  # one dedup-service batch for the page's new outlinks
         # Inferred (I): Heritrix's ExtractorHTTP tries /favicon.ico for every HTTP URI it fetched;
         # the seen-set makes that one fetch per host.
-        self.discover(urljoin(url, "/favicon.ico"), "I", nh, url)
+        self.discover(linkx.join_rooted(url, "/favicon.ico"), "I", nh, url)
 
     def on_failure(self, failure: Failure) -> None:
         request = getattr(failure, "request", None)

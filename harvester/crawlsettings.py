@@ -73,6 +73,15 @@ INERT_DOWNLOADER_MIDDLEWARES = (
     "scrapy.downloadermiddlewares.httpauth.HttpAuthMiddleware",
 )
 
+#: Scrapy's CookiesMiddleware is replaced by harvester/leanscrapy.py's subclass at the same order (700 in
+#: Scrapy's DOWNLOADER_MIDDLEWARES_BASE: after Accept-Encoding, before the proxy), so the request's
+#: headers are built in the same order: same cookies, same request bytes, less work per page (issue 14).
+SCRAPY_COOKIES = "scrapy.downloadermiddlewares.cookies.CookiesMiddleware"
+CRAWL_COOKIES = "harvester.leanscrapy.CrawlCookiesMiddleware"
+COOKIES_ORDER = 700
+#: Scrapy's LogFormatter, without building the per-page "Crawled (200)" DEBUG message nobody logs.
+LOG_FORMATTER = "harvester.leanscrapy.CrawlLogFormatter"
+
 
 def event_loop() -> str | None:
     """uvloop's event loop under Twisted's asyncio reactor when it is installed, else asyncio's own.
@@ -138,12 +147,15 @@ def build_settings(
         "REMOTE_CONTROL_ENABLED": False,
         "MEMUSAGE_ENABLED": False,
         "LOG_LEVEL": "INFO",
+        "LOG_FORMATTER": LOG_FORMATTER,
         "LOGSTATS_INTERVAL": 60,
         "REACTOR_THREADPOOL_MAXSIZE": 10,
         "DNS_TIMEOUT": s.connect_timeout_s,
         "SPIDER_MIDDLEWARES": dict.fromkeys(SPIDER_MIDDLEWARES_DROPPED),
         "DOWNLOADER_MIDDLEWARES": {
             **dict.fromkeys(INERT_DOWNLOADER_MIDDLEWARES),
+            SCRAPY_COOKIES: None,
+            CRAWL_COOKIES: COOKIES_ORDER,
             "scrapy.downloadermiddlewares.offsite.OffsiteMiddleware": None,
             "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
             "scrapy.downloadermiddlewares.retry.RetryMiddleware": None,

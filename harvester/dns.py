@@ -24,6 +24,7 @@ lookup (negative caching). ``WARC-IP-Address`` is the first ``nameserver`` of
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import ipaddress
 import socket
@@ -32,13 +33,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 from scrapy import Request
 from scrapy.http import Response
 
 from harvester.defaults import DNS_TTL_S, nh_setting
 from harvester.fetch import S_DNS_FAILED, CannotResolveHostError, FetchSlots
+from harvester.hosts import host_key
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -71,9 +72,21 @@ def lookup_host(url: str) -> str | None:
     if is_dns(url):
         return None
     try:
-        host = (urlsplit(url).hostname or "").rstrip(".").lower()
+        # host_key is cached per URL (discovery asked it already): ``host`` or ``host:port``, the host being
+        # urlsplit's hostname without its trailing dot. More than one colon: an IPv6 literal, nothing to resolve.
+        key = host_key(url)
     except ValueError:
         return None
+    if key.count(":") > 1:
+        return None
+    return _lookup_name(key.partition(":")[0])
+
+
+@functools.lru_cache(maxsize=4096)
+def _lookup_name(hostname: str) -> str | None:
+    """``hostname`` as a DNS name, or None for an IP literal or nothing. Cached: asked for every URI
+    issued, and answering a name costs an ``ip_address`` attempt and its exception (issue 14)."""
+    host = hostname.rstrip(".").lower()
     if not host:
         return None
     try:

@@ -130,6 +130,19 @@ def header_fields(lines: list[bytes]) -> list[tuple[bytes, bytes]]:
     return headers
 
 
+def response_headers(fields: list[tuple[bytes, bytes]]) -> Headers:
+    """``Headers(fields)`` for the response, filled at the dict level: each name title-cased (Scrapy's
+    ``normkey`` of a bytes name) with its values in order, repeats appended (its ``normvalue`` of a bytes
+    value is ``[value]``); the same object, without two normalising calls per field (issue 14).
+    tests/harvester/test_fetch.py holds the two equal."""
+    merged: dict[bytes, list[bytes]] = {}
+    for name, value in fields:
+        merged.setdefault(name.title(), []).append(value)
+    headers = Headers()
+    dict.update(headers, merged)
+    return headers
+
+
 def body_framing(headers: list[tuple[bytes, bytes]]) -> tuple[bool, int | None]:
     """(chunked, Content-Length) of a response: chunked when it is the last transfer coding (it then
     wins over a length); the first Content-Length, when it is a number; neither: read until close."""
@@ -210,7 +223,9 @@ def build_request_bytes(request: Request, keep_alive: bool = False) -> bytes:
         if host.endswith(default.encode()):
             host = host[: -len(default)]
     lines.append(b"Host: " + host)
-    for name, values in request.headers.items():
+    # dict.items: the stored (normalised name, list of values) pairs, which Headers.items() would give
+    # after normalising each name again.
+    for name, values in dict.items(request.headers):
         lname = name.lower()
         if lname in (b"host", b"connection", b"content-length"):
             continue
@@ -662,21 +677,18 @@ class _Fetch:
     def _complete(self, truncated: str | None = None) -> None:
         self._finish_capture(truncated)
         cap = self.capture
-        headers = Headers(cap.headers)  # repeated fields kept in order, as appendlist would, in one pass
+        headers = response_headers(cap.headers)
         body = bytes(self.decoded)
         self.decoded = bytearray()
         respcls = responsetypes.from_args(headers=headers, url=self.request.url, body=body)
         ip = _ip_address(cap.peer_ip) if cap.peer_ip else None
         flags = ["truncated"] if truncated else None
         response = respcls(
-            url=self.request.url,
-            status=cap.status,
-            headers=headers,
-            body=body,
-            flags=flags,
-            ip_address=ip,
-            protocol=cap.http_version,
+            url=self.request.url, status=cap.status, body=body, flags=flags, ip_address=ip, protocol=cap.http_version
         )
+        # Handed over, not passed to the constructor: Response() copies any mapping it is given into a new
+        # Headers (every name and value normalised again), where the setter keeps a Headers as it is (issue 14).
+        response.headers = headers
         self.finished.callback(response)
 
     def _fail(self, exc: Exception, code: int) -> None:

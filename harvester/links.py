@@ -135,6 +135,16 @@ def _rooted(url: str) -> bool:
     return url[:1] == "/" and url[1:2] != "/" and "/." not in url and ";" not in url and not url.endswith("?")
 
 
+def join_rooted(base: str, path: str) -> str:
+    """``urljoin(base, path)``, without ``urljoin`` when ``path`` is root-relative with nothing it would
+    rewrite and ``base`` a valid http(s) URL: the base's origin + ``path``, the same string (as in
+    :func:`absolutize`; cached per base, which the page's own links have just asked for). The crawl's
+    inferred ``/favicon.ico`` of every page (issue 14)."""
+    plain = "#" not in path and path.isprintable()  # urljoin drops an empty "?#…" and removes tabs, CR, LF
+    origin = _origin(base) if plain and _rooted(path) else None
+    return origin + path if origin is not None else urljoin(base, path)
+
+
 def absolutize(base: str, raw: str | None) -> str | None:
     """An absolute, fragment-free http(s) URL, or None for anything else or anything broken.
 
@@ -244,19 +254,30 @@ def html_links(body: bytes | str, base: str, encoding: str | None = None, javasc
     return out.links
 
 
+@lru_cache(maxsize=32)
+def _html_parser(encoding: str | None) -> Any:
+    """libxml2's HTML parser as the tree reader uses it, one per declared encoding, made once.
+
+    ``lxml.etree.HTMLParser``, not ``lxml.html.HTMLParser``: the latter is the same parser with an
+    element-class lookup that calls back into Python for every element it builds (to make
+    ``HtmlElement`` objects, whose extra methods the walk never uses): a third of a small page's
+    parse, more on a big one. The tree (elements, attributes, text) is the same libxml2 builds
+    (issue 14, docs/DESIGN.md "Harvester CPU per page, margin"). A parser is reusable: lxml resets
+    its context for each document."""
+    from lxml import etree
+
+    return etree.HTMLParser(encoding=encoding, recover=True, remove_comments=True, no_network=True, huge_tree=False)
+
+
 def _parse_tree(data: bytes, encoding: str | None) -> Any:
     """The document's lxml tree (recovering from broken markup), or None when libxml2 gives none."""
-    import lxml.html
     from lxml import etree
 
     try:
-        parser = lxml.html.HTMLParser(
-            encoding=encoding or None, recover=True, remove_comments=True, no_network=True, huge_tree=False
-        )
-        return etree.fromstring(data, parser=parser)
+        return etree.fromstring(data, parser=_html_parser(encoding or None))
     except (etree.LxmlError, ValueError, LookupError):
         try:  # an unknown declared encoding: let libxml2 guess
-            return etree.fromstring(data, parser=lxml.html.HTMLParser(recover=True))
+            return etree.fromstring(data, parser=etree.HTMLParser(recover=True))
         except Exception:
             return None
 

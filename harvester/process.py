@@ -273,11 +273,15 @@ def run(job_dir: Path, control_stdin: bool = False, archive: bool = True) -> int
 
     from harvester.archive import ArchiveMiddleware
     from harvester.crawlsettings import build_settings
+    from harvester.leanscrapy import CrawlSignalManager, drop_records_below
     from harvester.spider import HarvestSpider
 
     settings = build_settings(spec, job_dir, archive=archive, log_file=str(job_dir / ENGINE_LOG))
     process = CrawlerProcess(settings, install_root_handler=True)
     crawler = process.create_crawler(HarvestSpider)
+    # Before the engine and the components take crawler.signals: the same signals, no empty sends (issue 14).
+    crawler.signals = CrawlSignalManager(crawler)
+    drop_records_below(settings["LOG_LEVEL"])
     controller = _Controller(crawler, job_dir, spec.time_limit_s)
     from scrapy import signals
 

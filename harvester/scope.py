@@ -73,8 +73,16 @@ def unfetchable(url: str) -> bool:
         port = parts.port
     except ValueError:
         return True
-    host = (parts.hostname or "").rstrip(".")
-    if parts.scheme.lower() not in DEFAULT_PORTS or not host or port == 0:
+    if parts.scheme.lower() not in DEFAULT_PORTS or port == 0:
+        return True
+    return _unfetchable_host((parts.hostname or "").rstrip("."))
+
+
+@lru_cache(maxsize=4096)
+def _unfetchable_host(host: str) -> bool:
+    """No host, or one with characters no DNS name has. Cached: asked for every new link, and the
+    answer for a name costs an IDNA encoding (a pure-Python codec) and a regex (issue 14)."""
+    if not host:
         return True
     if is_ip(host):
         return False

@@ -22,7 +22,6 @@ import os
 import re
 import socket
 import time
-import uuid
 import zlib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -58,7 +57,16 @@ def sha1_b32(raw_digest: bytes) -> str:
 
 
 def new_record_id() -> str:
-    return f"<urn:uuid:{uuid.uuid4()}>"
+    """``<urn:uuid:…>`` of a random (version 4) UUID, formatted as ``str(uuid.uuid4())`` is.
+
+    Built from the 16 random bytes directly (version and variant bits set as RFC 9562 says, as
+    ``uuid4`` does): ``uuid.UUID``'s constructor and ``__str__`` are pure Python, twice per capture,
+    more than half the cost (issue 14). tests/harvester/test_warcwriter.py checks the form."""
+    raw = bytearray(os.urandom(16))
+    raw[6] = (raw[6] & 0x0F) | 0x40
+    raw[8] = (raw[8] & 0x3F) | 0x80
+    h = raw.hex()
+    return f"<urn:uuid:{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}>"
 
 
 def warc_date(when: datetime) -> str:
@@ -106,20 +114,20 @@ def _serialise_head(record: WarcRecord, warcinfo_id: str | None) -> bytes:
     return ("\r\n".join(lines) + "\r\n\r\n").encode("utf-8")
 
 
-def write_member(out: BinaryIO, record: WarcRecord, warcinfo_id: str | None, level: int) -> None:
-    """Write one record as one gzip member (streaming its parts)."""
+def write_member(out: BinaryIO, record: WarcRecord, warcinfo_id: str | None, level: int) -> int:
+    """Write one record as one gzip member (streaming its parts); return the member's length."""
     comp = zlib.compressobj(level, zlib.DEFLATED, 31)
     write = out.write
-    write(comp.compress(_serialise_head(record, warcinfo_id)))
+    n = write(comp.compress(_serialise_head(record, warcinfo_id)))
     for part in record.parts:
         if isinstance(part, bytes | bytearray | memoryview):
-            write(comp.compress(part))
+            n += write(comp.compress(part))
         else:
             part.seek(0)
             while chunk := part.read(_CHUNK):
-                write(comp.compress(chunk))
-    write(comp.compress(b"\r\n\r\n"))
-    write(comp.flush())
+                n += write(comp.compress(chunk))
+    n += write(comp.compress(b"\r\n\r\n"))
+    return n + write(comp.flush())
 
 
 def warcinfo_block(fields: Iterable[tuple[str, str]]) -> bytes:
@@ -222,6 +230,9 @@ class RotatingWarcWriter:
         self._file: BinaryIO | None = None
         self._path: Path | None = None
         self._warcinfo_id: str | None = None
+        #: Bytes written to the current file, counted: ``BufferedWriter.tell()`` is an ``lseek`` system
+        #: call, and the offsets of a group's records were asked five times per capture (issue 14).
+        self._size = 0
 
     # -- files -------------------------------------------------------------------------------
     def _open(self) -> None:
@@ -232,7 +243,7 @@ class RotatingWarcWriter:
         self._file = open(self._path, "xb")
         self._opened_at = time.time()
         info = warcinfo_record(name, self.warcinfo_fields)
-        write_member(self._file, info, None, self.level)
+        self._size = write_member(self._file, info, None, self.level)
         self._warcinfo_id = info.record_id
         self._file.flush()
 
@@ -262,7 +273,7 @@ class RotatingWarcWriter:
     # -- records -----------------------------------------------------------------------------
     def write(self, records: Sequence[WarcRecord]) -> list[RecordLocation]:
         """Write ``records`` into one file (rotating first if the current one is full)."""
-        if self._file is not None and self._file.tell() >= self.max_bytes:
+        if self._file is not None and self._size >= self.max_bytes:
             self._close_current()
         self.rotate_if_old()
         if self._file is None:
@@ -271,9 +282,10 @@ class RotatingWarcWriter:
         name = self._path.name[: -len(OPEN_SUFFIX)]
         locations = []
         for record in records:
-            start = self._file.tell()
-            write_member(self._file, record, self._warcinfo_id, self.level)
-            locations.append(RecordLocation(name, start, self._file.tell() - start))
+            start = self._size
+            length = write_member(self._file, record, self._warcinfo_id, self.level)
+            self._size = start + length
+            locations.append(RecordLocation(name, start, length))
         # Hand the bytes to the OS after every group: a kill -9 then loses at most a partial member.
         self._file.flush()
         return locations

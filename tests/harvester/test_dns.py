@@ -202,3 +202,48 @@ def test_kill_9_then_rerun_does_not_look_the_host_up_again(tmp_path: Path, sites
     assert [f[1] for f in lookups] == ["1"]
     assert {f[3]: f[1] for f in crawl_log(job)}[f"http://localhost:{a.port}/news/article6.html"] == "200"
     assert len(_dns_records(job)) == 1
+
+
+def test_lookup_host_is_the_hostname_to_resolve_of_every_kind_of_url() -> None:
+    """lookup_host reads the cached host_key (issue 14): the same answer as from urlsplit's hostname,
+    over names, ports (default, odd, invalid), IP literals of both kinds, trailing dots, userinfo,
+    case, and broken URLs."""
+    from urllib.parse import urlsplit
+
+    from harvester.hosts import is_ip
+
+    def by_urlsplit(url: str) -> str | None:  # what lookup_host answered before it read host_key
+        if url[:4].lower() == "dns:":
+            return None
+        try:
+            host = (urlsplit(url).hostname or "").rstrip(".")
+        except ValueError:
+            return None
+        return None if not host or is_ip(host) else host
+
+    hosts = [
+        "example.com",
+        "Example.COM.",
+        "a..",
+        "127.0.0.1",
+        "[::1]",
+        "[2001:DB8::1]",
+        "[fe80::1%25eth0]",
+        "10.0.0.1.",
+        "xn--bcher-kva.example",
+        "bücher.example",
+        "",
+        "u:p@h.org",
+        "@h.org",
+        "h_1.org",
+        "[::ffff:1.2.3.4]",
+        "[::1",
+    ]
+    ports = ["", ":80", ":443", ":8080", ":0", ":99999", ":x", ":"]
+    urls = ["dns:example.com", "DNS:x", "http:///p", "mailto:x@y", "http://", "https://h:1:2/"]
+    for scheme in ("http", "https", "HTTP"):
+        for host in hosts:
+            for port in ports:
+                urls.append(f"{scheme}://{host}{port}/p?q#f")
+    for url in urls:
+        assert lookup_host(url) == by_urlsplit(url), url

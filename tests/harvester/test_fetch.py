@@ -684,3 +684,23 @@ if __name__ == "__main__":  # pragma: no cover
     sys.path.insert(0, str(ROOT))
     os.chdir(ROOT)
     _run_crawl(sys.argv[1])
+
+
+def test_response_headers_are_scrapys_headers_of_the_fields() -> None:
+    """fetch.response_headers fills Scrapy's Headers at the dict level (issue 14): the same keys, values,
+    order and lookups as Headers(fields), repeats and case variants included."""
+    import random
+
+    from scrapy.http import Headers
+
+    from harvester.fetch import response_headers
+
+    rng = random.Random(14)
+    names = [b"Content-Type", b"content-type", b"SET-COOKIE", b"Set-Cookie", b"x-a", b"X-A-b", b"Location", b"etag"]
+    for _ in range(500):
+        fields = [(rng.choice(names), rng.randbytes(rng.randrange(0, 6))) for _ in range(rng.randrange(0, 9))]
+        ours, scrapys = response_headers(fields), Headers(fields)
+        assert type(ours) is type(scrapys) and ours.encoding == scrapys.encoding
+        assert list(dict.items(ours)) == list(dict.items(scrapys))
+        for name in names:
+            assert ours.getlist(name) == scrapys.getlist(name) and ours.get(name) == scrapys.get(name)

@@ -464,3 +464,11 @@ def test_root_relative_shortcut_equals_urljoin() -> None:
     for base in bases:
         for link in links:
             assert absolutize(base, link) == _absolutize_by_urljoin(base, link), (base, link)
+    # join_rooted (the inferred /favicon.ico of every page) is urljoin itself, shortcut or not
+    from urllib.parse import urljoin
+
+    from harvester.links import join_rooted
+
+    for base in bases:
+        for link in [*links, "/favicon.ico", "/x\ty", "/a\r\nb", "/x?#"]:
+            assert join_rooted(base, link) == urljoin(base, link), (base, link)

@@ -6,6 +6,7 @@ import hashlib
 import io
 import random
 import re
+import zlib
 from datetime import UTC, datetime
 
 import pytest
@@ -127,3 +128,52 @@ def test_sha1_b32_is_base32_of_the_digest() -> None:
     for d in digests:
         assert sha1_b32(d) == "sha1:" + base64.b32encode(d).decode("ascii")
     assert sha1_b32(hashlib.sha1(b"").digest()) == "sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ"
+
+
+def test_record_ids_are_random_version_4_uuids_in_uuid4s_form() -> None:
+    """new_record_id builds the UUID from os.urandom itself (issue 14): the form, version and variant
+    must be those of ``str(uuid.uuid4())``, and ids must not repeat."""
+    import uuid
+
+    from harvester.warcwriter import new_record_id
+
+    ids = [new_record_id() for _ in range(5000)]
+    assert len(set(ids)) == len(ids)
+    for rid in ids:
+        assert rid.startswith("<urn:uuid:") and rid.endswith(">")
+        parsed = uuid.UUID(rid[len("<urn:uuid:") : -1])
+        assert str(parsed) == rid[len("<urn:uuid:") : -1]
+        assert parsed.version == 4 and parsed.variant == uuid.RFC_4122
+    # every non-fixed bit takes both values: the 122 random bits are really random
+    ints = [uuid.UUID(rid[10:-1]).int for rid in ids]
+    fixed = (0xF << 76) | (0x3 << 62)
+    varying = 0
+    for n in ints:
+        varying |= n ^ ints[0]
+    assert varying == ((1 << 128) - 1) & ~fixed
+
+
+def test_record_locations_are_the_members_offsets_in_the_files(tmp_path):
+    """The writer counts its bytes instead of asking the file (issue 14): every location is where its
+    gzip member really starts and ends, across rotations and records streamed from files."""
+    w = RotatingWarcWriter(tmp_path, "7-8", max_bytes=6000, host="h")
+    locs = []
+    for i in range(9):
+        spooled = io.BytesIO(random.Random(i).randbytes(3000))
+        streamed = WarcRecord(
+            type="resource", headers=[("WARC-Target-URI", f"http://y/{i}")], parts=[b"x", spooled], length=3001
+        )
+        locs += w.write([resource(i, 1500 * (i % 3)), streamed])
+    files = w.close()
+    assert len(files) > 2
+    by_name = {p.name: p.read_bytes() for p in files}
+    for loc in locs:
+        data = by_name[loc.filename]
+        member = data[loc.offset : loc.offset + loc.length]
+        d = zlib.decompressobj(31)
+        d.decompress(member)
+        assert d.eof and d.unused_data == b""  # exactly one whole member
+        assert (
+            loc.offset + loc.length == len(data)
+            or data[loc.offset + loc.length : loc.offset + loc.length + 2] == b"\x1f\x8b"
+        )
