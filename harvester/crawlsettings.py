@@ -68,9 +68,14 @@ SPIDER_MIDDLEWARES_DROPPED = (
 #: none of which a JobSpec sets. Request headers (and so the request bytes in the WARC) are
 #: untouched: DefaultHeaders, UserAgent, HttpCompression and Cookies stay; so does DownloadTimeout
 #: (Scrapy's own handler, in ``--no-archive`` runs, falls back to 180 s without it).
+#: HttpProxyMiddleware is off for a reason of its own: the harvester connects to the sites directly (its raw
+#: handler has no proxy support), but the middleware reads ``http_proxy``/``https_proxy`` from the crawl
+#: child's environment and, when they carry credentials, added a ``Proxy-Authorization`` header that the raw
+#: handler sent to every origin server and wrote into every WARC request record (tests/harvester/test_proxy_env.py).
 INERT_DOWNLOADER_MIDDLEWARES = (
     "scrapy.downloadermiddlewares.stats.DownloaderStats",
     "scrapy.downloadermiddlewares.httpauth.HttpAuthMiddleware",
+    "scrapy.downloadermiddlewares.httpproxy.HttpProxyMiddleware",
 )
 
 #: Scrapy's CookiesMiddleware is replaced by harvester/leanscrapy.py's subclass at the same order (700 in

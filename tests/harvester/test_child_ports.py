@@ -97,6 +97,7 @@ def test_inert_scrapy_middlewares_are_off_and_header_ones_stay() -> None:
     mw = "scrapy.downloadermiddlewares."
     assert downloader[mw + "stats.DownloaderStats"] is None
     assert downloader[mw + "httpauth.HttpAuthMiddleware"] is None
+    assert downloader[mw + "httpproxy.HttpProxyMiddleware"] is None  # tests/harvester/test_proxy_env.py
     for kept in (
         "defaultheaders.DefaultHeadersMiddleware",
         "useragent.UserAgentMiddleware",
