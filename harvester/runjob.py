@@ -611,7 +611,7 @@ def supervise(
                 messages = []
                 continue
             time.sleep(POLL_INTERVAL_S)
-            if not cancelled and shutdown.requested(spool_dir()):
+            if not cancelled and child.poll() is None and shutdown.requested(spool_dir()):
                 _end_child(child, why="the worker is stopping")
                 raise shutdown.WorkerStopping(f"job {spec.job_id}")
             messages = [] if cancelled else (link.receive() or [])

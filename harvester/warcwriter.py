@@ -283,7 +283,11 @@ class RotatingWarcWriter:
         locations = []
         for record in records:
             start = self._size
-            length = write_member(self._file, record, self._warcinfo_id, self.level)
+            try:
+                length = write_member(self._file, record, self._warcinfo_id, self.level)
+            except BaseException:
+                self._size = self._file.tell()  # what did reach the file (a disk full): rotation stays right
+                raise
             self._size = start + length
             locations.append(RecordLocation(name, start, length))
         # Hand the bytes to the OS after every group: a kill -9 then loses at most a partial member.

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from celery import Celery
-from celery.signals import worker_init, worker_ready, worker_shutting_down
+from celery.signals import worker_init, worker_ready, worker_shutdown, worker_shutting_down
 
 from harvester.runtime import celery_config
 
@@ -30,11 +30,11 @@ def _sweep_receipts_periodically(**_: Any) -> None:
 
 
 @worker_init.connect
-def _forget_old_shutdown(**_: Any) -> None:
+def _name_this_run(**_: Any) -> None:
+    """This run's token for its shutdown flag (harvester/shutdown.py), inherited by the pool processes."""
     from harvester import shutdown
-    from harvester.runtime import spool_dir
 
-    shutdown.clear(spool_dir())
+    shutdown.begin()
 
 
 @worker_shutting_down.connect
@@ -44,3 +44,11 @@ def _tell_crawls_to_stop(**_: Any) -> None:
     from harvester.runtime import spool_dir
 
     shutdown.announce(spool_dir())
+
+
+@worker_shutdown.connect
+def _forget_the_shutdown_flag(**_: Any) -> None:
+    from harvester import shutdown
+    from harvester.runtime import spool_dir
+
+    shutdown.end(spool_dir())

@@ -148,6 +148,8 @@ def test_a_warm_shutdown_ends_the_crawl_with_a_checkpoint_and_hands_the_job_back
     from harvester import shutdown
 
     monkeypatch.setenv("NETHARVEST_SPOOL_DIR", str(tmp_path))
+    monkeypatch.setenv(shutdown.TOKEN, "")
+    shutdown.begin()  # this test is the worker: its run's token
     a, _ = sites
     job_dir = tmp_path / "614"
     spec = make_spec([a.url], job_id=614, settings={"min_delay_ms": 60, "max_delay_ms": 60})
@@ -170,10 +172,30 @@ def test_a_warm_shutdown_ends_the_crawl_with_a_checkpoint_and_hands_the_job_back
     done_before = {f[3] for f in crawl_log(job_dir)}
     assert 5 <= len(done_before) < 30, "the crawl was not ended when the worker started stopping"
 
-    shutdown.clear(tmp_path)  # the worker starts again
+    shutdown.end(tmp_path)
+    shutdown.begin()  # the worker starts again
     result = run_job.apply(args=[spec]).get(timeout=180)
     assert result["status"] == "DONE", result.get("error_detail")
     log = (job_dir / "logs" / "harvester.log").read_text(errors="replace")
     assert "resumed job 614" in log, "the next run did not carry on from the checkpoint"
     uris = [f[3] for f in crawl_log(job_dir)]
     assert f"{a.url}orphan.html" in uris
+
+
+def test_another_workers_shutdown_does_not_stop_this_ones_crawls(tmp_path, monkeypatch):
+    """Workers share the spool (one machine, or a compose stack where every worker is PID 1): the flag of one
+    worker's shutdown, or one left by an earlier run, concerns no other worker."""
+    from harvester import shutdown
+
+    monkeypatch.setenv(shutdown.TOKEN, "")
+    shutdown.begin()
+    shutdown.announce(tmp_path)  # worker A stops
+    assert shutdown.requested(tmp_path)
+    shutdown.begin()  # worker B, another run in the same spool (same PID, same parent PID or not)
+    assert not shutdown.requested(tmp_path)
+    shutdown.announce(tmp_path)
+    assert shutdown.requested(tmp_path)
+    shutdown.end(tmp_path)
+    assert not shutdown.requested(tmp_path)
+    monkeypatch.delenv(shutdown.TOKEN)  # outside a worker (a task run in process): never stopping
+    assert not shutdown.requested(tmp_path)

@@ -101,7 +101,7 @@ class Stored:
         return str(self.document.get("kind", ""))
 
     def _domains(self) -> list[Mapping[str, Any]]:
-        return [d for d in self.document.get("domains", []) if isinstance(d, Mapping)]
+        return [d for d in self.document.get("domains") or [] if isinstance(d, Mapping)]
 
     @property
     def seeds(self) -> list[str]:
