@@ -39,7 +39,7 @@ from scrapy.http import Response
 
 from harvester.defaults import DNS_TTL_S, nh_setting
 from harvester.fetch import S_DNS_FAILED, CannotResolveHostError, FetchSlots
-from harvester.hosts import host_key
+from harvester.hosts import host_key, key_host
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -72,14 +72,12 @@ def lookup_host(url: str) -> str | None:
     if is_dns(url):
         return None
     try:
-        # host_key is cached per URL (discovery asked it already): ``host`` or ``host:port``, the host being
-        # urlsplit's hostname without its trailing dot. More than one colon: an IPv6 literal, nothing to resolve.
-        key = host_key(url)
+        key = host_key(url)  # cached per URL (discovery asked it already)
     except ValueError:
         return None
-    if key.count(":") > 1:
+    if key.count(":") > 1:  # an IPv6 literal (its port, if any, not told apart): nothing to resolve
         return None
-    return _lookup_name(key.partition(":")[0])
+    return _lookup_name(key_host(key))
 
 
 @functools.lru_cache(maxsize=4096)

@@ -65,11 +65,16 @@ def host_key(url: str) -> str:
     return host
 
 
+def key_host(key: str) -> str:
+    """The host of a :func:`host_key` (its ``:port`` cut off); an IPv6 literal, colons of its own, whole."""
+    return key.rsplit(":", 1)[0] if key.count(":") == 1 else key
+
+
 def registrable_domain(url_or_host: str) -> str:
     """The registrable domain (``www.bbc.co.uk`` → ``bbc.co.uk``); an IP with its port as is; a name
     under no known public suffix (``localhost``) as itself."""
     key = host_key(url_or_host) if "://" in url_or_host else url_or_host.lower()
-    host = key.rsplit(":", 1)[0] if key.count(":") == 1 else key
+    host = key_host(key)
     if is_ip(host) or "." not in host:
         return key
     return _extractor()(host).top_domain_under_public_suffix or host

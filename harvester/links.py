@@ -135,14 +135,22 @@ def _rooted(url: str) -> bool:
     return url[:1] == "/" and url[1:2] != "/" and "/." not in url and ";" not in url and not url.endswith("?")
 
 
+def _at_origin(base: str, path: str) -> str | None:
+    """``urljoin(base, path)`` without ``urljoin`` when its result is known: the base's origin + ``path``
+    for a :func:`_rooted` path (fragment already cut) on a valid http(s) base (:func:`_origin`, cached per
+    base); None otherwise."""
+    if not _rooted(path):
+        return None
+    origin = _origin(base)
+    return None if origin is None else origin + path
+
+
 def join_rooted(base: str, path: str) -> str:
-    """``urljoin(base, path)``, without ``urljoin`` when ``path`` is root-relative with nothing it would
-    rewrite and ``base`` a valid http(s) URL: the base's origin + ``path``, the same string (as in
-    :func:`absolutize`; cached per base, which the page's own links have just asked for). The crawl's
-    inferred ``/favicon.ico`` of every page (issue 14)."""
+    """``urljoin(base, path)``, by :func:`_at_origin` when it applies: the crawl's inferred
+    ``/favicon.ico`` of every page (issue 14)."""
     plain = "#" not in path and path.isprintable()  # urljoin drops an empty "?#…" and removes tabs, CR, LF
-    origin = _origin(base) if plain and _rooted(path) else None
-    return origin + path if origin is not None else urljoin(base, path)
+    joined = _at_origin(base, path) if plain else None
+    return joined if joined is not None else urljoin(base, path)
 
 
 def absolutize(base: str, raw: str | None) -> str | None:
@@ -155,10 +163,8 @@ def absolutize(base: str, raw: str | None) -> str | None:
     if url is None:
         return None
     if url[:1] == "/":
-        path = url.split("#", 1)[0]
-        origin = _origin(base) if _rooted(path) else None
-        if origin is not None:
-            absolute = origin + path
+        absolute = _at_origin(base, url.split("#", 1)[0])
+        if absolute is not None:
             return absolute if len(absolute) <= MAX_URL_LENGTH else None
     try:
         absolute = urljoin(base, url).split("#", 1)[0]

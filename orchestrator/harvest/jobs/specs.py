@@ -110,10 +110,7 @@ class Stored:
 
     def domain_seeds(self, name: str) -> list[str] | None:
         """The seeds the spec gave domain ``name`` (its first configuration's); None: the spec does not name it."""
-        for d in self._domains():
-            if d.get("name") == name:
-                return [str(seed) for seed in d.get("seeds") or []]
-        return None
+        return next((seeds for (domain, _), seeds in self.seeds_by_configuration().items() if domain == name), None)
 
     def seeds_by_configuration(self) -> dict[tuple[str, str], list[str]]:
         """(domain name, configuration name) → the seeds the spec gave that configuration."""
