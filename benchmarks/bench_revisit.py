@@ -146,12 +146,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--ceiling", action="store_true", help="captures of a policy knowing every process, at AR's freshness"
     )
+    parser.add_argument(
+        "--webs",
+        default="independent",
+        help="independent (every page's process drawn alone), sites (hosts with a change profile), or both",
+    )
     parser.add_argument("--tiny", action="store_true", help="200 URLs x 4 days, one seed, one mix")
     args = parser.parse_args(argv)
     if args.tiny:
         args.urls, args.days, args.seeds, args.mixes = 200, 4.0, "1", "mixed"
     seeds = [int(s) for s in args.seeds.split(",")]
     mixes = args.mixes.split(",")
+    webs = args.webs.split(",")
+    if set(webs) - {"independent", "sites"}:
+        parser.error(f"--webs: independent and/or sites, not {args.webs!r}")
     print(
         f"machine: {platform.machine()} {os.cpu_count()} cores, Python {platform.python_version()}; "
         f"{args.urls:,} URLs x {args.days:g} days; starved {args.starved:g}, ample {args.ample:g} "
@@ -161,57 +169,57 @@ def main(argv: list[str] | None = None) -> int:
     budgets = {"starved": args.starved * args.urls / month, "ample": args.ample * args.urls / month}
     summary = []
     met = True
-    for mix in mixes:
-        for seed in seeds:
-            pages = make_web(args.urls, args.days, seed, mix)
-            print(f"\n### mix {mix}, seed {seed}: {len(pages):,} pages\n")
-            print(HEADER)
-            results: dict[tuple[str, str], Score] = {}
-            policies = (*POLICIES, *ORACLES) if args.oracle else POLICIES
-            timed: dict[str, TimedPolicy] = {}
-            for budget_name, budget in budgets.items():
-                for policy in policies:
-                    started = time.perf_counter()
-                    if policy in ORACLES:
-                        make = oracle_policy(pages, args.days, ORACLES[policy])
-                    elif policy == "adaptive" and budget_name == "starved":
-                        make = partial(_timed, timed)
-                    else:
-                        make = RevisitPolicy
-                    settings = settings_for(
-                        "adaptive" if policy in ORACLES else policy, args.urls, budget, args.freshness_weight
-                    )
-                    s = simulate(pages, settings, budget, args.days, make_policy=make)
-                    results[policy, budget_name] = s
-                    print(row(policy, budget_name, s, budget, args.days, time.perf_counter() - started))
-            cpu = timed["policy"].cpu
-            print(
-                "\nadaptive policy CPU at the starved budget: visited() "
-                f"{cpu['visited'] / cpu['visited_calls'] * 1e6:.0f} µs per call ({cpu['visited_calls']:,} calls), "
-                "replan() "
-                f"{cpu['replan'] / max(1, cpu['replan_uris']) * 1e6:.1f} µs per URI and replan"
-            )
-            late = sorted(timed["policy"].late) or [0.0]
-            print(
-                "adaptive revisits at the starved budget, issued late by the frontier: "
-                f"mean {sum(late) / len(late) / 3600:.2f} h, median {late[len(late) // 2] / 3600:.2f} h, "
-                f"90th percentile {late[int(0.9 * len(late))] / 3600:.2f} h"
-            )
-            if args.by_class:
-                print_by_class(results["heritrix", "starved"], results["adaptive", "starved"])
-            ar, ours = results["heritrix", "starved"], results["adaptive", "starved"]
-            fixed_ample, ours_ample = results["fixed", "ample"], results["adaptive", "ample"]
-            ratio = ours.captured / max(1, ar.captured)
-            if args.ceiling:
-                known, fresh = ceiling(pages, args.days, budgets["starved"] * args.days * DAY, ar.freshness)
-                print(
-                    f"\nceiling (every change process known), starved budget, freshness >= AR's {ar.freshness:.3f}: "
-                    f"{known:,.0f} captured = {known / max(1, ar.captured):.2f} x AR (freshness {fresh:.3f})"
+    for web, mix, seed in ((w, m, s) for w in webs for m in mixes for s in seeds):
+        pages = make_web(args.urls, args.days, seed, mix, sites=web == "sites")
+        label = f"{mix}+sites" if web == "sites" else mix
+        print(f"\n### mix {label}, seed {seed}: {len(pages):,} pages\n")
+        print(HEADER)
+        results: dict[tuple[str, str], Score] = {}
+        policies = (*POLICIES, *ORACLES) if args.oracle else POLICIES
+        timed: dict[str, TimedPolicy] = {}
+        for budget_name, budget in budgets.items():
+            for policy in policies:
+                started = time.perf_counter()
+                if policy in ORACLES:
+                    make = oracle_policy(pages, args.days, ORACLES[policy])
+                elif policy == "adaptive" and budget_name == "starved":
+                    make = partial(_timed, timed)
+                else:
+                    make = RevisitPolicy
+                settings = settings_for(
+                    "adaptive" if policy in ORACLES else policy, args.urls, budget, args.freshness_weight
                 )
-            ample_ratio = ours_ample.captured / max(1, fixed_ample.captured)
-            ok = ratio >= 1.3 and ours.freshness >= ar.freshness and ample_ratio >= 1.0
-            met &= ok
-            summary.append((mix, seed, ratio, ours.freshness, ar.freshness, ample_ratio, ok))
+                s = simulate(pages, settings, budget, args.days, make_policy=make)
+                results[policy, budget_name] = s
+                print(row(policy, budget_name, s, budget, args.days, time.perf_counter() - started))
+        cpu = timed["policy"].cpu
+        print(
+            "\nadaptive policy CPU at the starved budget: visited() "
+            f"{cpu['visited'] / cpu['visited_calls'] * 1e6:.0f} µs per call ({cpu['visited_calls']:,} calls), "
+            "replan() "
+            f"{cpu['replan'] / max(1, cpu['replan_uris']) * 1e6:.1f} µs per URI and replan"
+        )
+        late = sorted(timed["policy"].late) or [0.0]
+        print(
+            "adaptive revisits at the starved budget, issued late by the frontier: "
+            f"mean {sum(late) / len(late) / 3600:.2f} h, median {late[len(late) // 2] / 3600:.2f} h, "
+            f"90th percentile {late[int(0.9 * len(late))] / 3600:.2f} h"
+        )
+        if args.by_class:
+            print_by_class(results["heritrix", "starved"], results["adaptive", "starved"])
+        ar, ours = results["heritrix", "starved"], results["adaptive", "starved"]
+        fixed_ample, ours_ample = results["fixed", "ample"], results["adaptive", "ample"]
+        ratio = ours.captured / max(1, ar.captured)
+        if args.ceiling:
+            known, fresh = ceiling(pages, args.days, budgets["starved"] * args.days * DAY, ar.freshness)
+            print(
+                f"\nceiling (every change process known), starved budget, freshness >= AR's {ar.freshness:.3f}: "
+                f"{known:,.0f} captured = {known / max(1, ar.captured):.2f} x AR (freshness {fresh:.3f})"
+            )
+        ample_ratio = ours_ample.captured / max(1, fixed_ample.captured)
+        ok = ratio >= 1.3 and ours.freshness >= ar.freshness and ample_ratio >= 1.0
+        met &= ok
+        summary.append((label, seed, ratio, ours.freshness, ar.freshness, ample_ratio, ok))
     print("\n### summary\n")
     print(
         "| mix | seed | starved: captured adaptive / AR | freshness adaptive | freshness AR | "

@@ -67,6 +67,13 @@ CLOCK = r'<span class="clock">[^<]*</span>'
 HEADER_BYTES = 500
 REVISIT_RECORD_BYTES = 300
 LIE_PROBABILITY = 0.3
+PERIOD_CHOICES = (3 * HOUR, 6 * HOUR, 12 * HOUR, DAY, DAY, 2 * DAY, 7 * DAY)
+#: Sites (``make_web(sites=True)``): the share of a site's text pages that follow its own process, the
+#: share of periodic sites that publish every page at one phase, the spread (log-normal sigma) of its
+#: Poisson pages' times between changes around the site's typical one.
+SITE_SHARE = 0.8
+SITE_SHARED_PHASE = 0.5
+SITE_SPREAD = 0.5
 
 #: Scenario mixes: share of text pages by change process, and of validator behaviour by host.
 MIXES = {
@@ -91,6 +98,9 @@ class Host:
     latency_s: float
     bandwidth: float  # bytes/s
     validators: str  # good | lastmod | none | liar
+    #: a site's own change profile (``make_web(sites=True)``): the process most of its text pages follow,
+    #: its publishing period and phase, its pages' typical time between changes; empty for independent pages
+    profile: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -139,7 +149,11 @@ def _process(
             times.append(t)
             t += rng.expovariate(rate)
     elif kind == "poisson":
-        rate = 1 / math.exp(rng.uniform(math.log(2 * HOUR), math.log(20 * DAY)))
+        if "mean_wait" in params:  # a site's page: near its site's typical time between changes
+            wait = min(max(params["mean_wait"] * math.exp(rng.gauss(0, SITE_SPREAD)), 2 * HOUR), 20 * DAY)
+        else:
+            wait = math.exp(rng.uniform(math.log(2 * HOUR), math.log(20 * DAY)))
+        rate = 1 / wait
         if content_type != "text":
             rate /= 10
         params["rate"] = rate
@@ -148,8 +162,12 @@ def _process(
             times.append(t)
             t += rng.expovariate(rate)
     elif kind == "periodic":
-        period = params["period"] = rng.choice([3 * HOUR, 6 * HOUR, 12 * HOUR, DAY, DAY, 2 * DAY, 7 * DAY])
-        t = start + rng.uniform(0, period)
+        period = params.get("period") or rng.choice(PERIOD_CHOICES)
+        params["period"] = period
+        if params.get("phase") is not None:  # a site publishing all its pages on one schedule
+            t = start + (params["phase"] - start) % period
+        else:
+            t = start + rng.uniform(0, period)
         while t < end:
             times.append(t + rng.gauss(0, 0.01 * period))
             t += period
@@ -181,10 +199,22 @@ def _pick(rng: random.Random, shares: dict[str, float]) -> str:
     return name
 
 
-def make_web(urls: int, days: float, seed: int, mix: str = "mixed", per_host: int = 50) -> list[Page]:
-    """A seeded web of ``urls`` pages on ``urls / per_host`` hosts over ``days`` days."""
+def make_web(
+    urls: int, days: float, seed: int, mix: str = "mixed", per_host: int = 50, sites: bool = False
+) -> list[Page]:
+    """A seeded web of ``urls`` pages on ``urls / per_host`` hosts over ``days`` days.
+
+    ``sites=False`` (the default) draws every page's change process independently of its host. With
+    ``sites=True`` each host is a site with a profile of its own (:func:`_site_profile`): most of its text
+    pages follow the site's process (a news site's articles change like each other, a government site's
+    pages hardly at all: Fetterly et al. 2003 and Adar et al. 2009 found change behaviour strongly tied to
+    the site), its periodic pages share the site's period and, on half the sites, its phase (one CMS
+    publishing run), and its Poisson pages' times between changes spread around the site's typical one.
+    The mix's shares of processes and validators are the same in both; the site profiles come from their
+    own random stream."""
     rng = random.Random(seed)
     history_rng = random.Random(f"last-modified {seed}")  # its own stream: the webs stay those of earlier runs
+    site_rng = random.Random(f"sites {seed}")
     end = days * DAY
     hosts = []
     for h in range(max(1, urls // per_host)):
@@ -196,6 +226,8 @@ def make_web(urls: int, days: float, seed: int, mix: str = "mixed", per_host: in
                 validators=_pick(rng, MIXES[mix]["validators"]),
             )
         )
+        if sites:
+            hosts[-1].profile = _site_profile(site_rng, mix, days * DAY)
     pages = []
     for i in range(urls):
         host = hosts[i % len(hosts)]
@@ -203,6 +235,8 @@ def make_web(urls: int, days: float, seed: int, mix: str = "mixed", per_host: in
         if r < 0.80:
             ctype, size = "text/html; charset=utf-8", int(rng.lognormvariate(math.log(30_000), 0.8))
             kind = _pick(rng, MIXES[mix]["processes"])
+            if host.profile and site_rng.random() < SITE_SHARE:
+                kind = host.profile["kind"]
         elif r < 0.95:
             ctype, size = "image/jpeg", int(rng.lognormvariate(math.log(150_000), 1.0))
             kind = "static" if rng.random() < 0.85 else "poisson"
@@ -211,6 +245,8 @@ def make_web(urls: int, days: float, seed: int, mix: str = "mixed", per_host: in
             kind = "static" if rng.random() < 0.85 else "poisson"
         born = 0.0 if rng.random() < 0.9 else rng.uniform(0, end * 0.8)
         params: dict = {}
+        if host.profile and ctype.startswith("text/"):
+            params = {k: v for k, v in host.profile.items() if k in ("period", "phase", "mean_wait")}
         changes = _process(kind, rng, born, end, "text" if ctype.startswith("text/") else "other", params)
         page = Page(
             f"http://{host.name}/p{i}.html",
@@ -230,6 +266,19 @@ def make_web(urls: int, days: float, seed: int, mix: str = "mixed", per_host: in
         page.epoch_times = _epoch_times(page, params, history_rng)
         pages.append(page)
     return pages
+
+
+def _site_profile(rng: random.Random, mix: str, end: float) -> dict:
+    """A site's change profile: its process (drawn with the mix's shares), its publishing period (and, on
+    :data:`SITE_SHARED_PHASE` of the sites, one phase for all its periodic pages), and its Poisson pages'
+    typical time between changes (log-uniform, 2 hours to 20 days, as independent pages are)."""
+    period = rng.choice(PERIOD_CHOICES)
+    return {
+        "kind": _pick(rng, MIXES[mix]["processes"]),
+        "period": period,
+        "phase": rng.uniform(0, period) if rng.random() < SITE_SHARED_PHASE else None,
+        "mean_wait": math.exp(rng.uniform(math.log(2 * HOUR), math.log(20 * DAY))),
+    }
 
 
 def _epoch_times(page: Page, params: dict, rng: random.Random) -> list[float]:

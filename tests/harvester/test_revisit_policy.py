@@ -599,3 +599,53 @@ def test_changes_within_one_cycle_do_not_make_a_page_periodic():
         weekly.extend((change - 1, change, 1.0, change, change + 6 * D, 0.0))
     fit = periodic_fit(weekly, 4, H)
     assert fit is not None and fit[0] == 7 * D
+
+
+def _crawl_hosts(pages: dict[str, bool], days: int = 5) -> RevisitPolicy:
+    """A policy that visited each page every 12 hours for ``days`` days, True: a change at every visit."""
+    policy = RevisitPolicy(RevisitSettings(), 40 / D)
+    for uri in pages:
+        policy.add(uri, 0)
+    for k in range(2 * days):
+        for i, (uri, fast) in enumerate(pages.items()):
+            policy.visited(uri, page(f"sha1:{k if fast else 0}"), k * 12 * H + i)
+    policy.replan(days * D)
+    return policy
+
+
+def _new_page_wait(policy: RevisitPolicy, uri: str, now: float) -> int:
+    policy.add(uri, now)
+    policy.visited(uri, page("sha1:first"), now)
+    return policy.state_of(uri)["wait_ms"]
+
+
+def test_adaptive_learns_a_sites_pace_where_sites_differ():
+    """A site whose pages all change at every visit and one whose pages never do: a new page on each is
+    planned from its site's pace (empirical Bayes over sites, AdaptiveStrategy.host_priors), not from the
+    pace of all text pages; the site priors survive dump/load."""
+    pages = {f"http://busy.example/{i}": True for i in range(10)}
+    pages |= {f"http://calm.example/{i}": False for i in range(10)}
+    policy = _crawl_hosts(pages)
+    priors = policy._strategy.host_prior
+    assert priors[("busy.example", "text")] > 20 * priors[("calm.example", "text")]
+    busy = _new_page_wait(policy, "http://busy.example/new", 5 * D)
+    calm = _new_page_wait(policy, "http://calm.example/new", 5 * D)
+    assert busy < calm / 2
+    restored = RevisitPolicy(RevisitSettings(), 40 / D)
+    restored.load(json.loads(json.dumps(policy.dump())))
+    assert restored._strategy.host_prior == pytest.approx(priors)
+
+
+def test_sites_that_do_not_differ_share_the_class_prior():
+    """Sites with 6, 5 and 4 busy pages of 10, the rest calm: the sites' means differ by no more than
+    chance, so no site gets a prior of its own (each shrunk all the way to the class's) and new pages on
+    either are planned alike."""
+    busy = {"one": 6, "two": 5, "three": 4}
+    pages = {f"http://{host}.example/{i}": i < n for host, n in busy.items() for i in range(10)}
+    policy = _crawl_hosts(pages)
+    priors = {host: rate for (host, cls), rate in policy._strategy.host_prior.items() if cls == "text"}
+    assert len(priors) == 3
+    assert max(priors.values()) == pytest.approx(min(priors.values()))
+    one = _new_page_wait(policy, "http://one.example/new", 5 * D)
+    two = _new_page_wait(policy, "http://two.example/new", 5 * D)
+    assert one == pytest.approx(two, rel=0.01)

@@ -1,0 +1,50 @@
+"""The revisit benchmark's simulated web (benchmarks/revisit_sim.py): webs of sites (``sites=True``)."""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter
+
+import pytest
+
+from benchmarks.revisit_sim import DAY, make_web
+
+
+def test_independent_web_has_no_site_profiles():
+    pages = make_web(200, 10, seed=1)
+    assert all(not p.host.profile for p in pages)
+    assert [p.changes for p in pages] == [p.changes for p in make_web(200, 10, seed=1)]  # seeded
+
+
+def test_a_sites_pages_follow_its_profile():
+    """Most of a site's text pages follow the site's process; its periodic pages share its period, and
+    on a site with a shared phase they change together; its Poisson pages change at a similar pace."""
+    pages = make_web(1000, 30, seed=2, mix="news", sites=True)
+    text = [p for p in pages if p.content_type.startswith("text/")]
+    hosts = {p.host.name: p.host for p in pages}
+    shares = []
+    for name, host in hosts.items():
+        kinds = Counter(p.kind for p in text if p.host.name == name)
+        shares.append(kinds[host.profile["kind"]] / sum(kinds.values()))
+    assert statistics.mean(shares) > 0.7  # SITE_SHARE 0.8 of the pages, plus those the mix gives anyway
+    together = 0
+    for name, host in hosts.items():
+        periodic = [p for p in text if p.host.name == name and p.kind == "periodic" and len(p.changes) > 2]
+        period = host.profile["period"]
+        for p in periodic:
+            assert statistics.median(b - a for a, b in zip(p.changes, p.changes[1:], strict=False)) == (
+                pytest.approx(period, rel=0.1)
+            )
+        if host.profile["phase"] is not None and len(periodic) > 1:
+            firsts = sorted(p.changes[0] % period for p in periodic if p.born == 0)
+            assert firsts[-1] - firsts[0] < 0.1 * period  # one publishing run (1 % jitter)
+            together += 1
+    assert together  # the seed has a site publishing all its pages at once
+    spreads = []
+    for name in hosts:
+        waits = [
+            (30 * DAY - p.born) / max(1, len(p.changes)) for p in text if p.host.name == name and p.kind == "poisson"
+        ]
+        if len(waits) >= 5:
+            spreads.append(max(waits) / min(waits))
+    assert spreads and statistics.median(spreads) < 30  # independent pages spread over 2 h .. 20 days (240 x)
