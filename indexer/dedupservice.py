@@ -13,8 +13,11 @@ batch, and keep-alive spares a connection per lookup (figures in docs/BENCHMARKS
     POST /add    {"captures": [capture, ...]}    → {"added": N}
 
 A capture is the 8 fields of :class:`indexer.dedup.Capture` as a JSON list. A bad request gets a 400 with
-one line saying what is wrong; SIGTERM (or SIGINT) finishes the requests under way, closes the store and
-exits 0.
+one line saying what is wrong. SIGTERM (or SIGINT) drains: the service answers on while requests keep
+coming, until none came for :data:`DRAIN_IDLE_S` (at most :data:`DRAIN_MAX_S`), then closes the store and
+exits 0; a second signal stops it at once. A stack stops all its processes together (`netharvest up`'s
+Ctrl-C, a compose stop): the harvesters end their crawls in those seconds, and a lookup refused then would
+have stored a full copy of a page the archive already holds.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import logging
 import signal
 import sys
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -39,6 +43,10 @@ DEFAULT_BIND = "127.0.0.1:8095"
 MAX_BODY = 64 * 1024 * 1024
 #: The most keys one /lookup may ask for.
 MAX_KEYS = 100_000
+#: After SIGTERM: stop once no request came for this long, or this long after the signal at the latest
+#: (inside the 30 s `netharvest up` and docker-compose.yml give the service before SIGKILL).
+DRAIN_IDLE_S = 1.5
+DRAIN_MAX_S = 25.0
 
 
 class BadRequest(Exception):
@@ -56,13 +64,37 @@ class Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         logger.debug("%s " + format, self.address_string(), *args)
 
-    def _send(self, status: int, body: dict[str, Any]) -> None:
+    def _write(self, status: int, body: dict[str, Any]) -> None:
         data = json.dumps(body, separators=(",", ":")).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
+
+    def parse_request(self) -> bool:
+        """A request has come (its line and headers read; an idle keep-alive connection waiting for the next
+        one is not a request): a draining service (:func:`serve`) stops only when none is under way or recent."""
+        ok = super().parse_request()
+        if ok:
+            self.server.busy(+1)
+            self._counted = True
+        return ok
+
+    def finish(self) -> None:
+        self._settle()
+        super().finish()
+
+    def _settle(self) -> None:
+        if getattr(self, "_counted", False):
+            self._counted = False
+            self.server.busy(-1)
+
+    def _send(self, status: int, body: dict[str, Any]) -> None:
+        try:
+            self._write(status, body)
+        finally:
+            self._settle()
 
     def do_GET(self) -> None:
         if self.path != "/health":
@@ -136,7 +168,27 @@ class DedupServer(ThreadingHTTPServer):
     def __init__(self, bind: str, store: DedupStore) -> None:
         host, _, port = bind.rpartition(":")
         self.store = store
+        self._lock = threading.Lock()
+        self._active = 0
+        self._last = time.monotonic()
         super().__init__((host or "127.0.0.1", int(port)), Handler)
+
+    def busy(self, delta: int) -> None:
+        with self._lock:
+            self._active += delta
+            self._last = time.monotonic()
+
+    def drained(self, idle_s: float) -> bool:
+        """No request under way, and none for ``idle_s`` seconds."""
+        with self._lock:
+            return self._active == 0 and time.monotonic() - self._last >= idle_s
+
+    def drain(self, idle_s: float = DRAIN_IDLE_S, max_s: float = DRAIN_MAX_S) -> None:
+        """Serve on until :meth:`drained` (or ``max_s`` have passed), then stop ``serve_forever``."""
+        deadline = time.monotonic() + max_s
+        while not self.drained(idle_s) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        self.shutdown()
 
 
 def serve(store_dir: str | Path, bind: str = DEFAULT_BIND) -> int:
@@ -144,9 +196,16 @@ def serve(store_dir: str | Path, bind: str = DEFAULT_BIND) -> int:
     store = DedupStore(store_dir)
     server = DedupServer(bind, store)
 
+    signals = []
+
     def stop(signum: int, _frame: Any) -> None:
-        logger.info("dedup service: signal %d, stopping", signum)
-        threading.Thread(target=server.shutdown, daemon=True).start()  # shutdown() waits for serve_forever
+        signals.append(signum)
+        if len(signals) == 1:
+            logger.info("dedup service: signal %d, stopping when the harvesters' lookups have ended", signum)
+            threading.Thread(target=server.drain, daemon=True).start()  # shutdown() waits for serve_forever
+        else:
+            logger.info("dedup service: signal %d again, stopping now", signum)
+            threading.Thread(target=server.shutdown, daemon=True).start()
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import signal
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -14,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from harvester.revisit import Deduplicator
-from indexer import dedupclient
+from indexer import dedupclient, dedupservice
 from indexer.dedup import Capture, DedupIndex
 from indexer.dedupclient import DedupClient
 from indexer.dedupfeed import add_warc, iter_captures
@@ -142,3 +143,26 @@ def test_a_harvester_goes_on_within_its_job_while_the_service_is_away_and_uses_i
     finally:
         dedup.close()
         svc.stop()
+
+
+def test_sigterm_answers_the_last_lookups_then_stops(tmp_path):
+    """A stack stops its processes together: after SIGTERM the service answers the harvesters' lookups as
+    long as they keep coming (a refused one would store a full copy of a known page), then exits 0 once none
+    came for DRAIN_IDLE_S, even with a keep-alive connection left open and idle."""
+    svc = ServiceProcess(tmp_path / "store")
+    client = DedupClient(svc.url)
+    try:
+        client.add([Capture("sha1:" + "B" * 32, "http://example.com/", "20260101000000", "a.warc.gz", 0, "text/html")])
+        svc.proc.send_signal(signal.SIGTERM)
+        signalled = time.monotonic()
+        while time.monotonic() - signalled < 3 * dedupservice.DRAIN_IDLE_S:  # a crawl ending its last pages
+            digests, _ = client.lookup(["sha1:" + "B" * 32], [])
+            assert "sha1:" + "B" * 32 in digests
+            time.sleep(0.2)
+        assert svc.proc.poll() is None  # still serving while asked
+        last = time.monotonic()
+        assert svc.proc.wait(timeout=10) == 0  # the client's connection is still open, and idle
+        assert time.monotonic() - last < dedupservice.DRAIN_IDLE_S + 3
+    finally:
+        client.close()
+        svc.stop(signal.SIGKILL)
