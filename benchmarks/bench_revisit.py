@@ -4,7 +4,7 @@ ample fetch budget, in one run.
 
     .venv/bin/python benchmarks/bench_revisit.py [--urls 2000] [--days 30] [--seeds 1,2,3]
         [--mixes mixed,news,archive] [--starved 17] [--ample 120] [--freshness-weight W]
-        [--by-class] [--oracle] [--ceiling] [--tiny]
+        [--by-class] [--oracle] [--ceiling] [--webs independent,sites] [--tiny]
 
 The web, the frontier and the scorer are benchmarks/revisit_sim.py (read its docstring for the
 scenario). ``--starved``/``--ample`` are visits per URL per 30 days: the budget in fetches per second is
@@ -26,6 +26,10 @@ periods of pages on hosts without Last-Modified dates could gain. ``--ceiling``
 adds, per web, the captures of a policy that knows every page's change process, at AR's starved
 freshness and with the starved budget (:mod:`benchmarks.revisit_ceiling`): the gap between it and the
 adaptive policy is the price of learning the processes from visits.
+
+``--webs``: ``independent`` (the default) draws every page's change process on its own; ``sites`` gives
+each host a change profile that most of its pages follow (``make_web(sites=True)``), the webs on which
+pooling evidence over a site's pages can be measured; ``independent,sites`` runs both.
 
 The adaptive starved run also reports the policy's own CPU time (``visited`` per call, ``replan`` per URI
 and replan), measured around the calls with ``time.process_time`` (CPU seconds, not wall time, so the
