@@ -75,11 +75,14 @@ class Handler(BaseHTTPRequestHandler):
     def parse_request(self) -> bool:
         """A request has come (its line and headers read; an idle keep-alive connection waiting for the next
         one is not a request): a draining service (:func:`serve`) stops only when none is under way or recent."""
-        ok = super().parse_request()
-        if ok:
-            self.server.busy(+1)
-            self._counted = True
-        return ok
+        if not super().parse_request():
+            return False
+        if not self.server.enter():  # the store is about to close: say so rather than fail on it
+            self.close_connection = True
+            self._write(503, {"error": "the dedup service is stopping"})
+            return False
+        self._counted = True
+        return True
 
     def finish(self) -> None:
         self._settle()
@@ -88,7 +91,7 @@ class Handler(BaseHTTPRequestHandler):
     def _settle(self) -> None:
         if getattr(self, "_counted", False):
             self._counted = False
-            self.server.busy(-1)
+            self.server.leave()
 
     def _send(self, status: int, body: dict[str, Any]) -> None:
         try:
@@ -171,12 +174,35 @@ class DedupServer(ThreadingHTTPServer):
         self._lock = threading.Lock()
         self._active = 0
         self._last = time.monotonic()
+        self._closing = False
         super().__init__((host or "127.0.0.1", int(port)), Handler)
 
-    def busy(self, delta: int) -> None:
+    def enter(self) -> bool:
+        """A request begins; False once :meth:`close_requests` was called."""
         with self._lock:
-            self._active += delta
+            if self._closing:
+                return False
+            self._active += 1
             self._last = time.monotonic()
+            return True
+
+    def leave(self) -> None:
+        with self._lock:
+            self._active -= 1
+            self._last = time.monotonic()
+
+    def close_requests(self, timeout_s: float = 5.0) -> None:
+        """Refuse new requests (503) and wait, at most ``timeout_s``, for those under way: the store may
+        then close. ``shutdown()`` stops only the accept loop; the harvesters' keep-alive connections are
+        served by threads of their own, which would otherwise reach a closed store."""
+        with self._lock:
+            self._closing = True
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            with self._lock:
+                if self._active <= 0:
+                    return
+            time.sleep(0.05)
 
     def drained(self, idle_s: float) -> bool:
         """No request under way, and none for ``idle_s`` seconds."""
@@ -214,6 +240,7 @@ def serve(store_dir: str | Path, bind: str = DEFAULT_BIND) -> int:
     try:
         server.serve_forever(poll_interval=0.2)
     finally:
+        server.close_requests()
         server.server_close()
         store.close()
     print("dedup service stopped", flush=True)

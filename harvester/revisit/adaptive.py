@@ -89,6 +89,9 @@ PROBE_ROUND = 32
 #: (the benchmark's adaptive runs used 0.96-0.98 of it); 5 % more keeps a short backlog, served most
 #: overdue first, and every slot used (+0.01 to +0.03 captured / AR on the benchmark, freshness equal).
 OVERBOOK = 1.05
+#: Site priors (AdaptiveStrategy.host_priors) need this many more observed pages than hosts in a class: the
+#: degrees of freedom of the spread within a site, without which no site's mean can be weighed.
+SITE_MIN_DF = 5
 
 
 def _g(x: float) -> float:
@@ -180,9 +183,11 @@ class AdaptiveStrategy(_Strategy):
         estimate under the class prior), the spread within hosts (σ²) and the spread of host means beyond
         what σ² alone would give (τ²); each host's mean of n pages is pulled towards the class's by
         τ² / (τ² + σ²/n). Where hosts do not differ (pages drawn independently of their site) τ² is about 0
-        and every host's prior is the class's geometric mean: the same behaviour as the class prior
-        within noise on the benchmark's independent webs, and +0.05 of captured / AR at equal freshness on
-        its webs of sites (docs/BENCHMARKS.md, "Revisit policy: sites")."""
+        and every host's prior is the class's geometric mean of its pages' rates (the benchmark's independent
+        webs measure the same as with the class prior, within noise; its webs of sites +0.04 of captured /
+        AR at equal freshness: docs/BENCHMARKS.md, "Revisit policy: sites"). Until the class has
+        :data:`SITE_MIN_DF` more pages than hosts (one page per host says nothing of the spread within a
+        site) no host gets a prior and the class prior stands."""
         by_class: dict[str, dict[str, list[float]]] = {}
         for uri, state in self.policy.uris.items():
             if state.n <= 0 and state.lm_t <= 0:
@@ -194,8 +199,8 @@ class AdaptiveStrategy(_Strategy):
         priors: dict[tuple[str, str], float] = {}
         for cls, hosts in by_class.items():
             logs = [v for values in hosts.values() for v in values]
-            if len(logs) < 2:
-                continue
+            if len(logs) - len(hosts) < SITE_MIN_DF:
+                continue  # too few sites with several pages to measure the spread within a site
             grand = sum(logs) / len(logs)
             means = {host: sum(values) / len(values) for host, values in hosts.items()}
             within = sum((v - means[h]) ** 2 for h, values in hosts.items() for v in values)

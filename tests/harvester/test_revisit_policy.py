@@ -636,10 +636,10 @@ def test_adaptive_learns_a_sites_pace_where_sites_differ():
     assert restored._strategy.host_prior == pytest.approx(priors)
 
 
-def test_sites_that_do_not_differ_share_the_class_prior():
+def test_sites_that_do_not_differ_share_one_prior():
     """Sites with 6, 5 and 4 busy pages of 10, the rest calm: the sites' means differ by no more than
-    chance, so no site gets a prior of its own (each shrunk all the way to the class's) and new pages on
-    either are planned alike."""
+    chance, so no site gets a prior of its own (each shrunk all the way to the class's geometric mean) and
+    new pages on either are planned alike."""
     busy = {"one": 6, "two": 5, "three": 4}
     pages = {f"http://{host}.example/{i}": i < n for host, n in busy.items() for i in range(10)}
     policy = _crawl_hosts(pages)
@@ -649,3 +649,11 @@ def test_sites_that_do_not_differ_share_the_class_prior():
     one = _new_page_wait(policy, "http://one.example/new", 5 * D)
     two = _new_page_wait(policy, "http://two.example/new", 5 * D)
     assert one == pytest.approx(two, rel=0.01)
+
+
+def test_sites_of_one_page_each_get_no_prior_of_their_own():
+    """Review: with one page per site the spread within a site cannot be measured (it read as 0, and every
+    site's prior became its one page's own estimate); no site prior then, the class prior stands."""
+    pages = {f"http://site{i}.example/": i % 2 == 0 for i in range(12)}
+    policy = _crawl_hosts(pages)
+    assert policy._strategy.host_prior == {}

@@ -166,3 +166,34 @@ def test_sigterm_answers_the_last_lookups_then_stops(tmp_path):
     finally:
         client.close()
         svc.stop(signal.SIGKILL)
+
+
+def test_a_request_on_a_kept_alive_connection_after_the_stop_gets_503_not_a_closed_store(tmp_path):
+    """Review: shutdown() stops only the accept loop; a harvester's keep-alive connection has a thread of its
+    own, and a lookup on it while the store closed failed inside RocksDB (500). Now requests are refused with
+    503 once the service closes, and the store closes only after those under way."""
+    import http.client
+    import threading
+
+    from indexer.dedupstore import DedupStore
+
+    store = DedupStore(tmp_path / "store")
+    server = dedupservice.DedupServer(f"127.0.0.1:{free_port()}", store)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    conn = http.client.HTTPConnection(*server.server_address[:2], timeout=5)
+    try:
+        body = json.dumps({"digests": ["sha1:" + "C" * 32], "urls": []})
+        conn.request("POST", "/lookup", body, {"Content-Type": "application/json"})
+        first = conn.getresponse()
+        assert first.status == 200 and json.loads(first.read()) == {"digests": {}, "urls": {}}
+        server.shutdown()
+        thread.join(5)
+        server.close_requests()
+        store.close()
+        conn.request("POST", "/lookup", body, {"Content-Type": "application/json"})  # the same connection
+        late = conn.getresponse()
+        assert late.status == 503 and "stopping" in json.loads(late.read())["error"]
+    finally:
+        conn.close()
+        server.server_close()
