@@ -227,7 +227,7 @@ def make_web(
             )
         )
         if sites:
-            hosts[-1].profile = _site_profile(site_rng, mix, days * DAY)
+            hosts[-1].profile = _site_profile(site_rng, mix)
     pages = []
     for i in range(urls):
         host = hosts[i % len(hosts)]
@@ -268,7 +268,7 @@ def make_web(
     return pages
 
 
-def _site_profile(rng: random.Random, mix: str, end: float) -> dict:
+def _site_profile(rng: random.Random, mix: str) -> dict:
     """A site's change profile: its process (drawn with the mix's shares), its publishing period (and, on
     :data:`SITE_SHARED_PHASE` of the sites, one phase for all its periodic pages), and its Poisson pages'
     typical time between changes (log-uniform, 2 hours to 20 days, as independent pages are)."""

@@ -132,14 +132,19 @@ class AdaptiveStrategy(_Strategy):
 
     # ------------------------------------------------------------------ estimates
     def rate(self, state: UriState, uri: str | None = None) -> float:
-        prior = self.class_prior.get(state.content_class) or 1.0 / self.settings.initial_wait(state.content_class)
-        if uri is not None:
-            prior = self.host_prior.get((host_of(uri), state.content_class), prior)
-        return self._rate_with(state, uri, prior)
+        host = None if uri is None else host_of(uri)
+        prior = self._class_prior(state.content_class)
+        if host is not None and self.host_prior:
+            prior = self.host_prior.get((host, state.content_class), prior)
+        return self._rate_with(state, host, prior)
 
-    def _rate_with(self, state: UriState, uri: str | None, prior: float) -> float:
+    def _class_prior(self, content_class: str) -> float:
+        return self.class_prior.get(content_class) or 1.0 / self.settings.initial_wait(content_class)
+
+    def _rate_with(self, state: UriState, host: str | None, prior: float) -> float:
+        """The URI's rate shrunk towards ``prior``; on a host whose dates are trusted, from its dated changes."""
         s = self.settings
-        if uri is not None and state.lm_t > 0 and self.dates_trusted(host_of(uri)):
+        if host is not None and state.lm_t > 0 and self.dates_trusted(host):
             return next_rate(state, prior, s.prior_changes, dated_rate(state, prior, s.prior_changes))
         return next_rate(state, prior, s.prior_changes)
 
@@ -192,10 +197,10 @@ class AdaptiveStrategy(_Strategy):
         for uri, state in self.policy.uris.items():
             if state.n <= 0 and state.lm_t <= 0:
                 continue  # no observation yet
-            prior = self.class_prior.get(state.content_class) or 1.0 / self.settings.initial_wait(state.content_class)
-            rate = self._rate_with(state, uri, prior)
+            host = host_of(uri)
+            rate = self._rate_with(state, host, self._class_prior(state.content_class))
             if rate > 0:
-                by_class.setdefault(state.content_class, {}).setdefault(host_of(uri), []).append(math.log(rate))
+                by_class.setdefault(state.content_class, {}).setdefault(host, []).append(math.log(rate))
         priors: dict[tuple[str, str], float] = {}
         for cls, hosts in by_class.items():
             logs = [v for values in hosts.values() for v in values]
