@@ -3,7 +3,7 @@ revisiting (``RevisitSettings.heritrix()``) and netharvest's adaptive policy, at
 ample fetch budget, in one run.
 
     .venv/bin/python benchmarks/bench_revisit.py [--urls 2000] [--days 30] [--seeds 1,2,3]
-        [--mixes mixed,news,archive] [--starved 17] [--ample 120] [--freshness-weight W]
+        [--mixes mixed,news,archive,cho] [--starved 17] [--ample 120] [--freshness-weight W]
         [--by-class] [--oracle] [--ceiling] [--webs independent,sites] [--tiny]
 
 The web, the frontier and the scorer are benchmarks/revisit_sim.py (read its docstring for the
@@ -33,9 +33,8 @@ pooling evidence over a site's pages can be measured; ``independent,sites`` runs
 
 The adaptive starved run also reports the policy's own CPU time (``visited`` per call, ``replan`` per URI
 and replan), measured around the calls with ``time.process_time`` (CPU seconds, not wall time, so the
-load of the machine does not enter), and how late the frontier issued its revisits (the policy plans
-``adaptive.OVERBOOK`` over the budget, so the frontier always has a backlog: every visit, including the
-one planned just after a periodic page's change, comes that much after its time).
+load of the machine does not enter), and how late the frontier issued its revisits (every visit, including
+the one planned just after a periodic page's change, comes that much after its time).
 """
 
 from __future__ import annotations
@@ -52,7 +51,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.revisit_ceiling import ceiling  # noqa: E402
-from benchmarks.revisit_sim import CLOCK, DAY, Score, make_web, oracle_policy, simulate  # noqa: E402
+from benchmarks.revisit_sim import CLOCK, DAY, MIXES, Score, make_web, oracle_policy, simulate  # noqa: E402
 from harvester.revisit.policy import RevisitPolicy, RevisitSettings, Visit  # noqa: E402
 
 POLICIES = ("fixed", "heritrix", "adaptive")
@@ -155,12 +154,15 @@ def main(argv: list[str] | None = None) -> int:
         default="independent",
         help="independent (every page's process drawn alone), sites (hosts with a change profile), or both",
     )
-    parser.add_argument("--tiny", action="store_true", help="200 URLs x 4 days, one seed, one mix")
+    parser.add_argument("--tiny", action="store_true", help="200 URLs x 4 days, one seed, mix mixed unless given")
     args = parser.parse_args(argv)
     if args.tiny:
-        args.urls, args.days, args.seeds, args.mixes = 200, 4.0, "1", "mixed"
+        args.urls, args.days, args.seeds = 200, 4.0, "1"
+        args.mixes = "mixed" if args.mixes == parser.get_default("mixes") else args.mixes
     seeds = [int(s) for s in args.seeds.split(",")]
     mixes = args.mixes.split(",")
+    if set(mixes) - set(MIXES):
+        parser.error(f"--mixes: {', '.join(MIXES)}, not {args.mixes!r}")
     webs = args.webs.split(",")
     if set(webs) - {"independent", "sites"}:
         parser.error(f"--webs: independent and/or sites, not {args.webs!r}")

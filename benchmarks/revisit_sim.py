@@ -12,6 +12,11 @@ serving pages with a content type, a size and a change process over the simulate
 * ``bursty``: a Markov-modulated Poisson process, long quiet spells (one change in 15 days) broken by
   active days (one change in 1.5 hours): the politician's site before an election (000 §2).
 
+The mixes (:data:`MIXES`) set the shares of processes and validators: *mixed*, *news* (more fast, periodic
+and bursty pages), *archive* (mostly static), and *cho*, Poisson and static pages only, at the rates Cho &
+Garcia-Molina measured on 720,000 real pages (2000): the literature's web, the one a simulator written
+from the papers would build.
+
 Some pages print a clock (``<span class="clock">…</span>``) that changes on every request: noise that the
 operator's strip regex removes before hashing (000 §2, 002 §5.1). Servers send validators or not:
 ``good`` ones change ETag and Last-Modified with every change, ``lastmod`` only Last-Modified,
@@ -89,6 +94,14 @@ MIXES = {
         "processes": {"static": 0.55, "poisson": 0.35, "periodic": 0.05, "bursty": 0.05},
         "validators": {"good": 0.60, "lastmod": 0.15, "none": 0.10, "liar": 0.15},
     },
+    # Poisson pages only, at the rates Cho & Garcia-Molina measured on 720,000 pages ("The evolution of the
+    # web and implications for an incremental crawler", 2000, fig. 2): 23 % changed at every daily visit,
+    # 15 % within a week, 16 % within a month, 16 % within four months, 30 % not in four months (static).
+    "cho": {
+        "processes": {"static": 0.30, "poisson": 0.70},
+        "validators": {"good": 0.45, "lastmod": 0.15, "none": 0.25, "liar": 0.15},
+        "waits": ((0.23, 2 * HOUR, DAY), (0.15, DAY, 7 * DAY), (0.16, 7 * DAY, 30 * DAY), (0.16, 30 * DAY, 120 * DAY)),
+    },
 }
 
 
@@ -151,6 +164,8 @@ def _process(
     elif kind == "poisson":
         if "mean_wait" in params:  # a site's page: near its site's typical time between changes
             wait = min(max(params["mean_wait"] * math.exp(rng.gauss(0, SITE_SPREAD)), 2 * HOUR), 20 * DAY)
+        elif "waits" in params:  # the mix's measured histogram
+            wait = _histogram_wait(rng, params["waits"])
         else:
             wait = math.exp(rng.uniform(math.log(2 * HOUR), math.log(20 * DAY)))
         rate = 1 / wait
@@ -188,6 +203,18 @@ def _process(
             if t < end:
                 times.append(t)
     return [t for t in times if start < t < end]
+
+
+def _histogram_wait(rng: random.Random, bins: tuple[tuple[float, float, float], ...]) -> float:
+    """A time between changes from a histogram of (share, shortest, longest) bins: a bin by its share,
+    log-uniform inside it."""
+    r = rng.random() * sum(share for share, _, _ in bins)
+    for chosen in bins:
+        r -= chosen[0]
+        if r < 0:
+            break
+    _, low, high = chosen
+    return math.exp(rng.uniform(math.log(low), math.log(high)))
 
 
 def _pick(rng: random.Random, shares: dict[str, float]) -> str:
@@ -244,7 +271,7 @@ def make_web(
             ctype, size = "application/pdf", int(rng.lognormvariate(math.log(800_000), 1.0))
             kind = "static" if rng.random() < 0.85 else "poisson"
         born = 0.0 if rng.random() < 0.9 else rng.uniform(0, end * 0.8)
-        params: dict = {}
+        params: dict = {"waits": MIXES[mix]["waits"]} if "waits" in MIXES[mix] and kind == "poisson" else {}
         if host.profile and ctype.startswith("text/"):
             params = {k: v for k, v in host.profile.items() if k in ("period", "phase", "mean_wait")}
         changes = _process(kind, rng, born, end, "text" if ctype.startswith("text/") else "other", params)

@@ -229,7 +229,16 @@ TINY: dict[str, Tiny] = {
         databases=("", "_redirects"),
     ),
     "bench_revisit.py": Tiny(
-        lambda tmp: ["--tiny", "--by-class", "--oracle", "--ceiling", "--webs", "independent,sites"],
+        lambda tmp: [
+            "--tiny",
+            "--by-class",
+            "--oracle",
+            "--ceiling",
+            "--webs",
+            "independent,sites",
+            "--mixes",
+            "mixed,cho",
+        ],
         # versions, captured, share, freshness, visits are figures; politeness and budget violations must be 0
         [
             rf"^\| {policy} \| {budget} \| {NUMBER} \| {NUMBER} \| {NUMBER} \| {NUMBER} \| {NUMBER} \|"
@@ -247,7 +256,10 @@ TINY: dict[str, Tiny] = {
         ]
         # per class of page: pages, versions, AR captured/visits/freshness, adaptive captured/visits/freshness
         + [rf"^\| {cls} \|(?: {NUMBER} \|){{8}}$" for cls in ("static", "poisson", "periodic")]
-        + [rf"^\| {mix} \| 1 \| {NUMBER} \| {NUMBER} \| {NUMBER} \| {NUMBER} \|" for mix in ("mixed", r"mixed\+sites")],
+        + [
+            rf"^\| {mix} \| 1 \| {NUMBER} \| {NUMBER} \| {NUMBER} \| {NUMBER} \|"
+            for mix in ("mixed", r"mixed\+sites", "cho", r"cho\+sites")
+        ],
     ),
     "bench_traps.py": Tiny(
         lambda tmp: ["--traps", "300", "--uris", "200", "--lines", "300", "--jobs", "2"],

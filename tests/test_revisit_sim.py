@@ -65,3 +65,16 @@ def test_a_sites_pages_follow_its_profile():
         if len(waits) >= 5:
             spreads.append(max(waits) / min(waits))
     assert spreads and statistics.median(spreads) < 30  # independent pages spread over 2 h .. 20 days (240 x)
+
+
+def test_the_cho_mix_follows_the_measured_histogram_of_change_rates():
+    """Mix ``cho``: 30 % static text pages, the rest Poisson at Cho & Garcia-Molina's measured rates (23 % of all
+    pages changing at least daily, 16 % once in one to four months); the mixes' log-uniform 2 h-20 d rates would
+    give about 0.49 and 0.05 of the Poisson pages in the two counts below."""
+    text = [p for p in make_web(4000, 30, seed=3, mix="cho") if p.content_type.startswith("text/")]
+    kinds = Counter(p.kind for p in text)
+    assert set(kinds) == {"static", "poisson"} and kinds["static"] / len(text) == pytest.approx(0.30, abs=0.03)
+    poisson = [p for p in text if p.kind == "poisson" and p.born == 0]
+    daily = sum(len(p.changes) >= 25 for p in poisson) / len(poisson)  # 0.23 / 0.70 changing at least daily
+    slow = sum(len(p.changes) <= 1 for p in poisson) / len(poisson)  # most of the 1-4 month pages, some 1-4 weeks
+    assert 0.30 < daily < 0.40 and 0.22 < slow < 0.36

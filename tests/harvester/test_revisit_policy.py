@@ -15,7 +15,6 @@ import math
 import pytest
 
 from harvester.contracts import ContractError
-from harvester.revisit.adaptive import OVERBOOK
 from harvester.revisit.change import stripped_digest
 from harvester.revisit.policy import RevisitPolicy, RevisitSettings, Visit, format_ms
 
@@ -214,8 +213,8 @@ def test_adaptive_plan_spends_the_budget():
             policy.visited(uri, page(f"sha1:{int(t // ((i + 1) * H))}"), t)
     moved = policy.replan(4 * D)
     assert moved  # the plan moved pages off their initial schedule
-    # planned a little over the budget (OVERBOOK): the frontier caps the rate, no slot is left idle
-    assert budget * OVERBOOK * 0.97 <= policy.planned_rate <= budget * OVERBOOK
+    # planned at the budget: not over it (the frontier would only be late), not under it (slots idle)
+    assert budget * 0.97 <= policy.planned_rate <= budget
     # the plan as the frontier sees it: visits due in the next two days, each page at its planned pace
     due = 0
     for state in policy.uris.values():
@@ -223,10 +222,67 @@ def test_adaptive_plan_spends_the_budget():
         if state.periodic is not None:  # every m-th period, just after the change
             interval = state.periodic[0] * policy._strategy.periods_between_visits(state.periodic[0])
         due += sum(1 for k in range(1000) if state.next_at + k * interval < 4 * D + 2 * D)
-    assert due == pytest.approx(budget * OVERBOOK * 2 * D, rel=0.1)
+    assert due == pytest.approx(budget * 2 * D, rel=0.1)
     # the fast pages get the visits: page 0 (hourly) is planned more often than page 99 (every 100 h)
     assert policy.state_of("http://h0.example/p0")["wait_ms"] < policy.state_of("http://h4.example/p99")["wait_ms"]
     assert policy.next_replan_at == 4 * D + RevisitSettings().replan_interval_s
+
+
+def _slots_served(policy: RevisitPolicy, now: float, budget: float) -> list[bool]:
+    """A frontier serving one due URI per 1 / budget until the next replan: which slots find one."""
+    due = sorted(state.next_at for state in policy.uris.values())
+    served, backlog, i = [], 0, 0
+    for slot in range(int((policy.next_replan_at - now) * budget)):
+        while i < len(due) and due[i] <= now + slot / budget:
+            backlog, i = backlog + 1, i + 1
+        served.append(backlog > 0)
+        backlog = max(0, backlog - 1)
+    return served
+
+
+def test_adaptive_fills_the_slots_a_bunched_plan_leaves_idle():
+    budget = 24 / D  # one fetch an hour
+    policy = RevisitPolicy(RevisitSettings(), budget)
+    for i in range(40):  # 40 pages visited in one round every 12 h, never changed: all due days ahead, together
+        uri = f"http://h{i % 4}.example/p{i}"
+        policy.add(uri, 0)
+        for k in range(4):
+            policy.visited(uri, page("sha1:same"), k * 12 * H + i * 60)
+    now = 40 * H
+    moved = policy.replan(now)
+    assert all(_slots_served(policy, now, budget))  # every slot until the next replan has a visit
+    window = [uri for uri in policy.uris if policy.state_of(uri)["next_at"] < policy.next_replan_at]
+    assert len(window) == int(RevisitSettings().replan_interval_s * budget)  # no more than the idle slots
+    assert set(window) <= set(moved) and all(policy.state_of(uri)["next_at"] >= now for uri in window)
+    # the visits pulled are those with the most changes expected: at equal histories, the longest unvisited
+    last = {uri: policy.state_of(uri)["last_visit_at"] for uri in policy.uris}
+    assert max(last[uri] for uri in window) < min(last[uri] for uri in policy.uris if uri not in window)
+
+
+def test_a_visit_pulled_forward_keeps_the_minimum_wait():
+    policy = RevisitPolicy(RevisitSettings(), 24 / D)
+    for i in range(40):  # calm pages, all planned days ahead: every slot of the next six hours is idle
+        uri = f"http://h{i % 4}.example/p{i}"
+        policy.add(uri, 0)
+        for k in range(4):
+            policy.visited(uri, page("sha1:same"), k * 12 * H + i * 60)
+    now = 40 * H
+    policy.add(URI, 0)
+    for k in range(20):  # changed at every visit five minutes apart: the most changes expected of all
+        t = now - 1800 - (19 - k) * 300
+        policy.visited(URI, page(f"sha1:{k}"), t)
+    policy.replan(now)
+    # the most promising page, but visited half an hour ago: not pulled forward before the minimum wait
+    assert policy.state_of(URI)["next_at"] >= now - 1800 + RevisitSettings().min_wait_s
+
+
+def test_adaptive_pulls_nothing_forward_while_the_frontier_has_a_backlog():
+    budget = 24 / D
+    policy = RevisitPolicy(RevisitSettings(), budget)
+    for i in range(40):  # never visited: all due now, far more than six hours of slots
+        policy.add(f"http://h{i % 4}.example/p{i}", 0)
+    assert policy.replan(0) == {}
+    assert all(_slots_served(policy, 0, budget))
 
 
 def test_adaptive_without_budget_spends_heritrix_initial_pace():

@@ -2,8 +2,9 @@ from functools import partial
 
 import pytest
 from django.core.management import CommandError
+from django.utils import timezone
 
-from orchestrator.harvest.models import JobControl, JobStatus
+from orchestrator.harvest.models import HarvestInfo, JobControl, JobStatus
 from tests.orchestrator import factories
 from tests.orchestrator.commands import command_output
 
@@ -41,6 +42,22 @@ def test_show_prints_domains_files_and_spec():
     text = run("show", str(job.pk), "--spec")
     assert f"job {job.pk}: news run 1, channel focused, STARTED" in text
     assert '"harvest_name": "news"' in text
+
+
+def test_show_of_a_finished_job_gives_the_final_reports_not_the_last_heartbeat_as_progress():
+    job = factories.job(domains=["a.dk", "b.dk"], status=JobStatus.DONE, ended_at=timezone.now())
+    job.progress = {"uris_done": 2081, "uris_queued": 23}  # the last heartbeat, a moment before the end
+    job.save(update_fields=["progress"])
+    for jd, objects in zip(job.domains.select_related("configuration__domain"), (2000, 105), strict=True):
+        config = jd.configuration
+        HarvestInfo.objects.create(
+            job=job, harvest=job.harvest, domain=config.domain, configuration=config,
+            objects_count=objects, bytes_count=1 << 20, stop_reason="DOWNLOAD_COMPLETE",
+        )  # fmt: skip
+    text = run("show", str(job.pk))
+    assert "harvested: 2105 objects, 2.0 MB (final reports)" in text
+    assert "last heartbeat before the end: 2081 URIs done, 23 queued" in text
+    assert "progress:" not in text
 
 
 def test_unknown_job_and_wrong_states_are_clear_errors():

@@ -8,6 +8,7 @@ import json
 from datetime import datetime
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db.models import Sum
 from django.utils.dateparse import parse_datetime
 
 from orchestrator.harvest.jobs import dispatch, patch, specs
@@ -101,9 +102,14 @@ class Command(BaseCommand):
             lines.append(f"  continues job {j.continues_id}")
         if j.patches_id:
             lines.append(f"  patch crawl of job {j.patches_id} (its missing resources)")
+        infos = j.harvest_infos.select_related("domain", "configuration").order_by("domain__name")
+        if j.ended_at is not None and infos:  # the final reports: the last heartbeat came before the end
+            totals = infos.aggregate(objects=Sum("objects_count"), bytes=Sum("bytes_count"))
+            lines.append(f"  harvested: {totals['objects']} objects, {filesize(totals['bytes'])} (final reports)")
         if p:
+            label = "progress" if j.ended_at is None else "last heartbeat before the end"
             lines.append(
-                f"  progress: {p.uris_done} URIs done, {p.uris_queued} queued, "
+                f"  {label}: {p.uris_done} URIs done, {p.uris_queued} queued, "
                 f"{p.uris_failed} failed, {filesize(p.bytes)}, "
                 f"{p.uri_rate:.1f} URI/s, {p.kb_rate:.1f} KB/s"
             )
@@ -128,7 +134,7 @@ class Command(BaseCommand):
         if j.error_category:
             lines.append(f"  error: {j.error_category}: {j.error_detail}")
         self.stdout.write("\n".join(lines))
-        infos = j.harvest_infos.select_related("domain", "configuration").order_by("domain__name")[:200]
+        infos = infos[:200]
         if infos:
             self.stdout.write(
                 "\n"
