@@ -135,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--urls", type=int, default=2000)
     parser.add_argument("--days", type=float, default=30.0)
     parser.add_argument("--seeds", default="1,2,3")
-    parser.add_argument("--mixes", default="mixed,news,archive")
+    parser.add_argument("--mixes", default=None, help="mixed,news,archive (the default) and/or cho")
     parser.add_argument("--starved", type=float, default=17.0, help="visits per URL per 30 days")
     parser.add_argument("--ample", type=float, default=120.0, help="visits per URL per 30 days")
     parser.add_argument(
@@ -158,7 +158,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.tiny:
         args.urls, args.days, args.seeds = 200, 4.0, "1"
-        args.mixes = "mixed" if args.mixes == parser.get_default("mixes") else args.mixes
+        args.mixes = args.mixes or "mixed"
+    args.mixes = args.mixes or "mixed,news,archive"
     seeds = [int(s) for s in args.seeds.split(",")]
     mixes = args.mixes.split(",")
     if set(mixes) - set(MIXES):

@@ -163,7 +163,8 @@ def _process(
             t += rng.expovariate(rate)
     elif kind == "poisson":
         if "mean_wait" in params:  # a site's page: near its site's typical time between changes
-            wait = min(max(params["mean_wait"] * math.exp(rng.gauss(0, SITE_SPREAD)), 2 * HOUR), 20 * DAY)
+            longest = max(high for _, _, high in params["waits"]) if "waits" in params else 20 * DAY
+            wait = min(max(params["mean_wait"] * math.exp(rng.gauss(0, SITE_SPREAD)), 2 * HOUR), longest)
         elif "waits" in params:  # the mix's measured histogram
             wait = _histogram_wait(rng, params["waits"])
         else:
@@ -273,7 +274,7 @@ def make_web(
         born = 0.0 if rng.random() < 0.9 else rng.uniform(0, end * 0.8)
         params: dict = {"waits": MIXES[mix]["waits"]} if "waits" in MIXES[mix] and kind == "poisson" else {}
         if host.profile and ctype.startswith("text/"):
-            params = {k: v for k, v in host.profile.items() if k in ("period", "phase", "mean_wait")}
+            params.update((k, v) for k, v in host.profile.items() if k in ("period", "phase", "mean_wait"))
         changes = _process(kind, rng, born, end, "text" if ctype.startswith("text/") else "other", params)
         page = Page(
             f"http://{host.name}/p{i}.html",
@@ -298,13 +299,16 @@ def make_web(
 def _site_profile(rng: random.Random, mix: str) -> dict:
     """A site's change profile: its process (drawn with the mix's shares), its publishing period (and, on
     :data:`SITE_SHARED_PHASE` of the sites, one phase for all its periodic pages), and its Poisson pages'
-    typical time between changes (log-uniform, 2 hours to 20 days, as independent pages are)."""
+    typical time between changes (drawn as the mix draws an independent page's: log-uniform, 2 hours to 20
+    days, or from the mix's histogram)."""
     period = rng.choice(PERIOD_CHOICES)
     return {
         "kind": _pick(rng, MIXES[mix]["processes"]),
         "period": period,
         "phase": rng.uniform(0, period) if rng.random() < SITE_SHARED_PHASE else None,
-        "mean_wait": math.exp(rng.uniform(math.log(2 * HOUR), math.log(20 * DAY))),
+        "mean_wait": _histogram_wait(rng, MIXES[mix]["waits"])
+        if "waits" in MIXES[mix]
+        else math.exp(rng.uniform(math.log(2 * HOUR), math.log(20 * DAY))),
     }
 
 

@@ -356,6 +356,8 @@ class ARFrontier(Frontier):
         id_ = entry.id
         if id_ not in self.entries:
             return
+        if id_ not in self.one_shot and self.by_url.get(entry.url) == id_:
+            self.policy.remove(entry.url)  # the policy plans only what the frontier holds
         del self.entries[id_]
         self.next_at.pop(id_, None)
         self.one_shot.discard(id_)

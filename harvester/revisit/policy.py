@@ -377,6 +377,7 @@ class UriState:
     lm_x: float = 0.0
     lm_t: float = 0.0
     lm_at: float | None = None
+    failed_at: float | None = None  # the last visit that got no answer (status <= 0)
 
     def to_dict(self) -> dict[str, Any]:
         out = {f.name: getattr(self, f.name) for f in fields(self)}
@@ -471,6 +472,7 @@ class RevisitPolicy:
         state.overdue_ms = max(0, int(round((started - state.next_at) * 1000)))
         if visit.status <= 0:
             self.counters["failed"] += 1
+            state.failed_at = now
             wait_ms = (
                 state.wait_ms
                 if state.wait_ms is not None

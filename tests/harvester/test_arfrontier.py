@@ -97,6 +97,18 @@ def test_uris_come_back_by_time_of_next_processing_never_done(tmp_path: Path) ->
     assert f.has_pending() and len(f.entries) == 3
 
 
+def test_a_uri_that_leaves_the_frontier_leaves_the_policy(tmp_path: Path) -> None:
+    """A URI skipped (robots, a trap, a quota) is never visited again: the policy must not plan it either,
+    or its replans count visits the frontier will never make."""
+    f = frontier(None, now=1000.0)
+    for url in ("http://h1/a", "http://h2/b"):
+        f.add(url, url, UriMeta(path="", domain="d"))
+    e = f.next_ready(1000.0)
+    f.skip(e, 1000.0)
+    assert set(f.policy.uris) == {"http://h1/a", "http://h2/b"} - {e.url}
+    assert set(f.by_url) == set(f.policy.uris)
+
+
 def test_the_budget_spaces_issues_and_a_retry_snoozes_its_queue() -> None:
     f = frontier(None, budget=2.0, now=50.0)
     for i in range(6):

@@ -16,7 +16,7 @@ import pytest
 
 from harvester.contracts import ContractError
 from harvester.revisit.change import stripped_digest
-from harvester.revisit.policy import RevisitPolicy, RevisitSettings, Visit, format_ms
+from harvester.revisit.policy import RevisitPolicy, RevisitSettings, Visit, format_ms, host_of
 
 H, D = 3600, 86400
 URI = "http://news.example/front.html"
@@ -232,7 +232,7 @@ def _slots_served(policy: RevisitPolicy, now: float, budget: float) -> list[bool
     """A frontier serving one due URI per 1 / budget until the next replan: which slots find one."""
     due = sorted(state.next_at for state in policy.uris.values())
     served, backlog, i = [], 0, 0
-    for slot in range(int((policy.next_replan_at - now) * budget)):
+    for slot in range(math.ceil((policy.next_replan_at - now) * budget)):
         while i < len(due) and due[i] <= now + slot / budget:
             backlog, i = backlog + 1, i + 1
         served.append(backlog > 0)
@@ -276,13 +276,46 @@ def test_a_visit_pulled_forward_keeps_the_minimum_wait():
     assert policy.state_of(URI)["next_at"] >= now - 1800 + RevisitSettings().min_wait_s
 
 
+def _calm_pages(policy: RevisitPolicy, hosts: list[str], count: int, last_at: float) -> list[str]:
+    """``count`` pages on ``hosts`` visited every 12 h and never changed, the last visit at ``last_at``
+    (one minute apart): all planned days ahead."""
+    uris = []
+    for i in range(count):
+        uri = f"http://{hosts[i % len(hosts)]}/p{i}"
+        policy.add(uri, 0)
+        for k in range(4):
+            policy.visited(uri, page("sha1:same"), last_at - (3 - k) * 12 * H + i * 60)
+        uris.append(uri)
+    return uris
+
+
+def _pulled(policy: RevisitPolicy, uris: list[str]) -> list[str]:
+    return [uri for uri in uris if policy.state_of(uri)["next_at"] < policy.next_replan_at]
+
+
 def test_adaptive_pulls_nothing_forward_while_the_frontier_has_a_backlog():
     budget = 24 / D
     policy = RevisitPolicy(RevisitSettings(), budget)
-    for i in range(40):  # never visited: all due now, far more than six hours of slots
-        policy.add(f"http://h{i % 4}.example/p{i}", 0)
-    assert policy.replan(0) == {}
-    assert all(_slots_served(policy, 0, budget))
+    calm = _calm_pages(policy, ["a.example", "b.example"], 20, 36 * H)
+    for i in range(10):  # never visited: due now, more than the six slots until the next replan
+        policy.add(f"http://new.example/{i}", 0)
+    policy.replan(40 * H)
+    assert all(_slots_served(policy, 40 * H, budget)) and _pulled(policy, calm) == []
+
+
+def test_pulled_visits_are_spread_over_hosts_and_skip_hosts_that_do_not_answer():
+    budget = 24 / D
+    policy = RevisitPolicy(RevisitSettings(), budget)
+    first = _calm_pages(policy, ["first.example"], 20, 30 * H)  # the longest unvisited: the most changes expected
+    others = _calm_pages(policy, [f"h{i}.example" for i in range(4)], 20, 36 * H)
+    down = _calm_pages(policy, ["down.example"], 5, 24 * H)
+    for uri in down:  # answered at 24 h, no answer at 38 h
+        policy.visited(uri, page(None, status=-2), 38 * H)
+    policy.replan(40 * H)
+    pulled = _pulled(policy, first + others + down)
+    assert len(pulled) == 6 and not set(pulled) & set(down)
+    # one page per host in each round: every answering host once, then the first host's next best
+    assert {host_of(uri) for uri in pulled} == {"first.example", "h0.example", "h1.example", "h2.example", "h3.example"}
 
 
 def test_adaptive_without_budget_spends_heritrix_initial_pace():

@@ -102,10 +102,10 @@ class Command(BaseCommand):
             lines.append(f"  continues job {j.continues_id}")
         if j.patches_id:
             lines.append(f"  patch crawl of job {j.patches_id} (its missing resources)")
-        infos = j.harvest_infos.select_related("domain", "configuration").order_by("domain__name")
-        if j.ended_at is not None and infos:  # the final reports: the last heartbeat came before the end
-            totals = infos.aggregate(objects=Sum("objects_count"), bytes=Sum("bytes_count"))
-            lines.append(f"  harvested: {totals['objects']} objects, {filesize(totals['bytes'])} (final reports)")
+        if j.ended_at is not None:  # the final reports: the last heartbeat came before the end
+            totals = j.harvest_infos.aggregate(objects=Sum("objects_count"), bytes=Sum("bytes_count"))
+            if totals["objects"] is not None:
+                lines.append(f"  harvested: {totals['objects']} objects, {filesize(totals['bytes'])} (final reports)")
         if p:
             label = "progress" if j.ended_at is None else "last heartbeat before the end"
             lines.append(
@@ -134,7 +134,7 @@ class Command(BaseCommand):
         if j.error_category:
             lines.append(f"  error: {j.error_category}: {j.error_detail}")
         self.stdout.write("\n".join(lines))
-        infos = infos[:200]
+        infos = j.harvest_infos.select_related("domain", "configuration").order_by("domain__name")[:200]
         if infos:
             self.stdout.write(
                 "\n"
