@@ -229,10 +229,16 @@ class ARFrontier(Frontier):
 
     def readd(self, url: str, nh: UriMeta) -> Entry | None:
         """A URI seen before but no longer in the frontier (a seed removed, then added again): back in,
-        its schedule from the policy. None if it is in the frontier already."""
-        if url in self.by_url:
+        its schedule from the policy. None if it is in the frontier already. A seed removed while its fetch
+        was out and added again before the fetch came back stays: no longer dropped, new to the policy."""
+        id_ = self.by_url.get(url)
+        if id_ is None:
+            return self._new(url, nh, False)
+        if id_ not in self._drop:
             return None
-        return self._new(url, nh, False)
+        self._drop.discard(id_)
+        self.policy.add(url, self.clock())
+        return self.entries[id_]
 
     def _new(self, url: str, nh: UriMeta, front: bool) -> Entry:
         entry = Entry(self._next_id, url, self.queue_of(url), nh)

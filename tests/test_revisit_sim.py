@@ -78,3 +78,12 @@ def test_the_cho_mix_follows_the_measured_histogram_of_change_rates():
     daily = sum(len(p.changes) >= 25 for p in poisson) / len(poisson)  # 0.23 / 0.70 changing at least daily
     slow = sum(len(p.changes) <= 1 for p in poisson) / len(poisson)  # most of the 1-4 month pages, some 1-4 weeks
     assert 0.30 < daily < 0.40 and 0.22 < slow < 0.36
+
+
+def test_the_cho_mix_with_sites_draws_each_sites_pace_from_the_histogram():
+    """A site's typical time between changes comes from the mix's histogram too: about 0.16 / 0.70 of the
+    sites change once in one to four months (the other mixes' 2 h-20 d draw would give none)."""
+    hosts = {p.host.name: p.host for p in make_web(10_000, 1, seed=4, mix="cho", sites=True)}
+    slow = sum(h.profile["mean_wait"] > 30 * DAY for h in hosts.values()) / len(hosts)
+    assert 0.12 < slow < 0.36
+    assert max(h.profile["mean_wait"] for h in hosts.values()) <= 120 * DAY

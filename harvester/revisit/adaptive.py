@@ -90,6 +90,14 @@ PROBE_ROUND = 32
 SITE_MIN_DF = 5
 
 
+def _last_attempt(state: UriState) -> float:
+    """When the URI was last tried: its last visit, or a later one that got no answer. A replan counts the
+    planned wait from it, as ``visited()`` did after the failure: counted from the last answer, a page of a
+    host that is down would be due at once again at every replan."""
+    last = state.last_visit_at or 0.0
+    return max(last, state.failed_at) if state.failed_at is not None else last
+
+
 def _g(x: float) -> float:
     return 1.0 - (1.0 + x) * math.exp(-x)
 
@@ -442,12 +450,12 @@ class AdaptiveStrategy(_Strategy):
             if state.last_visit_at is None:
                 continue  # not visited yet: its first visit stands
             wait = min(max(1.0 / self.frequency(rate, self.mu, scale), s.min_wait_s), s.max_wait_s)
-            self._move(uri, state, state.last_visit_at + wait, now, moved)
+            self._move(uri, state, _last_attempt(state) + wait, wait, now, moved)
         for uri, state in periodic:
             if state.last_visit_at is not None:
-                self._move(
-                    uri, state, state.last_visit_at + self._periodic_next(state, state.last_visit_at), now, moved
-                )
+                since = _last_attempt(state)
+                wait = self._periodic_next(state, since)
+                self._move(uri, state, since + wait, wait, now, moved)
         self._fill(now, free, moved)
         return moved
 
@@ -533,8 +541,7 @@ class AdaptiveStrategy(_Strategy):
         return max(wait, float(self.settings.min_wait_s))
 
     @staticmethod
-    def _move(uri: str, state: UriState, at: float, now: float, moved: dict[str, float]) -> None:
-        wait = at - (state.last_visit_at or now)
+    def _move(uri: str, state: UriState, at: float, wait: float, now: float, moved: dict[str, float]) -> None:
         new_at = max(now, at)
         if abs(new_at - state.next_at) > max(1.0, 0.05 * wait):
             state.wait_ms = int(wait * 1000)

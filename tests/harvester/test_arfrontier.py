@@ -247,6 +247,17 @@ def test_a_removed_seed_fetched_at_that_moment_does_not_come_back(tmp_path: Path
     assert job.counts["visits"] == 0 and job.counts["errors"] == 0
 
 
+def test_a_seed_removed_and_added_again_while_its_fetch_is_out_stays(tmp_path: Path) -> None:
+    f = frontier(None, now=1000.0)
+    f.add("http://h1/a", "http://h1/a", UriMeta(path="", domain="d"))
+    e = f.next_ready(1000.0)
+    assert f.remove(e.url)  # its fetch is out: dropped when it comes back
+    f.policy.remove(e.url)
+    assert f.readd(e.url, e.nh) is e  # added again before it came back
+    assert visit(f, e, 1000.0) == 1010.0  # its visit is recorded, it comes back after the initial wait
+    assert f.entry_of(e.url) is e and e.url in f.policy.uris
+
+
 def test_a_seed_removed_while_no_job_heard_it_leaves_at_the_next_jobs_take_over(tmp_path: Path) -> None:
     """Issue 12's gap: a seed removed from the definition while its job could not be told (the control
     recorded, the job stopped before it was sent) stayed in the next job's frontier, taken over with the URI

@@ -318,6 +318,22 @@ def test_pulled_visits_are_spread_over_hosts_and_skip_hosts_that_do_not_answer()
     assert {host_of(uri) for uri in pulled} == {"first.example", "h0.example", "h1.example", "h2.example", "h3.example"}
 
 
+def test_a_page_whose_host_does_not_answer_is_not_brought_back_by_a_replan():
+    budget = 24 / D
+    policy = RevisitPolicy(RevisitSettings(), budget)
+    _calm_pages(policy, ["a.example", "b.example"], 20, 36 * H)
+    down = "http://down.example/"
+    policy.add(down, 0)
+    for k in range(4):
+        policy.visited(down, page("sha1:same"), k * 12 * H)
+    policy.replan(36 * H + 60)
+    due = policy.state_of(down)["next_at"]
+    after = policy.visited(down, page(None, status=-2), due)  # no answer at its time
+    policy.replan(due + 2 * H)
+    state = policy.state_of(down)
+    assert state["next_at"] >= min(after, due + state["wait_ms"] / 1000) > due + 2 * H  # not due again at once
+
+
 def test_adaptive_without_budget_spends_heritrix_initial_pace():
     policy = RevisitPolicy(RevisitSettings(), None)
     for i in range(10):
