@@ -18,8 +18,8 @@ pytestmark = pytest.mark.django_db
 
 
 def _published(queue: str, task_id: str) -> list:
-    """The args of the message with ``task_id`` on ``queue`` (taken off it). The suite's workers share one
-    broker: another test's message on the same queue is put back, not taken for this one."""
+    """The args of the message with ``task_id`` on ``queue`` (taken off it). Nothing consumes the harvest
+    queues in these tests, so an earlier test's message may wait there: it is put back, not taken for this one."""
     with app.connection_for_write() as conn:
         simple = SimpleQueue(conn, queue)
         others = []
