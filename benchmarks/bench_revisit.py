@@ -158,8 +158,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.tiny:
         args.urls, args.days, args.seeds = 200, 4.0, "1"
-        args.mixes = args.mixes or "mixed"
-    args.mixes = args.mixes or "mixed,news,archive"
+    args.mixes = args.mixes or ("mixed" if args.tiny else "mixed,news,archive")
     seeds = [int(s) for s in args.seeds.split(",")]
     mixes = args.mixes.split(",")
     if set(mixes) - set(MIXES):

@@ -385,10 +385,12 @@ class AdaptiveStrategy(_Strategy):
         value = self.scale[0] + self.scale[1] * period
         return max(1, math.ceil(self.mu / value))
 
-    def _planned_wait(self, state: UriState, uri: str | None = None) -> float:
+    def _planned_wait(self, state: UriState, uri: str | None = None, rate: float | None = None) -> float:
+        """The wait the current plan gives a free page (``rate``: its rate, when the caller has it)."""
         if self.mu is None:
             return float(self.settings.initial_wait(state.content_class))
-        return 1.0 / self.frequency(self.rate(state, uri), self.mu, self.scale)
+        rate = self.rate(state, uri) if rate is None else rate
+        return 1.0 / self.frequency(rate, self.mu, self.scale)
 
     # ------------------------------------------------------------------ replanning
     def replan(self, now: float) -> Mapping[str, float]:
@@ -512,10 +514,8 @@ class AdaptiveStrategy(_Strategy):
         by_host: dict[str, list[tuple[float, str]]] = {}
         for uri, st, rate in free:
             last = st.last_visit_at
-            if last is None or last > earliest or st.next_at < horizon:
-                continue
-            if st.failed_at is not None and st.failed_at > last:
-                continue
+            if last is None or last > earliest or st.next_at < horizon or _last_attempt(st) > last:
+                continue  # too recent, already in the window, or its last attempt got no answer
             by_host.setdefault(host_of(uri), []).append((-rate * (now - last), uri))
         ranked = []
         for pages in by_host.values():
@@ -529,16 +529,8 @@ class AdaptiveStrategy(_Strategy):
         URI's interval, a free page's planned wait (at least the minimum wait)."""
         if state.periodic is not None:
             return state.periodic[0] * self.periods_between_visits(state.periodic[0])
-        pinned = self.settings.pinned.get(uri)
-        if pinned is not None:
-            return float(pinned)
-        if state.wait_ms:
-            wait = state.wait_ms / 1000
-        elif rate is not None and self.mu is not None:
-            wait = 1.0 / self.frequency(rate, self.mu, self.scale)
-        else:
-            wait = self._planned_wait(state, uri)
-        return max(wait, float(self.settings.min_wait_s))
+        wait = state.wait_ms / 1000 if state.wait_ms else self._planned_wait(state, uri, rate)
+        return self.policy._pin(uri, int(max(wait, self.settings.min_wait_s) * 1000)) / 1000
 
     @staticmethod
     def _move(uri: str, state: UriState, at: float, wait: float, now: float, moved: dict[str, float]) -> None:
