@@ -311,12 +311,25 @@ class ARFrontier(Frontier):
         q.spent += 1
         self.done += 1
         q.wake = max(q.wake, self.politeness.wake(now, duration_s, snooze_until, crawl_delay_s))
+        self._settle(entry)
+        self._consider_q(q)
+
+    def unfetched(self, entry: Entry) -> None:
+        """Issued but not fetched, to be tried again (a continuous job's URI whose host's DNS lookup failed or
+        whose robots.txt did not answer): back at the time the policy planned (:meth:`planned`), with no
+        politeness wait, as for a skip."""
+        q = self._release(entry)
+        q.spent += 1
+        self._settle(entry)
+        self._consider_q(q)
+
+    def _settle(self, entry: Entry) -> None:
+        """Back in its queue at the policy's time; a one-shot URI, a removed one or one never planned leaves."""
         at = self._planned.pop(entry.id, None)
         if entry.id in self.one_shot or entry.id in self._drop or at is None:
             self._forget(entry)
         else:
             self._requeue(entry, at)
-        self._consider_q(q)
 
     def skip(self, entry: Entry, now: float) -> None:
         """Disregarded without a fetch (robots, trap, quota): "stamped with a time of next processing

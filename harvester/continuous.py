@@ -344,6 +344,19 @@ class ContinuousCrawlJob(CrawlJob):
         self.ar.planned(entry, at)
         self.counts["errors"] += 1
 
+    def _unreachable(self, entry: Entry, status: int, now: float) -> None:
+        """Logged (-6, -61) and, unlike in a snapshot, not let go: a failed visit to the policy (it keeps its
+        wait) and back in the frontier. Heritrix's ARFrontier stamps such a URI "as far into the future as
+        possible" (002 §6.2); then one DNS outage or one robots.txt that timed out for its retries would take
+        a host out of a crawl of months for good. The lookup is tried again when its failure expires
+        (``NH_DNS_TTL_S``), robots.txt when its validity does (``robots_validity_s``)."""
+        if self._prerequisite(entry) or self.ar.removed(entry):
+            super()._unreachable(entry, status, now)
+            return
+        self.reject(entry.url, entry.nh, status)
+        self._unjudged(entry, status)
+        self.ar.unfetched(entry)
+
     # -- control -------------------------------------------------------------------------------
     def change_seeds(self, add: tuple[str, ...] | list[str], remove: tuple[str, ...] | list[str]) -> None:
         """Control ``seeds``: new seeds join the frontier (due now) and the scope; removed ones leave

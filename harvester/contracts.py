@@ -18,6 +18,7 @@ from harvester.defaults import (
     CRAWL_DEFAULTS,
     POLITENESS_SCOPES,
     ROBOTS_POLICIES,
+    ROBOTS_VALIDITY_S,
     SCOPE_RULES,
     WARC_ROTATE_S,
     CrawlDefaults,
@@ -249,17 +250,20 @@ class ContinuousSpec:
     ``from_dict``); ``budget_per_s`` the job's global fetch budget (None: politeness alone limits it);
     ``warc_rotate_s`` closes a WARC after that many seconds even if it is not full (a crawl that never
     ends must hand its files over while it runs); ``pinned`` fixes some URIs' revisit interval (the seed
-    list's scheduling directives, seed 000).
+    list's scheduling directives, seed 000); ``robots_validity_s`` how long a host's robots.txt is obeyed
+    before it is fetched again (:data:`harvester.defaults.ROBOTS_VALIDITY_S`: a time constant a test web in
+    accelerated time scales with the others).
     """
 
     revisit: dict[str, Any] = field(default_factory=dict)
     budget_per_s: float | None = None
     warc_rotate_s: int = WARC_ROTATE_S
     pinned: dict[str, float] = field(default_factory=dict)
+    robots_validity_s: int = ROBOTS_VALIDITY_S
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], path: str = "continuous") -> ContinuousSpec:
-        unknown = set(data) - {"revisit", "budget_per_s", "warc_rotate_s", "pinned"}
+        unknown = set(data) - {"revisit", "budget_per_s", "warc_rotate_s", "pinned", "robots_validity_s"}
         if unknown:
             raise _fail(path, f"unknown key(s): {', '.join(sorted(unknown))}")
         revisit = _get(data, "revisit", dict, path, {})
@@ -272,6 +276,9 @@ class ContinuousSpec:
         rotate = _get(data, "warc_rotate_s", int, path, WARC_ROTATE_S)
         if rotate < 1:
             raise _fail(f"{path}.warc_rotate_s", "must be at least 1")
+        robots_validity = _get(data, "robots_validity_s", int, path, ROBOTS_VALIDITY_S)
+        if robots_validity < 1:
+            raise _fail(f"{path}.robots_validity_s", "must be at least 1")
         pinned_in = _get(data, "pinned", dict, path, {})
         pinned: dict[str, float] = {}
         for uri, interval in pinned_in.items():
@@ -281,7 +288,11 @@ class ContinuousSpec:
                 raise _fail(where, "the interval must be a positive number of seconds")
             pinned[uri] = float(interval)
         return cls(
-            revisit=revisit, budget_per_s=None if budget is None else float(budget), warc_rotate_s=rotate, pinned=pinned
+            revisit=revisit,
+            budget_per_s=None if budget is None else float(budget),
+            warc_rotate_s=rotate,
+            pinned=pinned,
+            robots_validity_s=robots_validity,
         )
 
 

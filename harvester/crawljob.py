@@ -29,7 +29,7 @@ from harvester.archive import ArchiveMiddleware
 from harvester.budget import WAIT, Budgets
 from harvester.contracts import JobSpec, Progress
 from harvester.crawlsignals import EngineSummary, reports_due, uri_rejected
-from harvester.defaults import DNS_TTL_S, decoded_limit, nh_setting
+from harvester.defaults import DNS_TTL_S, ROBOTS_VALIDITY_S, decoded_limit, nh_setting
 from harvester.dns import (
     FAILED,
     PENDING,
@@ -89,7 +89,8 @@ class CrawlJob:
         s = spec.settings
         self.scope = Scope(spec)
         self.budgets = Budgets(spec.domains)
-        self.robots = RobotsCache(s.robots == "obey", s.effective_user_agent)
+        robots_validity = spec.continuous.robots_validity_s if spec.continuous is not None else ROBOTS_VALIDITY_S
+        self.robots = RobotsCache(s.robots == "obey", s.effective_user_agent, robots_validity)
         self.dns = DnsCache()
         self.dns_ttl_s = float(DNS_TTL_S)
         host_queue = registrable_domain if s.politeness_scope == "domain" else host_key
@@ -205,6 +206,7 @@ class CrawlJob:
             dedup.journal_get = lambda digest: self.frontier.journal_get("digest", digest)
         crawler.signals.connect(self.on_reports_due, signal=reports_due)
         self.dns_ttl_s = float(nh_setting(crawler.settings, "NH_DNS_TTL_S"))
+        self.robots.validity_s = float(nh_setting(crawler.settings, "NH_ROBOTS_VALIDITY_S"))
         self._retry_exceptions = RetryExceptions(crawler.settings.getlist("RETRY_EXCEPTIONS"))
 
     def reject(self, url: str, nh: UriMeta, status: int, annotation: str = "") -> None:
@@ -233,11 +235,18 @@ class CrawlJob:
         if self.robots.requested(host):
             return  # a known host's expired lookup is renewed by issue(), not on every link
         self._ensure_dns(url, path, domain, time.time(), source)
-        self.robots.mark_pending(host)
+        self._ask_robots(url, UriMeta.found(path + "P", via or url, domain, source))
+
+    def _ask_robots(self, url: str, nh: UriMeta) -> None:
+        """Queue the robots.txt of ``url``'s host, under a seen-set key of its own each time it is asked for: its
+        URL's the first time, ``#n`` when asked again (its validity ended, or its host's lookup had failed)."""
+        host = host_key(url)
+        n = self.robots.ask(host)
         r_url = robots_url(url)
-        nh = UriMeta.found(path + "P", via or url, domain, source)
-        if self.frontier.add(r_url, self.canonical_key(r_url), nh, front=True) is None:
-            self.robots.load(host, None)  # already fetched under another name: nothing to wait for
+        key = self.canonical_key(r_url)
+        if self.frontier.add(r_url, key if n == 0 else f"{key}#{n}", nh, front=True) is None:
+            # Fetched under another name already (or this renewal was queued before a restart): no wait.
+            self.robots.load(host, self.robots.bodies.get(host))
 
     def discover(self, url: str, letter: str, parent: UriMeta, via: str) -> bool:
         """Judge one outlink and queue it if it is in scope and new (then True)."""
@@ -284,9 +293,9 @@ class CrawlJob:
                         # Heritrix would never have scheduled it: dropped without a line, and asked
                         # for again if the host resolves later.
                         self.robots.forget(host)
+                        f.skip(entry, now)
                     else:
-                        self.reject(entry.url, nh, S_DOMAIN_PREREQUISITE_FAILURE)
-                    f.skip(entry, now)
+                        self._unreachable(entry, S_DOMAIN_PREREQUISITE_FAILURE, now)
                     continue
                 if state != RESOLVED:  # never looked up, or the TTL expired
                     self._ensure_dns(entry.url, nh.path, nh.domain, now, nh.source)
@@ -296,13 +305,18 @@ class CrawlJob:
                 if self.robots.pending(host):
                     f.schedule(entry, now + 0.2)  # wait for the host's robots.txt
                     continue
+                # Back in its queue first, then robots.txt in front of it: a snapshot frontier puts both
+                # at the head of the host's queue, and a URI ahead of its prerequisite would wait forever.
                 if not self.robots.requested(host):
-                    self._ensure_robots(entry.url, nh.path, nh.via, nh.domain, nh.source)
                     f.schedule(entry, now)
+                    self._ensure_robots(entry.url, nh.path, nh.via, nh.domain, nh.source)
+                    continue
+                if self.robots.expired(host, now):
+                    f.schedule(entry, now)
+                    self._renew_robots(entry)
                     continue
                 if host in self.robots_unavailable:
-                    self.reject(entry.url, nh, S_ROBOTS_PREREQUISITE_FAILURE)
-                    f.skip(entry, now)
+                    self._unreachable(entry, S_ROBOTS_PREREQUISITE_FAILURE, now)
                     continue
                 if not self.robots.allowed(host, entry.url):
                     self.reject(entry.url, nh, S_ROBOTS)
@@ -321,6 +335,19 @@ class CrawlJob:
                 f.skip(entry, now)
                 continue
             return self._request(entry)
+
+    def _unreachable(self, entry: Entry, status: int, now: float) -> None:
+        """A URI whose host cannot be reached now (its DNS lookup failed: -6; its robots.txt never answered:
+        -61): logged and let go, as Heritrix does. A continuous job tries it again later instead."""
+        self.reject(entry.url, entry.nh, status)
+        self.frontier.skip(entry, now)
+
+    def _renew_robots(self, entry: Entry) -> None:
+        """Fetch a host's expired robots.txt again (harvester.robots: validity) before the host's next URI; a
+        host whose robots.txt did not answer (-61) is asked again."""
+        self.robots_unavailable.discard(host_key(entry.url))
+        nh = entry.nh
+        self._ask_robots(entry.url, UriMeta.found(nh.path + "P", entry.url, nh.domain, nh.source))
 
     def _request(self, entry: Entry) -> Request:
         meta = {

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from harvester.contracts import JobSpec
-from harvester.defaults import CRAWL_CONCURRENCY, MAX_DECODED_BYTES, decoded_limit  # noqa: F401
+from harvester.defaults import CRAWL_CONCURRENCY, MAX_DECODED_BYTES, ROBOTS_VALIDITY_S, decoded_limit  # noqa: F401
 from harvester.retries import RETRY_STATUSES
 
 RAW_HANDLER = "harvester.fetch.RawHTTPDownloadHandler"
@@ -121,6 +121,7 @@ def build_settings(
         "NH_CONNECT_TIMEOUT": s.connect_timeout_s,
         # A continuous job never ends: its WARCs are also closed on time, to reach the archive while it runs.
         "NH_WARC_ROTATE_S": spec.continuous.warc_rotate_s if spec.continuous is not None else 0,
+        "NH_ROBOTS_VALIDITY_S": spec.continuous.robots_validity_s if spec.continuous is not None else ROBOTS_VALIDITY_S,
         "SCHEDULER": "harvester.frontierscheduler.FrontierScheduler",
         "USER_AGENT": s.effective_user_agent,
         "DOWNLOAD_TIMEOUT": s.connect_timeout_s + s.read_timeout_s,

@@ -78,6 +78,13 @@ CRAWL_CONCURRENCY = 32
 #: ``NH_DNS_TTL_S`` overrides it for a crawl process.
 DNS_TTL_S = 21600
 
+#: How long a host's robots.txt (or the finding that it could not be fetched at all, -61) stays valid before
+#: it is fetched again, in seconds: Heritrix's ``robotsValidityDurationSeconds`` default (1 day). A crawl that
+#: runs for weeks (a broad crawl, a continuous one) obeys the rules a site has now, and a host whose robots.txt
+#: did not answer is tried again instead of being shut out for the rest of the crawl. A continuous JobSpec's
+#: ``continuous.robots_validity_s`` (accelerated time) and the Scrapy setting ``NH_ROBOTS_VALIDITY_S`` override it.
+ROBOTS_VALIDITY_S = 86400
+
 #: When a harvester loses the broker, it tries again after 0.5 s, doubling up to this many seconds, for
 #: as long as it takes; the crawl goes on meanwhile and its messages wait in the job's outbox. The
 #: orchestrator's reaper counts on it (NETHARVEST_HEARTBEAT_TIMEOUT_S > NETHARVEST_BLIND_GAP_S + this +
@@ -110,6 +117,7 @@ NH_SETTINGS: dict[str, bool | int | float] = {
     "NH_WARC_COMPRESSLEVEL": 6,  # gzip's default: a WARC's size for its CPU time
     "NH_WARC_ROTATE_S": 0,  # 0: no time-based rotation (a continuous job's JobSpec sets it)
     "NH_DNS_TTL_S": DNS_TTL_S,
+    "NH_ROBOTS_VALIDITY_S": ROBOTS_VALIDITY_S,
     "NH_KEEPALIVE_IDLE_S": 4.0,  # 0: keep-alive off; below common servers' 5 s idle timeout
     "NH_KEEPALIVE_MAX_IDLE": 256,  # idle connections kept across all hosts
     "NH_SPOOL_MEMORY_BYTES": 1024 * 1024,  # a body beyond this spools to disk while it arrives

@@ -12,6 +12,9 @@ Pages (text/html, each links to every other page of its host):
 stop after its headers); ``/clock`` shows the current time in ``<span class="clock">…</span>`` and is
 otherwise static (a strip regex removes the clock); ``/liar`` changes every ``fast_period`` but keeps
 one ETag (a server whose validators lie); ``/new-N`` exist for seeds added while a crawl runs.
+
+``/robots.txt`` is 404 unless a test sets ``robots`` (its body, served 200); with ``robots_hang_s`` it
+answers only after that many seconds (a robots.txt that times out); both may change while a crawl runs.
 """
 
 from __future__ import annotations
@@ -45,6 +48,8 @@ class ChangingSite:
     log: list[Hit] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
     server: Any = None
+    robots: str | None = None
+    robots_hang_s: float = 0.0
 
     @property
     def port(self) -> int:
@@ -84,7 +89,11 @@ class ChangingSite:
                 hit = Hit(self.path, time.time())
                 with site.lock:
                     site.log.append(hit)
-                if self.path == "/robots.txt" or not (self.path in PAGES or self.path.startswith("/new-")):
+                if self.path == "/robots.txt" and site.robots_hang_s:
+                    time.sleep(site.robots_hang_s)
+                if self.path == "/robots.txt" and site.robots is not None:
+                    status, body, headers = 200, site.robots.encode(), {"Content-Type": "text/plain"}
+                elif self.path == "/robots.txt" or not (self.path in PAGES or self.path.startswith("/new-")):
                     status, body, headers = 404, b"not here", {"Content-Type": "text/plain"}
                 else:
                     status, body, headers = 200, site.body(self.path), {"Content-Type": "text/html"}
@@ -97,12 +106,12 @@ class ChangingSite:
                     self.send_header(k, v)
                 self.send_header("Content-Length", str(len(body)))
                 self.send_header("Connection", "close")
-                self.end_headers()
                 try:
+                    self.end_headers()
                     self.wfile.write(body)
                     self.wfile.flush()
-                except OSError:  # the crawler stopped after the headers (mid-fetch filter)
-                    pass
+                except OSError:  # the crawler stopped after the headers (mid-fetch filter), or timed out
+                    status = 0 if self.path == "/robots.txt" else status
                 hit.end = time.time()
                 hit.status = status
                 self.close_connection = True

@@ -1,0 +1,151 @@
+"""A continuous crawl keeps a host whose prerequisites fail for a while, and obeys the robots.txt a site
+has now (issue 12's "runs until stopped", seed 002 §6.2, Heritrix's robotsValidityDurationSeconds).
+
+In a snapshot a URI whose host's DNS lookup failed (-6) or whose robots.txt never answered (-61) is
+logged and let go, as Heritrix does; in a crawl of months that would take the host out for good after one
+outage. Here such a URI is a failed visit: logged, counted, and tried again after its wait. robots.txt
+itself is fetched again when its validity ends, so a host that was down is crawled once it answers, and a
+rule added later is obeyed. Real crawl children over HTTP, time constants in seconds.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from crawlhelp import began, controlled_crawl, crawl_log, make_spec, write_spec
+
+from tests.changingsite import CLOCK_STRIP, ChangingSite
+
+REVISIT = {
+    "policy": "heritrix",
+    "initial_wait_s": {"text": 2, "image": 2, "audio_video": 2, "other": 2},
+    "min_wait_s": 1,
+    "max_wait_s": 4,
+    "default_wait_s": 2,
+    "strip": [CLOCK_STRIP],
+}
+
+
+@pytest.fixture
+def site() -> Any:
+    s = ChangingSite().start()
+    yield s
+    s.robots_hang_s = 0.0
+    s.shutdown()
+
+
+def _spec(seeds: list[str], job_id: int, robots_validity_s: int, **settings: Any) -> dict[str, Any]:
+    spec = make_spec(seeds, job_id=job_id, settings={"min_delay_ms": 100, "max_delay_ms": 100, **settings})
+    spec["kind"] = "continuous"
+    spec["continuous"] = {
+        "revisit": REVISIT,
+        "budget_per_s": 20.0,
+        "warc_rotate_s": 60,
+        "pinned": {},
+        "robots_validity_s": robots_validity_s,
+    }
+    return spec
+
+
+def _wait_for(predicate: Any, timeout: float, what: str) -> None:
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if predicate():
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def _lines(job_dir: Path, uri: str, status: str | None = None) -> list[list[str]]:
+    log = job_dir / "logs" / "crawl.log"
+    if not log.exists():
+        return []
+    return [f for f in crawl_log(job_dir) if f[3] == uri and (status is None or f[1] == status)]
+
+
+def _progress(job_dir: Path) -> dict[str, Any]:
+    try:
+        return json.loads((job_dir / "progress.json").read_text())["continuous"]
+    except (OSError, ValueError, KeyError):
+        return {}
+
+
+def _logged(stamp: str) -> float:
+    """A crawl.log line's time (its first field: ISO 8601 with milliseconds, UTC)."""
+    return datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC).timestamp()
+
+
+def _stop(proc: Any, job_id: int) -> None:
+    assert proc.stdin is not None
+    proc.stdin.write((json.dumps({"job_id": job_id, "action": "stop", "argument": "", "id": 0}) + "\n").encode())
+    proc.stdin.flush()
+    assert proc.wait(60) == 0
+
+
+def test_a_host_whose_robots_txt_timed_out_is_crawled_once_it_answers_and_new_rules_are_obeyed(
+    tmp_path: Path, site: ChangingSite
+) -> None:
+    job_dir = tmp_path / "job"
+    seed, fast, slow = site.url, f"{site.url}fast", f"{site.url}slow"
+    robots = f"{site.url}robots.txt"
+    site.robots_hang_s = 4.0  # the crawler gives up after 1 s, twice
+    write_spec(
+        job_dir,
+        _spec([seed], 961, robots_validity_s=3, read_timeout_s=1, connect_timeout_s=1, max_retries=1),
+    )
+    proc = controlled_crawl(job_dir)
+    try:
+        # robots.txt never answers: the seed is logged -61 ...
+        _wait_for(lambda: _lines(job_dir, seed, "-61"), 60, "the seed's -61")
+        site.robots_hang_s = 0.0
+        site.robots = "User-agent: *\nDisallow: /slow\n"
+        # ... and, robots.txt asked for again when its validity ended, crawled after all.
+        _wait_for(lambda: _lines(job_dir, seed, "200"), 30, "the seed fetched once robots.txt answers")
+        _wait_for(lambda: _lines(job_dir, fast, "200"), 30, "its links followed")
+        _wait_for(lambda: _lines(job_dir, slow, "-9998"), 30, "/slow refused: the rule robots.txt gave")
+        # A rule added later is obeyed from the next fetch of robots.txt on.
+        changed_at = time.time()
+        site.robots = "User-agent: *\nDisallow: /fast\n"
+        _wait_for(
+            lambda: [h for h in site.hits("/robots.txt") if h.start > changed_at and h.status == 200],
+            30,
+            "robots.txt fetched again",
+        )
+        reread = min(h.end for h in site.hits("/robots.txt") if h.start > changed_at and h.status == 200)
+        _wait_for(lambda: _lines(job_dir, fast, "-9998"), 30, "/fast refused under the new rule")
+        time.sleep(3)
+    finally:
+        if proc.poll() is None:
+            _stop(proc, 961)
+    assert not [h for h in site.hits("/slow")], "a disallowed page was fetched"
+    assert not [h for h in site.hits("/fast") if h.start > reread + 0.5], "/fast fetched after its rule came"
+    # robots.txt: asked again at each end of its validity, not on every URI.
+    renewals = [f for f in crawl_log(job_dir) if f[3] == robots and f[1] == "200"]
+    assert 2 <= len(renewals) <= 1 + (time.time() - began(renewals[0][8])) / 3 + 1, len(renewals)
+    assert all(f[4].endswith("P") for f in renewals)  # prerequisites, as the first one
+
+
+def test_a_uri_whose_host_lookup_failed_is_tried_again_not_dropped(tmp_path: Path, site: ChangingSite) -> None:
+    job_dir = tmp_path / "job"
+    bad = "http://no-such-host.invalid/page.html"
+    write_spec(job_dir, _spec([bad, site.url], 962, robots_validity_s=3600, scope="host", max_retries=0))
+    proc = controlled_crawl(job_dir)
+    try:
+        _wait_for(lambda: len(_lines(job_dir, bad, "-6")) >= 3, 60, "three attempts at the unresolvable URI")
+        # The failed visits are counted as errors in the job's progress (written every few seconds).
+        _wait_for(lambda: _progress(job_dir).get("errors", 0) >= 3, 30, "the errors in the progress")
+    finally:
+        _stop(proc, 962)
+    attempts = [_logged(f[0]) for f in _lines(job_dir, bad, "-6")]
+    # Each attempt after the URI's wait (2 s here), not in a loop and not given up.
+    assert all(b - a >= 1.5 for a, b in zip(attempts, attempts[1:], strict=False)), attempts
+    # One lookup (its failure is valid for NH_DNS_TTL_S), and the other host crawled meanwhile.
+    assert len(_lines(job_dir, "dns:no-such-host.invalid")) == 1
+    assert len(_lines(job_dir, site.url, "200")) >= 2
+    result = json.loads((job_dir / "jobresult.json").read_text())
+    assert result["status"] == "DONE"
