@@ -17,9 +17,11 @@ policy (:class:`harvester.revisit.policy.RevisitPolicy`) gives it. So, unlike th
   snoozing their queue ("Retry delays are enforced in the same way as politeness delays", 002), and a
   retried URI keeps its time of next processing;
 * a **global fetch budget** (fetches per second for the whole job, the definition's setting) spaces
-  issues at least ``1 / budget`` seconds apart: over any interval of ``t`` seconds at most
+  fetches at least ``1 / budget`` seconds apart: over any interval of ``t`` seconds at most
   ``budget × t + 1`` fetches start, on top of per-host politeness. The policy plans with the budget;
-  this frontier is what makes sure it is never exceeded (ARCHITECTURE.md, "RevisitPolicy").
+  this frontier is what makes sure it is never exceeded (ARCHITECTURE.md, "RevisitPolicy"). Only fetches
+  count (:meth:`ARFrontier.fetching`): a URI put back to wait for its host's robots.txt, or let go without a
+  fetch because its host cannot be reached, does not take a fetch's slot.
 * prerequisites (``dns:`` lookups, robots.txt: discovery paths ending in ``P``) are one-shot: they are
   fetched when due and then done, as in the breadth-first frontier (their own expiry asks for them again).
 
@@ -274,10 +276,13 @@ class ARFrontier(Frontier):
             self.queued -= 1
             self.in_flight += 1
             self._consider_q(q)  # valence > 1: it may stay ready
-            if self.budget_per_s:
-                self._budget_next = max(self._budget_next, now) + 1.0 / self.budget_per_s
             return entry
         return None
+
+    def fetching(self, now: float) -> None:
+        """The URI just issued is fetched: the next fetch waits ``1 / budget`` s (see the module docstring)."""
+        if self.budget_per_s:
+            self._budget_next = max(self._budget_next, now) + 1.0 / self.budget_per_s
 
     def next_wake(self) -> float | None:
         while self._qheap:

@@ -334,6 +334,7 @@ class CrawlJob:
                 self.reject(entry.url, nh, S_QUOTA, self.budgets.annotation(reached))
                 f.skip(entry, now)
                 continue
+            f.fetching(now)
             return self._request(entry)
 
     def _unreachable(self, entry: Entry, status: int, now: float) -> None:

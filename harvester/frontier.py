@@ -128,6 +128,10 @@ class FrontierBase(ABC):
     def schedule(self, entry: Entry, when: float) -> None:
         """Put an emitted URI back in its queue, to be processed not before ``when``."""
 
+    def fetching(self, now: float) -> None:  # noqa: B027 - no budget here: nothing to count
+        """The URI :meth:`next_ready` gave is fetched now (not put back, skipped or waiting for a prerequisite):
+        a frontier with a fetch budget counts it here, and only fetches."""
+
     @abstractmethod
     def finished(
         self,

@@ -109,17 +109,22 @@ def test_a_uri_that_leaves_the_frontier_leaves_the_policy(tmp_path: Path) -> Non
     assert set(f.by_url) == set(f.policy.uris)
 
 
-def test_the_budget_spaces_issues_and_a_retry_snoozes_its_queue() -> None:
+def test_the_budget_spaces_fetches_and_a_retry_snoozes_its_queue() -> None:
     f = frontier(None, budget=2.0, now=50.0)
     for i in range(6):
         url = f"http://h{i}/"
         f.add(url, url, UriMeta(path="", domain="d"))
     t = 50.0
+    waiting = f.next_ready(t)
+    assert waiting is not None
+    f.schedule(waiting, t + 5)  # put back unfetched (its host's robots.txt is due first): no slot taken
     assert f.next_ready(t) is not None
-    assert f.next_ready(t + 0.4) is None  # 2/s: the next issue not before t + 0.5
+    f.fetching(t)
+    assert f.next_ready(t + 0.4) is None  # 2/s: the next fetch not before t + 0.5
     assert f.next_wake() == pytest.approx(t + 0.5)
     e = f.next_ready(t + 0.5)
     assert e is not None
+    f.fetching(t + 0.5)
     f.schedule(e, t + 30)  # a retry: back in its queue, the queue snoozed
     assert f.next_ready(t + 1.0).queue != e.queue
     assert f.entries[e.id] is e and f.next_at[e.id] == t  # its time of next processing is unchanged
