@@ -34,6 +34,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+import math
 import os
 import time
 import zlib
@@ -47,11 +48,11 @@ from harvester.crawljob import CrawlJob
 from harvester.dns import is_dns
 from harvester.fileresults import file_result, is_metadata_warc
 from harvester.frontier import Entry, Frontier, Politeness
-from harvester.hosts import registrable_domain
+from harvester.hosts import host_key, registrable_domain
 from harvester.revisit import PROFILE_IDENTICAL, PROFILE_NOT_MODIFIED, Referent
 from harvester.revisit.change import stripped_digest
 from harvester.revisit.policy import RevisitPolicy, RevisitSettings, Visit
-from harvester.scope import DomainScope, trailing_transclusions
+from harvester.scope import S_ROBOTS, DomainScope, trailing_transclusions
 from harvester.takeover import FRESH_SEEDS
 from harvester.urimeta import UriMeta
 
@@ -322,11 +323,11 @@ class ContinuousCrawlJob(CrawlJob):
                 self._unjudged(entry, code)
         super().on_failure(failure)
 
-    def _unjudged(self, entry: Entry, status: int) -> None:
+    def _unjudged(self, entry: Entry, status: int) -> float | None:
         """A visit the archive side did not judge (a fetch failure): the policy keeps its wait (a failed
         visit says nothing about change); counted as an error. Not for a URI removed meanwhile."""
         if self.ar.removed(entry):
-            return
+            return None
         at = self.policy.visited(
             entry.url,
             Visit(
@@ -343,18 +344,42 @@ class ContinuousCrawlJob(CrawlJob):
         )
         self.ar.planned(entry, at)
         self.counts["errors"] += 1
+        return at
 
     def _unreachable(self, entry: Entry, status: int, now: float) -> None:
         """Logged (-6, -61) and, unlike in a snapshot, not let go: a failed visit to the policy (it keeps its
         wait) and back in the frontier. Heritrix's ARFrontier stamps such a URI "as far into the future as
         possible" (002 §6.2); then one DNS outage or one robots.txt that timed out for its retries would take
-        a host out of a crawl of months for good. The lookup is tried again when its failure expires
-        (``NH_DNS_TTL_S``), robots.txt when its validity does (``robots_validity_s``)."""
+        a host out of a crawl of months for good. Its host's queue sleeps until the failed prerequisite is
+        asked for again (the cached lookup failure expires, ``NH_DNS_TTL_S``; robots.txt's validity ends,
+        ``robots_validity_s``), so the host's other URIs are not all logged unreachable meanwhile, and the URI
+        comes back then if its wait would be later: an hour's outage does not cost the host a month's wait."""
         if self._prerequisite(entry) or self.ar.removed(entry):
             super()._unreachable(entry, status, now)
             return
-        self.reject(entry.url, entry.nh, status)
-        self._unjudged(entry, status)
+        again = self._asked_again_at(entry, status)
+        self._put_back(entry, status, again)
+        if again > now and entry.queue == host_key(entry.url):  # not a queue shared with the domain's hosts
+            self.ar.snooze(entry.queue, again)
+
+    def _excluded(self, entry: Entry, now: float) -> None:
+        """A page the crawl has archived before and robots.txt now excludes is kept as a failed visit (-9998
+        logged, its wait kept): robots.txt is read again every ``robots_validity_s``, and a site that excludes
+        everything for a day of maintenance must not leave the crawl for good. A URI never fetched that
+        robots.txt excludes (a link into an excluded section) is disregarded, as in Heritrix."""
+        state = self.policy.uris.get(entry.url)
+        if self._prerequisite(entry) or self.ar.removed(entry) or state is None or state.visits == 0:
+            super()._excluded(entry, now)
+            return
+        self._put_back(entry, S_ROBOTS, math.inf)
+
+    def _put_back(self, entry: Entry, status: int, not_after: float) -> None:
+        """Log ``entry`` with ``status`` as a failed visit and return it to its queue at the policy's time, or
+        at ``not_after`` if that is sooner."""
+        at = self._unjudged(entry, status)
+        if at is not None and not_after < at:
+            self.ar.planned(entry, not_after)
+        self.reject(entry.url, entry.nh, status, self.policy.annotation(entry.url))
         self.ar.unfetched(entry)
 
     # -- control -------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from typing import Any, overload
 
 from harvester.defaults import (
     CRAWL_DEFAULTS,
+    DNS_TTL_S,
     POLITENESS_SCOPES,
     ROBOTS_POLICIES,
     ROBOTS_VALIDITY_S,
@@ -242,6 +243,10 @@ def _str(value: Any, path: str) -> str:
     return value
 
 
+#: The continuous section's validity periods (seconds), with their defaults.
+_VALIDITIES = {"robots_validity_s": ROBOTS_VALIDITY_S, "dns_ttl_s": DNS_TTL_S}
+
+
 @dataclass(frozen=True)
 class ContinuousSpec:
     """The continuous (adaptive-revisit) part of a JobSpec, present exactly when ``kind == "continuous"``.
@@ -251,8 +256,9 @@ class ContinuousSpec:
     ``warc_rotate_s`` closes a WARC after that many seconds even if it is not full (a crawl that never
     ends must hand its files over while it runs); ``pinned`` fixes some URIs' revisit interval (the seed
     list's scheduling directives, seed 000); ``robots_validity_s`` how long a host's robots.txt is obeyed
-    before it is fetched again (:data:`harvester.defaults.ROBOTS_VALIDITY_S`: a time constant a test web in
-    accelerated time scales with the others).
+    before it is fetched again (:data:`harvester.defaults.ROBOTS_VALIDITY_S`) and ``dns_ttl_s`` how long a
+    lookup's answer or failure holds (:data:`harvester.defaults.DNS_TTL_S`): time constants a test web in
+    accelerated time scales with the others.
     """
 
     revisit: dict[str, Any] = field(default_factory=dict)
@@ -260,10 +266,11 @@ class ContinuousSpec:
     warc_rotate_s: int = WARC_ROTATE_S
     pinned: dict[str, float] = field(default_factory=dict)
     robots_validity_s: int = ROBOTS_VALIDITY_S
+    dns_ttl_s: int = DNS_TTL_S
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], path: str = "continuous") -> ContinuousSpec:
-        unknown = set(data) - {"revisit", "budget_per_s", "warc_rotate_s", "pinned", "robots_validity_s"}
+        unknown = set(data) - {"revisit", "budget_per_s", "warc_rotate_s", "pinned", "robots_validity_s", "dns_ttl_s"}
         if unknown:
             raise _fail(path, f"unknown key(s): {', '.join(sorted(unknown))}")
         revisit = _get(data, "revisit", dict, path, {})
@@ -276,9 +283,10 @@ class ContinuousSpec:
         rotate = _get(data, "warc_rotate_s", int, path, WARC_ROTATE_S)
         if rotate < 1:
             raise _fail(f"{path}.warc_rotate_s", "must be at least 1")
-        robots_validity = _get(data, "robots_validity_s", int, path, ROBOTS_VALIDITY_S)
-        if robots_validity < 1:
-            raise _fail(f"{path}.robots_validity_s", "must be at least 1")
+        validity = {key: _get(data, key, int, path, default) for key, default in _VALIDITIES.items()}
+        for key, seconds in validity.items():
+            if seconds < 1:
+                raise _fail(f"{path}.{key}", "must be at least 1")
         pinned_in = _get(data, "pinned", dict, path, {})
         pinned: dict[str, float] = {}
         for uri, interval in pinned_in.items():
@@ -292,7 +300,7 @@ class ContinuousSpec:
             budget_per_s=None if budget is None else float(budget),
             warc_rotate_s=rotate,
             pinned=pinned,
-            robots_validity_s=robots_validity,
+            **validity,
         )
 
 

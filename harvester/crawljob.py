@@ -241,12 +241,13 @@ class CrawlJob:
         """Queue the robots.txt of ``url``'s host, under a seen-set key of its own each time it is asked for: its
         URL's the first time, ``#n`` when asked again (its validity ended, or its host's lookup had failed)."""
         host = host_key(url)
-        n = self.robots.ask(host)
         r_url = robots_url(url)
         key = self.canonical_key(r_url)
-        if self.frontier.add(r_url, key if n == 0 else f"{key}#{n}", nh, front=True) is None:
-            # Fetched under another name already (or this renewal was queued before a restart): no wait.
-            self.robots.load(host, self.robots.bodies.get(host))
+        for _ in range(2):  # its URL's key may be taken: a spool from before renewals, another name of the host
+            n = self.robots.ask(host)
+            if self.frontier.add(r_url, key if n == 0 else f"{key}#{n}", nh, front=True) is not None:
+                return
+        self.robots.load(host, self.robots.bodies.get(host))  # queued before a restart under that key: no wait
 
     def discover(self, url: str, letter: str, parent: UriMeta, via: str) -> bool:
         """Judge one outlink and queue it if it is in scope and new (then True)."""
@@ -319,8 +320,7 @@ class CrawlJob:
                     self._unreachable(entry, S_ROBOTS_PREREQUISITE_FAILURE, now)
                     continue
                 if not self.robots.allowed(host, entry.url):
-                    self.reject(entry.url, nh, S_ROBOTS)
-                    f.skip(entry, now)
+                    self._excluded(entry, now)
                     continue
                 if self.scope.blocked_by_trap(entry.url, nh.domain):
                     self.reject(entry.url, nh, S_BLOCKED_BY_TRAP)  # a trap added while it waited
@@ -342,6 +342,20 @@ class CrawlJob:
         -61): logged and let go, as Heritrix does. A continuous job tries it again later instead."""
         self.reject(entry.url, entry.nh, status)
         self.frontier.skip(entry, now)
+
+    def _excluded(self, entry: Entry, now: float) -> None:
+        """A URI robots.txt excludes (-9998): logged and let go, as Heritrix does (a continuous job keeps a page
+        it has archived before, see ContinuousCrawlJob)."""
+        self.reject(entry.url, entry.nh, S_ROBOTS)
+        self.frontier.skip(entry, now)
+
+    def _asked_again_at(self, entry: Entry, status: int) -> float:
+        """When the prerequisite that made ``entry`` unreachable (``status``: -6 or -61) is next asked for: its
+        cached failure's expiry (``NH_DNS_TTL_S``) or its robots.txt's (``robots_validity_s``)."""
+        if status == S_DOMAIN_PREREQUISITE_FAILURE:
+            name = lookup_host(entry.url)
+            return self.dns.expires(name) if name is not None else 0.0
+        return self.robots.expires(host_key(entry.url))
 
     def _renew_robots(self, entry: Entry) -> None:
         """Fetch a host's expired robots.txt again (harvester.robots: validity) before the host's next URI; a

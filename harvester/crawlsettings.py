@@ -30,7 +30,13 @@ from pathlib import Path
 from typing import Any
 
 from harvester.contracts import JobSpec
-from harvester.defaults import CRAWL_CONCURRENCY, MAX_DECODED_BYTES, ROBOTS_VALIDITY_S, decoded_limit  # noqa: F401
+from harvester.defaults import (  # noqa: F401
+    CRAWL_CONCURRENCY,
+    DNS_TTL_S,
+    MAX_DECODED_BYTES,
+    ROBOTS_VALIDITY_S,
+    decoded_limit,
+)
 from harvester.retries import RETRY_STATUSES
 
 RAW_HANDLER = "harvester.fetch.RawHTTPDownloadHandler"
@@ -122,6 +128,7 @@ def build_settings(
         # A continuous job never ends: its WARCs are also closed on time, to reach the archive while it runs.
         "NH_WARC_ROTATE_S": spec.continuous.warc_rotate_s if spec.continuous is not None else 0,
         "NH_ROBOTS_VALIDITY_S": spec.continuous.robots_validity_s if spec.continuous is not None else ROBOTS_VALIDITY_S,
+        "NH_DNS_TTL_S": spec.continuous.dns_ttl_s if spec.continuous is not None else DNS_TTL_S,
         "SCHEDULER": "harvester.frontierscheduler.FrontierScheduler",
         "USER_AGENT": s.effective_user_agent,
         "DOWNLOAD_TIMEOUT": s.connect_timeout_s + s.read_timeout_s,

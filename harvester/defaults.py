@@ -75,7 +75,7 @@ CRAWL_CONCURRENCY = 32
 #: How long a DNS answer (or a failed lookup) stays valid before ``dns:HOST`` is fetched again, in
 #: seconds. The system resolver (getaddrinfo) does not return the record's TTL, so this is used for
 #: every answer: Heritrix's FetchDNS ``ipValidityDurationSeconds`` default (6 h). Scrapy setting
-#: ``NH_DNS_TTL_S`` overrides it for a crawl process.
+#: ``NH_DNS_TTL_S`` overrides it for a crawl process (a continuous JobSpec's ``continuous.dns_ttl_s``).
 DNS_TTL_S = 21600
 
 #: How long a host's robots.txt (or the finding that it could not be fetched at all, -61) stays valid before

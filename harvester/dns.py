@@ -156,6 +156,10 @@ class DnsCache:
     def failed(self, host: str, ttl_s: float, now: float) -> None:
         self._state[host] = (FAILED, now + ttl_s)
 
+    def expires(self, host: str) -> float:
+        """When the host's answer (or failure) expires and its next URI asks again (0: not known)."""
+        return self._state.get(host, (UNKNOWN, 0.0))[1]
+
     def snapshot(self) -> dict[str, Any]:
         return {"state": {h: list(v) for h, v in self._state.items()}, "lookups": dict(self._lookups)}
 

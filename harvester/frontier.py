@@ -227,7 +227,15 @@ class Frontier(FrontierBase):
             q = self._queue(queue)
             q.enqueues += 1
             q.last_queued = url
-            if q.spilled or len(q.items) >= self.head_max:
+            if data.prerequisite:
+                # Ahead of the URIs that wait for it, as it was queued (front): in id order a robots.txt asked
+                # for again (its validity ended) would come after them, and they would wait for it for good.
+                if q.spilled:
+                    q.off_sequence.add(id_)  # the refill must not read it back
+                else:
+                    q.tail_id = id_
+                self._enqueue(Entry(id_, url, queue, data, retries), front=True)
+            elif q.spilled or len(q.items) >= self.head_max:
                 q.spilled += 1
                 self.queued += 1
             else:

@@ -72,6 +72,11 @@ class RobotsCache:
         at = self._loaded_at.get(host)
         return at is not None and now - at >= self.validity_s and self.known(host)
 
+    def expires(self, host: str) -> float:
+        """When what ``host``'s robots.txt said expires and its next URI asks for it again (0: not known)."""
+        at = self._loaded_at.get(host)
+        return 0.0 if at is None else at + self.validity_s
+
     def ask(self, host: str) -> int:
         """Mark ``host`` pending (its robots.txt is being fetched); how many times it was asked for before: 0 the
         first time, then the ``#n`` of the seen-set key a renewal is queued under."""

@@ -95,7 +95,12 @@ def test_a_robots_txt_awaited_in_a_spilled_queue_tail_is_still_awaited_after_a_r
     job.frontier.close()
 
     resumed = crawljob.CrawlJob(spec, tmp_path)
-    queue = resumed.frontier.queues["example.com"]  # reread in order: the late robots.txt is in the tail
-    assert "http://b.example.com/robots.txt" not in [e.url for e in queue.items] and queue.spilled
+    queue = resumed.frontier.queues["example.com"]
+    # Reread with the prerequisites first: the late robots.txt, in the part kept on disk in id order, is back in
+    # front of the URIs that wait for it (and the refill of the tail does not read it a second time).
+    urls = [e.url for e in queue.items]
+    assert urls.index("http://b.example.com/robots.txt") < urls.index("http://a.example.com/") and queue.spilled
+    robots_id = next(e.id for e in queue.items if e.url == "http://b.example.com/robots.txt")
+    assert robots_id in queue.off_sequence
     assert resumed.resumed and resumed.robots.pending("b.example.com")
     resumed.frontier.close()
