@@ -363,12 +363,13 @@ class ContinuousCrawlJob(CrawlJob):
             self.ar.snooze(entry.queue, again)
 
     def _excluded(self, entry: Entry, now: float) -> None:
-        """A page the crawl has archived before and robots.txt now excludes is kept as a failed visit (-9998
-        logged, its wait kept): robots.txt is read again every ``robots_validity_s``, and a site that excludes
-        everything for a day of maintenance must not leave the crawl for good. A URI never fetched that
-        robots.txt excludes (a link into an excluded section) is disregarded, as in Heritrix."""
+        """A seed, or a page the crawl has archived before, that robots.txt now excludes is kept as a failed
+        visit (-9998 logged, its wait kept): robots.txt is read again every ``robots_validity_s``, and a site
+        that excludes everything for a day of maintenance must not leave the crawl for good. A link never
+        fetched that robots.txt excludes (into an excluded section) is disregarded, as in Heritrix."""
         state = self.policy.uris.get(entry.url)
-        if self._prerequisite(entry) or self.ar.removed(entry) or state is None or state.visits == 0:
+        known = entry.nh.seed or (state is not None and state.visits > 0)
+        if self._prerequisite(entry) or self.ar.removed(entry) or not known:
             super()._excluded(entry, now)
             return
         self._put_back(entry, S_ROBOTS, math.inf)

@@ -4,6 +4,7 @@ HTTP is in test_continuous_prerequisites.py."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -87,3 +88,27 @@ def test_a_continuous_spec_gives_the_validity_and_refuses_a_bad_one() -> None:
     spec["continuous"] = {"robots_validity_s": 0}
     with pytest.raises(ContractError, match="continuous.robots_validity_s"):
         JobSpec.from_dict(spec)
+
+
+def test_a_continuous_job_keeps_an_excluded_seed_and_disregards_an_excluded_link(tmp_path: Path) -> None:
+    """robots.txt excluding everything (a day of maintenance): the seed stays in the crawl as a failed visit,
+    due again after its wait; a link it never fetched is disregarded, as in Heritrix."""
+    from harvester.continuous import crawl_job_for
+    from harvester.urimeta import UriMeta
+
+    seed, link = "http://127.0.0.1:9/", "http://127.0.0.1:9/section/page"
+    spec = make_spec([seed])
+    spec["kind"] = "continuous"
+    spec["continuous"] = {"revisit": {"policy": "heritrix"}}
+    job = crawl_job_for(JobSpec.from_dict(spec), tmp_path)
+    job.discover(link, "L", UriMeta(path="", domain="site-a", seed=True), seed)
+    now = time.time()  # the frontier's clock: the URIs were added due now
+    robots = _next(job, now)
+    assert robots.url == "http://127.0.0.1:9/robots.txt"
+    job.robots.load("127.0.0.1:9", "User-agent: *\nDisallow: /\n", now=now)
+    job.frontier.finished(robots.meta["nh_entry"], now, 0.0)
+    for step in range(20):  # both come due and are excluded; nothing is fetched
+        assert job.issue(now + step * 0.1) is None
+    assert job.ar.entry_of(seed) is not None and job.ar.entry_of(link) is None
+    assert job.policy.uris[seed].failed_at is not None and link not in job.policy.uris
+    assert job.counts["errors"] == 1
