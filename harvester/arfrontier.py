@@ -500,6 +500,12 @@ class ARFrontier(Frontier):
         return rows[:MAX_HOSTS]
 
     def due_next(self) -> list[tuple[Entry, float]]:
-        """The :data:`MAX_DUE` revisitable URIs with the earliest times of next processing."""
-        waiting = ((at, id_) for id_, at in self.next_at.items() if id_ not in self.out and id_ not in self.one_shot)
+        """The :data:`MAX_DUE` revisitable URIs that come up first: by time of next processing, or by when their
+        host's queue wakes if that is later (a host whose lookup failed sleeps until it may be tried again)."""
+        wake = {key: q.wake for key, q in self.arq.items()}
+        waiting = (
+            (max(at, wake.get(self.entries[id_].queue, 0.0)), id_)
+            for id_, at in self.next_at.items()
+            if id_ not in self.out and id_ not in self.one_shot
+        )
         return [(self.entries[id_], at) for at, id_ in heapq.nsmallest(MAX_DUE, waiting)]

@@ -15,12 +15,10 @@ import sqlite3
 from pathlib import Path
 
 from harvester.contracts import JobSpec
+from harvester.fileresults import METADATA_SUFFIX
 from harvester.warcwriter import recover_open_files
 
 logger = logging.getLogger(__name__)
-
-#: The metadata WARC's name ends so (``{job}-metadata-1.warc.gz``).
-METADATA_SUFFIX = "-metadata-1.warc.gz"
 
 
 def handed_over(job_dir: Path, done: bool) -> set[str]:

@@ -299,3 +299,12 @@ def test_a_seed_removed_while_no_job_heard_it_leaves_at_the_next_jobs_take_over(
     new.frontier.close()
     again = ContinuousCrawlJob(JobSpec.from_dict(fresh), tmp_path / "3")  # a restart: nothing more to forget
     assert again.ar.entry_of("http://a.example/page") is not None and not again.frontier.kv.get("seeds_from_spec")
+
+
+def test_due_next_counts_a_sleeping_hosts_uris_from_when_it_wakes() -> None:
+    """A host whose lookup failed sleeps until it may be tried again: its URIs are not "due next" before that."""
+    f = frontier(None, now=100.0)
+    for url in ("http://down/a", "http://up/b"):
+        f.add(url, url, UriMeta(path="", domain="d"))
+    f.snooze("down", 5000.0)
+    assert [(e.url, at) for e, at in f.due_next()] == [("http://up/b", 100.0), ("http://down/a", 5000.0)]
