@@ -33,6 +33,14 @@ instead of 1.47-1.48 x; *mixed* and *archive* were not affected). The first roun
 visit, 1.6 days at 17 visits per URL per month) and politeness are ignored, so the ceiling is optimistic
 by a few per cent; bursty pages are counted as Poisson pages at their mean rate, which overstates what
 visits to them capture (their changes come in clusters, and one visit captures one version at most).
+
+**Hindsight.** The ceiling knows more than a page's process: which of the static pages did change in the
+run (it visits the others once and counts them fresh throughout) and each Poisson page's rate as the
+number of changes that happened over its life. The *causal* ceiling (``causal=True``) takes static and
+Poisson pages at their true rates instead (:attr:`benchmarks.revisit_sim.Page.rate`), as any policy must:
+what the changes of a Poisson page were cannot be known before they happen, only how often they come.
+It bounds a policy told every page's true process (the ``oracle`` rows); the gap between it and the
+ceiling is the price of not knowing the future, which no policy can avoid.
 """
 
 from __future__ import annotations
@@ -61,15 +69,18 @@ def freshness(rate: float, frequency: float) -> float:
     return 1.0 if x < 1e-12 else (1 - math.exp(-x)) / x
 
 
-def _options(page: Page, end: float) -> list[tuple[float, float, float]]:
+def _options(page: Page, end: float, causal: bool = False) -> list[tuple[float, float, float]]:
     """(visits, captured versions >= 1 h, fresh seconds) of each way to visit the page over the run."""
     life = end - page.born
-    if page.kind == "static":
+    if page.kind == "static" and not causal:
         return [(1.0, 1.0, life)]
     if page.kind == "periodic":
         versions = len(page.changes) + 1
         return [(versions / m, versions / m, life / m) for m in range(1, min(versions, _MAX_SKIP) + 1)]
-    rate = max(len(page.changes), 0.2) / life
+    if causal and page.kind in ("static", "poisson") and page.rate > 0:
+        rate = page.rate
+    else:
+        rate = max(len(page.changes), 0.2) / life
     return [(f * life, captured_rate(rate, f) * life, freshness(rate, f) * life) for f in _FREQUENCIES]
 
 
@@ -104,11 +115,14 @@ def _allocate(options: list[list[tuple[float, float, float]]], budget: float, nu
     return under[1] + share * (over[1] - under[1]), under[2] + share * (over[2] - under[2])
 
 
-def ceiling(pages: list[Page], days: float, visits: float, at_freshness: float) -> tuple[float, float]:
+def ceiling(
+    pages: list[Page], days: float, visits: float, at_freshness: float, causal: bool = False
+) -> tuple[float, float]:
     """(captured versions >= 1 h, freshness) of the known-process allocation of ``visits`` visits whose
-    freshness is at least ``at_freshness`` (or the most it can reach)."""
+    freshness is at least ``at_freshness`` (or the most it can reach); ``causal``: with true rates, not
+    the changes that happened (see "Hindsight" above). Captures and freshness are expectations."""
     end = days * DAY
-    options = [_options(p, end) for p in pages]
+    options = [_options(p, end, causal) for p in pages]
     life = sum(end - p.born for p in pages)
     lo, hi = 1e-10, 1e-2  # ν: captures per fresh second; 1e-2 buys freshness at any price
     captures, fresh = _allocate(options, visits, hi)

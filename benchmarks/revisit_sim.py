@@ -130,6 +130,8 @@ class Page:
     #: run for epoch 0 of a page that exists at the start, its birth for one born during the run
     epoch_times: list[float] = field(default_factory=list)
     kind: str = ""  # the change process (static, poisson, periodic, bursty), for per-kind reports
+    #: the process's mean change rate (static and Poisson pages; a bursty page's quiet rate), changes per second
+    rate: float = 0.0
 
     def version_at(self, t: float) -> int:
         return bisect.bisect_right(self.changes, t)
@@ -285,6 +287,7 @@ def make_web(
             changes,
             noise=ctype.startswith("text/") and host.validators == "none" and rng.random() < 0.7,
             kind=kind,
+            rate=params.get("rate", 0.0),
         )
         epoch = [0]
         for _ in changes:
