@@ -52,7 +52,7 @@ from harvester.hosts import host_key, registrable_domain
 from harvester.revisit import PROFILE_IDENTICAL, PROFILE_NOT_MODIFIED, Referent
 from harvester.revisit.change import stripped_digest
 from harvester.revisit.policy import RevisitPolicy, RevisitSettings, Visit
-from harvester.scope import S_ROBOTS, DomainScope, trailing_transclusions
+from harvester.scope import S_QUOTA, S_ROBOTS, DomainScope, trailing_transclusions
 from harvester.takeover import FRESH_SEEDS
 from harvester.urimeta import UriMeta
 
@@ -112,6 +112,7 @@ class ContinuousCrawlJob(CrawlJob):
         self._files_listed: set[str] = set()
         self.seeds_added: list[list[str]] = []  # [url, domain]
         self.seeds_removed: list[str] = []
+        self._full_hosts: set[str] = set()  # hosts at max_uris_per_host (alerted once each)
         super().__init__(spec, out_dir, crawler)
 
     def _make_frontier(self, path: Path, politeness: Politeness, queue_of: Any, group_of: Any) -> Frontier:
@@ -345,6 +346,24 @@ class ContinuousCrawlJob(CrawlJob):
         self.ar.planned(entry, at)
         self.counts["errors"] += 1
         return at
+
+    def _refused(self, url: str, key: str, nh: UriMeta) -> bool:
+        """A link of a host that already has ``max_uris_per_host`` URIs in the crawl: logged -5003
+        (``Q:maxUrisPerHost``) once (its key joins the seen-set), with one alert per host. Every URI the job
+        holds is revisited for ever and kept in memory, so a host that makes up new links on every visit
+        would grow the job until it runs out of memory (harvester.defaults.CONTINUOUS_MAX_URIS_PER_HOST)."""
+        queue = self.ar.arq.get(self.ar.queue_of(url))
+        if queue is None or queue.size < self.spec.continuous.max_uris_per_host:  # type: ignore[union-attr]
+            return False
+        self.frontier.mark_seen(key)
+        self.reject(url, nh, S_QUOTA, "Q:maxUrisPerHost")
+        if queue.key not in self._full_hosts:
+            self._full_hosts.add(queue.key)
+            self.alerts.append(
+                f"{queue.key} has {queue.size:,} URIs in the crawl, the most a host may have "
+                "(continuous max_uris_per_host): its new links are not followed (crawl.log: Q:maxUrisPerHost)"
+            )
+        return True
 
     def _unreachable(self, entry: Entry, status: int, now: float) -> None:
         """Logged (-6, -61) and, unlike in a snapshot, not let go: a failed visit to the policy (it keeps its

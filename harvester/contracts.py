@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, overload
 
 from harvester.defaults import (
+    CONTINUOUS_MAX_URIS_PER_HOST,
     CRAWL_DEFAULTS,
     DNS_TTL_S,
     POLITENESS_SCOPES,
@@ -243,8 +244,13 @@ def _str(value: Any, path: str) -> str:
     return value
 
 
-#: The continuous section's validity periods (seconds), with their defaults.
-_VALIDITIES = {"robots_validity_s": ROBOTS_VALIDITY_S, "dns_ttl_s": DNS_TTL_S}
+#: The continuous section's whole numbers that must be positive (seconds, a count), with their defaults.
+_WHOLE_NUMBERS = {
+    "warc_rotate_s": WARC_ROTATE_S,
+    "robots_validity_s": ROBOTS_VALIDITY_S,
+    "dns_ttl_s": DNS_TTL_S,
+    "max_uris_per_host": CONTINUOUS_MAX_URIS_PER_HOST,
+}
 
 
 @dataclass(frozen=True)
@@ -258,7 +264,8 @@ class ContinuousSpec:
     list's scheduling directives, seed 000); ``robots_validity_s`` how long a host's robots.txt is obeyed
     before it is fetched again (:data:`harvester.defaults.ROBOTS_VALIDITY_S`) and ``dns_ttl_s`` how long a
     lookup's answer or failure holds (:data:`harvester.defaults.DNS_TTL_S`): time constants a test web in
-    accelerated time scales with the others.
+    accelerated time scales with the others; ``max_uris_per_host`` how many URIs of one host the job follows
+    (:data:`harvester.defaults.CONTINUOUS_MAX_URIS_PER_HOST`).
     """
 
     revisit: dict[str, Any] = field(default_factory=dict)
@@ -267,10 +274,11 @@ class ContinuousSpec:
     pinned: dict[str, float] = field(default_factory=dict)
     robots_validity_s: int = ROBOTS_VALIDITY_S
     dns_ttl_s: int = DNS_TTL_S
+    max_uris_per_host: int = CONTINUOUS_MAX_URIS_PER_HOST
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], path: str = "continuous") -> ContinuousSpec:
-        unknown = set(data) - {"revisit", "budget_per_s", "warc_rotate_s", "pinned", "robots_validity_s", "dns_ttl_s"}
+        unknown = set(data) - {"revisit", "budget_per_s", "pinned", *_WHOLE_NUMBERS}
         if unknown:
             raise _fail(path, f"unknown key(s): {', '.join(sorted(unknown))}")
         revisit = _get(data, "revisit", dict, path, {})
@@ -280,12 +288,9 @@ class ContinuousSpec:
         budget = _get(data, "budget_per_s", (int, float, type(None)), path, None)
         if budget is not None and not budget > 0:
             raise _fail(f"{path}.budget_per_s", "must be positive (or null for no budget)")
-        rotate = _get(data, "warc_rotate_s", int, path, WARC_ROTATE_S)
-        if rotate < 1:
-            raise _fail(f"{path}.warc_rotate_s", "must be at least 1")
-        validity = {key: _get(data, key, int, path, default) for key, default in _VALIDITIES.items()}
-        for key, seconds in validity.items():
-            if seconds < 1:
+        numbers = {key: _get(data, key, int, path, default) for key, default in _WHOLE_NUMBERS.items()}
+        for key, number in numbers.items():
+            if number < 1:
                 raise _fail(f"{path}.{key}", "must be at least 1")
         pinned_in = _get(data, "pinned", dict, path, {})
         pinned: dict[str, float] = {}
@@ -298,9 +303,8 @@ class ContinuousSpec:
         return cls(
             revisit=revisit,
             budget_per_s=None if budget is None else float(budget),
-            warc_rotate_s=rotate,
             pinned=pinned,
-            **validity,
+            **numbers,
         )
 
 

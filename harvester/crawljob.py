@@ -267,8 +267,15 @@ class CrawlJob:
             self.frontier.mark_seen(key)
             self.reject(url, nh, S_UNFETCHABLE_URI)
             return False
+        if self._refused(url, key, nh):
+            return False
         self._ensure_robots(url, path, via, decision.domain, nh.source)
         return self.frontier.add(url, key, nh) is not None
+
+    def _refused(self, url: str, key: str, nh: UriMeta) -> bool:
+        """Whether a new in-scope link is refused for a limit of the job's own (then logged): none here, a
+        continuous job caps the URIs of a host."""
+        return False
 
     # -- issuing -------------------------------------------------------------------------------
     def issue(self, now: float) -> Request | None:

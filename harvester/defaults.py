@@ -100,6 +100,13 @@ RECEIPT_SWEEP_S = 600.0
 #: harvest definition's ``warc_rotate_s`` default).
 WARC_ROTATE_S = 900
 
+#: A continuous job follows at most this many URIs of one host (its queue): every URI it holds is revisited
+#: for ever and kept in memory, so a site that makes up new links on every visit (a calendar, session ids in
+#: URLs) would otherwise grow the job until it runs out of memory. Links found beyond it are logged ``-5003``
+#: (``Q:maxUrisPerHost``) and the job raises an alert; seeds are always taken. A continuous JobSpec's
+#: ``continuous.max_uris_per_host`` overrides it.
+CONTINUOUS_MAX_URIS_PER_HOST = 100_000
+
 #: The most a body is decompressed to for link extraction (a gzip bomb stops there): Scrapy's
 #: ``DOWNLOAD_MAXSIZE`` for ``Content-Encoding`` (harvester/crawlsettings.py), and the bound of a
 #: gzipped sitemap's decompression (harvester/links.py).

@@ -1,0 +1,53 @@
+"""A continuous job follows at most ``max_uris_per_host`` URIs of a host: every URI it holds is revisited for
+ever and kept in memory, so a site that makes up new links on every visit must not grow the job until it runs
+out of memory. Beyond the limit a link is logged -5003 ``Q:maxUrisPerHost`` once and the job raises one alert
+per host; seeds are always taken."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from crawlhelp import make_spec
+
+from harvester.continuous import crawl_job_for
+from harvester.contracts import ContractError, JobSpec
+from harvester.defaults import CONTINUOUS_MAX_URIS_PER_HOST
+from harvester.urimeta import UriMeta
+
+
+def _job(tmp_path: Path, **section: object):  # type: ignore[no-untyped-def]
+    spec = make_spec(["http://127.0.0.1:9/", "http://127.0.0.2:9/"])
+    spec["kind"] = "continuous"
+    spec["continuous"] = {"revisit": {"policy": "heritrix"}, **section}
+    return crawl_job_for(JobSpec.from_dict(spec), tmp_path)
+
+
+def test_links_beyond_a_hosts_limit_are_refused_once_with_one_alert(tmp_path: Path) -> None:
+    job = _job(tmp_path, max_uris_per_host=4)
+    refused: list[tuple[str, int, str]] = []
+    job.reject = lambda url, nh, status, annotation="": refused.append((url, status, annotation))  # type: ignore[method-assign]
+    parent = UriMeta(path="", domain="site-a", seed=True)
+    # The host holds its seed and its robots.txt; two more links fit, the next ones are refused.
+    taken = [job.discover(f"http://127.0.0.1:9/calendar/{i}", "L", parent, "http://127.0.0.1:9/") for i in range(6)]
+    assert taken == [True, True, False, False, False, False]
+    assert [(u.rsplit("/", 1)[1], s, a) for u, s, a in refused] == [
+        (str(i), -5003, "Q:maxUrisPerHost") for i in (2, 3, 4, 5)
+    ]
+    assert len(job.alerts) == 1 and "127.0.0.1:9" in job.alerts[0] and "max_uris_per_host" in job.alerts[0]
+    # A refused link seen again is silent; another host is not affected; a seed is always taken.
+    assert not job.discover("http://127.0.0.1:9/calendar/5", "L", parent, "http://127.0.0.1:9/")
+    assert job.discover("http://127.0.0.2:9/page", "L", parent, "http://127.0.0.2:9/")
+    assert len(refused) == 4 and len(job.alerts) == 1
+    job.change_seeds(["http://127.0.0.1:9/new-seed"], [])
+    assert job.ar.entry_of("http://127.0.0.1:9/new-seed") is not None
+
+
+def test_the_limit_defaults_and_is_validated() -> None:
+    spec = make_spec(["http://127.0.0.1:9/"])
+    spec["kind"] = "continuous"
+    spec["continuous"] = {}
+    assert JobSpec.from_dict(spec).continuous.max_uris_per_host == CONTINUOUS_MAX_URIS_PER_HOST  # type: ignore[union-attr]
+    spec["continuous"] = {"max_uris_per_host": 0}
+    with pytest.raises(ContractError, match="continuous.max_uris_per_host: must be at least 1"):
+        JobSpec.from_dict(spec)
