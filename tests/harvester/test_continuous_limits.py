@@ -51,3 +51,60 @@ def test_the_limit_defaults_and_is_validated() -> None:
     spec["continuous"] = {"max_uris_per_host": 0}
     with pytest.raises(ContractError, match="continuous.max_uris_per_host: must be at least 1"):
         JobSpec.from_dict(spec)
+
+
+def test_a_site_making_up_links_on_every_visit_stops_at_the_limit(tmp_path: Path) -> None:
+    """A real continuous crawl of a host whose every page links to twenty pages never seen before (a calendar
+    of the future): the job keeps crawling and revisiting within the limit, refuses the rest, and says so."""
+    import json
+    import time
+
+    from crawlhelp import controlled_crawl, crawl_log, tiny_site, write_spec
+
+    def answer(path: str, n: int) -> tuple[int, bytes]:
+        if path == "/robots.txt":
+            return 404, b""
+        links = "".join(f'<a href="/day/{path.strip("/").replace("/", "-")}-{n}-{i}">d</a>' for i in range(20))
+        return 200, f"<html><body>{links}</body></html>".encode()
+
+    job_dir = tmp_path / "job"
+    with tiny_site(answer) as base:
+        spec = make_spec([base], job_id=971, settings={"min_delay_ms": 20, "max_delay_ms": 20, "scope": "host"})
+        spec["kind"] = "continuous"
+        spec["continuous"] = {
+            "revisit": {
+                "policy": "heritrix",
+                "initial_wait_s": {"text": 1, "image": 1, "audio_video": 1, "other": 1},
+                "min_wait_s": 1,
+                "max_wait_s": 10,
+            },
+            "budget_per_s": 30.0,
+            "max_uris_per_host": 40,
+        }
+        write_spec(job_dir, spec)
+        proc = controlled_crawl(job_dir)
+        try:
+            alerts: list[str] = []
+            deadline = time.time() + 60
+            while time.time() < deadline and not alerts:
+                progress = job_dir / "progress.json"
+                alerts = json.loads(progress.read_text()).get("alerts", []) if progress.exists() else []
+                time.sleep(0.3)
+            time.sleep(4)  # revisits go on at the limit
+            assert proc.stdin is not None
+            proc.stdin.write((json.dumps({"job_id": 971, "action": "stop", "argument": "", "id": 0}) + "\n").encode())
+            proc.stdin.flush()
+            assert proc.wait(60) == 0
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+    lines = crawl_log(job_dir)
+    fetched = {f[3] for f in lines if f[1] == "200"}
+    refused = [f for f in lines if f[1] == "-5003"]
+    assert len(fetched) <= 40 and refused and all(f[-1] == "Q:maxUrisPerHost" for f in refused)
+    assert len(refused) == len({f[3] for f in refused})  # each refused link logged once
+    revisits = len([f for f in lines if f[1] == "200"]) - len(fetched)
+    assert revisits > 0  # the host's pages within the limit are still revisited
+    result = json.loads((job_dir / "jobresult.json").read_text())
+    assert result["status"] == "DONE"
+    assert len(alerts) == 1 and "max_uris_per_host" in alerts[0]  # in the job's progress, on its page
