@@ -37,10 +37,11 @@ visits to them capture (their changes come in clusters, and one visit captures o
 **Hindsight.** The ceiling knows more than a page's process: which of the static pages did change in the
 run (it visits the others once and counts them fresh throughout) and each Poisson page's rate as the
 number of changes that happened over its life. The *causal* ceiling (``causal=True``) takes static and
-Poisson pages at their true rates instead (:attr:`benchmarks.revisit_sim.Page.rate`), as any policy must:
-what the changes of a Poisson page were cannot be known before they happen, only how often they come.
-It bounds a policy told every page's true process (the ``oracle`` rows); the gap between it and the
-ceiling is the price of not knowing the future, which no policy can avoid.
+Poisson pages at their true rates instead (:attr:`benchmarks.revisit_sim.Page.rate`), as a policy told the
+true rates would (what the changes of a Poisson page were cannot be known before they happen, only how
+often they come); bursty pages stay at the changes that happened, periodic pages known with their phase.
+The ``oracle`` rows of the benchmark are told the changes that happened (hindsight), not these rates. A
+Poisson page's captures count the version it has when the run starts as well as those born in it.
 """
 
 from __future__ import annotations
@@ -81,7 +82,9 @@ def _options(page: Page, end: float, causal: bool = False) -> list[tuple[float, 
         rate = page.rate
     else:
         rate = max(len(page.changes), 0.2) / life
-    return [(f * life, captured_rate(rate, f) * life, freshness(rate, f) * life) for f in _FREQUENCIES]
+    # The versions born in the run (rate x life of them), and the one the page has when the run starts, caught
+    # with the same probability as any version: captured_rate / rate (its life is Exp(rate) from then on too).
+    return [(f * life, captured_rate(rate, f) * (life + 1 / rate), freshness(rate, f) * life) for f in _FREQUENCIES]
 
 
 def _allocate(options: list[list[tuple[float, float, float]]], budget: float, nu: float) -> tuple[float, float]:
@@ -100,7 +103,7 @@ def _allocate(options: list[list[tuple[float, float, float]]], budget: float, nu
             visits, captures, fresh = visits + v, captures + c, fresh + f
         return visits, captures, fresh
 
-    lo, hi = 1e-6, 1e3
+    lo, hi = 1e-9, 1e6
     over, under = at(lo), at(hi)
     for _ in range(48):
         mid = math.sqrt(lo * hi)
@@ -109,7 +112,7 @@ def _allocate(options: list[list[tuple[float, float, float]]], budget: float, nu
             lo, over = mid, got
         else:
             hi, under = mid, got
-    if over[0] <= budget:
+    if over[0] <= budget or over[0] <= under[0]:
         return under[1], under[2]
     share = (budget - under[0]) / (over[0] - under[0])  # of the way from the under- to the over-budget plan
     return under[1] + share * (over[1] - under[1]), under[2] + share * (over[2] - under[2])

@@ -71,6 +71,8 @@ FILES_CLOSED = "files-closed.jsonl"
 RATE_WINDOW_S = 60.0
 UNCHANGED = "unchanged"
 MID_FETCH_ABORT = "midFetchAbort"
+#: Refused links of a host at its ``max_uris_per_host`` logged in crawl.log (the rest are counted only).
+REFUSED_LOGGED = 100
 COUNTERS = ("visits", "changed", "unchanged", "not_modified", "header_skipped", "errors", "warcs_closed")
 
 
@@ -112,7 +114,7 @@ class ContinuousCrawlJob(CrawlJob):
         self._files_listed: set[str] = set()
         self.seeds_added: list[list[str]] = []  # [url, domain]
         self.seeds_removed: list[str] = []
-        self._full_hosts: set[str] = set()  # hosts at max_uris_per_host (alerted once each)
+        self._refused_links: dict[str, int] = {}  # per host at max_uris_per_host: links refused
         super().__init__(spec, out_dir, crawler)
 
     def _make_frontier(self, path: Path, politeness: Politeness, queue_of: Any, group_of: Any) -> Frontier:
@@ -324,7 +326,7 @@ class ContinuousCrawlJob(CrawlJob):
                 self._unjudged(entry, code)
         super().on_failure(failure)
 
-    def _unjudged(self, entry: Entry, status: int) -> float | None:
+    def _unjudged(self, entry: Entry, status: int, error: bool = True) -> float | None:
         """A visit the archive side did not judge (a fetch failure): the policy keeps its wait (a failed
         visit says nothing about change); counted as an error. Not for a URI removed meanwhile."""
         if self.ar.removed(entry):
@@ -344,21 +346,24 @@ class ContinuousCrawlJob(CrawlJob):
             time.time(),
         )
         self.ar.planned(entry, at)
-        self.counts["errors"] += 1
+        self.counts["errors"] += error
         return at
 
     def _refused(self, url: str, key: str, nh: UriMeta) -> bool:
-        """A link of a host that already has ``max_uris_per_host`` URIs in the crawl: logged -5003
-        (``Q:maxUrisPerHost``) once (its key joins the seen-set), with one alert per host. Every URI the job
-        holds is revisited for ever and kept in memory, so a host that makes up new links on every visit
-        would grow the job until it runs out of memory (harvester.defaults.CONTINUOUS_MAX_URIS_PER_HOST)."""
+        """A link of a host that already has ``max_uris_per_host`` URIs in the crawl: not followed, with one
+        alert per host. Every URI the job holds is revisited for ever and kept in memory, so a host that makes
+        up new links on every visit would grow the job until it runs out of memory
+        (harvester.defaults.CONTINUOUS_MAX_URIS_PER_HOST). The first :data:`REFUSED_LOGGED` refused links of a
+        host are logged -5003 (``Q:maxUrisPerHost``), once each (their keys join the seen-set); the rest are
+        only counted, so neither the seen-set nor crawl.log grows with the trap either."""
         queue = self.ar.arq.get(self.ar.queue_of(url))
         if queue is None or queue.size < self.spec.continuous.max_uris_per_host:  # type: ignore[union-attr]
             return False
-        self.frontier.mark_seen(key)
-        self.reject(url, nh, S_QUOTA, "Q:maxUrisPerHost")
-        if queue.key not in self._full_hosts:
-            self._full_hosts.add(queue.key)
+        refused = self._refused_links[queue.key] = self._refused_links.get(queue.key, 0) + 1
+        if refused <= REFUSED_LOGGED:
+            self.frontier.mark_seen(key)
+            self.reject(url, nh, S_QUOTA, "Q:maxUrisPerHost")
+        if refused == 1:
             self.alerts.append(
                 f"{queue.key} has {queue.size:,} URIs in the crawl, the most a host may have "
                 "(continuous max_uris_per_host): its new links are not followed (crawl.log: Q:maxUrisPerHost)"
@@ -396,7 +401,7 @@ class ContinuousCrawlJob(CrawlJob):
     def _put_back(self, entry: Entry, status: int, not_after: float) -> None:
         """Log ``entry`` with ``status`` as a failed visit and return it to its queue at the policy's time, or
         at ``not_after`` if that is sooner."""
-        at = self._unjudged(entry, status)
+        at = self._unjudged(entry, status, error=status != S_ROBOTS)  # an exclusion is the site's wish, no error
         if at is not None and not_after < at:
             self.ar.planned(entry, not_after)
         self.reject(entry.url, entry.nh, status, self.policy.annotation(entry.url))

@@ -239,13 +239,16 @@ class CrawlJob:
 
     def _ask_robots(self, url: str, nh: UriMeta) -> None:
         """Queue the robots.txt of ``url``'s host, under a seen-set key of its own each time it is asked for: its
-        URL's the first time, ``#n`` when asked again (its validity ended, or its host's lookup had failed)."""
+        URL's the first time, ``<key> <host>#n`` when asked again (its validity ended, or its host's lookup had
+        failed): the canonical key drops ``www``, and ``www2.example.com`` must not find its robots.txt taken."""
         host = host_key(url)
         r_url = robots_url(url)
         key = self.canonical_key(r_url)
-        for _ in range(2):  # its URL's key may be taken: a spool from before renewals, another name of the host
+        # The first time under its URL's key; again (or when that key is taken: another name of the site, which
+        # the key's canonical form shares, or a spool from before renewals) under one naming the host itself.
+        for _ in range(2):
             n = self.robots.ask(host)
-            if self.frontier.add(r_url, key if n == 0 else f"{key}#{n}", nh, front=True) is not None:
+            if self.frontier.add(r_url, key if n == 0 else f"{key} {host}#{n}", nh, front=True) is not None:
                 return
         self.robots.load(host, self.robots.bodies.get(host))  # queued before a restart under that key: no wait
 

@@ -102,7 +102,7 @@ def test_a_site_making_up_links_on_every_visit_stops_at_the_limit(tmp_path: Path
     fetched = {f[3] for f in lines if f[1] == "200"}
     refused = [f for f in lines if f[1] == "-5003"]
     assert len(fetched) <= 40 and refused and all(f[-1] == "Q:maxUrisPerHost" for f in refused)
-    assert len(refused) == len({f[3] for f in refused})  # each refused link logged once
+    assert len(refused) == len({f[3] for f in refused}) <= 100  # the first 100 refused links, once each
     revisits = len([f for f in lines if f[1] == "200"]) - len(fetched)
     assert revisits > 0  # the host's pages within the limit are still revisited
     result = json.loads((job_dir / "jobresult.json").read_text())
