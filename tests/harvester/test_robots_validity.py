@@ -112,3 +112,17 @@ def test_a_continuous_job_keeps_an_excluded_seed_and_disregards_an_excluded_link
     assert job.ar.entry_of(seed) is not None and job.ar.entry_of(link) is None
     assert job.policy.uris[seed].failed_at is not None and link not in job.policy.uris
     assert job.counts["errors"] == 0  # an exclusion is the site's wish, not an error
+
+
+def test_every_name_of_a_site_gets_its_own_robots_txt(tmp_path: Path) -> None:
+    """The seen-set key of a URL drops ``www``: example.com, www.example.com and www2.example.com share it. Each
+    host still has its robots.txt fetched (a review found the third crawled with none, as if it allowed all)."""
+    domain = {"name": "example.com", "configuration": "default", "max_objects": -1, "max_bytes": -1, "traps": []}
+    seeds = {**domain, "seeds": ["http://example.com/"]}
+    job = CrawlJob(JobSpec.from_dict(make_spec([], domains=[seeds])), tmp_path)  # asks for example.com's
+    hosts = ["example.com", "www.example.com", "www2.example.com"]
+    for host in hosts[1:]:
+        job._ensure_robots(f"http://{host}/", "", None, "example.com")
+    assert all(job.robots.pending(h) and not job.robots.known(h) for h in hosts)
+    queued = [e.url for q in job.frontier.queues.values() for e in q.items if e.url.endswith("/robots.txt")]
+    assert sorted(queued) == sorted(f"http://{h}/robots.txt" for h in hosts)
