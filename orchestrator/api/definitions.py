@@ -46,6 +46,7 @@ class DefinitionOut(Schema):
     revisit_settings: dict = Field(description="Continuous: the revisit policy's settings (RevisitSettings).")
     fetch_budget_per_s: float | None = Field(None, description="Continuous: fetches per second at most.")
     warc_rotate_s: int = Field(description="Continuous: a WARC is closed and handed over at least this often.")
+    max_uris_per_host: int = Field(description="Continuous: the most URIs of one host the job follows.")
     created: datetime
     edited: datetime
 
@@ -90,6 +91,7 @@ class DefinitionIn(Schema):
     )
     fetch_budget_per_s: float | None = Field(None, description="Continuous: fetches per second at most.")
     warc_rotate_s: int | None = Field(None, description="Continuous: close and hand over a WARC this often (s).")
+    max_uris_per_host: int | None = Field(None, description="Continuous: the most URIs of one host the job follows.")
 
 
 class DefinitionCreate(DefinitionIn):

@@ -166,6 +166,7 @@ def test_a_continuous_harvest_through_the_api(curator, viewer, broker_queues):
             "revisit_settings": {"policy": "heritrix", "min_wait_s": 600, "strip": ["<span>[0-9:]+</span>"]},
             "fetch_budget_per_s": 2.5,
             "warc_rotate_s": 300,
+            "max_uris_per_host": 2000,
             "activate": True,
         },
     )
@@ -177,6 +178,7 @@ def test_a_continuous_harvest_through_the_api(curator, viewer, broker_queues):
     job = Job.objects.get(harvest_id=d["id"])
     assert job.status == "SUBMITTED" and job.spec["continuous"]["budget_per_s"] == 2.5
     assert job.spec["continuous"]["revisit"]["min_wait_s"] == 600
+    assert d["max_uris_per_host"] == 2000 and job.spec["continuous"]["max_uris_per_host"] == 2000
     changed = curator.patch(
         f"/definitions/{d['id']}",
         {"warc_rotate_s": 600, "revisit_settings": {"policy": "fixed", "fixed_interval_s": 3600}},

@@ -79,7 +79,7 @@ def test_the_continuous_channel_is_its_own_and_the_default_for_continuous_defini
 
 def test_jobgen_makes_one_job_with_every_configuration_and_the_continuous_section():
     create_domains(["c.dk"])
-    d = definition(domains=("a.dk", "b.dk", "c.dk"))
+    d = definition(domains=("a.dk", "b.dk", "c.dk"), max_uris_per_host=500)
     ids = jobgen.generate_jobs(d, run=1, max_configs=1)  # a chunk size never splits a continuous job
     assert len(ids) == 1
     job = Job.objects.get(pk=ids[0])
@@ -87,7 +87,7 @@ def test_jobgen_makes_one_job_with_every_configuration_and_the_continuous_sectio
     assert spec.kind == "continuous" and len(spec.domains) == 3 and job.domain_count == 3
     assert spec.continuous is not None and spec.continuous.budget_per_s == 2.5
     assert spec.continuous.warc_rotate_s == 120 and spec.continuous.revisit["policy"] == "heritrix"
-    assert spec.continuous.revisit["min_wait_s"] == 60
+    assert spec.continuous.revisit["min_wait_s"] == 60 and spec.continuous.max_uris_per_host == 500
     assert all(dom.max_objects == -1 and dom.max_bytes == -1 for dom in spec.domains)
     assert spec.time_limit_s == 0
 

@@ -30,6 +30,7 @@ def form_data(**changes: object) -> dict[str, object]:
         "channel": HarvestChannel.objects.get(name="continuous").pk,
         "fetch_budget_per_s": "2.5",
         "warc_rotate_s": "15m",
+        "max_uris_per_host": "5000",
         "policy": "heritrix",
         "fixed_interval_s": "1d",
         "initial_wait_text": "12h",
@@ -72,6 +73,7 @@ def test_curator_creates_a_continuous_definition_with_its_revisit_settings(curat
     assert response.status_code == 302, text(response)[:3000]
     hd = HarvestDefinition.objects.get(name="news, continuously")
     assert (hd.kind, hd.active, hd.fetch_budget_per_s, hd.warc_rotate_s) == ("continuous", False, 2.5, 900)
+    assert hd.max_uris_per_host == 5000
     settings = RevisitSettings.from_dict(hd.revisit_settings)
     assert settings.policy == "heritrix" and settings.changed_factor == 2.0 and settings.mid_fetch_filter
     assert dict(settings.initial_wait_s) == {"text": 43200, "image": 172800, "audio_video": 604800, "other": 86400}
@@ -155,6 +157,7 @@ def test_activate_runs_one_job_and_seed_edits_reach_it(curator, viewer):
     assert f"news, continuously is active. Its continuous job {job.pk} is SUBMITTED on channel continuous" in page
     assert job.channel.name == "continuous" and job.spec["kind"] == "continuous"
     assert job.spec["continuous"]["budget_per_s"] == 2.5 and job.spec["continuous"]["warc_rotate_s"] == 900
+    assert job.spec["continuous"]["max_uris_per_host"] == 5000
     assert job.spec["continuous"]["revisit"]["policy"] == "heritrix"
     detail = text(viewer.get(reverse("webui:definition", args=[hd.pk])))
     assert f'href="/jobs/{job.pk}/">job {job.pk}</a>' in detail

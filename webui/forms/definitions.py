@@ -39,6 +39,7 @@ class DefinitionForm(ExtendedFieldsMixin, forms.ModelForm):
             "previous",
             "fetch_budget_per_s",
             "warc_rotate_s",
+            "max_uris_per_host",
         ]
         widgets = {
             "comments": forms.Textarea(attrs={"rows": 2}),
@@ -51,13 +52,14 @@ class DefinitionForm(ExtendedFieldsMixin, forms.ModelForm):
             "previous": "Continue snapshot",
             "crawler_traps": "Crawler traps",
             "fetch_budget_per_s": "Fetch budget (fetches per second, for the whole job)",
+            "max_uris_per_host": "Most URIs followed per host",
             "page_qa": "Page QA after each job",
         }
 
     KIND_FIELDS = {
         HarvestDefinition.SELECTIVE: {"schedule", "next_date", "page_qa"},
         HarvestDefinition.SNAPSHOT: {"max_objects", "max_bytes", "max_job_running_time_s", "previous"},
-        HarvestDefinition.CONTINUOUS: {"fetch_budget_per_s", "warc_rotate_s"},
+        HarvestDefinition.CONTINUOUS: {"fetch_budget_per_s", "warc_rotate_s", "max_uris_per_host"},
     }
 
     def __init__(self, *args: object, kind: str, **kwargs: object) -> None:
@@ -106,6 +108,10 @@ class DefinitionForm(ExtendedFieldsMixin, forms.ModelForm):
                 "minutes. e.g. 15m",
             )
             self.initial.setdefault("warc_rotate_s", self.instance.warc_rotate_s)
+            self.fields["max_uris_per_host"].help_text = (
+                "Every URI of a continuous job is revisited for ever: links of a host beyond this many are not "
+                "followed (a site making up links on every visit, a calendar, stops here), and the job page says so."
+            )
             add_revisit_fields(self, self.instance.revisit_settings)
         self.extended_fields = add_extended_fields(self, "harvest", self.instance.extended or {})
 

@@ -285,6 +285,7 @@ def continuous_section(definition: HarvestDefinition) -> dict[str, Any]:
         "budget_per_s": definition.fetch_budget_per_s,
         "warc_rotate_s": int(definition.warc_rotate_s),
         "pinned": {},
+        "max_uris_per_host": int(definition.max_uris_per_host),
     }
 
 

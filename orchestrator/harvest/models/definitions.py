@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from harvester import patterns
 from harvester.contracts import ContractError, harvest_queue
-from harvester.defaults import WARC_ROTATE_S
+from harvester.defaults import CONTINUOUS_MAX_URIS_PER_HOST, WARC_ROTATE_S
 from orchestrator.harvest.curation import validators
 from orchestrator.harvest.models.domains import BUDGET_HELP, ExtendedField
 from orchestrator.harvest.models.fields import free_text
@@ -124,6 +124,12 @@ class HarvestDefinition(models.Model):
         validators=[MinValueValidator(1)],
         help_text="A continuous job closes its WARC (and hands it to "
         "the indexer chain) at least this often, in seconds.",
+    )
+    max_uris_per_host = models.PositiveIntegerField(
+        default=CONTINUOUS_MAX_URIS_PER_HOST,
+        validators=[MinValueValidator(1)],
+        help_text="A continuous job follows at most this many URIs of one host; links beyond are not followed "
+        "(a site making up links on every visit cannot grow the job without end).",
     )
 
     class Meta:
