@@ -182,6 +182,10 @@ def test_the_command_line_shows_a_continuous_job_and_sends_seeds(purge_continuou
     call_command("harvests", "activate", d.name, stdout=out)
     job = continuous.live_job(d)
     assert f"its continuous job {job.pk} is SUBMITTED on channel continuous" in out.getvalue()
+    shown = io.StringIO()
+    call_command("harvests", "show", d.name, stdout=shown)
+    assert f"job: {job.pk} (SUBMITTED); fetch budget 2.5/s; WARCs closed every 120 s" in shown.getvalue()
+    assert "at most 100,000 URIs per host" in shown.getvalue()
     Job.objects.filter(pk=job.pk).update(
         status=JobStatus.STARTED,
         progress={

@@ -187,7 +187,8 @@ class Command(BaseCommand):
             lines.append(
                 f"  job: {f'{job.pk} ({job.status})' if job else 'none running'}; fetch budget "
                 f"{f'{d.fetch_budget_per_s:g}/s' if d.fetch_budget_per_s else 'none'}; WARCs closed every "
-                f"{d.warc_rotate_s} s; revisit settings {d.revisit_settings or 'defaults'}"
+                f"{d.warc_rotate_s} s; at most {d.max_uris_per_host:,} URIs per host; "
+                f"revisit settings {d.revisit_settings or 'defaults'}"
             )
         if d.crawler_traps.strip():
             lines.append(f"  crawler traps: {len(d.crawler_traps.splitlines())}")
