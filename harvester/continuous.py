@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any
 from harvester.arfrontier import ARFrontier, iso
 from harvester.contracts import JobSpec, Progress
 from harvester.crawljob import CrawlJob
-from harvester.dns import is_dns
+from harvester.dns import S_DOMAIN_PREREQUISITE_FAILURE, is_dns, lookup_host
 from harvester.fileresults import file_result, is_metadata_warc
 from harvester.frontier import Entry, Frontier, Politeness
 from harvester.hosts import host_key, registrable_domain
@@ -381,7 +381,11 @@ class ContinuousCrawlJob(CrawlJob):
         if self._prerequisite(entry) or self.ar.removed(entry):
             super()._unreachable(entry, status, now)
             return
-        again = self._asked_again_at(entry, status)
+        # When the failed prerequisite is next asked for: the cached lookup failure's or robots.txt's expiry.
+        if status == S_DOMAIN_PREREQUISITE_FAILURE:
+            again = self.dns.expires(lookup_host(entry.url) or "")
+        else:
+            again = self.robots.expires(host_key(entry.url))
         self._put_back(entry, status, again)
         if again > now and entry.queue == host_key(entry.url):  # not a queue shared with the domain's hosts
             self.ar.snooze(entry.queue, again)

@@ -29,7 +29,7 @@ from harvester.archive import ArchiveMiddleware
 from harvester.budget import WAIT, Budgets
 from harvester.contracts import JobSpec, Progress
 from harvester.crawlsignals import EngineSummary, reports_due, uri_rejected
-from harvester.defaults import DNS_TTL_S, ROBOTS_VALIDITY_S, decoded_limit, nh_setting
+from harvester.defaults import DNS_TTL_S, decoded_limit, nh_setting
 from harvester.dns import (
     FAILED,
     PENDING,
@@ -89,8 +89,7 @@ class CrawlJob:
         s = spec.settings
         self.scope = Scope(spec)
         self.budgets = Budgets(spec.domains)
-        robots_validity = spec.continuous.robots_validity_s if spec.continuous is not None else ROBOTS_VALIDITY_S
-        self.robots = RobotsCache(s.robots == "obey", s.effective_user_agent, robots_validity)
+        self.robots = RobotsCache(s.robots == "obey", s.effective_user_agent)  # validity: attach() reads it
         self.dns = DnsCache()
         self.dns_ttl_s = float(DNS_TTL_S)
         host_queue = registrable_domain if s.politeness_scope == "domain" else host_key
@@ -358,14 +357,6 @@ class CrawlJob:
         it has archived before, see ContinuousCrawlJob)."""
         self.reject(entry.url, entry.nh, S_ROBOTS)
         self.frontier.skip(entry, now)
-
-    def _asked_again_at(self, entry: Entry, status: int) -> float:
-        """When the prerequisite that made ``entry`` unreachable (``status``: -6 or -61) is next asked for: its
-        cached failure's expiry (``NH_DNS_TTL_S``) or its robots.txt's (``robots_validity_s``)."""
-        if status == S_DOMAIN_PREREQUISITE_FAILURE:
-            name = lookup_host(entry.url)
-            return self.dns.expires(name) if name is not None else 0.0
-        return self.robots.expires(host_key(entry.url))
 
     def _renew_robots(self, entry: Entry) -> None:
         """Fetch a host's expired robots.txt again (harvester.robots: validity) before the host's next URI; a

@@ -30,13 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from harvester.contracts import JobSpec
-from harvester.defaults import (  # noqa: F401
-    CRAWL_CONCURRENCY,
-    DNS_TTL_S,
-    MAX_DECODED_BYTES,
-    ROBOTS_VALIDITY_S,
-    decoded_limit,
-)
+from harvester.defaults import CRAWL_CONCURRENCY, MAX_DECODED_BYTES, decoded_limit  # noqa: F401
 from harvester.retries import RETRY_STATUSES
 
 RAW_HANDLER = "harvester.fetch.RawHTTPDownloadHandler"
@@ -127,8 +121,6 @@ def build_settings(
         "NH_CONNECT_TIMEOUT": s.connect_timeout_s,
         # A continuous job never ends: its WARCs are also closed on time, to reach the archive while it runs.
         "NH_WARC_ROTATE_S": spec.continuous.warc_rotate_s if spec.continuous is not None else 0,
-        "NH_ROBOTS_VALIDITY_S": spec.continuous.robots_validity_s if spec.continuous is not None else ROBOTS_VALIDITY_S,
-        "NH_DNS_TTL_S": spec.continuous.dns_ttl_s if spec.continuous is not None else DNS_TTL_S,
         "SCHEDULER": "harvester.frontierscheduler.FrontierScheduler",
         "USER_AGENT": s.effective_user_agent,
         "DOWNLOAD_TIMEOUT": s.connect_timeout_s + s.read_timeout_s,
@@ -178,6 +170,9 @@ def build_settings(
         "TWISTED_REACTOR": "twisted.internet.asyncioreactor.AsyncioSelectorReactor",
         "DOWNLOAD_HANDLERS": {"dns": DNS_HANDLER},
     }
+    if spec.continuous is not None:  # its validity periods (accelerated time); other jobs keep NH_SETTINGS'
+        settings["NH_ROBOTS_VALIDITY_S"] = spec.continuous.robots_validity_s
+        settings["NH_DNS_TTL_S"] = spec.continuous.dns_ttl_s
     loop = event_loop()
     if loop is not None:
         settings["ASYNCIO_EVENT_LOOP"] = loop

@@ -230,10 +230,7 @@ class Frontier(FrontierBase):
             if data.prerequisite:
                 # Ahead of the URIs that wait for it, as it was queued (front): in id order a robots.txt asked
                 # for again (its validity ended) would come after them, and they would wait for it for good.
-                if q.spilled:
-                    q.off_sequence.add(id_)  # the refill must not read it back
-                else:
-                    q.tail_id = id_
+                self._front_id(q, id_)
                 self._enqueue(Entry(id_, url, queue, data, retries), front=True)
             elif q.spilled or len(q.items) >= self.head_max:
                 q.spilled += 1
@@ -354,10 +351,7 @@ class Frontier(FrontierBase):
         q.enqueues += 1
         q.last_queued = url
         if front:
-            if q.spilled:
-                q.off_sequence.add(entry.id)  # the refill must not read it back
-            else:
-                q.tail_id = entry.id
+            self._front_id(q, entry.id)
         elif q.spilled or len(q.items) >= self.head_max:
             q.spilled += 1  # only in the journal until the head drains
             self.queued += 1
@@ -367,6 +361,15 @@ class Frontier(FrontierBase):
             q.tail_id = entry.id
         self._enqueue(entry, front=front)
         return entry
+
+    @staticmethod
+    def _front_id(q: HostQueue, id_: int) -> None:
+        """Account for URI ``id_`` (the newest of ``q``) going to the front of ``q``: past the in-memory tail, or
+        marked so that reading the spilled tail back from the journal skips it."""
+        if q.spilled:
+            q.off_sequence.add(id_)  # the refill must not read it back
+        else:
+            q.tail_id = id_
 
     def _count(self, nh: UriMeta, delta: int) -> None:
         group = self.group_of(nh)

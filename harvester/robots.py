@@ -69,8 +69,7 @@ class RobotsCache:
 
     def expired(self, host: str, now: float) -> bool:
         """Whether what ``host``'s robots.txt said is older than the validity: fetch it again first."""
-        at = self._loaded_at.get(host)
-        return at is not None and now - at >= self.validity_s and self.known(host)
+        return self.known(host) and host in self._loaded_at and now >= self.expires(host)
 
     def expires(self, host: str) -> float:
         """When what ``host``'s robots.txt said expires and its next URI asks for it again (0: not known)."""

@@ -29,6 +29,15 @@ PAGES = ("/", "/fast", "/slow", "/static", "/clock", "/liar")
 STATIC_ETAG = '"static-v1"'
 STATIC_LM = "Tue, 01 Jan 2030 00:00:00 GMT"
 CLOCK_STRIP = r'<span class="clock">[^<]*</span>'
+#: Heritrix's revisit policy with its time constants in seconds, for a crawl of this site in accelerated time.
+REVISIT_SECONDS = {
+    "policy": "heritrix",
+    "initial_wait_s": {"text": 2, "image": 2, "audio_video": 2, "other": 2},
+    "min_wait_s": 1,
+    "max_wait_s": 20,
+    "default_wait_s": 2,
+    "strip": [CLOCK_STRIP],
+}
 
 
 @dataclass

@@ -75,6 +75,17 @@ def make_spec(
     }
 
 
+def continuous_spec(
+    seeds: list[str], job_id: int = 1, settings: dict[str, Any] | None = None, **section: Any
+) -> dict[str, Any]:
+    """A continuous JobSpec dict: :func:`make_spec`'s with its ``continuous`` section (Heritrix's policy unless
+    ``section`` gives a ``revisit``)."""
+    spec = make_spec(seeds, job_id=job_id, settings=settings)
+    spec["kind"] = "continuous"
+    spec["continuous"] = {"revisit": {"policy": "heritrix"}, **section}
+    return spec
+
+
 def write_spec(job_dir: Path, spec: dict[str, Any]) -> None:
     job_dir.mkdir(parents=True, exist_ok=True)
     (job_dir / "jobspec.json").write_text(json.dumps(spec))

@@ -7,26 +7,29 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import crawlhelp
 import pytest
 from crawlhelp import make_spec
 
 from harvester.arfrontier import ARFrontier
 from harvester.contracts import ContractError, Control, JobSpec, Progress
+from harvester.defaults import CONTINUOUS_MAX_URIS_PER_HOST, DNS_TTL_S, ROBOTS_VALIDITY_S
 from harvester.frontier import Politeness
 from harvester.revisit.policy import RevisitPolicy, RevisitSettings, Visit
 from harvester.urimeta import UriMeta
 
 
 def continuous_spec(**section: object) -> dict:
-    spec = make_spec(["http://a.example/"])
-    spec["kind"] = "continuous"
-    spec["continuous"] = {"revisit": {"policy": "heritrix"}, **section}
-    return spec
+    return crawlhelp.continuous_spec(["http://a.example/"], **section)
 
 
 def test_jobspec_continuous_section_required_refused_and_validated() -> None:
     spec = JobSpec.from_dict(continuous_spec(budget_per_s=2))
     assert spec.continuous is not None and spec.continuous.warc_rotate_s == 900
+    assert (spec.continuous.robots_validity_s, spec.continuous.dns_ttl_s) == (ROBOTS_VALIDITY_S, DNS_TTL_S)
+    assert spec.continuous.max_uris_per_host == CONTINUOUS_MAX_URIS_PER_HOST
+    given = JobSpec.from_dict(continuous_spec(robots_validity_s=30, dns_ttl_s=5, max_uris_per_host=7)).continuous
+    assert given is not None and (given.robots_validity_s, given.dns_ttl_s, given.max_uris_per_host) == (30, 5, 7)
     assert spec.continuous.revisit["policy"] == "heritrix" and spec.continuous.budget_per_s == 2.0
     assert JobSpec.from_dict(spec.to_dict()) == spec  # round trip through JSON
     bad = continuous_spec()
@@ -40,6 +43,9 @@ def test_jobspec_continuous_section_required_refused_and_validated() -> None:
     for section, message in (
         ({"budget_per_s": 0}, "continuous.budget_per_s: must be positive"),
         ({"warc_rotate_s": 0}, "continuous.warc_rotate_s: must be at least 1"),
+        ({"robots_validity_s": 0}, "continuous.robots_validity_s: must be at least 1"),
+        ({"dns_ttl_s": 0}, "continuous.dns_ttl_s: must be at least 1"),
+        ({"max_uris_per_host": 0}, "continuous.max_uris_per_host: must be at least 1"),
         ({"pinned": {"ftp://x/": 5}}, "not an http"),
         ({"pinned": {"http://a.example/": -1}}, "positive number of seconds"),
         ({"revisit": {"min_wait_s": "x"}}, "continuous.revisit.min_wait_s"),

@@ -25,20 +25,13 @@ from crawlhelp import REPO, began, controlled_crawl, crawl_log, make_spec, write
 from warcio.archiveiterator import ArchiveIterator
 
 from harvester.revisit import PROFILE_IDENTICAL, PROFILE_NOT_MODIFIED
-from tests.changingsite import CLOCK_STRIP, ChangingSite
+from tests.changingsite import REVISIT_SECONDS, ChangingSite
 
 JOB = 951
 BUDGET = 4.0
 POLITENESS_S = 0.3
 AR = re.compile(r"wt:(?:(\d+)m)?(?:(\d+)s)?(\d+)ms,(\d+)vis,(\d+)ver,ov:")
-REVISIT = {
-    "policy": "heritrix",
-    "initial_wait_s": {"text": 2, "image": 2, "audio_video": 2, "other": 2},
-    "min_wait_s": 1,
-    "max_wait_s": 20,
-    "default_wait_s": 2,
-    "strip": [CLOCK_STRIP],
-}
+REVISIT = REVISIT_SECONDS
 
 
 @pytest.fixture

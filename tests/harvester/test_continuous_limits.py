@@ -1,25 +1,23 @@
 """A continuous job follows at most ``max_uris_per_host`` URIs of a host: every URI it holds is revisited for
 ever and kept in memory, so a site that makes up new links on every visit must not grow the job until it runs
-out of memory. Beyond the limit a link is logged -5003 ``Q:maxUrisPerHost`` once and the job raises one alert
-per host; seeds are always taken."""
+out of memory. Beyond the limit a link is not followed (the first 100 of a host are logged -5003
+``Q:maxUrisPerHost``, once each) and the job raises one alert per host; seeds are always taken. The limit's
+default and validation are tested with the rest of the continuous section (test_arfrontier.py)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-from crawlhelp import make_spec
+from crawlhelp import continuous_spec, controlled_crawl, crawl_log, tiny_site, write_spec
 
 from harvester.continuous import crawl_job_for
-from harvester.contracts import ContractError, JobSpec
-from harvester.defaults import CONTINUOUS_MAX_URIS_PER_HOST
+from harvester.contracts import JobSpec
 from harvester.urimeta import UriMeta
+from tests.changingsite import REVISIT_SECONDS
 
 
 def _job(tmp_path: Path, **section: object):  # type: ignore[no-untyped-def]
-    spec = make_spec(["http://127.0.0.1:9/", "http://127.0.0.2:9/"])
-    spec["kind"] = "continuous"
-    spec["continuous"] = {"revisit": {"policy": "heritrix"}, **section}
+    spec = continuous_spec(["http://127.0.0.1:9/", "http://127.0.0.2:9/"], **section)
     return crawl_job_for(JobSpec.from_dict(spec), tmp_path)
 
 
@@ -43,23 +41,11 @@ def test_links_beyond_a_hosts_limit_are_refused_once_with_one_alert(tmp_path: Pa
     assert job.ar.entry_of("http://127.0.0.1:9/new-seed") is not None
 
 
-def test_the_limit_defaults_and_is_validated() -> None:
-    spec = make_spec(["http://127.0.0.1:9/"])
-    spec["kind"] = "continuous"
-    spec["continuous"] = {}
-    assert JobSpec.from_dict(spec).continuous.max_uris_per_host == CONTINUOUS_MAX_URIS_PER_HOST  # type: ignore[union-attr]
-    spec["continuous"] = {"max_uris_per_host": 0}
-    with pytest.raises(ContractError, match="continuous.max_uris_per_host: must be at least 1"):
-        JobSpec.from_dict(spec)
-
-
 def test_a_site_making_up_links_on_every_visit_stops_at_the_limit(tmp_path: Path) -> None:
     """A real continuous crawl of a host whose every page links to twenty pages never seen before (a calendar
     of the future): the job keeps crawling and revisiting within the limit, refuses the rest, and says so."""
     import json
     import time
-
-    from crawlhelp import controlled_crawl, crawl_log, tiny_site, write_spec
 
     def answer(path: str, n: int) -> tuple[int, bytes]:
         if path == "/robots.txt":
@@ -69,19 +55,14 @@ def test_a_site_making_up_links_on_every_visit_stops_at_the_limit(tmp_path: Path
 
     job_dir = tmp_path / "job"
     with tiny_site(answer) as base:
-        spec = make_spec([base], job_id=971, settings={"min_delay_ms": 20, "max_delay_ms": 20, "scope": "host"})
-        spec["kind"] = "continuous"
-        spec["continuous"] = {
-            "revisit": {
-                "policy": "heritrix",
-                "initial_wait_s": {"text": 1, "image": 1, "audio_video": 1, "other": 1},
-                "min_wait_s": 1,
-                "max_wait_s": 10,
-            },
-            "budget_per_s": 30.0,
-            "max_uris_per_host": 40,
-        }
-        write_spec(job_dir, spec)
+        settings = {"min_delay_ms": 20, "max_delay_ms": 20, "scope": "host"}
+        revisit = {**REVISIT_SECONDS, "initial_wait_s": dict.fromkeys(("text", "image", "audio_video", "other"), 1)}
+        write_spec(
+            job_dir,
+            continuous_spec(
+                [base], 971, settings, revisit={**revisit, "max_wait_s": 10}, budget_per_s=30.0, max_uris_per_host=40
+            ),
+        )
         proc = controlled_crawl(job_dir)
         try:
             alerts: list[str] = []

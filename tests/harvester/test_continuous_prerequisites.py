@@ -17,18 +17,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from crawlhelp import began, controlled_crawl, crawl_log, make_spec, write_spec
+from crawlhelp import began, continuous_spec, controlled_crawl, crawl_log, write_spec
 
-from tests.changingsite import CLOCK_STRIP, ChangingSite
+from tests.changingsite import REVISIT_SECONDS, ChangingSite
+from tests.conftest import wait_for
 
-REVISIT = {
-    "policy": "heritrix",
-    "initial_wait_s": {"text": 2, "image": 2, "audio_video": 2, "other": 2},
-    "min_wait_s": 1,
-    "max_wait_s": 4,
-    "default_wait_s": 2,
-    "strip": [CLOCK_STRIP],
-}
+REVISIT = {**REVISIT_SECONDS, "max_wait_s": 4}
 
 
 @pytest.fixture
@@ -40,26 +34,16 @@ def site() -> Any:
 
 
 def _spec(seeds: list[str], job_id: int, robots_validity_s: int, dns_ttl_s: int = 3600, **settings: Any) -> dict:
-    spec = make_spec(seeds, job_id=job_id, settings={"min_delay_ms": 100, "max_delay_ms": 100, **settings})
-    spec["kind"] = "continuous"
-    spec["continuous"] = {
-        "revisit": REVISIT,
-        "budget_per_s": 20.0,
-        "warc_rotate_s": 60,
-        "pinned": {},
-        "robots_validity_s": robots_validity_s,
-        "dns_ttl_s": dns_ttl_s,
-    }
-    return spec
-
-
-def _wait_for(predicate: Any, timeout: float, what: str) -> None:
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if predicate():
-            return
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}")
+    return continuous_spec(
+        seeds,
+        job_id,
+        {"min_delay_ms": 100, "max_delay_ms": 100, **settings},
+        revisit=REVISIT,
+        budget_per_s=20.0,
+        warc_rotate_s=60,
+        robots_validity_s=robots_validity_s,
+        dns_ttl_s=dns_ttl_s,
+    )
 
 
 def _lines(job_dir: Path, uri: str, status: str | None = None) -> list[list[str]]:
@@ -102,28 +86,28 @@ def test_a_host_whose_robots_txt_timed_out_is_crawled_once_it_answers_and_new_ru
     proc = controlled_crawl(job_dir)
     try:
         # robots.txt never answers: the seed is logged -61 ...
-        _wait_for(lambda: _lines(job_dir, seed, "-61"), 60, "the seed's -61")
+        wait_for(lambda: _lines(job_dir, seed, "-61"), 60, "the seed's -61")
         site.robots_hang_s = 0.0
         site.robots = "User-agent: *\nDisallow: /slow\n"
         # ... and, robots.txt asked for again when its validity ended, crawled after all.
-        _wait_for(lambda: _lines(job_dir, seed, "200"), 30, "the seed fetched once robots.txt answers")
-        _wait_for(lambda: _lines(job_dir, fast, "200"), 30, "its links followed")
-        _wait_for(lambda: _lines(job_dir, slow, "-9998"), 30, "/slow refused: the rule robots.txt gave")
+        wait_for(lambda: _lines(job_dir, seed, "200"), 30, "the seed fetched once robots.txt answers")
+        wait_for(lambda: _lines(job_dir, fast, "200"), 30, "its links followed")
+        wait_for(lambda: _lines(job_dir, slow, "-9998"), 30, "/slow refused: the rule robots.txt gave")
         # A rule added later is obeyed from the next fetch of robots.txt on.
         changed_at = time.time()
         site.robots = "User-agent: *\nDisallow: /fast\n"
-        _wait_for(
+        wait_for(
             lambda: [h for h in site.hits("/robots.txt") if h.start > changed_at and h.status == 200],
             30,
             "robots.txt fetched again",
         )
         reread = min(h.end for h in site.hits("/robots.txt") if h.start > changed_at and h.status == 200)
-        _wait_for(lambda: _lines(job_dir, fast, "-9998"), 30, "/fast refused under the new rule")
+        wait_for(lambda: _lines(job_dir, fast, "-9998"), 30, "/fast refused under the new rule")
         time.sleep(3)
         # The rule goes away again (a day of maintenance): /fast, archived before, was kept and comes back.
         lifted_at = time.time()
         site.robots = "User-agent: *\nDisallow: /slow\n"
-        _wait_for(lambda: [h for h in site.hits("/fast") if h.start > lifted_at], 30, "/fast fetched again")
+        wait_for(lambda: [h for h in site.hits("/fast") if h.start > lifted_at], 30, "/fast fetched again")
     finally:
         if proc.poll() is None:
             _stop(proc, 961)
@@ -150,9 +134,9 @@ def test_a_uri_whose_host_lookup_failed_is_tried_again_when_the_failure_expires(
     write_spec(job_dir, spec)
     proc = controlled_crawl(job_dir)
     try:
-        _wait_for(lambda: len(_lines(job_dir, bad, "-6")) >= 3, 60, "three attempts at the unresolvable URI")
+        wait_for(lambda: len(_lines(job_dir, bad, "-6")) >= 3, 60, "three attempts at the unresolvable URI")
         # The failed visits are counted as errors in the job's progress (written every few seconds).
-        _wait_for(lambda: _progress(job_dir).get("errors", 0) >= 3, 30, "the errors in the progress")
+        wait_for(lambda: _progress(job_dir).get("errors", 0) >= 3, 30, "the errors in the progress")
     finally:
         _stop(proc, 962)
     attempts = [_logged(f[0]) for f in _lines(job_dir, bad, "-6")]

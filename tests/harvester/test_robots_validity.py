@@ -8,10 +8,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pytest
-from crawlhelp import make_spec
+from crawlhelp import continuous_spec, make_spec
 
-from harvester.contracts import ContractError, JobSpec
+from harvester.contracts import JobSpec
 from harvester.crawljob import CrawlJob
 from harvester.defaults import ROBOTS_VALIDITY_S
 from harvester.robots import RobotsCache
@@ -78,18 +77,6 @@ def _next(job: CrawlJob, now: float) -> Any:
     raise AssertionError("nothing issued")
 
 
-def test_a_continuous_spec_gives_the_validity_and_refuses_a_bad_one() -> None:
-    spec = make_spec(["http://127.0.0.1:9/"])
-    spec["kind"] = "continuous"
-    spec["continuous"] = {"robots_validity_s": 30}
-    assert JobSpec.from_dict(spec).continuous.robots_validity_s == 30  # type: ignore[union-attr]
-    spec["continuous"] = {}
-    assert JobSpec.from_dict(spec).continuous.robots_validity_s == ROBOTS_VALIDITY_S  # type: ignore[union-attr]
-    spec["continuous"] = {"robots_validity_s": 0}
-    with pytest.raises(ContractError, match="continuous.robots_validity_s"):
-        JobSpec.from_dict(spec)
-
-
 def test_a_continuous_job_keeps_an_excluded_seed_and_disregards_an_excluded_link(tmp_path: Path) -> None:
     """robots.txt excluding everything (a day of maintenance): the seed stays in the crawl as a failed visit,
     due again after its wait; a link it never fetched is disregarded, as in Heritrix."""
@@ -97,10 +84,7 @@ def test_a_continuous_job_keeps_an_excluded_seed_and_disregards_an_excluded_link
     from harvester.urimeta import UriMeta
 
     seed, link = "http://127.0.0.1:9/", "http://127.0.0.1:9/section/page"
-    spec = make_spec([seed])
-    spec["kind"] = "continuous"
-    spec["continuous"] = {"revisit": {"policy": "heritrix"}}
-    job = crawl_job_for(JobSpec.from_dict(spec), tmp_path)
+    job = crawl_job_for(JobSpec.from_dict(continuous_spec([seed])), tmp_path)
     job.discover(link, "L", UriMeta(path="", domain="site-a", seed=True), seed)
     now = time.time()  # the frontier's clock: the URIs were added due now
     robots = _next(job, now)
