@@ -38,7 +38,8 @@ and the 'trust level' for HTTP headers it considered and left out. This module d
    :mod:`harvester.revisit.periodic`): a page whose history fits one period and phase better than a
    Poisson process is visited just after each predicted change (every m-th period when a visit there
    is worth less than μ), one visit per version; each visit narrows the phase, a contradiction drops
-   the fit. Pages whose visits all found a change get timing probes, the only way to learn when.
+   the fit. A page whose every visit found a change is planned as a fast Poisson page: it says nothing
+   of its timing, and the timing probes that once asked cost more than they taught (:meth:`wait_after`).
 4. **Validators trusted per host, as far as they proved reliable** (000 §5: "keeping track of the
    prediction made by the HTTP headers and compare them with the hash comparison ... to build up a
    'trust level'"; 002 §5.1 quotes Clausen's 99.66-99.91 % reliability): on a host, header predictions
@@ -80,11 +81,6 @@ from harvester.revisit.policy import (
 #: A periodic page is visited this fraction of its period after the latest possible change time
 #: (which already allows for the publisher's jitter), at least 60 s.
 PERIODIC_MARGIN = 0.005
-#: Timing probes (see AdaptiveStrategy._probe): how many per page between fits, and how much shorter.
-PROBES = 12
-PROBE_DIVISOR = 4.0
-#: A page's probe allowance is renewed every this many visits.
-PROBE_ROUND = 32
 #: Site priors (AdaptiveStrategy.host_priors) need this many more observed pages than hosts in a class: the
 #: degrees of freedom of the spread within a site, without which no site's mean can be weighed.
 SITE_MIN_DF = 5
@@ -280,24 +276,13 @@ class AdaptiveStrategy(_Strategy):
         observations = self._observations(uri, state, changed, consistent, now)
         wait_s = self._periodic_wait(uri, state, observations, now)
         if wait_s is None:
+            # No timing probes for a page whose every visit found a change (a wait cut to a quarter, one
+            # visit in two, until 2026-11-28): a replan put most of them back to the planned wait, the few
+            # that stayed rarely made a dateless page periodic, and without them the benchmark's twelve
+            # webs capture 0.009 more of AR's versions at +0.001 freshness (docs/BENCHMARKS.md, "Revisit
+            # policy: no timing probes").
             wait_s = self._planned_wait(state, uri)
-            if self._probe(state):
-                wait_s /= PROBE_DIVISOR
         return int(min(max(wait_s, s.min_wait_s), s.max_wait_s) * 1000)
-
-    def _probe(self, state: UriState) -> bool:
-        """Whether this wait should be a probe: a page whose last visits all found a change tells
-        nothing of its timing (any period shorter than the visits "explains" it); a visit after a
-        quarter of the planned wait can see it not changed, the evidence the periodicity test needs.
-        At most :data:`PROBES` probes per page per :data:`PROBE_ROUND` visits, one visit in two."""
-        if state.visits % PROBE_ROUND == 0:
-            state.probes = 0
-        history = state.history
-        saturated = len(history) >= 9 and history[-1] and history[-4] and history[-7]
-        if not saturated or state.probes >= PROBES or state.visits % 2:
-            return False
-        state.probes += 1
-        return True
 
     def _verify_validators(self, uri: str, state: UriState, visit: Visit, changed: bool | None) -> None:
         """A full download is the truth the validators are checked against."""
@@ -321,7 +306,7 @@ class AdaptiveStrategy(_Strategy):
         """What this visit tells of the page's change times: "changed or not in (previous visit, now]";
         on a host whose dates are trusted a change dated τ is two sharper facts, "a change at τ" and
         "none in (τ, now]", and the history keeps those instead (a periodic page's phase is then known
-        from its first changes, with no timing probes)."""
+        from its first changes)."""
         if state.last_visit_at is None:
             return []
         whole = [(state.last_visit_at, now, changed)]
@@ -365,7 +350,6 @@ class AdaptiveStrategy(_Strategy):
         if fit is None:
             return None
         state.periodic = [fit[0], fit[1]]
-        state.probes = 0
         return self._periodic_next(state, now)
 
     def _periodic_next(self, state: UriState, now: float) -> float:

@@ -368,7 +368,6 @@ class UriState:
     dl_etag: str | None = None
     dl_last_modified: str | None = None
     checks: int = 0  # header predictions made for this URI (verification sampling)
-    probes: int = 0  # timing probes since the last periodicity fit (adaptive)
     history: list[float] = field(default_factory=list)  # recent observations: [start, end, changed, ...]
     periodic: list[Any] | None = None  # [period s, phase bitmask int] of a page recognised as periodic
     validator_misses: int = 0
