@@ -47,6 +47,8 @@ class DefinitionOut(Schema):
     fetch_budget_per_s: float | None = Field(None, description="Continuous: fetches per second at most.")
     warc_rotate_s: int = Field(description="Continuous: a WARC is closed and handed over at least this often.")
     max_uris_per_host: int = Field(description="Continuous: the most URIs of one host the job follows.")
+    robots_validity_s: int = Field(description="Continuous: a host's robots.txt is obeyed this long (s).")
+    dns_ttl_s: int = Field(description="Continuous: a host's DNS answer or failure holds this long (s).")
     created: datetime
     edited: datetime
 
@@ -92,6 +94,8 @@ class DefinitionIn(Schema):
     fetch_budget_per_s: float | None = Field(None, description="Continuous: fetches per second at most.")
     warc_rotate_s: int | None = Field(None, description="Continuous: close and hand over a WARC this often (s).")
     max_uris_per_host: int | None = Field(None, description="Continuous: the most URIs of one host the job follows.")
+    robots_validity_s: int | None = Field(None, description="Continuous: obey a host's robots.txt this long (s).")
+    dns_ttl_s: int | None = Field(None, description="Continuous: a host's DNS answer or failure holds this long (s).")
 
 
 class DefinitionCreate(DefinitionIn):

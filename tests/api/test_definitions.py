@@ -167,6 +167,7 @@ def test_a_continuous_harvest_through_the_api(curator, viewer, broker_queues):
             "fetch_budget_per_s": 2.5,
             "warc_rotate_s": 300,
             "max_uris_per_host": 2000,
+            "robots_validity_s": 3600,
             "activate": True,
         },
     )
@@ -179,6 +180,8 @@ def test_a_continuous_harvest_through_the_api(curator, viewer, broker_queues):
     assert job.status == "SUBMITTED" and job.spec["continuous"]["budget_per_s"] == 2.5
     assert job.spec["continuous"]["revisit"]["min_wait_s"] == 600
     assert d["max_uris_per_host"] == 2000 and job.spec["continuous"]["max_uris_per_host"] == 2000
+    assert (d["robots_validity_s"], d["dns_ttl_s"]) == (3600, 21600)  # the DNS default, unchanged
+    assert (job.spec["continuous"]["robots_validity_s"], job.spec["continuous"]["dns_ttl_s"]) == (3600, 21600)
     changed = curator.patch(
         f"/definitions/{d['id']}",
         {"warc_rotate_s": 600, "revisit_settings": {"policy": "fixed", "fixed_interval_s": 3600}},

@@ -79,7 +79,7 @@ def test_the_continuous_channel_is_its_own_and_the_default_for_continuous_defini
 
 def test_jobgen_makes_one_job_with_every_configuration_and_the_continuous_section():
     create_domains(["c.dk"])
-    d = definition(domains=("a.dk", "b.dk", "c.dk"), max_uris_per_host=500)
+    d = definition(domains=("a.dk", "b.dk", "c.dk"), max_uris_per_host=500, robots_validity_s=600, dns_ttl_s=300)
     ids = jobgen.generate_jobs(d, run=1, max_configs=1)  # a chunk size never splits a continuous job
     assert len(ids) == 1
     job = Job.objects.get(pk=ids[0])
@@ -88,6 +88,7 @@ def test_jobgen_makes_one_job_with_every_configuration_and_the_continuous_sectio
     assert spec.continuous is not None and spec.continuous.budget_per_s == 2.5
     assert spec.continuous.warc_rotate_s == 120 and spec.continuous.revisit["policy"] == "heritrix"
     assert spec.continuous.revisit["min_wait_s"] == 60 and spec.continuous.max_uris_per_host == 500
+    assert (spec.continuous.robots_validity_s, spec.continuous.dns_ttl_s) == (600, 300)
     assert all(dom.max_objects == -1 and dom.max_bytes == -1 for dom in spec.domains)
     assert spec.time_limit_s == 0
 
@@ -185,7 +186,7 @@ def test_the_command_line_shows_a_continuous_job_and_sends_seeds(purge_continuou
     shown = io.StringIO()
     call_command("harvests", "show", d.name, stdout=shown)
     assert f"job: {job.pk} (SUBMITTED); fetch budget 2.5/s; WARCs closed every 120 s" in shown.getvalue()
-    assert "at most 100,000 URIs per host" in shown.getvalue()
+    assert "at most 100,000 URIs per host; robots.txt obeyed 86400 s, DNS answers kept 21600 s" in shown.getvalue()
     Job.objects.filter(pk=job.pk).update(
         status=JobStatus.STARTED,
         progress={

@@ -31,6 +31,8 @@ def form_data(**changes: object) -> dict[str, object]:
         "fetch_budget_per_s": "2.5",
         "warc_rotate_s": "15m",
         "max_uris_per_host": "5000",
+        "robots_validity_s": "2h",
+        "dns_ttl_s": "30m",
         "policy": "heritrix",
         "fixed_interval_s": "1d",
         "initial_wait_text": "12h",
@@ -73,7 +75,7 @@ def test_curator_creates_a_continuous_definition_with_its_revisit_settings(curat
     assert response.status_code == 302, text(response)[:3000]
     hd = HarvestDefinition.objects.get(name="news, continuously")
     assert (hd.kind, hd.active, hd.fetch_budget_per_s, hd.warc_rotate_s) == ("continuous", False, 2.5, 900)
-    assert hd.max_uris_per_host == 5000
+    assert (hd.max_uris_per_host, hd.robots_validity_s, hd.dns_ttl_s) == (5000, 7200, 1800)
     settings = RevisitSettings.from_dict(hd.revisit_settings)
     assert settings.policy == "heritrix" and settings.changed_factor == 2.0 and settings.mid_fetch_filter
     assert dict(settings.initial_wait_s) == {"text": 43200, "image": 172800, "audio_video": 604800, "other": 86400}
@@ -85,6 +87,7 @@ def test_curator_creates_a_continuous_definition_with_its_revisit_settings(curat
     assert "heritrix: first revisit after 12 h (text), 2 d (image), 7 d (audio/video), 1 d (other);" in page
     assert "waits within 1 h – 28 d, × 1.5 when unchanged, ÷ 2.0 when changed" in page
     assert "2.5 fetches/s" in page and "every 15 min (or when full)" in page
+    assert "robots.txt obeyed for 2 h, then fetched again; DNS answers kept 30 min" in page
     assert "https://www.example.fr/ every 30 min" in page
     assert "none running: activate the harvest to start it" in page
     assert "Add seeds" not in page  # a viewer has no forms
@@ -123,6 +126,7 @@ def test_bad_settings_are_refused_field_by_field_and_nothing_is_saved(curator):
                 initial_wait_text="12x",
                 unchanged_factor="0.5",
                 fetch_budget_per_s="0",
+                robots_validity_s="0s",
             ),
         )
     )
@@ -132,6 +136,8 @@ def test_bad_settings_are_refused_field_by_field_and_nothing_is_saved(curator):
     assert "'12x' is not a duration" in page
     assert "Ensure this value is greater than or equal to 1.0" in page
     assert "Ensure this value is greater than or equal to 0.001" in page
+    field = page[page.index('for="id_robots_validity_s"') : page.index('for="id_dns_ttl_s"')]
+    assert "must be at least 1 second" in field
     assert not HarvestDefinition.objects.exists()
     # A cross-field rule of the policy lands on its field, in the policy's words.
     page = text(curator.post(url, form_data(min_wait_s="2d", max_wait_s="1d")))
@@ -158,6 +164,7 @@ def test_activate_runs_one_job_and_seed_edits_reach_it(curator, viewer):
     assert job.channel.name == "continuous" and job.spec["kind"] == "continuous"
     assert job.spec["continuous"]["budget_per_s"] == 2.5 and job.spec["continuous"]["warc_rotate_s"] == 900
     assert job.spec["continuous"]["max_uris_per_host"] == 5000
+    assert (job.spec["continuous"]["robots_validity_s"], job.spec["continuous"]["dns_ttl_s"]) == (7200, 1800)
     assert job.spec["continuous"]["revisit"]["policy"] == "heritrix"
     detail = text(viewer.get(reverse("webui:definition", args=[hd.pk])))
     assert f'href="/jobs/{job.pk}/">job {job.pk}</a>' in detail

@@ -40,6 +40,8 @@ class DefinitionForm(ExtendedFieldsMixin, forms.ModelForm):
             "fetch_budget_per_s",
             "warc_rotate_s",
             "max_uris_per_host",
+            "robots_validity_s",
+            "dns_ttl_s",
         ]
         widgets = {
             "comments": forms.Textarea(attrs={"rows": 2}),
@@ -59,7 +61,13 @@ class DefinitionForm(ExtendedFieldsMixin, forms.ModelForm):
     KIND_FIELDS = {
         HarvestDefinition.SELECTIVE: {"schedule", "next_date", "page_qa"},
         HarvestDefinition.SNAPSHOT: {"max_objects", "max_bytes", "max_job_running_time_s", "previous"},
-        HarvestDefinition.CONTINUOUS: {"fetch_budget_per_s", "warc_rotate_s", "max_uris_per_host"},
+        HarvestDefinition.CONTINUOUS: {
+            "fetch_budget_per_s",
+            "warc_rotate_s",
+            "max_uris_per_host",
+            "robots_validity_s",
+            "dns_ttl_s",
+        },
     }
 
     def __init__(self, *args: object, kind: str, **kwargs: object) -> None:
@@ -112,6 +120,18 @@ class DefinitionForm(ExtendedFieldsMixin, forms.ModelForm):
                 "Every URI of a continuous job is revisited for ever: links of a host beyond this many are not "
                 "followed (a site making up links on every visit, a calendar, stops here), and the job page says so."
             )
+            self.fields["robots_validity_s"] = WaitField(
+                label="Obey robots.txt for",
+                help_text="Then the host's robots.txt is fetched again before its next page (Heritrix: 1 day). "
+                "Scale it with the waits to crawl a test web in accelerated time. e.g. 1d",
+            )
+            self.initial.setdefault("robots_validity_s", self.instance.robots_validity_s)
+            self.fields["dns_ttl_s"] = WaitField(
+                label="Keep DNS answers for",
+                help_text="A host's address, or its failed lookup, holds this long; a host that could not be "
+                "resolved is tried again after it. e.g. 6h",
+            )
+            self.initial.setdefault("dns_ttl_s", self.instance.dns_ttl_s)
             add_revisit_fields(self, self.instance.revisit_settings)
         self.extended_fields = add_extended_fields(self, "harvest", self.instance.extended or {})
 

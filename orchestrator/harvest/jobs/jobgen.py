@@ -286,6 +286,8 @@ def continuous_section(definition: HarvestDefinition) -> dict[str, Any]:
         "warc_rotate_s": int(definition.warc_rotate_s),
         "pinned": {},
         "max_uris_per_host": int(definition.max_uris_per_host),
+        "robots_validity_s": int(definition.robots_validity_s),
+        "dns_ttl_s": int(definition.dns_ttl_s),
     }
 
 

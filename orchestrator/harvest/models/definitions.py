@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from harvester import patterns
 from harvester.contracts import ContractError, harvest_queue
-from harvester.defaults import CONTINUOUS_MAX_URIS_PER_HOST, WARC_ROTATE_S
+from harvester.defaults import CONTINUOUS_MAX_URIS_PER_HOST, DNS_TTL_S, ROBOTS_VALIDITY_S, WARC_ROTATE_S
 from orchestrator.harvest.curation import validators
 from orchestrator.harvest.models.domains import BUDGET_HELP, ExtendedField
 from orchestrator.harvest.models.fields import free_text
@@ -130,6 +130,16 @@ class HarvestDefinition(models.Model):
         validators=[MinValueValidator(1)],
         help_text="A continuous job follows at most this many URIs of one host; links beyond are not followed "
         "(a site making up links on every visit cannot grow the job without end).",
+    )
+    robots_validity_s = models.PositiveIntegerField(
+        default=ROBOTS_VALIDITY_S,
+        validators=[MinValueValidator(1)],
+        help_text="A continuous job obeys a host's robots.txt this long, in seconds, then fetches it again.",
+    )
+    dns_ttl_s = models.PositiveIntegerField(
+        default=DNS_TTL_S,
+        validators=[MinValueValidator(1)],
+        help_text="A continuous job keeps a host's DNS answer (or failure) this long, in seconds.",
     )
 
     class Meta:

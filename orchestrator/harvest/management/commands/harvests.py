@@ -187,7 +187,8 @@ class Command(BaseCommand):
             lines.append(
                 f"  job: {f'{job.pk} ({job.status})' if job else 'none running'}; fetch budget "
                 f"{f'{d.fetch_budget_per_s:g}/s' if d.fetch_budget_per_s else 'none'}; WARCs closed every "
-                f"{d.warc_rotate_s} s; at most {d.max_uris_per_host:,} URIs per host; "
+                f"{d.warc_rotate_s} s; at most {d.max_uris_per_host:,} URIs per host; robots.txt obeyed "
+                f"{d.robots_validity_s} s, DNS answers kept {d.dns_ttl_s} s; "
                 f"revisit settings {d.revisit_settings or 'defaults'}"
             )
         if d.crawler_traps.strip():
