@@ -276,10 +276,10 @@ class AdaptiveStrategy(_Strategy):
         observations = self._observations(uri, state, changed, consistent, now)
         wait_s = self._periodic_wait(uri, state, observations, now)
         if wait_s is None:
-            # No timing probes for a page whose every visit found a change (a wait cut to a quarter, one
-            # visit in two, until 2026-11-28): a replan put most of them back to the planned wait, the few
-            # that stayed rarely made a dateless page periodic, and without them the benchmark's twelve
-            # webs capture 0.009 more of AR's versions at +0.001 freshness (docs/BENCHMARKS.md, "Revisit
+            # No timing probes for a page whose last three visits found a change (a wait cut to a quarter,
+            # one visit in two, until 2026-11-28): a replan put most of them back to the planned wait, the
+            # few that stayed rarely made a dateless page periodic, and without them the benchmark's twelve
+            # webs capture 0.009 more of AR's versions at equal freshness (docs/BENCHMARKS.md, "Revisit
             # policy: no timing probes").
             wait_s = self._planned_wait(state, uri)
         return int(min(max(wait_s, s.min_wait_s), s.max_wait_s) * 1000)

@@ -262,8 +262,9 @@ def test_saving_a_running_definition_says_its_settings_apply_from_the_next_job(c
         curator.post(reverse("webui:definition-edit", args=[hd.pk]), form_data(fetch_budget_per_s="1"), follow=True)
     )
     assert (
-        f"Its running job {job.pk} keeps its revisit settings, fetch budget and WARC rule: the changes apply "
-        "from the next job (deactivate and activate the harvest to apply them now)."
+        f"Its running job {job.pk} keeps its settings (revisit, fetch budget, WARC rule, URIs per host, robots.txt "
+        "and DNS periods): the changes apply from the next job (deactivate and activate the harvest to apply them "
+        "now)."
     ) in page
     budget = Job.objects.get(pk=job.pk).spec["continuous"]["budget_per_s"]
     assert budget == 2.5  # the running job's spec is as it was

@@ -138,7 +138,8 @@ def definition_edit(request: HttpRequest, pk: int | None = None, kind: str | Non
         if job is not None:
             # A running job's JobSpec is frozen: these settings reach the crawl with the next job.
             line += (
-                f" Its running job {job.pk} keeps its revisit settings, fetch budget and WARC rule: the changes "
+                f" Its running job {job.pk} keeps its settings (revisit, fetch budget, WARC rule, URIs per host, "
+                "robots.txt and DNS periods): the changes "
                 "apply from the next job (deactivate and activate the harvest to apply them now)."
             )
         messages.success(request, line)

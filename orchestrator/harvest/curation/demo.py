@@ -131,6 +131,8 @@ def ensure_demo_continuous() -> HarvestDefinition | None:
             },
             "fetch_budget_per_s": 2.0,
             "warc_rotate_s": 120,
+            "robots_validity_s": 600,  # accelerated time: robots.txt and DNS age with the waits
+            "dns_ttl_s": 300,
             "crawler_traps": ".*/calendar\\?.*\n.*/hostile/.*",
             "comments": "Made by `netharvest up --demo`: activate it to watch the bundled test site revisited "
             "continuously (accelerated time).",
