@@ -28,8 +28,7 @@ from orchestrator.harvest.scheduling import scheduler
 from webui.forms.continuous import revisit_form_data
 from webui.forms.definitions import DefinitionForm
 
-#: The kinds a definition can be created as here (as in the web UI; continuous definitions are made by
-#: the continuous-harvest pages).
+#: The kinds a definition can be created as here: those of the web UI's definition form.
 KINDS = tuple(DefinitionForm.KIND_FIELDS)
 
 

@@ -100,6 +100,53 @@ def test_a_snapshot_harvest_and_the_console_script(tmp_path: Path):
     assert "--seeds FILE" in help_text and "--template NAME" in help_text
 
 
+def test_a_continuous_harvest_with_its_settings(tmp_path: Path):
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text("https://www.example.fr/news/\n")
+    revisit = tmp_path / "revisit.json"
+    revisit.write_text('{"min_wait_s": 600, "strip": ["<span class=\\"clock\\">[^<]*</span>"]}')
+    args = ["--kind", "continuous", "--seeds", str(seeds), "--fetch-budget", "2.5", "--warc-every", "5m"]
+    args += ["--max-uris-per-host", "2000", "--robots-validity", "1h", "--dns-ttl", "10m", "--revisit", str(revisit)]
+    out, _ = create("news live", *args)
+    assert "news live (continuous) created with 1 seed(s) on 1 domain(s)" in out and "inactive" in out
+    d = HarvestDefinition.objects.get(name="news live")
+    assert (d.fetch_budget_per_s, d.warc_rotate_s, d.max_uris_per_host) == (2.5, 300, 2000)
+    assert (d.robots_validity_s, d.dns_ttl_s) == (3600, 600)
+    assert d.revisit_settings["min_wait_s"] == 600 and d.revisit_settings["strip"] == [
+        '<span class="clock">[^<]*</span>'
+    ]
+    shown = io.StringIO()
+    call_command("harvests", "show", "news live", stdout=shown)
+    assert "fetch budget 2.5/s; WARCs closed every 300 s; at most 2,000 URIs per host" in shown.getvalue()
+    assert "robots.txt obeyed 3600 s, DNS answers kept 600 s" in shown.getvalue()
+    # The defaults, as in the web UI, with an inline JSON object.
+    create("news later", "--kind", "continuous", "--revisit", '{"policy": "heritrix"}')
+    d = HarvestDefinition.objects.get(name="news later")
+    assert (d.warc_rotate_s, d.robots_validity_s, d.dns_ttl_s, d.fetch_budget_per_s) == (900, 86400, 21600, None)
+    assert d.revisit_settings["policy"] == "heritrix"
+
+
+def test_a_continuous_harvests_bad_settings_name_their_option(tmp_path: Path):
+    def refused(*args: str) -> str:
+        with pytest.raises(CommandError) as caught:
+            create("news live", "--kind", "continuous", *args)
+        return str(caught.value)
+
+    assert refused("--dns-ttl", "0s") == "--dns-ttl: must be at least 1 second"
+    assert refused("--robots-validity", "soon").startswith("--robots-validity: 'soon' is not a duration")
+    assert refused("--fetch-budget", "0").startswith("--fetch-budget: Ensure this value is greater than or equal")
+    assert refused("--revisit", '{"min_wait_s": "x"}').startswith("--revisit min_wait_s: ")
+    assert refused("--revisit", '{"min_wait_s": 7200, "max_wait_s": 3600}').startswith("--revisit min_wait_s: ")
+    assert refused("--revisit", '{"no_such": 1}').startswith("--revisit")
+    assert refused("--revisit", "{not json").startswith("--revisit: not JSON")
+    assert refused("--revisit", str(tmp_path / "none.json")).startswith(
+        f"--revisit: {tmp_path / 'none.json'}: No such file"
+    )
+    with pytest.raises(CommandError, match="--dns-ttl: "):
+        create("news", "--dns-ttl", "1h")  # a selective harvest has no such setting
+    assert not HarvestDefinition.objects.exists()
+
+
 def test_add_seeds_and_reject(tmp_path: Path, broker_queues):
     from orchestrator.harvest.models import Job, JobStatus
     from tests.orchestrator import factories

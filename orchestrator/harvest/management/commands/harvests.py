@@ -15,9 +15,12 @@ jobs will be dispatched by beat once it does: one line on stderr says so, never 
 
 from __future__ import annotations
 
+import json
 import logging
 import sys
 from datetime import datetime
+from pathlib import Path
+from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db.models import Count, Max, Min, Sum
@@ -34,9 +37,29 @@ from orchestrator.harvest.models import CrawlTemplate, HarvestDefinition, Job
 from orchestrator.harvest.scheduling import scheduler
 from orchestrator.harvest.scheduling.schedules import upcoming_runs
 from orchestrator.harvest.tables import filesize, render
+from webui.forms.continuous import revisit_form_data
 
 #: ``run-now``'s exit status when the run is in the database but its jobs wait for the broker.
 WAITING_FOR_BROKER = 3
+
+#: ``create``'s options for a continuous definition: (option, the definition's field, metavar, help). Durations
+#: are typed as in the web UI (``15m``, ``1d``); the values go through the same form as the web UI's and the API's.
+CONTINUOUS_OPTIONS = (
+    ("--fetch-budget", "fetch_budget_per_s", "PER_S", "fetches per second the job never exceeds (default: none)"),
+    ("--warc-every", "warc_rotate_s", "DURATION", "close and index its WARC file at least this often (default 15m)"),
+    ("--max-uris-per-host", "max_uris_per_host", "N", "links of a host beyond this many are not followed"),
+    ("--robots-validity", "robots_validity_s", "DURATION", "obey a host's robots.txt this long (default 1d)"),
+    ("--dns-ttl", "dns_ttl_s", "DURATION", "keep a host's DNS answer or failure this long (default 6h)"),
+    (
+        "--revisit",
+        "revisit_settings",
+        "JSON|FILE",
+        "the revisit policy's settings, a RevisitSettings JSON object or a file holding one (- = stdin), "
+        'e.g. \'{"min_wait_s": 600, "strip": ["<span class=\\"clock\\">[^<]*</span>"]}\'',
+    ),
+)
+#: The web UI form's revisit fields, which a ``--revisit`` object fills (their errors name ``--revisit``).
+_REVISIT_FORM_FIELDS = frozenset({"policy", *revisit_form_data({})})
 
 
 class Command(BaseCommand):
@@ -56,13 +79,13 @@ class Command(BaseCommand):
         create.add_argument(
             "--seeds",
             metavar="FILE",
-            help="selective: seed URLs, one per line (- = stdin); a bare "
+            help="selective, continuous: seed URLs, one per line (- = stdin); a bare "
             "host means http://; # lines are skipped. Any bad line: nothing is created",
         )
         create.add_argument(
             "--template",
             metavar="NAME",
-            help="selective: the crawl template of the seeds' configurations (default: the default template)",
+            help="selective, continuous: the crawl template of the seeds' configurations (default: the default one)",
         )
         create.add_argument("--schedule", metavar="NAME", help="selective: the schedule it runs on")
         create.add_argument("--channel", metavar="NAME", help="default: the channel for this kind")
@@ -72,6 +95,8 @@ class Command(BaseCommand):
             "--max-time", type=int, dest="max_job_running_time_s", help="snapshot: seconds a job may run (0 = no limit)"
         )
         create.add_argument("--previous", metavar="NAME", help="snapshot: continue this earlier snapshot")
+        for option, field, metavar, text in CONTINUOUS_OPTIONS:
+            create.add_argument(option, dest=field, metavar=metavar, help=f"continuous: {text}")
         create.add_argument("--comments", default="")
         create.add_argument(
             "--activate",
@@ -245,7 +270,7 @@ class Command(BaseCommand):
         previous: str | None,
         comments: str,
         activate: bool,
-        **_: object,
+        **options: object,
     ) -> None:
         fields = {
             "name": name,
@@ -254,7 +279,10 @@ class Command(BaseCommand):
             "channel": channel,
             "previous": previous,
             "max_job_running_time_s": max_job_running_time_s,
+            **{field: options.get(field) for _, field, _, _ in CONTINUOUS_OPTIONS},
         }
+        if isinstance(fields["revisit_settings"], str):
+            fields["revisit_settings"] = _read_json(fields["revisit_settings"], "--revisit")
         fields = {k: v for k, v in fields.items() if v is not None}
         text = _read_seeds(seeds) if seeds else None
         try:
@@ -418,6 +446,27 @@ def _read_seeds(path: str) -> str:
 
 
 def _option(loc: list[str | int]) -> str:
-    """A refused field named as the command's option (``schedule`` → ``--schedule``)."""
+    """A refused field named as the command's option (``schedule`` → ``--schedule``; a revisit setting, which
+    the web UI's form checks field by field, as ``--revisit`` and its key)."""
     field = str(loc[1]) if len(loc) > 1 else "harvest"
-    return {"name": "name", "max_job_running_time_s": "--max-time"}.get(field, f"--{field.replace('_', '-')}")
+    named = {"name": "name", "max_job_running_time_s": "--max-time"}
+    named.update({f: option for option, f, _, _ in CONTINUOUS_OPTIONS})
+    if field in named:
+        return named[field] + "".join(f" {part}" for part in loc[2:])
+    if field in _REVISIT_FORM_FIELDS:
+        return f"--revisit {field}"
+    return f"--{field.replace('_', '-')}"
+
+
+def _read_json(value: str, option: str) -> Any:
+    """``value`` as JSON, or the JSON of the file it names (``-``: stdin)."""
+    text = value
+    if not value.lstrip().startswith("{"):
+        try:
+            text = sys.stdin.read() if value == "-" else Path(value).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise CommandError(f"{option}: {value}: {exc.strerror}") from None
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise CommandError(f"{option}: not JSON ({exc})") from None
