@@ -53,7 +53,8 @@ def bound(
         elif key in unbound.fields:
             data[key] = value
         else:
-            unknown.append((["body", key], "this field cannot be set here"))
+            refusal = getattr(unbound, "not_here", None)  # the form may say why (another kind's setting)
+            unknown.append((["body", key], (refusal and refusal(key)) or "this field cannot be set here"))
     if unknown:
         raise Invalid(unknown)
     form = form_class(data, **kwargs)

@@ -91,7 +91,7 @@ def test_change_add_seeds_activate_deactivate(curator, sample):
     assert curator.post(f"/definitions/{pk}/deactivate").json()["active"] is False
     assert curator.post(f"/definitions/{sample.snapshot.pk}/seeds", {"seeds": "x.fr"}).status_code == 422
     assert errors(curator.patch(f"/definitions/{sample.snapshot.pk}", {"schedule": "daily"})) == [
-        (["body", "schedule"], "this field cannot be set here")
+        (["body", "schedule"], "a snapshot harvest has no such setting (only selective ones)")
     ]  # a snapshot's form has no schedule
     assert errors(curator.patch(f"/definitions/{sample.snapshot.pk}", {"max_objects": -7}))[0][0] == [
         "body",

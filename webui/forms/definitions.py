@@ -135,6 +135,13 @@ class DefinitionForm(ExtendedFieldsMixin, forms.ModelForm):
             add_revisit_fields(self, self.instance.revisit_settings)
         self.extended_fields = add_extended_fields(self, "harvest", self.instance.extended or {})
 
+    def not_here(self, name: str) -> str | None:
+        """Why ``name`` is refused, when it is a setting of other kinds of harvest (the API and the CLI say so)."""
+        kinds = [kind for kind, names in self.KIND_FIELDS.items() if name in names]
+        if not kinds:
+            return None
+        return f"a {self.instance.kind} harvest has no such setting (only {' and '.join(kinds)} ones)"
+
     def clean(self) -> dict:
         data = super().clean()
         self.instance.extended = clean_extended(self, self.extended_fields)
