@@ -502,10 +502,12 @@ class ARFrontier(Frontier):
     def due_next(self) -> list[tuple[Entry, float]]:
         """The :data:`MAX_DUE` revisitable URIs that come up first: by time of next processing, or by when their
         host's queue wakes if that is later (a host whose lookup failed sleeps until it may be tried again)."""
-        wake = {key: q.wake for key, q in self.arq.items()}
+
+        def due(id_: int, at: float) -> float:
+            q = self.arq.get(self.entries[id_].queue)
+            return at if q is None else max(at, q.wake)
+
         waiting = (
-            (max(at, wake.get(self.entries[id_].queue, 0.0)), id_)
-            for id_, at in self.next_at.items()
-            if id_ not in self.out and id_ not in self.one_shot
+            (due(id_, at), id_) for id_, at in self.next_at.items() if id_ not in self.out and id_ not in self.one_shot
         )
         return [(self.entries[id_], at) for at, id_ in heapq.nsmallest(MAX_DUE, waiting)]

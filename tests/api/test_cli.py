@@ -139,6 +139,8 @@ def test_a_continuous_harvests_bad_settings_name_their_option(tmp_path: Path):
     assert refused("--revisit", '{"min_wait_s": 7200, "max_wait_s": 3600}').startswith("--revisit min_wait_s: ")
     assert refused("--revisit", '{"no_such": 1}').startswith("--revisit")
     assert refused("--revisit", "{not json").startswith("--revisit: not JSON")
+    (tmp_path / "latin1.json").write_bytes(b'{"strip": ["caf\xe9"]}')
+    assert refused("--revisit", str(tmp_path / "latin1.json")) == f"--revisit: {tmp_path / 'latin1.json'}: not UTF-8"
     assert refused("--revisit", str(tmp_path / "none.json")).startswith(
         f"--revisit: {tmp_path / 'none.json'}: No such file"
     )

@@ -70,6 +70,25 @@ class DefinitionForm(ExtendedFieldsMixin, forms.ModelForm):
         },
     }
 
+    #: A continuous definition's periods, in seconds, edited as durations: (label, help text).
+    DURATIONS = {
+        "warc_rotate_s": (
+            "Close WARC files every",
+            "A continuous job never ends, so it closes its WARC file this often (or when full) and hands it to the "
+            "indexer chain: captures are replayable within minutes. e.g. 15m",
+        ),
+        "robots_validity_s": (
+            "Obey robots.txt for",
+            "Then the host's robots.txt is fetched again before its next page (Heritrix: 1 day). Scale it with the "
+            "waits to crawl a test web in accelerated time. e.g. 1d",
+        ),
+        "dns_ttl_s": (
+            "Keep DNS answers for",
+            "A host's address, or its failed lookup, holds this long; a host that could not be resolved is tried "
+            "again after it. e.g. 6h",
+        ),
+    }
+
     def __init__(self, *args: object, kind: str, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)
         if kind not in self.KIND_FIELDS:
@@ -109,29 +128,13 @@ class DefinitionForm(ExtendedFieldsMixin, forms.ModelForm):
                 "The crawl never fetches faster than this, on top of each host's politeness; the revisit policy "
                 "plans its visits within it. Empty: politeness alone limits it."
             )
-            self.fields["warc_rotate_s"] = WaitField(
-                label="Close WARC files every",
-                help_text="A continuous job never ends, so it closes its WARC file "
-                "this often (or when full) and hands it to the indexer chain: captures are replayable within "
-                "minutes. e.g. 15m",
-            )
-            self.initial.setdefault("warc_rotate_s", self.instance.warc_rotate_s)
             self.fields["max_uris_per_host"].help_text = (
                 "Every URI of a continuous job is revisited for ever: links of a host beyond this many are not "
                 "followed (a site making up links on every visit, a calendar, stops here), and the job page says so."
             )
-            self.fields["robots_validity_s"] = WaitField(
-                label="Obey robots.txt for",
-                help_text="Then the host's robots.txt is fetched again before its next page (Heritrix: 1 day). "
-                "Scale it with the waits to crawl a test web in accelerated time. e.g. 1d",
-            )
-            self.initial.setdefault("robots_validity_s", self.instance.robots_validity_s)
-            self.fields["dns_ttl_s"] = WaitField(
-                label="Keep DNS answers for",
-                help_text="A host's address, or its failed lookup, holds this long; a host that could not be "
-                "resolved is tried again after it. e.g. 6h",
-            )
-            self.initial.setdefault("dns_ttl_s", self.instance.dns_ttl_s)
+            for name, (label, help_text) in self.DURATIONS.items():  # typed as people say them: 15m, 1d
+                self.fields[name] = WaitField(label=label, help_text=help_text)
+                self.initial.setdefault(name, getattr(self.instance, name))
             add_revisit_fields(self, self.instance.revisit_settings)
         self.extended_fields = add_extended_fields(self, "harvest", self.instance.extended or {})
 

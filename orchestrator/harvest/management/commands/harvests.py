@@ -466,6 +466,8 @@ def _read_json(value: str, option: str) -> Any:
             text = sys.stdin.read() if value == "-" else Path(value).read_text(encoding="utf-8")
         except OSError as exc:
             raise CommandError(f"{option}: {value}: {exc.strerror}") from None
+        except UnicodeDecodeError:
+            raise CommandError(f"{option}: {value}: not UTF-8") from None
     try:
         return json.loads(text)
     except ValueError as exc:
