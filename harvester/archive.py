@@ -69,6 +69,7 @@ from scrapy.utils.httpobj import urlparse_cached
 from harvester import crawllog
 from harvester.capturerecords import dns_record, http_records
 from harvester.contracts import FileResult
+from harvester.crawllogsegments import CrawlLogSegments
 from harvester.crawlsignals import engine_summary, uri_archived, uri_rejected
 from harvester.defaults import nh_setting
 from harvester.dns import DNS_HOST, DNS_MIME, DnsCapture, is_dns
@@ -135,6 +136,8 @@ class ArchiveMiddleware:
         #: the document changed (full response) or not (a revisit referring to its last capture), and
         #: adds the adaptive-revisit annotations. None for other jobs.
         self.continuous: Any = None
+        #: A continuous job's crawl.log archived in segments while it runs (harvester.crawllogsegments).
+        self.crawllog_segments: CrawlLogSegments | None = None
         self.retry = RetryPolicy.from_settings(settings)  # the one retry policy (harvester.retries)
         self._files: list[FileResult] | None = None
 
@@ -463,6 +466,7 @@ class ArchiveMiddleware:
             crawl_log=self.crawllog.path,
             notes=self.dedup.report_lines(),
         )
+        segments = self.crawllog_segments  # a continuous job's crawl.log: the segments not archived yet
         metadata = write_metadata_warc(
             self.warc_dir,
             spec=self.spec,
@@ -473,6 +477,8 @@ class ArchiveMiddleware:
             seeds=list(self.stats.seeds),
             warcinfo=self.info.warcinfo_fields(),
             compresslevel=self.compresslevel,
+            number=1 if segments is None else segments.number + 1,
+            log_range=None if segments is None else (segments.offset, None),
         )
         self._files = produced_files(self.warc_dir, metadata)
         return self._files

@@ -45,10 +45,12 @@ from typing import TYPE_CHECKING, Any
 from harvester.arfrontier import ARFrontier, iso
 from harvester.contracts import JobSpec, Progress
 from harvester.crawljob import CrawlJob
+from harvester.crawllogsegments import CrawlLogSegments, metadata_number
 from harvester.dns import S_DOMAIN_PREREQUISITE_FAILURE, is_dns, lookup_host
 from harvester.fileresults import file_result, is_metadata_warc
 from harvester.frontier import Entry, Frontier, Politeness
 from harvester.hosts import host_key, registrable_domain
+from harvester.metadatawarc import write_metadata_warc
 from harvester.revisit import PROFILE_IDENTICAL, PROFILE_NOT_MODIFIED, Referent
 from harvester.revisit.change import stripped_digest
 from harvester.revisit.policy import RevisitPolicy, RevisitSettings, Visit
@@ -182,8 +184,12 @@ class ContinuousCrawlJob(CrawlJob):
         super().attach(crawler, spider)
         if self.archive is None:
             return
-        self.archive.continuous = self
-        self.archive.writer.on_close = self._file_closed
+        archive = self.archive
+        archive.continuous = self
+        archive.writer.on_close = self._file_closed
+        self.segments = archive.crawllog_segments = CrawlLogSegments(
+            archive.crawllog.path, archive.warc_dir, archive.job_id
+        )
         listed = self.out_dir / FILES_CLOSED
         if listed.exists():
             for line in listed.read_text(encoding="utf-8").splitlines():
@@ -192,22 +198,50 @@ class ContinuousCrawlJob(CrawlJob):
                 except (ValueError, KeyError, TypeError):
                     continue
         # Closed before a crash but not yet listed (or recovered from ``.open`` just now): hand them over.
-        for path in sorted(self.archive.warc_dir.glob("*.warc.gz")):
+        for path in sorted(archive.warc_dir.glob("*.warc.gz")):
             if not is_metadata_warc(path):
                 self._file_closed(path)
+            elif (metadata_number(path) or 0) <= self.segments.number or not path.name.startswith(f"{archive.job_id}-"):
+                self._hand_over(path, "metadata")  # a crawl.log segment (this job's, or taken over)
 
     def _file_closed(self, path: Path) -> None:
-        """A WARC is closed: list it (fsynced) for the task to hand to the orchestrator."""
+        """A WARC is closed: list it, and the crawl.log lines written since the last one closed
+        (:mod:`harvester.crawllogsegments`), for the task to hand to the orchestrator."""
+        if self._hand_over(path, "warc"):
+            self.counts["warcs_closed"] += 1
+            logger.info("WARC %s closed and handed over", path.name)
+        archive = self.archive
+        assert archive is not None
+        segment = self.segments.cut(
+            lambda number, start, end: write_metadata_warc(
+                archive.warc_dir,
+                spec=self.spec,
+                job_id=archive.job_id,
+                harvest_id=archive.harvest_id,
+                crawl_log=archive.crawllog.path,
+                reports=[],
+                seeds=[],
+                warcinfo=archive.info.warcinfo_fields(),
+                compresslevel=archive.compresslevel,
+                number=number,
+                log_range=(start, end),
+                setup=False,
+            )
+        )
+        if segment is not None:
+            self._hand_over(segment, "metadata")
+
+    def _hand_over(self, path: Path, kind: str) -> bool:
+        """List a closed file (fsynced) in files-closed.jsonl, once; False if it was listed already."""
         if path.name in self._files_listed:
-            return
-        line = json.dumps(dataclasses.asdict(file_result(path, "warc"))) + "\n"
+            return False
+        line = json.dumps(dataclasses.asdict(file_result(path, kind))) + "\n"
         with open(self.out_dir / FILES_CLOSED, "a", encoding="utf-8") as f:
             f.write(line)
             f.flush()
             os.fsync(f.fileno())
         self._files_listed.add(path.name)
-        self.counts["warcs_closed"] += 1
-        logger.info("WARC %s closed and handed over", path.name)
+        return True
 
     # -- issuing -------------------------------------------------------------------------------
     def _request(self, entry: Entry) -> Request:

@@ -122,6 +122,20 @@ def format_line(
     )
 
 
+def line_end(path: Path, size: int) -> int:
+    """The end of the last whole line in the first ``size`` bytes of a log (0 if none is whole)."""
+    with open(path, "rb") as f:
+        pos = size
+        while pos > 0:
+            step = min(4096, pos)
+            f.seek(pos - step)
+            nl = f.read(step).rfind(b"\n")
+            if nl >= 0:
+                return pos - step + nl + 1
+            pos -= step
+    return 0
+
+
 class CrawlLog:
     """An append-only crawl.log; reopening an existing one (a resumed job) appends to it."""
 
@@ -135,24 +149,13 @@ class CrawlLog:
 
     def _repair_tail(self) -> None:
         """A kill -9 mid-write can leave a partial last line: cut it off so the log stays parseable."""
-        if not self.path.exists() or self.path.stat().st_size == 0:
+        if not self.path.exists():
             return
-        with open(self.path, "rb+") as f:
-            f.seek(-1, os.SEEK_END)
-            if f.read(1) == b"\n":
-                return
-            size = f.seek(0, os.SEEK_END)
-            pos = size
-            while pos > 0:
-                step = min(4096, pos)
-                f.seek(pos - step)
-                chunk = f.read(step)
-                nl = chunk.rfind(b"\n")
-                if nl >= 0:
-                    f.truncate(pos - step + nl + 1)
-                    return
-                pos -= step
-            f.truncate(0)
+        size = self.path.stat().st_size
+        end = line_end(self.path, size)
+        if end < size:
+            with open(self.path, "rb+") as f:
+                f.truncate(end)
 
     def write(self, line: str) -> None:
         if self._file is None:

@@ -10,8 +10,7 @@ import hashlib
 from pathlib import Path
 
 from harvester.contracts import FileResult
-
-METADATA_SUFFIX = "-metadata-1.warc.gz"
+from harvester.crawllogsegments import metadata_number
 
 
 def file_result(path: Path, kind: str) -> FileResult:
@@ -24,14 +23,19 @@ def file_result(path: Path, kind: str) -> FileResult:
 
 
 def is_metadata_warc(path: Path) -> bool:
-    return path.name.endswith(METADATA_SUFFIX)
+    """A ``{job}-metadata-N.warc.gz``: the end of a job's, or a segment of a continuous job's crawl.log."""
+    return metadata_number(path) is not None
 
 
 def produced_files(warc_dir: Path, metadata: Path) -> list[FileResult]:
     """Every WARC in the directory (this job's, and those taken over from a job it continues), then the
-    metadata WARC last."""
-    files = [
-        file_result(p, "warc") for p in sorted(warc_dir.glob("*.warc.gz")) if p != metadata and not is_metadata_warc(p)
-    ]
-    files.append(file_result(metadata, "metadata"))
+    metadata WARCs: a continuous job's crawl.log segments in their order, the one written at the end last."""
+    warcs = sorted(warc_dir.glob("*.warc.gz"))
+    files = [file_result(p, "warc") for p in warcs if not is_metadata_warc(p)]
+    segments = sorted((p for p in warcs if is_metadata_warc(p) and p != metadata), key=_job_and_number)
+    files += [file_result(p, "metadata") for p in (*segments, metadata)]
     return files
+
+
+def _job_and_number(path: Path) -> tuple[str, int]:
+    return path.name.rsplit("-metadata-", 1)[0], metadata_number(path) or 0

@@ -15,7 +15,8 @@ import sqlite3
 from pathlib import Path
 
 from harvester.contracts import JobSpec
-from harvester.fileresults import METADATA_SUFFIX
+from harvester.crawllogsegments import STATE as SEGMENTS_STATE
+from harvester.crawllogsegments import archived_log, metadata_number
 from harvester.warcwriter import recover_open_files
 
 logger = logging.getLogger(__name__)
@@ -87,18 +88,24 @@ def take_over(old_dir: Path, job_dir: Path, spec: JobSpec) -> bool:
         return False
     old_warcs, warcs = old_dir / "warcs", job_dir / "warcs"
     warcs.mkdir(parents=True, exist_ok=True)
+    old_log = old_dir / "logs" / "crawl.log"
+    archived = archived_log(old_log)
     if old_warcs.is_dir():
         recover_open_files(old_warcs)
         handed = handed_over(old_dir, finished)
         for path in sorted(old_warcs.glob("*.warc.gz")):
-            # The old job's own metadata is superseded; files it already handed to the orchestrator (a
-            # continuous job's WARCs closed while it ran, a DONE job's result) stay where the archive has them.
-            if not path.name.endswith(METADATA_SUFFIX) and path.name not in handed:
+            # Files the old job already handed to the orchestrator (a continuous job's WARCs and crawl.log
+            # segments while it ran, a DONE job's result) stay where the archive has them. Its last metadata
+            # WARC is superseded: this job archives that part of the crawl.log again, with its own reports.
+            number = metadata_number(path)
+            if path.name not in handed and (number is None or number <= archived[0]):
                 os.replace(path, warcs / path.name)
-    old_log = old_dir / "logs" / "crawl.log"
     if old_log.exists() and not finished:
         (job_dir / "logs").mkdir(parents=True, exist_ok=True)
         shutil.copyfile(old_log, job_dir / "logs" / "crawl.log")
+        if archived[1]:  # this job's crawl.log segments start after what the old job's hold
+            handed_state = job_dir / "logs" / SEGMENTS_STATE
+            handed_state.write_text(json.dumps({"number": 0, "offset": archived[1]}), encoding="utf-8")
     state = job_dir / "state" / "frontier.sqlite"
     state.parent.mkdir(parents=True, exist_ok=True)
     tmp = state.with_name(".frontier.sqlite.tmp")

@@ -207,6 +207,28 @@ def test_a_continuous_crawl_end_to_end(tmp_path: Path, site_pair: Any) -> None:
     for path in warcs:
         with open(path, "rb") as fh:
             assert next(iter(ArchiveIterator(fh))).rec_type == "warcinfo"
+    # crawl.log archived while running: each closed WARC came with a metadata WARC of the lines since the last,
+    # and the last metadata WARC holds the rest: read in the order of N they are the spool's crawl.log, byte for
+    # byte, through a kill -9 (nothing archived twice, nothing left out).
+    kinds = [json.loads(line)["kind"] for line in listed.read_text().splitlines()]
+    assert kinds.count("metadata") >= 2 and kinds.count("warc") >= 4
+    metadata = [f for f in result["files"] if f["kind"] == "metadata"]
+    numbers = [int(f["name"].rsplit("-", 1)[1].split(".")[0]) for f in metadata]
+    assert numbers == list(range(1, len(metadata) + 1)) and metadata[-1] == result["files"][-1]
+    assert {f["name"] for f in metadata[:-1]} <= set(handed) and metadata[-1]["name"] not in handed
+    archived, holding = b"", []
+    for f in metadata:
+        with open(f["path"], "rb") as fh:
+            for rec in ArchiveIterator(fh):
+                uri = rec.rec_headers.get_header("WARC-Target-URI") or ""
+                if rec.rec_type == "metadata":
+                    holding.append((f["name"], uri.split("?")[0].rsplit("/", 1)[1]))
+                    if "/crawl/logs/crawl.log?" in uri:
+                        archived += rec.content_stream().read()
+    assert archived == (job_dir / "logs" / "crawl.log").read_bytes()
+    assert {name for f, name in holding if f == metadata[-1]["name"]} >= {"crawl.log", "crawl-report.txt", "seeds.txt"}
+    assert {name for f, name in holding if f != metadata[-1]["name"]} == {"crawl.log"}
+
     cont = json.loads((job_dir / "progress.json").read_text())["continuous"]
     assert cont["visits"] > 20 and cont["unchanged"] > 5 and cont["changed"] > 5 and cont["header_skipped"] > 2
     assert cont["warcs_closed"] >= 4 and set(cont["queues"]) == {"ready", "snoozed", "busy", "empty"}

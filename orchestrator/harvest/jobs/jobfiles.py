@@ -2,9 +2,11 @@
 
 A job's files live first in the harvester's spool (``<spool>/<job>/logs/crawl.log``,
 ``<spool>/<job>/reports/*``), then only inside its metadata WARC (``{job}-metadata-1.warc.gz``) once the
-indexer chain has cleaned the spool. The metadata WARC is found by its ArchiveFile row: the spool path
-the harvester reported, then each stored copy. Every reader says which source it used, so a page can tell
-the user what the figures are based on. Nothing here writes.
+indexer chain has cleaned the spool. A continuous job has several, ``-metadata-1`` … ``-metadata-N``: its
+crawl.log in segments, archived while it ran, the reports in the last (:mod:`harvester.crawllogsegments`);
+its crawl.log is their crawl.log records read in turn. The metadata WARCs are found by their ArchiveFile
+rows: the spool path the harvester reported, then each stored copy. Every reader says which source it used,
+so a page can tell the user what the figures are based on. Nothing here writes.
 
 What a reader tells the user (``str(source)``, the NotAvailable message) never holds a server path:
 responses and pages show the spool-relative name or the metadata WARC's file name, and the places
@@ -29,6 +31,7 @@ from warcio.archiveiterator import ArchiveIterator
 from harvester.reports import REPORT_NAMES
 from harvester.runtime import spool_dir
 from indexer import objectstore
+from indexer.names import parse_archive_name
 from orchestrator.harvest.chain import storage
 from orchestrator.harvest.models import ArchiveFile, ArchiveFileCopy, Job
 
@@ -45,13 +48,17 @@ class NotAvailable(Exception):
 
 @dataclass(frozen=True)
 class Source:
-    """Where a file was read from: ``kind`` is "spool" or "metadata WARC"."""
+    """Where a file was read from: ``kind`` is "spool" or "metadata WARC"; ``paths``, a crawl.log read
+    from several metadata WARCs in turn (a continuous job's segments), all of them."""
 
     kind: str
     path: Path
+    paths: tuple[Path, ...] = ()
 
     def __str__(self) -> str:
-        """For users: the job-relative name in the spool, or the metadata WARC's file name."""
+        """For users: the job-relative name in the spool, or the metadata WARC's file name(s)."""
+        if len(self.paths) > 1:
+            return f"metadata WARCs {self.paths[0].name} … {self.paths[-1].name} ({len(self.paths)})"
         shown = "/".join(self.path.parts[-2:]) if self.kind == "spool" else self.path.name
         return f"{self.kind} {shown}"
 
@@ -90,15 +97,29 @@ def job_dirs(job: Job) -> list[Path]:
 
 
 def metadata_warcs(job: Job) -> list[Path]:
-    """The job's metadata WARC(s) that exist: spool path first, then stored copies (primary first). A copy in an
-    object store is read through a local, verified cache (``<index>/cache/<name>``)."""
+    """The job's metadata WARCs that exist, in the order of their N (a continuous job's crawl.log segments
+    first, the one written at its end last), one place each: the spool path, else the first stored copy
+    (primary first) that exists. A copy in an object store is read through a local, verified cache
+    (``<index>/cache/<name>``)."""
     paths: list[Path] = []
-    for f in ArchiveFile.objects.filter(job=job, kind="metadata"):
-        if f.spool_path and not objectstore.is_url(f.spool_path):
-            paths.append(Path(f.spool_path))
-        for p in ArchiveFileCopy.objects.filter(file=f).order_by("is_replica").values_list("path", flat=True):
-            paths.append(_cached(p, f) if objectstore.is_url(p) else Path(p))
-    return [p for p in dict.fromkeys(paths) if p.is_file()]
+    for f in sorted(ArchiveFile.objects.filter(job=job, kind="metadata"), key=lambda f: _number(f.name)):
+        places = [Path(f.spool_path)] if f.spool_path and not objectstore.is_url(f.spool_path) else []
+        places += ArchiveFileCopy.objects.filter(file=f).order_by("is_replica").values_list("path", flat=True)
+        for place in places:
+            path = _cached(str(place), f) if objectstore.is_url(str(place)) else Path(place)
+            if path.is_file():
+                paths.append(path)
+                break
+    return list(dict.fromkeys(paths))
+
+
+def _number(name: str) -> tuple[int, int]:
+    """(job, N) of a metadata WARC's name (a taken-over job's segments come before this job's own)."""
+    try:
+        parsed = parse_archive_name(name)
+    except ValueError:
+        return (1 << 62, 0)
+    return parsed.job, parsed.serial
 
 
 def _cached(url: str, f: ArchiveFile) -> Path:
@@ -121,7 +142,11 @@ def locate(job: Job, name: str) -> Source:
         if path.is_file():
             return Source("spool", path)
     warcs = metadata_warcs(job)
-    for w in warcs:
+    if name == CRAWL_LOG:
+        holding = tuple(w for w in warcs if _has_record(w, folder, name))
+        if holding:
+            return Source("metadata WARC", holding[0], holding)
+    for w in reversed(warcs):  # the reports are in the last one
         if _has_record(w, folder, name):
             return Source("metadata WARC", w)
     looked = [str(d / folder / name) for d in dirs] + [str(w) for w in warcs]
@@ -153,12 +178,53 @@ def open_binary(job: Job, name: str) -> Iterator[tuple[Source, io.BufferedIOBase
             yield source, f
         return
     folder = _folder(name)
+    if len(source.paths) > 1:
+        yield source, _Chained(_record_streams(source.paths, folder, name))  # type: ignore[misc]
+        return
     with open(source.path, "rb") as f:
         for record in ArchiveIterator(f):
             if _matches(record, folder, name):
                 yield source, record.content_stream()  # type: ignore[misc]
                 return
     raise NotAvailable(f"{name} disappeared from {source}")
+
+
+def _record_streams(warcs: tuple[Path, ...], folder: str, name: str) -> Iterator[io.BufferedIOBase]:
+    """The content of the ``name`` record of each WARC in turn, each file open only while it is read."""
+    for warc in warcs:
+        with open(warc, "rb") as f:
+            for record in ArchiveIterator(f):
+                if _matches(record, folder, name):
+                    yield record.content_stream()
+                    break
+
+
+class _Chained:
+    """Several record streams read as one (``read`` and ``readline``, as the readers here use them)."""
+
+    def __init__(self, streams: Iterator[io.BufferedIOBase]) -> None:
+        self.streams = streams
+        self.current: io.BufferedIOBase | None = next(streams, None)
+
+    def _next(self) -> bool:
+        self.current = next(self.streams, None)
+        return self.current is not None
+
+    def read(self, size: int = -1) -> bytes:
+        while self.current is not None:
+            data = self.current.read(size)
+            if data:
+                return data
+            self._next()
+        return b""
+
+    def readline(self) -> bytes:
+        while self.current is not None:
+            line = self.current.readline()
+            if line:
+                return line
+            self._next()
+        return b""
 
 
 def read_text(job: Job, name: str, limit: int = MAX_REPORT_BYTES) -> tuple[Source, str, bool]:

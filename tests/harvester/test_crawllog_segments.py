@@ -1,0 +1,133 @@
+"""A continuous job's crawl.log archived in segments (harvester.crawllogsegments): whole lines only, each
+byte once, through a crash between a segment's file and its count, and through a take-over."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+
+from crawlhelp import make_spec
+from warcio.archiveiterator import ArchiveIterator
+
+from harvester.contracts import JobSpec
+from harvester.crawllogsegments import STATE, CrawlLogSegments
+from harvester.metadatawarc import write_metadata_warc
+from harvester.takeover import take_over
+
+
+def _writer(warc_dir: Path, crawl_log: Path, job_id: str) -> Callable[[int, int, int], Path]:
+    spec = JobSpec.from_dict(make_spec(["http://a.example/"], job_id=int(job_id)))
+
+    def write(number: int, start: int, end: int) -> Path:
+        return write_metadata_warc(
+            warc_dir,
+            spec=spec,
+            job_id=job_id,
+            harvest_id="7",
+            crawl_log=crawl_log,
+            reports=[],
+            seeds=[],
+            warcinfo=[],
+            number=number,
+            log_range=(start, end),
+            setup=False,
+        )
+
+    return write
+
+
+def _archived(warc_dir: Path, job_id: str, upto: int = 1 << 30) -> bytes:
+    """The crawl.log records of the job's metadata WARCs 1 … ``upto`` in the directory, in the order of N."""
+    out = b""
+    numbered = {int(p.name.split("-")[2].removesuffix(".warc.gz")): p for p in warc_dir.glob(f"{job_id}-metadata-*")}
+    for _, path in sorted((n, p) for n, p in numbered.items() if n <= upto):
+        with open(path, "rb") as fh:
+            for rec in ArchiveIterator(fh):
+                if rec.rec_type == "metadata":
+                    out += rec.content_stream().read()
+    return out
+
+
+def _job(tmp_path: Path, name: str = "5") -> tuple[Path, Path, Path]:
+    job = tmp_path / name
+    (job / "logs").mkdir(parents=True)
+    (job / "warcs").mkdir()
+    return job, job / "logs" / "crawl.log", job / "warcs"
+
+
+def test_each_cut_archives_the_whole_lines_written_since_the_last(tmp_path: Path) -> None:
+    _, log, warcs = _job(tmp_path)
+    write = _writer(warcs, log, "5")
+    log.write_bytes(b"line 1\nline 2\n")
+    segments = CrawlLogSegments(log, warcs, "5")
+    assert segments.cut(write) == warcs / "5-metadata-1.warc.gz"
+    assert segments.cut(write) is None  # nothing new: no file
+    with open(log, "ab") as f:
+        f.write(b"line 3\nline 4 being writ")  # a line not yet whole stays for the next cut
+    assert segments.cut(write) == warcs / "5-metadata-2.warc.gz"
+    assert _archived(warcs, "5") == b"line 1\nline 2\nline 3\n"
+    with open(log, "ab") as f:
+        f.write(b"ten\n")
+    segments.cut(write)
+    assert _archived(warcs, "5") == log.read_bytes()
+    assert json.loads((log.parent / STATE).read_text()) == {"number": 3, "offset": log.stat().st_size}
+
+
+def test_a_segment_written_before_a_crash_that_lost_its_count_is_counted_not_written_again(tmp_path: Path) -> None:
+    _, log, warcs = _job(tmp_path)
+    write = _writer(warcs, log, "5")
+    log.write_bytes(b"a\nb\n")
+    CrawlLogSegments(log, warcs, "5").cut(write)
+    saved = (log.parent / STATE).read_text()
+    with open(log, "ab") as f:
+        f.write(b"c\n")
+    CrawlLogSegments(log, warcs, "5").cut(write)
+    (log.parent / STATE).write_text(saved)  # the crash: segment 2's file is there, its count is not
+
+    with open(log, "ab") as f:
+        f.write(b"d\n")
+    segments = CrawlLogSegments(log, warcs, "5")  # the restart
+    assert (segments.number, segments.offset) == (2, len(b"a\nb\nc\n"))
+    assert segments.cut(write) == warcs / "5-metadata-3.warc.gz"
+    assert _archived(warcs, "5") == b"a\nb\nc\nd\n"
+
+
+def test_a_resubmitted_job_archives_only_what_the_failed_one_had_not(tmp_path: Path) -> None:
+    """The failed job handed segments 1 and 2 over; segment 3 it wrote but did not hand over (it moves, with
+    the failed job's name); its last metadata WARC (4, uncounted: written as it ended) is superseded."""
+    old, log, warcs = _job(tmp_path, "401")
+    (old / "state").mkdir()
+    db = sqlite3.connect(str(old / "state" / "frontier.sqlite"))
+    db.execute("CREATE TABLE kv (k TEXT PRIMARY KEY, v TEXT)")
+    db.commit()
+    db.close()
+    write = _writer(warcs, log, "401")
+    segments = CrawlLogSegments(log, warcs, "401")
+    for n in range(3):
+        with open(log, "ab") as f:
+            f.write(f"old {n}\n".encode())
+        segments.cut(write)
+    (old / "files-closed.jsonl").write_text(
+        "".join(json.dumps({"name": f"401-metadata-{n}.warc.gz"}) + "\n" for n in (1, 2))
+    )
+    with open(log, "ab") as f:
+        f.write(b"old tail\n")
+    write(4, segments.offset, log.stat().st_size)  # the failed job's last metadata WARC
+
+    new = tmp_path / "402"
+    spec = JobSpec.from_dict({**make_spec(["http://a.example/"], job_id=402), "continues_job": 401})
+    assert take_over(old, new, spec)
+    assert sorted(p.name for p in (new / "warcs").iterdir()) == ["401-metadata-3.warc.gz"]
+    left = ["401-metadata-1.warc.gz", "401-metadata-2.warc.gz", "401-metadata-4.warc.gz"]
+    assert sorted(p.name for p in warcs.iterdir()) == left
+
+    new_log = new / "logs" / "crawl.log"
+    with open(new_log, "ab") as f:
+        f.write(b"new 1\n")
+    mine = CrawlLogSegments(new_log, new / "warcs", "402")
+    mine.cut(_writer(new / "warcs", new_log, "402"))
+    # Handed over by 401, moved to 402, written by 402: the crawl.log once, in order.
+    archived = _archived(warcs, "401", upto=2) + _archived(new / "warcs", "401") + _archived(new / "warcs", "402")
+    assert archived == new_log.read_bytes() == b"old 0\nold 1\nold 2\nold tail\nnew 1\n"
