@@ -55,7 +55,7 @@ def test_a_crawl_log_in_segments_reads_as_one(tmp_path: Path) -> None:
 
     source = jobfiles.locate(job, jobfiles.CRAWL_LOG)
     assert source.paths == tuple(written)
-    assert str(source) == f"metadata WARCs {job.pk}-metadata-1.warc.gz … {job.pk}-metadata-3.warc.gz (3)"
+    assert str(source) == f"metadata WARCs {job.pk}-metadata-1.warc.gz to {job.pk}-metadata-3.warc.gz (3)"
     with jobfiles.open_binary(job, jobfiles.CRAWL_LOG) as (_, stream):
         assert list(jobfiles.iter_lines(stream)) == LINES
     with jobfiles.open_binary(job, jobfiles.CRAWL_LOG) as (_, stream):

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 from django.test import Client
 from django.urls import reverse
@@ -102,3 +104,13 @@ def test_a_request_too_large_gets_the_sites_page_saying_what_was_too_large(curat
 @pytest.fixture
 def admin_client_of_site(clients) -> Client:
     return clients["admin"]
+
+
+def test_a_host_the_site_does_not_serve_gets_the_sites_400_without_a_traceback(caplog):
+    """A scanner's ``Host: evil.example`` was answered by the page of last resort, with the layout's failure
+    logged as an ERROR with its traceback at every such request."""
+    with caplog.at_level(logging.ERROR, logger="webui.views.errors"):
+        response = Client(HTTP_HOST="evil.example").get("/domains/")
+    assert response.status_code == 400
+    assert "<header>" in text(response)  # the layout, not the page of last resort
+    assert not [r for r in caplog.records if r.name == "webui.views.errors"]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 
 from django.conf import settings
+from django.contrib.auth.models import AnonymousUser
 from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
@@ -28,7 +29,11 @@ def _mb(n: int) -> str:
 
 def error_page(request: HttpRequest, status: int, title: str, message: str) -> HttpResponse:
     """An error page in the site's layout; falls back to plain HTML if the layout itself fails (a
-    500 because the database is down must not become a second error)."""
+    500 because the database is down must not become a second error). A request refused before the
+    middleware ran (a Host header the site does not serve: DisallowedHost) has no user yet: it is shown the
+    page an anonymous visitor sees."""
+    if not hasattr(request, "user"):
+        request.user = AnonymousUser()
     try:
         return render(
             request, "webui/error.html", {"title": title, "message": message, "status": status}, status=status

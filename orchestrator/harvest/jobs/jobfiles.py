@@ -58,7 +58,7 @@ class Source:
     def __str__(self) -> str:
         """For users: the job-relative name in the spool, or the metadata WARC's file name(s)."""
         if len(self.paths) > 1:
-            return f"metadata WARCs {self.paths[0].name} … {self.paths[-1].name} ({len(self.paths)})"
+            return f"metadata WARCs {self.paths[0].name} to {self.paths[-1].name} ({len(self.paths)})"
         shown = "/".join(self.path.parts[-2:]) if self.kind == "spool" else self.path.name
         return f"{self.kind} {shown}"
 
