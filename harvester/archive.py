@@ -136,8 +136,11 @@ class ArchiveMiddleware:
         #: the document changed (full response) or not (a revisit referring to its last capture), and
         #: adds the adaptive-revisit annotations. None for other jobs.
         self.continuous: Any = None
-        #: A continuous job's crawl.log archived in segments while it runs (harvester.crawllogsegments).
-        self.crawllog_segments: CrawlLogSegments | None = None
+        #: A continuous job's crawl.log archived in segments while it runs (harvester.crawllogsegments): known
+        #: from the start, so a job that ends before its crawl begins does not archive those lines again.
+        self.crawllog_segments = (
+            CrawlLogSegments(self.crawllog.path, self.warc_dir, self.job_id) if self.spec.continuous else None
+        )
         self.retry = RetryPolicy.from_settings(settings)  # the one retry policy (harvester.retries)
         self._files: list[FileResult] | None = None
 

@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any
 from harvester.arfrontier import ARFrontier, iso
 from harvester.contracts import JobSpec, Progress
 from harvester.crawljob import CrawlJob
-from harvester.crawllogsegments import CrawlLogSegments, metadata_number
+from harvester.crawllogsegments import metadata_number
 from harvester.dns import S_DOMAIN_PREREQUISITE_FAILURE, is_dns, lookup_host
 from harvester.fileresults import file_result, is_metadata_warc
 from harvester.frontier import Entry, Frontier, Politeness
@@ -187,9 +187,8 @@ class ContinuousCrawlJob(CrawlJob):
         archive = self.archive
         archive.continuous = self
         archive.writer.on_close = self._file_closed
-        self.segments = archive.crawllog_segments = CrawlLogSegments(
-            archive.crawllog.path, archive.warc_dir, archive.job_id
-        )
+        assert archive.crawllog_segments is not None  # the archive of a continuous job keeps them
+        self.segments = archive.crawllog_segments
         listed = self.out_dir / FILES_CLOSED
         if listed.exists():
             for line in listed.read_text(encoding="utf-8").splitlines():
