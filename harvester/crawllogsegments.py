@@ -19,6 +19,7 @@ archived twice and none is skipped.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 from collections.abc import Callable
@@ -27,6 +28,8 @@ from pathlib import Path
 from warcio.archiveiterator import ArchiveIterator
 
 from harvester.crawllog import line_end
+
+logger = logging.getLogger(__name__)
 
 STATE = "crawl.log.handed"
 _METADATA = re.compile(r"^(?P<job>[^/]+)-metadata-(?P<n>\d+)\.warc\.gz$")
@@ -42,6 +45,12 @@ def metadata_number(path: Path) -> int | None:
     return int(m["n"]) if m else None
 
 
+def metadata_order(path: Path) -> tuple[int, str, int]:
+    """Sort key of metadata WARCs: by job (as a number), then N (a taken-over job's segments come first)."""
+    job = path.name.rsplit("-metadata-", 1)[0]
+    return (int(job) if job.isdigit() else -1, job, metadata_number(path) or 0)
+
+
 def crawl_log_length(warc: Path) -> int:
     """Bytes of crawl.log a segment holds (the length of its crawl.log record)."""
     with open(warc, "rb") as f:
@@ -50,6 +59,17 @@ def crawl_log_length(warc: Path) -> int:
             if record.rec_type == "metadata" and uri.split("?", 1)[0].endswith("/crawl/logs/crawl.log"):
                 return int(record.rec_headers.get_header("Content-Length") or 0)
     raise ValueError(f"{warc.name} holds no crawl.log record")
+
+
+def save_state(crawl_log: Path, number: int, offset: int) -> None:
+    """Write what is archived of ``crawl_log`` (fsynced, then renamed: whole or not at all)."""
+    state = crawl_log.with_name(STATE)
+    tmp = state.with_name(state.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump({"number": number, "offset": offset}, f)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, state)
 
 
 def archived_log(crawl_log: Path) -> tuple[int, int]:
@@ -70,13 +90,18 @@ class CrawlLogSegments:
         self.crawl_log = crawl_log
         self.warc_dir = warc_dir
         self.job_id = job_id
-        self.state = crawl_log.with_name(STATE)
         self.number = 0
         self.offset = 0
         self.load()
 
     def load(self) -> None:
         self.number, self.offset = archived_log(self.crawl_log)
+        size = self.crawl_log.stat().st_size if self.crawl_log.exists() else 0
+        if size < self.offset:
+            # The file lost its end after it was archived (a power cut before the OS wrote it; CrawlLog cut
+            # the torn line): the lines written from now on are archived from its end, never from inside one.
+            logger.warning("crawl.log is shorter (%d bytes) than its archived part (%d)", size, self.offset)
+            self._save(self.number, line_end(self.crawl_log, size))
         # A segment written before a crash that came before its count was saved.
         while (path := self.warc_dir / metadata_name(self.job_id, self.number + 1)).exists():
             self._save(self.number + 1, self.offset + crawl_log_length(path))
@@ -93,10 +118,5 @@ class CrawlLogSegments:
         return path
 
     def _save(self, number: int, offset: int) -> None:
-        tmp = self.state.with_name(self.state.name + ".tmp")
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump({"number": number, "offset": offset}, f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, self.state)
+        save_state(self.crawl_log, number, offset)
         self.number, self.offset = number, offset

@@ -10,7 +10,7 @@ import hashlib
 from pathlib import Path
 
 from harvester.contracts import FileResult
-from harvester.crawllogsegments import metadata_number
+from harvester.crawllogsegments import metadata_number, metadata_order
 
 
 def file_result(path: Path, kind: str) -> FileResult:
@@ -32,10 +32,6 @@ def produced_files(warc_dir: Path, metadata: Path) -> list[FileResult]:
     metadata WARCs: a continuous job's crawl.log segments in their order, the one written at the end last."""
     warcs = sorted(warc_dir.glob("*.warc.gz"))
     files = [file_result(p, "warc") for p in warcs if not is_metadata_warc(p)]
-    segments = sorted((p for p in warcs if is_metadata_warc(p) and p != metadata), key=_job_and_number)
+    segments = sorted((p for p in warcs if is_metadata_warc(p) and p != metadata), key=metadata_order)
     files += [file_result(p, "metadata") for p in (*segments, metadata)]
     return files
-
-
-def _job_and_number(path: Path) -> tuple[str, int]:
-    return path.name.rsplit("-metadata-", 1)[0], metadata_number(path) or 0

@@ -15,8 +15,7 @@ import sqlite3
 from pathlib import Path
 
 from harvester.contracts import JobSpec
-from harvester.crawllogsegments import STATE as SEGMENTS_STATE
-from harvester.crawllogsegments import archived_log, metadata_number
+from harvester.crawllogsegments import archived_log, metadata_number, save_state
 from harvester.warcwriter import recover_open_files
 
 logger = logging.getLogger(__name__)
@@ -55,6 +54,14 @@ TALLIES = ("archive_stats", "crawl_s", "started", "failed", "budgets", "continuo
 SEED_EDITS = ("seeds_added", "seeds_removed")
 #: Set by a take-over after a DONE job: the new JobSpec's seeds are the whole truth (read once, then cleared).
 FRESH_SEEDS = "seeds_from_spec"
+
+
+def superseded(path: Path, old_job: str, counted: int) -> bool:
+    """The old job's last metadata WARC, written as it ended (its crawl.log part is archived again by the job
+    taking over, with that job's reports): one of the old job's own beyond the segments it counted. Its
+    counted segments, and those it had taken over itself from the job before it, move on."""
+    number = metadata_number(path)
+    return number is not None and path.name.startswith(f"{old_job}-") and number > counted
 
 
 def take_over(old_dir: Path, job_dir: Path, spec: JobSpec) -> bool:
@@ -97,15 +104,13 @@ def take_over(old_dir: Path, job_dir: Path, spec: JobSpec) -> bool:
             # Files the old job already handed to the orchestrator (a continuous job's WARCs and crawl.log
             # segments while it ran, a DONE job's result) stay where the archive has them. Its last metadata
             # WARC is superseded: this job archives that part of the crawl.log again, with its own reports.
-            number = metadata_number(path)
-            if path.name not in handed and (number is None or number <= archived[0]):
+            if path.name not in handed and not superseded(path, old_dir.name, archived[0]):
                 os.replace(path, warcs / path.name)
     if old_log.exists() and not finished:
         (job_dir / "logs").mkdir(parents=True, exist_ok=True)
         shutil.copyfile(old_log, job_dir / "logs" / "crawl.log")
         if archived[1]:  # this job's crawl.log segments start after what the old job's hold
-            handed_state = job_dir / "logs" / SEGMENTS_STATE
-            handed_state.write_text(json.dumps({"number": 0, "offset": archived[1]}), encoding="utf-8")
+            save_state(job_dir / "logs" / "crawl.log", 0, archived[1])
     state = job_dir / "state" / "frontier.sqlite"
     state.parent.mkdir(parents=True, exist_ok=True)
     tmp = state.with_name(".frontier.sqlite.tmp")

@@ -2,7 +2,8 @@
 
 The BnF chain derives sub-indexes per harvest definition (the collections' entry points in
 Wayback) from the harvest id in each ARC file's name; ours are
-``{job}-{harvest}-{YYYYmmddHHMMSS}-{serial:05d}-{host}.warc.gz`` and ``{job}-metadata-1.warc.gz``.
+``{job}-{harvest}-{YYYYmmddHHMMSS}-{serial:05d}-{host}.warc.gz`` and ``{job}-metadata-N.warc.gz`` (N = 1; a
+continuous job's crawl.log segments 1, 2, …).
 """
 
 from __future__ import annotations

@@ -13,6 +13,7 @@ from warcio.archiveiterator import ArchiveIterator
 
 from harvester.contracts import JobSpec
 from harvester.crawllogsegments import STATE, CrawlLogSegments
+from harvester.fileresults import produced_files
 from harvester.metadatawarc import write_metadata_warc
 from harvester.takeover import take_over
 
@@ -131,3 +132,69 @@ def test_a_resubmitted_job_archives_only_what_the_failed_one_had_not(tmp_path: P
     # Handed over by 401, moved to 402, written by 402: the crawl.log once, in order.
     archived = _archived(warcs, "401", upto=2) + _archived(new / "warcs", "401") + _archived(new / "warcs", "402")
     assert archived == new_log.read_bytes() == b"old 0\nold 1\nold 2\nold tail\nnew 1\n"
+
+
+def _failed_job(root: Path, name: str) -> tuple[Path, Path, Path]:
+    job, log, warcs = _job(root, name)
+    (job / "state").mkdir()
+    db = sqlite3.connect(str(job / "state" / "frontier.sqlite"))
+    db.execute("CREATE TABLE kv (k TEXT PRIMARY KEY, v TEXT)")
+    db.commit()
+    db.close()
+    return job, log, warcs
+
+
+def test_a_segment_taken_over_twice_before_it_was_handed_over_moves_on(tmp_path: Path) -> None:
+    """401 wrote segments 1-3 and handed 1-2 over; 402 took over (401's segment 3 moved to it) and failed before
+    handing it over; 403 takes over 402: segment 3 must move on, or its lines are never archived."""
+    old, log, warcs = _failed_job(tmp_path, "401")
+    segments = CrawlLogSegments(log, warcs, "401")
+    for n in range(3):
+        with open(log, "ab") as f:
+            f.write(f"old {n}\n".encode())
+        segments.cut(_writer(warcs, log, "401"))
+    (old / "files-closed.jsonl").write_text(
+        "".join(json.dumps({"name": f"401-metadata-{n}.warc.gz"}) + "\n" for n in (1, 2))
+    )
+    spec = make_spec(["http://a.example/"], job_id=402)
+    assert take_over(old, tmp_path / "402", JobSpec.from_dict({**spec, "continues_job": 401}))
+    assert take_over(
+        tmp_path / "402", tmp_path / "403", JobSpec.from_dict({**spec, "job_id": 403, "continues_job": 402})
+    )
+    assert sorted(p.name for p in (tmp_path / "403" / "warcs").iterdir()) == ["401-metadata-3.warc.gz"]
+    new_log = tmp_path / "403" / "logs" / "crawl.log"
+    with open(new_log, "ab") as f:
+        f.write(b"new\n")
+    CrawlLogSegments(new_log, tmp_path / "403" / "warcs", "403").cut(
+        _writer(tmp_path / "403" / "warcs", new_log, "403")
+    )
+    archived = _archived(warcs, "401") + _archived(tmp_path / "403" / "warcs", "401")
+    archived += _archived(tmp_path / "403" / "warcs", "403")
+    assert archived == new_log.read_bytes() == b"old 0\nold 1\nold 2\nnew\n"
+
+
+def test_the_files_of_a_job_list_metadata_warcs_by_job_number_then_n(tmp_path: Path) -> None:
+    _, log, warcs = _job(tmp_path, "100")
+    log.write_bytes(b"x\n")
+    for job, number in (("99", 1), ("100", 1), ("100", 2), ("100", 10)):
+        _writer(warcs, log, job)(number, 0, 2)
+    end = _writer(warcs, log, "100")(11, 0, 2)
+    names = [f.name for f in produced_files(warcs, end)]
+    assert names == [
+        f"{j}-metadata-{n}.warc.gz" for j, n in (("99", 1), ("100", 1), ("100", 2), ("100", 10), ("100", 11))
+    ]
+
+
+def test_a_crawl_log_that_lost_its_end_is_archived_from_its_end_after_a_restart(tmp_path: Path) -> None:
+    """A power cut can take the end of a file the OS had not written yet, after it was archived: the lines
+    written after the restart are archived from the file's end then, never from inside a line."""
+    _, log, warcs = _job(tmp_path)
+    write = _writer(warcs, log, "5")
+    log.write_bytes(b"one\ntwo\nthree\n")
+    CrawlLogSegments(log, warcs, "5").cut(write)
+    log.write_bytes(b"one\n")  # what the disk kept
+    segments = CrawlLogSegments(log, warcs, "5")  # the restart
+    with open(log, "ab") as f:
+        f.write(b"four\nfive\nsix\n")  # past the old offset before the next cut
+    segments.cut(write)
+    assert _archived(warcs, "5") == b"one\ntwo\nthree\nfour\nfive\nsix\n"

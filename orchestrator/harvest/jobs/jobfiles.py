@@ -33,7 +33,7 @@ from harvester.runtime import spool_dir
 from indexer import objectstore
 from indexer.names import parse_archive_name
 from orchestrator.harvest.chain import storage
-from orchestrator.harvest.models import ArchiveFile, ArchiveFileCopy, Job
+from orchestrator.harvest.models import ArchiveFile, Job
 
 log = logging.getLogger(__name__)
 
@@ -96,21 +96,33 @@ def job_dirs(job: Job) -> list[Path]:
     return seen
 
 
-def metadata_warcs(job: Job) -> list[Path]:
-    """The job's metadata WARCs that exist, in the order of their N (a continuous job's crawl.log segments
-    first, the one written at its end last), one place each: the spool path, else the first stored copy
-    (primary first) that exists. A copy in an object store is read through a local, verified cache
-    (``<index>/cache/<name>``)."""
-    paths: list[Path] = []
-    for f in sorted(ArchiveFile.objects.filter(job=job, kind="metadata"), key=lambda f: _number(f.name)):
-        places = [Path(f.spool_path)] if f.spool_path and not objectstore.is_url(f.spool_path) else []
-        places += ArchiveFileCopy.objects.filter(file=f).order_by("is_replica").values_list("path", flat=True)
-        for place in places:
-            path = _cached(str(place), f) if objectstore.is_url(str(place)) else Path(place)
-            if path.is_file():
-                paths.append(path)
-                break
-    return list(dict.fromkeys(paths))
+def metadata_files(job: Job) -> list[ArchiveFile]:
+    """The job's metadata WARC rows in the order of their N: a continuous job's crawl.log segments, the one
+    written at its end last (their copies fetched with them)."""
+    rows = ArchiveFile.objects.filter(job=job, kind="metadata").prefetch_related("copies")
+    return sorted(rows, key=lambda f: _number(f.name))
+
+
+def readable(f: ArchiveFile) -> Path | None:
+    """One place a metadata WARC can be read from: the spool path, else the first stored copy (primary first)
+    that exists; a copy in an object store through a local, verified cache (``<index>/cache/<name>``)."""
+    places = [f.spool_path] if f.spool_path and not objectstore.is_url(f.spool_path) else []
+    places += [c.path for c in sorted(f.copies.all(), key=lambda c: c.is_replica)]
+    for place in places:
+        path = _cached(place, f) if objectstore.is_url(place) else Path(place)
+        if path.is_file():
+            return path
+    return None
+
+
+def _crawl_log_files(job: Job) -> list[ArchiveFile]:
+    """The metadata WARCs that hold a job's crawl.log, in order: those of the failed job it resubmits (its
+    crawl.log segments handed over while it ran; the crawl.log on this job's spool starts with their lines),
+    then its own."""
+    chain = [job]
+    while chain[-1].continues_id is not None and len(chain) < 100:
+        chain.append(Job.objects.get(pk=chain[-1].continues_id))
+    return [f for j in reversed(chain) for f in metadata_files(j)]
 
 
 def _number(name: str) -> tuple[int, int]:
@@ -141,14 +153,20 @@ def locate(job: Job, name: str) -> Source:
         path = d / folder / name
         if path.is_file():
             return Source("spool", path)
-    warcs = metadata_warcs(job)
+    files = _crawl_log_files(job) if name == CRAWL_LOG else list(reversed(metadata_files(job)))
+    warcs: list[Path] = []
+    for f in files:  # a report is in the last metadata WARC: looked for from there
+        path = readable(f)
+        if path is None and name == CRAWL_LOG:  # a crawl.log with a hole would not say so
+            raise NotAvailable(f"crawl.log of job {job.pk}: its part in {f.name} cannot be read now")
+        if path is not None:
+            warcs.append(path)
+            if name != CRAWL_LOG and _has_record(path, folder, name):
+                return Source("metadata WARC", path)
     if name == CRAWL_LOG:
         holding = tuple(w for w in warcs if _has_record(w, folder, name))
         if holding:
             return Source("metadata WARC", holding[0], holding)
-    for w in reversed(warcs):  # the reports are in the last one
-        if _has_record(w, folder, name):
-            return Source("metadata WARC", w)
     looked = [str(d / folder / name) for d in dirs] + [str(w) for w in warcs]
     log.info("%s of job %s is in none of: %s", name, job.pk, ", ".join(looked) or "(nothing to look in)")
     if not looked:
