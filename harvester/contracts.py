@@ -333,6 +333,11 @@ class JobSpec:
     #: harvester wrote DONE but was killed before delivering it): everything carries over. Only the
     #: orchestrator's records can tell these apart, never the old spool.
     continues_done: bool = False
+    #: The files of ``continues_job`` the orchestrator recorded whose spool copy its chain may still read (not
+    #: yet CLEANED): the take-over leaves those where they are and carries every other file of the old spool
+    #: on, listed as handed over or not (a file listed while the broker was down, or just before the worker
+    #: died, never reached the archive). None (a spec that does not say): the old spool's own lists are believed.
+    continues_files: tuple[str, ...] | None = None
     #: The continuous section (:class:`ContinuousSpec`): required for kind "continuous", refused otherwise.
     continuous: ContinuousSpec | None = None
     version: int = JOBSPEC_VERSION
@@ -367,6 +372,9 @@ class JobSpec:
             time_limit_s=_get(data, "time_limit_s", int, "", 0),
             continues_job=_get(data, "continues_job", (int, type(None)), "", None),
             continues_done=_get(data, "continues_done", bool, "", False),
+            continues_files=None
+            if (names := _get(data, "continues_files", (list, type(None)), "", None)) is None
+            else tuple(_str(n, f"continues_files[{i}]") for i, n in enumerate(names)),
             continuous=None if continuous is None else ContinuousSpec.from_dict(continuous, "continuous"),
             version=version,
         )

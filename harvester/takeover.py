@@ -99,7 +99,7 @@ def take_over(old_dir: Path, job_dir: Path, spec: JobSpec) -> bool:
     archived = archived_log(old_log)
     if old_warcs.is_dir():
         recover_open_files(old_warcs)
-        handed = handed_over(old_dir, finished)
+        handed = set(spec.continues_files) if spec.continues_files is not None else handed_over(old_dir, finished)
         for path in sorted(old_warcs.glob("*.warc.gz")):
             # Files the old job already handed to the orchestrator (a continuous job's WARCs and crawl.log
             # segments while it ran, a DONE job's result) stay where the archive has them. Its last metadata

@@ -198,3 +198,21 @@ def test_a_crawl_log_that_lost_its_end_is_archived_from_its_end_after_a_restart(
         f.write(b"four\nfive\nsix\n")  # past the old offset before the next cut
     segments.cut(write)
     assert _archived(warcs, "5") == b"one\ntwo\nthree\nfour\nfive\nsix\n"
+
+
+def test_a_file_listed_as_handed_over_that_the_archive_never_recorded_moves_on(tmp_path: Path) -> None:
+    """The failed job listed segments 1 and 2 as handed over, but its worker died with 2's message still in its
+    outbox: the orchestrator says it has only 1 (``continues_files``), so 2 moves to the job taking over."""
+    old, log, warcs = _failed_job(tmp_path, "401")
+    segments = CrawlLogSegments(log, warcs, "401")
+    for n in range(2):
+        with open(log, "ab") as f:
+            f.write(f"old {n}\n".encode())
+        segments.cut(_writer(warcs, log, "401"))
+    (old / "files-closed.jsonl").write_text(
+        "".join(json.dumps({"name": f"401-metadata-{n}.warc.gz"}) + "\n" for n in (1, 2))
+    )
+    spec = {**make_spec(["http://a.example/"], job_id=402), "continues_job": 401}
+    assert take_over(old, tmp_path / "402", JobSpec.from_dict({**spec, "continues_files": ["401-metadata-1.warc.gz"]}))
+    assert [p.name for p in (tmp_path / "402" / "warcs").iterdir()] == ["401-metadata-2.warc.gz"]
+    assert [p.name for p in warcs.iterdir()] == ["401-metadata-1.warc.gz"]

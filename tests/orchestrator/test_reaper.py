@@ -41,6 +41,11 @@ def test_a_reaped_job_can_be_resubmitted_and_carries_on(settings):
     job = factories.job(
         domains=["a.dk", "b.dk"], status=JobStatus.STARTED, last_heartbeat=timezone.now() - timedelta(hours=1)
     )
+    # Files it handed over while it ran: the archive has them; the take-over must leave those the chain has not
+    # cleaned from the spool yet where they are, and carry every other file on.
+    factories.archive_file(job, "7-metadata-1.warc.gz", index_state="CLEANED")
+    factories.archive_file(job, f"{job.pk}-1-20261128000000-00001-h.warc.gz", index_state="INDEXED")
+    factories.archive_file(job, f"{job.pk}-1-20261128000000-00000-h.warc.gz", index_state="FAILED")
     sweeping_since(timezone.now() - timedelta(hours=2))
     reaper.reap()
     job.refresh_from_db()
@@ -49,6 +54,7 @@ def test_a_reaped_job_can_be_resubmitted_and_carries_on(settings):
     assert job.status == "RESUBMITTED"
     assert new.continues_id == job.pk and new.status == "SUBMITTED"
     assert new.spec["job_id"] == new.pk and new.spec["continues_job"] == job.pk
+    assert new.spec["continues_files"] == [f"{job.pk}-1-20261128000000-0000{n}-h.warc.gz" for n in (0, 1)]
     assert sorted(new.domains.values_list("configuration__domain__name", flat=True)) == ["a.dk", "b.dk"]
     with pytest.raises(dispatch.DispatchError, match="only a FAILED job"):
         dispatch.resubmit(job)

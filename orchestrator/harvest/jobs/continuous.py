@@ -78,7 +78,7 @@ def start(definition: HarvestDefinition, requested_by: str = "system") -> tuple[
             if previous is not None:
                 specs.store(
                     job.pk,
-                    specs.derive(job, continues_job=previous.pk, continues_done=previous.status == JobStatus.DONE),
+                    specs.derive(job, **specs.continuation(previous, continues_done=previous.status == JobStatus.DONE)),
                 )
             log.info("continuous harvest %s: job %s made by %s (run %d)", current.name, job.pk, requested_by, run)
     try:

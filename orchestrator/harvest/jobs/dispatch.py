@@ -259,7 +259,7 @@ def resubmit(job: Job, requested_by: str = "system") -> Job:
             expected_bytes=job.expected_bytes,
             continues=job,
         )
-        specs.store(new.pk, specs.derive(job, job_id=new.pk, continues_job=job.pk))
+        specs.store(new.pk, specs.derive(job, **specs.continuation(job, job_id=new.pk)))
         JobDomain.objects.bulk_create(
             JobDomain(job=new, configuration_id=d.configuration_id, max_objects=d.max_objects, max_bytes=d.max_bytes)
             for d in job.domains.all()

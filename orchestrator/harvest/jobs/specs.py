@@ -17,7 +17,8 @@ import orjson
 from django.db import connection
 
 from harvester.contracts import DomainRows, JobSpec
-from orchestrator.harvest.models import Job
+from orchestrator.harvest.models import ArchiveFile, Job
+from orchestrator.harvest.models.archive import IndexState
 from orchestrator.harvest.models.fields import spec_json, spec_param
 
 
@@ -128,6 +129,15 @@ class Stored:
 def stored(job: Job) -> Stored:
     """The job's stored spec as the pages read it (:class:`Stored`)."""
     return Stored(job.spec or {})
+
+
+def continuation(previous: Job, **changes: Any) -> dict[str, Any]:
+    """The JobSpec fields of a job that carries on from ``previous`` (a resubmission, a continuous definition's
+    next job): its id, and its files the archive has whose spool copy may still be read (not yet CLEANED),
+    which the harvester's take-over leaves in place (:attr:`harvester.contracts.JobSpec.continues_files`)."""
+    rows = ArchiveFile.objects.filter(job=previous).exclude(index_state=IndexState.CLEANED)
+    names = rows.values_list("name", flat=True)
+    return {"continues_job": previous.pk, "continues_files": tuple(sorted(names)), **changes}
 
 
 def derive(source: Job | JobSpec, **changes: Any) -> JobSpec:
