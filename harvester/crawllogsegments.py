@@ -96,15 +96,15 @@ class CrawlLogSegments:
 
     def load(self) -> None:
         self.number, self.offset = archived_log(self.crawl_log)
+        # A segment written before a crash that came before its count was saved.
+        while (path := self.warc_dir / metadata_name(self.job_id, self.number + 1)).exists():
+            self._save(self.number + 1, self.offset + crawl_log_length(path))
         size = self.crawl_log.stat().st_size if self.crawl_log.exists() else 0
         if size < self.offset:
             # The file lost its end after it was archived (a power cut before the OS wrote it; CrawlLog cut
             # the torn line): the lines written from now on are archived from its end, never from inside one.
             logger.warning("crawl.log is shorter (%d bytes) than its archived part (%d)", size, self.offset)
             self._save(self.number, line_end(self.crawl_log, size))
-        # A segment written before a crash that came before its count was saved.
-        while (path := self.warc_dir / metadata_name(self.job_id, self.number + 1)).exists():
-            self._save(self.number + 1, self.offset + crawl_log_length(path))
 
     def cut(self, write: Callable[[int, int, int], Path]) -> Path | None:
         """Archive the whole lines written since the last cut: ``write(number, start, end)`` writes metadata

@@ -134,28 +134,30 @@ def test_a_resubmitted_job_archives_only_what_the_failed_one_had_not(tmp_path: P
     assert archived == new_log.read_bytes() == b"old 0\nold 1\nold 2\nold tail\nnew 1\n"
 
 
-def _failed_job(root: Path, name: str) -> tuple[Path, Path, Path]:
-    job, log, warcs = _job(root, name)
+def _failed_job(root: Path, segments: int, listed: tuple[int, ...]) -> tuple[Path, Path, Path]:
+    """Job 401's spool: a frontier, ``segments`` crawl.log segments ("old 0", "old 1", …), those numbered
+    ``listed`` listed in files-closed.jsonl as handed over."""
+    job, log, warcs = _job(root, "401")
     (job / "state").mkdir()
     db = sqlite3.connect(str(job / "state" / "frontier.sqlite"))
     db.execute("CREATE TABLE kv (k TEXT PRIMARY KEY, v TEXT)")
     db.commit()
     db.close()
+    cuts = CrawlLogSegments(log, warcs, "401")
+    for n in range(segments):
+        with open(log, "ab") as f:
+            f.write(f"old {n}\n".encode())
+        cuts.cut(_writer(warcs, log, "401"))
+    (job / "files-closed.jsonl").write_text(
+        "".join(json.dumps({"name": f"401-metadata-{n}.warc.gz"}) + "\n" for n in listed)
+    )
     return job, log, warcs
 
 
 def test_a_segment_taken_over_twice_before_it_was_handed_over_moves_on(tmp_path: Path) -> None:
     """401 wrote segments 1-3 and handed 1-2 over; 402 took over (401's segment 3 moved to it) and failed before
     handing it over; 403 takes over 402: segment 3 must move on, or its lines are never archived."""
-    old, log, warcs = _failed_job(tmp_path, "401")
-    segments = CrawlLogSegments(log, warcs, "401")
-    for n in range(3):
-        with open(log, "ab") as f:
-            f.write(f"old {n}\n".encode())
-        segments.cut(_writer(warcs, log, "401"))
-    (old / "files-closed.jsonl").write_text(
-        "".join(json.dumps({"name": f"401-metadata-{n}.warc.gz"}) + "\n" for n in (1, 2))
-    )
+    old, log, warcs = _failed_job(tmp_path, segments=3, listed=(1, 2))
     spec = make_spec(["http://a.example/"], job_id=402)
     assert take_over(old, tmp_path / "402", JobSpec.from_dict({**spec, "continues_job": 401}))
     assert take_over(
@@ -203,16 +205,29 @@ def test_a_crawl_log_that_lost_its_end_is_archived_from_its_end_after_a_restart(
 def test_a_file_listed_as_handed_over_that_the_archive_never_recorded_moves_on(tmp_path: Path) -> None:
     """The failed job listed segments 1 and 2 as handed over, but its worker died with 2's message still in its
     outbox: the orchestrator says it has only 1 (``continues_files``), so 2 moves to the job taking over."""
-    old, log, warcs = _failed_job(tmp_path, "401")
-    segments = CrawlLogSegments(log, warcs, "401")
-    for n in range(2):
-        with open(log, "ab") as f:
-            f.write(f"old {n}\n".encode())
-        segments.cut(_writer(warcs, log, "401"))
-    (old / "files-closed.jsonl").write_text(
-        "".join(json.dumps({"name": f"401-metadata-{n}.warc.gz"}) + "\n" for n in (1, 2))
-    )
+    old, log, warcs = _failed_job(tmp_path, segments=2, listed=(1, 2))
     spec = {**make_spec(["http://a.example/"], job_id=402), "continues_job": 401}
     assert take_over(old, tmp_path / "402", JobSpec.from_dict({**spec, "continues_files": ["401-metadata-1.warc.gz"]}))
     assert [p.name for p in (tmp_path / "402" / "warcs").iterdir()] == ["401-metadata-2.warc.gz"]
     assert [p.name for p in warcs.iterdir()] == ["401-metadata-1.warc.gz"]
+
+
+def test_a_lost_count_and_a_shortened_crawl_log_together_still_cut_at_a_line(tmp_path: Path) -> None:
+    """Both at once after a power cut: segment 2's count is lost and the file lost lines after it. The orphan is
+    counted first, then the offset goes back to the file's end, so the next segment starts at a line."""
+    _, log, warcs = _job(tmp_path)
+    write = _writer(warcs, log, "5")
+    log.write_bytes(b"a\n")
+    CrawlLogSegments(log, warcs, "5").cut(write)
+    saved = (log.parent / STATE).read_text()
+    with open(log, "ab") as f:
+        f.write(b"b\nc\n")
+    CrawlLogSegments(log, warcs, "5").cut(write)
+    (log.parent / STATE).write_text(saved)
+    log.write_bytes(b"a\nb\n")  # what the disk kept
+    segments = CrawlLogSegments(log, warcs, "5")
+    assert (segments.number, segments.offset) == (2, 4)
+    with open(log, "ab") as f:
+        f.write(b"d\n")
+    segments.cut(write)
+    assert _archived(warcs, "5") == b"a\nb\nc\nd\n"

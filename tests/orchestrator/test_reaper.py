@@ -46,6 +46,11 @@ def test_a_reaped_job_can_be_resubmitted_and_carries_on(settings):
     factories.archive_file(job, "7-metadata-1.warc.gz", index_state="CLEANED")
     factories.archive_file(job, f"{job.pk}-1-20261128000000-00001-h.warc.gz", index_state="INDEXED")
     factories.archive_file(job, f"{job.pk}-1-20261128000000-00000-h.warc.gz", index_state="FAILED")
+    delivered = factories.archive_file(job, f"{job.pk}-1-20261128000000-00002-h.warc.gz", index_state="CLEANED")
+    delivered.spool_path = f"s3://bucket/{job.pk}/{delivered.name}"  # its spool copy goes when the receipt is swept
+    delivered.save(update_fields=["spool_path"])
+    job.spec = {**job.spec, "continues_done": True}  # it had continued a DONE job: its resubmission does not
+    job.save(update_fields=["spec"])
     sweeping_since(timezone.now() - timedelta(hours=2))
     reaper.reap()
     job.refresh_from_db()
@@ -54,7 +59,8 @@ def test_a_reaped_job_can_be_resubmitted_and_carries_on(settings):
     assert job.status == "RESUBMITTED"
     assert new.continues_id == job.pk and new.status == "SUBMITTED"
     assert new.spec["job_id"] == new.pk and new.spec["continues_job"] == job.pk
-    assert new.spec["continues_files"] == [f"{job.pk}-1-20261128000000-0000{n}-h.warc.gz" for n in (0, 1)]
+    assert new.spec["continues_files"] == [f"{job.pk}-1-20261128000000-0000{n}-h.warc.gz" for n in (0, 1, 2)]
+    assert new.spec["continues_done"] is False
     assert sorted(new.domains.values_list("configuration__domain__name", flat=True)) == ["a.dk", "b.dk"]
     with pytest.raises(dispatch.DispatchError, match="only a FAILED job"):
         dispatch.resubmit(job)

@@ -119,10 +119,11 @@ def _crawl_log_files(job: Job) -> list[ArchiveFile]:
     """The metadata WARCs that hold a job's crawl.log, in order: those of the failed job it resubmits (its
     crawl.log segments handed over while it ran; the crawl.log on this job's spool starts with their lines),
     then its own."""
-    chain = [job]
-    while chain[-1].continues_id is not None and len(chain) < 100:
-        chain.append(Job.objects.get(pk=chain[-1].continues_id))
-    return [f for j in reversed(chain) for f in metadata_files(j)]
+    chain = [job.pk]
+    while (previous := Job.objects.filter(pk=chain[-1]).values_list("continues_id", flat=True).first()) is not None:
+        chain.append(previous)
+    rows = ArchiveFile.objects.filter(job_id__in=chain, kind="metadata").prefetch_related("copies")
+    return sorted(rows, key=lambda f: _number(f.name))  # a segment recorded under the job carrying on keeps its place
 
 
 def _number(name: str) -> tuple[int, int]:

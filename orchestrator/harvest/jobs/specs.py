@@ -15,6 +15,7 @@ from typing import Any
 
 import orjson
 from django.db import connection
+from django.db.models import Q
 
 from harvester.contracts import DomainRows, JobSpec
 from orchestrator.harvest.models import ArchiveFile, Job
@@ -133,11 +134,14 @@ def stored(job: Job) -> Stored:
 
 def continuation(previous: Job, **changes: Any) -> dict[str, Any]:
     """The JobSpec fields of a job that carries on from ``previous`` (a resubmission, a continuous definition's
-    next job): its id, and its files the archive has whose spool copy may still be read (not yet CLEANED),
-    which the harvester's take-over leaves in place (:attr:`harvester.contracts.JobSpec.continues_files`)."""
-    rows = ArchiveFile.objects.filter(job=previous).exclude(index_state=IndexState.CLEANED)
-    names = rows.values_list("name", flat=True)
-    return {"continues_job": previous.pk, "continues_files": tuple(sorted(names)), **changes}
+    next job): its id; its files the archive has whose spool copy may still be there, which the harvester's
+    take-over leaves in place (:attr:`harvester.contracts.JobSpec.continues_files`): all but those CLEANED from
+    the spool (a delivered file's spool copy goes only when the harvester sweeps its receipt: kept); and
+    ``continues_done`` said each time, never inherited from the spec it is derived from (a FAILED job that
+    had continued a DONE one is resubmitted as FAILED)."""
+    gone = Q(index_state=IndexState.CLEANED) & ~Q(spool_path__contains="://")
+    names = ArchiveFile.objects.filter(job=previous).exclude(gone).values_list("name", flat=True)
+    return {"continues_job": previous.pk, "continues_files": tuple(sorted(names)), "continues_done": False, **changes}
 
 
 def derive(source: Job | JobSpec, **changes: Any) -> JobSpec:
