@@ -96,6 +96,7 @@ class ARFrontier(Frontier):
         self.clock = clock  # when a URI is added (the policy is told "now"; tests give their own clock)
         self.budget_per_s = budget_per_s
         self._budget_next = 0.0
+        self._budget_saved = 0.0  # _budget_next as last checkpointed
         self.arq: dict[str, ARQueue] = {}
         self._qheap: list[tuple[float, str]] = []
         self.entries: dict[int, Entry] = {}  # every URI not done, out or waiting
@@ -122,6 +123,9 @@ class ARFrontier(Frontier):
         counters = self.kv.get("ar_policy_counters")
         if counters:
             self.policy.counters.update(counters)
+        # The budget's pace survives a restart as the queues' politeness waits do (Frontier._load_wakes): a
+        # restart within 1 / budget seconds of the last fetch would otherwise fetch again at once.
+        self._budget_next = self._budget_saved = float(self.kv.get("ar_budget_next", 0.0))
         rows = self.db.execute(
             "SELECT u.id, u.queue, u.url, u.nh, u.retries, a.next_at, a.policy, a.capture "
             "FROM uris u LEFT JOIN ar a ON a.id = u.id "
@@ -139,8 +143,17 @@ class ARFrontier(Frontier):
                 next_at = 0.0 if one_shot else self.policy.add(url, self.clock())
             self._insert(entry, float(next_at), one_shot)
 
+    def _restore_wake(self, key: str, wake: float) -> None:
+        q = self._q(key)
+        if wake > q.wake:
+            q.wake = wake
+            self._consider_q(q)
+
+    def _clock(self) -> float:
+        return self.clock()
+
     def _extra_pending(self) -> bool:
-        return bool(self._dirty or self._dirty_hosts)
+        return bool(self._dirty or self._dirty_hosts) or self._budget_next != self._budget_saved
 
     def _write_extra(self, db: sqlite3.Connection) -> None:
         rows = []
@@ -167,6 +180,11 @@ class ARFrontier(Frontier):
                     hosts[host] = state
             self.kv["ar_hosts"] = hosts
             db.execute("INSERT OR REPLACE INTO kv (k, v) VALUES (?, ?)", ("ar_hosts", json.dumps(hosts)))
+        if self._budget_next != self._budget_saved:
+            self.kv["ar_budget_next"] = self._budget_saved = self._budget_next
+            db.execute(
+                "INSERT OR REPLACE INTO kv (k, v) VALUES (?, ?)", ("ar_budget_next", json.dumps(self._budget_next))
+            )
         counters = dict(self.policy.counters)
         self.kv["ar_policy_counters"] = counters
         db.execute("INSERT OR REPLACE INTO kv (k, v) VALUES (?, ?)", ("ar_policy_counters", json.dumps(counters)))
@@ -315,7 +333,7 @@ class ARFrontier(Frontier):
         q = self._release(entry)
         q.spent += 1
         self.done += 1
-        q.wake = max(q.wake, self.politeness.wake(now, duration_s, snooze_until, crawl_delay_s))
+        self._set_wake(q, self.politeness.wake(now, duration_s, snooze_until, crawl_delay_s))
         self._settle(entry)
         self._consider_q(q)
 
@@ -351,7 +369,7 @@ class ARFrontier(Frontier):
         q = self._release(entry)
         self._pending_retry.append((entry.retries, entry.id))
         self._planned.pop(entry.id, None)
-        q.wake = max(q.wake, when)
+        self._set_wake(q, when)
         if entry.id in self._drop:
             self._forget(entry)
         else:
@@ -360,8 +378,7 @@ class ARFrontier(Frontier):
 
     def snooze(self, queue: str, until: float) -> None:
         q = self._q(queue)
-        if until > q.wake:
-            q.wake = until
+        if self._set_wake(q, until):
             self._consider_q(q)
 
     def note_error(self, entry: Entry) -> None:

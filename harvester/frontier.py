@@ -51,6 +51,8 @@ QUEUED, DONE = 0, 1
 _MISSING = object()
 #: URIs a queue keeps in memory; the rest of its tail is read back from the journal as needed.
 HEAD_MAX = 200
+#: A queue's saved wake (politeness, Retry-After) is kept this long after it passed, then dropped.
+WAKE_KEEP_S = 86_400.0
 
 
 def fingerprint(key: str) -> int:
@@ -185,6 +187,7 @@ class Frontier(FrontierBase):
         self._pending_journal: list[tuple[str, str, str]] = []
         self._pending_journal_map: dict[tuple[str, str], Any] = {}
         self._dirty_kv: set[str] = set()
+        self._dirty_wakes: dict[str, float] = {}  # queue -> wake, set since the last checkpoint
         self.resumed = False
         self.db: sqlite3.Connection | None = None
         if db_path is not None:
@@ -206,6 +209,7 @@ class Frontier(FrontierBase):
             CREATE TABLE IF NOT EXISTS kv (k TEXT PRIMARY KEY, v TEXT NOT NULL);
             CREATE TABLE IF NOT EXISTS journal (kind TEXT NOT NULL, k TEXT NOT NULL, v TEXT NOT NULL,
                 PRIMARY KEY (kind, k)) WITHOUT ROWID;
+            CREATE TABLE IF NOT EXISTS wakes (queue TEXT PRIMARY KEY, wake REAL NOT NULL) WITHOUT ROWID;
         """)
         for k, v in self.db.execute("SELECT k, v FROM kv"):
             self.kv[k] = json.loads(v)
@@ -214,7 +218,38 @@ class Frontier(FrontierBase):
         self._next_id = int(row[0]) + 1
         self.done = int(self.db.execute(f"SELECT COUNT(*) FROM uris WHERE state={DONE}").fetchone()[0])
         self._load_queued()
+        self._load_wakes()
         self.resumed = bool(self.seen)
+
+    def _load_wakes(self) -> None:
+        """Snooze each queue until the politeness wait, Retry-After or retry delay it had when the job stopped
+        or was killed: a restart within a host's delay would otherwise fetch from it at once (002 §6.2: the
+        queue is snoozed until "the politeness delay" is over, whatever happened to the crawler meanwhile).
+        Wakes long past are dropped."""
+        assert self.db is not None
+        now = self._clock()
+        self.db.execute("DELETE FROM wakes WHERE wake < ?", (now - WAKE_KEEP_S,))
+        for key, wake in self.db.execute("SELECT queue, wake FROM wakes WHERE wake > ?", (now,)):
+            self._restore_wake(str(key), float(wake))
+
+    def _restore_wake(self, key: str, wake: float) -> None:
+        q = self._queue(key)
+        if wake > q.wake:
+            q.wake = wake
+            if not q.in_ready:  # a ready queue is re-checked by next_ready before it emits
+                self._consider(q, self._clock())
+
+    def _clock(self) -> float:
+        """The time wakes are compared with (the AR frontier has a clock of its own)."""
+        return time.time()
+
+    def _set_wake(self, q: HostQueue | Any, wake: float) -> bool:
+        """Move a queue's wake later (never earlier), journalled with the next checkpoint; True if it moved."""
+        if wake <= q.wake:
+            return False
+        q.wake = wake
+        self._dirty_wakes[q.key] = wake
+        return True
 
     def _load_queued(self) -> None:
         """Put the journal's queued URIs back in their queues (a resume); the AR frontier orders its own."""
@@ -245,6 +280,7 @@ class Frontier(FrontierBase):
             self._pending_done.clear()
             self._pending_retry.clear()
             self._pending_seen.clear()
+            self._dirty_wakes.clear()
             return
         if not (
             self._pending_insert
@@ -253,6 +289,7 @@ class Frontier(FrontierBase):
             or self._pending_seen
             or self._dirty_kv
             or self._pending_journal
+            or self._dirty_wakes
             or self._extra_pending()
         ):
             return
@@ -271,6 +308,7 @@ class Frontier(FrontierBase):
                     "INSERT OR REPLACE INTO kv (k, v) VALUES (?, ?)",
                     ((k, json.dumps(self.kv[k])) for k in self._dirty_kv),
                 )
+            db.executemany("INSERT OR REPLACE INTO wakes (queue, wake) VALUES (?, ?)", self._dirty_wakes.items())
             self._write_extra(db)
             db.execute("COMMIT")
         except BaseException:
@@ -283,6 +321,7 @@ class Frontier(FrontierBase):
         self._pending_journal.clear()
         self._pending_journal_map.clear()
         self._dirty_kv.clear()
+        self._dirty_wakes.clear()
 
     def _extra_pending(self) -> bool:
         """A subclass's own state waiting for the next checkpoint (the AR frontier's URI states)."""
@@ -485,7 +524,7 @@ class Frontier(FrontierBase):
         crawl_delay_s: float | None = None,
     ) -> None:
         q = self._done(entry)
-        q.wake = max(q.wake, self.politeness.wake(now, duration_s, snooze_until, crawl_delay_s))
+        self._set_wake(q, self.politeness.wake(now, duration_s, snooze_until, crawl_delay_s))
         self._consider(q, now)
 
     def skip(self, entry: Entry, now: float) -> None:
@@ -512,14 +551,13 @@ class Frontier(FrontierBase):
         q.items.appendleft(entry)
         self.queued += 1
         self._count(entry.nh, 1)
-        q.wake = max(q.wake, when)
+        self._set_wake(q, when)
         self._consider(q, time.time())
 
     def snooze(self, queue: str, until: float) -> None:
         """Hold a whole queue until ``until`` (Retry-After)."""
         q = self._queue(queue)
-        if until > q.wake:
-            q.wake = until
+        if self._set_wake(q, until):
             if not q.in_ready:  # a ready queue is re-checked by next_ready before it emits
                 self._consider(q, time.time())
 

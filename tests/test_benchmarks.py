@@ -261,6 +261,16 @@ TINY: dict[str, Tiny] = {
             for mix in ("mixed", r"mixed\+sites", "cho", r"cho\+sites")
         ],
     ),
+    "bench_revisit_cross.py": Tiny(
+        lambda tmp: ["--tiny", "--oracle", "--weights", "1,3"],
+        # every mix, every row: versions, captured, ratio to AR, freshness, visits (the difference to AR's may be 0)
+        [
+            rf"^\| {mix} \| 1 \| {policy} \| {NUMBER} \| {NUMBER} \| {NUMBER} \| {NUMBER} \| "
+            rf"[+-][0-9.]+ \| {NUMBER} \|$"
+            for mix in ("loguniform", "mixed", "static")
+            for policy in ("Heritrix AR", "fixed", "adaptive w=1", "adaptive w=3", "oracle w=1", "oracle w=3")
+        ],
+    ),
     "bench_traps.py": Tiny(
         lambda tmp: ["--traps", "300", "--uris", "200", "--lines", "300", "--jobs", "2"],
         [

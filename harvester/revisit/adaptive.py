@@ -51,7 +51,8 @@ and the 'trust level' for HTTP headers it considered and left out. This module d
    host whose dates never contradicted its digests (:meth:`AdaptiveStrategy.dates_trusted`), a changed
    visit's date is the time of the page's last change: the rate is estimated from change times
    (Cho & Garcia-Molina's estimator for a known last-modified date), the first visit already knows the
-   page's age, and a periodic page's phase comes from its dated changes (:meth:`_observations`).
+   page's age (unless the host's pages share that date: :meth:`_first_date`), and a periodic page's phase
+   comes from its dated changes (:meth:`_observations`).
    One inconsistent date (a liar, a server stamping the request time, a date in the future) and the
    host's pages go back to the digest-only estimates for good.
 
@@ -84,6 +85,9 @@ PERIODIC_MARGIN = 0.005
 #: Site priors (AdaptiveStrategy.host_priors) need this many more observed pages than hosts in a class: the
 #: degrees of freedom of the spread within a site, without which no site's mean can be weighed.
 SITE_MIN_DF = 5
+#: Distinct first-visit Last-Modified dates a host remembers to recognise a date many pages share
+#: (AdaptiveStrategy._first_date).
+FIRST_DATES = 32
 
 
 def _last_attempt(state: UriState) -> float:
@@ -120,7 +124,7 @@ class AdaptiveStrategy(_Strategy):
 
     def __init__(self, policy: Any) -> None:
         super().__init__(policy)
-        self.hosts: dict[str, dict[str, int]] = {}
+        self.hosts: dict[str, dict[str, Any]] = {}
         self.mu: float | None = None
         self.scale = (1.0, 1.0)  # (1 / Σ λe^(-λh), w / N) of the last replan
         self.next_replan_at = math.inf
@@ -263,7 +267,11 @@ class AdaptiveStrategy(_Strategy):
     def wait_after(self, uri: str, state: UriState, visit: Visit, changed: bool | None, now: float) -> int:
         s = self.settings
         state.content_class = content_class(s, visit.content_type)
-        consistent = observe_dates(state, http_date(visit.last_modified), changed, now, s.history_half_life_visits)
+        last_modified = http_date(visit.last_modified)
+        age_known = True
+        if last_modified is not None and (state.lm_at is None or state.last_visit_at is None):
+            age_known = self._first_date(host_of(uri), last_modified)
+        consistent = observe_dates(state, last_modified, changed, now, s.history_half_life_visits, age_known)
         if consistent is not None:
             host = self.hosts.setdefault(host_of(uri), {"verified": 0, "lies": 0})
             key = "dates_ok" if consistent else "dates_bad"
@@ -283,6 +291,20 @@ class AdaptiveStrategy(_Strategy):
             # policy: no timing probes").
             wait_s = self._planned_wait(state, uri)
         return int(min(max(wait_s, s.min_wait_s), s.max_wait_s) * 1000)
+
+    def _first_date(self, host: str, last_modified: float) -> bool:
+        """Whether a page's Last-Modified on its first visit tells its age: not when another page of the host
+        came with the very same date on its first visit. A date shared to the second by several pages is the
+        day a site was built, imported or deployed (or the start of a simulation), not when each page last
+        changed: taken as each page's age it made every page of a site look as fast, or as slow, as that one
+        day says (docs/BENCHMARKS.md, "a second simulator"). The page's later dates count as usual."""
+        state = self.hosts.setdefault(host, {"verified": 0, "lies": 0})
+        seen = state.setdefault("first_dates", [])
+        if last_modified in seen:
+            return False
+        seen.append(last_modified)
+        del seen[:-FIRST_DATES]
+        return True
 
     def _verify_validators(self, uri: str, state: UriState, visit: Visit, changed: bool | None) -> None:
         """A full download is the truth the validators are checked against."""
@@ -527,14 +549,19 @@ class AdaptiveStrategy(_Strategy):
     # ------------------------------------------------------------------ persistence and reporting
     def host_state_of(self, host: str) -> dict[str, Any] | None:
         state = self.hosts.get(host)
-        return None if state is None else dict(state)
+        return None if state is None else {k: list(v) if isinstance(v, list) else v for k, v in state.items()}
 
     def restore_host(self, host: str, state: Mapping[str, Any]) -> None:
-        self.hosts[host] = {key: int(state.get(key, 0)) for key in ("verified", "lies", "dates_ok", "dates_bad")}
+        restored: dict[str, Any] = {
+            key: int(state.get(key, 0)) for key in ("verified", "lies", "dates_ok", "dates_bad")
+        }
+        if state.get("first_dates"):
+            restored["first_dates"] = [float(t) for t in state["first_dates"]][-FIRST_DATES:]
+        self.hosts[host] = restored
 
     def dump(self) -> dict[str, Any]:
         return {
-            "hosts": {h: dict(v) for h, v in self.hosts.items()},
+            "hosts": {h: self.host_state_of(h) for h in self.hosts},
             "mu": self.mu,
             "scale": list(self.scale),
             "next_replan_at": self.next_replan_at if math.isfinite(self.next_replan_at) else None,

@@ -97,7 +97,12 @@ def http_date(value: str | None) -> float | None:
 
 
 def observe_dates(
-    state: UriState, last_modified: float | None, changed: bool | None, now: float, half_life_visits: float
+    state: UriState,
+    last_modified: float | None,
+    changed: bool | None,
+    now: float,
+    half_life_visits: float,
+    age_known: bool = True,
 ) -> bool | None:
     """Add one visit's Last-Modified to the URI's dated evidence; return whether the date was consistent
     with what the content digest says (None: nothing to check), for the host's date trust.
@@ -116,7 +121,7 @@ def observe_dates(
     consistent: bool | None = None
     if state.lm_at is None or state.last_visit_at is None:
         consistent = False if last_modified > now + DATE_SKEW_S else None  # a date in the future
-        if consistent is None:
+        if consistent is None and age_known:
             _add_dated(state, 1.0, max(0.0, now - last_modified), half_life_visits)
     elif changed:
         consistent = (

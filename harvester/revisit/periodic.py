@@ -14,11 +14,19 @@ recognised when some phases survive at least ``min_changes`` informative changes
 explanation beats the Poisson one: the history's negative log-likelihood under a Poisson process at
 its own improved-estimator rate must exceed the cost of naming the period and the phase
 (ln |PERIODS| + ln(BINS / possible phases)) by :data:`EVIDENCE` nats, so a fast page whose every
-visit saw a change (which any period "explains") is not taken for a periodic one; or, for such a page,
-when twice ``min_changes`` narrow observations agree on a phase known to a quarter of the period
-(then visiting at that phase costs nothing: the page changes between any two visits anyway). Only
-the shortest period consistent with enough informative observations is considered: visiting too often
-costs one visit that finds nothing and corrects the fit; too rarely would lose every other version.
+visit saw a change (which any period "explains") is not taken for a periodic one. Only the shortest
+period consistent with enough informative observations is considered: visiting too often costs one
+visit that finds nothing and corrects the fit; too rarely would lose every other version.
+
+Until 2026-11-28 such a page was also accepted when twice ``min_changes`` changed visits pinned a phase
+to a quarter of the period ("visiting at that phase costs nothing: the page changes between any two
+visits anyway"). A second simulator (benchmarks/bench_revisit_cross.py) showed what that does: a page
+without Last-Modified dates that changes every hour or two, visited every 16-20 hours, is taken for a
+daily page once its visits' intervals happen to overlap, is then visited exactly a day apart, and no
+visit can ever contradict the fit (26 of the 500 pages of one web, all of them Poisson pages). The
+policy then values it as a daily page that stays fresh for the day after each visit, and the curator
+sees "periodic, 1 day" on a page that changes hourly. Without that rule the captures and the freshness
+are the same within noise on both simulators (BENCHMARKS.md, "a second simulator").
 """
 
 from __future__ import annotations
@@ -109,7 +117,7 @@ def periodic_fit(history: list[float], min_changes: int, min_period: float) -> t
             nll = poisson_nll(history)
         possible = max(1, found[0].bit_count())
         cost = math.log(len(PERIODS)) + math.log(BINS / possible)
-        if nll > cost + EVIDENCE or (possible <= BINS // 4 and found[1] >= 2 * min_changes):
+        if nll > cost + EVIDENCE:
             return float(period), found[0]
         return None  # the shortest period the evidence allows is not established: no longer one is
     return None

@@ -67,13 +67,15 @@ def test_seeds_control_and_progress_continuous() -> None:
     assert Progress.from_dict({"job_id": 1, "at": "2026-11-24T00:00:00Z"}).continuous is None
 
 
-def frontier(path: Path | None, budget: float | None = None, valence: int = 1, now: float = 0.0) -> ARFrontier:
+def frontier(
+    path: Path | None, budget: float | None = None, valence: int = 1, now: float = 0.0, delay_ms: int = 0
+) -> ARFrontier:
     policy = RevisitPolicy(
         RevisitSettings.heritrix(initial_wait_s={"text": 10, "other": 10}, min_wait_s=1, max_wait_s=100), budget
     )
     return ARFrontier(
         path,
-        Politeness(0, 0, 0, valence),
+        Politeness(0, delay_ms, delay_ms, valence),
         lambda url: url.split("/")[2],
         policy=policy,
         budget_per_s=budget,
@@ -314,3 +316,25 @@ def test_due_next_counts_a_sleeping_hosts_uris_from_when_it_wakes() -> None:
         f.add(url, url, UriMeta(path="", domain="d"))
     f.snooze("down", 5000.0)
     assert [(e.url, at) for e, at in f.due_next()] == [("http://up/b", 100.0), ("http://down/a", 5000.0)]
+
+
+def test_a_restart_keeps_the_politeness_wait_and_the_budgets_pace(tmp_path: Path) -> None:
+    """kill -9 just after a fetch, restart at once: neither the host's politeness wait nor the fetch budget's
+    pace starts afresh (the policy's times survive too: test_state_survives_a_reopen)."""
+    db = tmp_path / "frontier.sqlite"
+    f = frontier(db, budget=0.01, now=100.0, delay_ms=20_000)
+    for url in ("http://h1/a", "http://h1/b", "http://h2/c"):
+        f.add(url, url, UriMeta(path="", domain="d"))
+    e = f.next_ready(100.0)
+    f.fetching(100.0)  # 0.01/s: the next fetch not before 200
+    f.planned(e, 5000.0)
+    f.finished(e, 100.0, 0.1)  # its host waits 20 s
+    f.checkpoint()
+    f.db.close()  # as after kill -9: nothing more written
+
+    g = frontier(db, budget=0.01, now=101.0, delay_ms=20_000)
+    assert g.next_ready(101.0) is None and g.next_wake() == pytest.approx(200.0)
+    nxt = g.next_ready(200.0)
+    assert nxt is not None and nxt.queue == "h2"  # the budget's slot; h1's wait ended at 120 but h2 was due first
+    g.fetching(200.0)
+    assert g.next_ready(299.0) is None and g.next_ready(300.0).queue == "h1"

@@ -241,3 +241,30 @@ def test_queue_tails_spill_to_the_journal_and_come_back_in_order(tmp_path: Path)
     assert rest == [f"http://a.org/{i}" for i in range(5, 10)]
     assert g.queued == 0 and g.remaining_by_group() == {}
     g.close()
+
+
+def test_a_restart_keeps_each_hosts_politeness_wait(tmp_path: Path) -> None:
+    """kill -9 just after a fetch, restart at once: the host still waits out its delay (and a Retry-After),
+    the other hosts do not; a wait long past is dropped from the journal."""
+    import time
+
+    db = tmp_path / "frontier.sqlite"
+    f = _frontier(db, min_delay_ms=20_000)
+    for url in ("http://a.org/1", "http://a.org/2", "http://b.org/1", "http://b.org/2", "http://c.org/1"):
+        _add(f, url)
+    now = time.time()
+    a, b = f.next_ready(now), f.next_ready(now)
+    assert {a.queue, b.queue} == {"a.org", "b.org"}
+    f.finished(a, now, duration_s=0.1)  # 20 s politeness wait
+    f.snooze("b.org", now + 600)  # a Retry-After of ten minutes
+    f.checkpoint()
+    f.db.execute("INSERT INTO wakes (queue, wake) VALUES ('gone.org', ?)", (now - 2 * 86_400,))
+    f.db.close()  # as after kill -9: nothing more written
+
+    g = _frontier(db, min_delay_ms=20_000)
+    assert g.resumed
+    ready = [g.next_ready(now + 1) for _ in range(3)]
+    assert [e.queue for e in ready if e] == ["c.org"]  # a.org and b.org are still snoozed
+    assert g.next_ready(now + 21).queue == "a.org"
+    assert g.next_ready(now + 599) is None and g.next_ready(now + 601).queue == "b.org"
+    assert g.db.execute("SELECT queue FROM wakes ORDER BY queue").fetchall() == [("a.org",), ("b.org",)]

@@ -623,6 +623,28 @@ def test_last_modified_dates_tell_a_page_age_on_the_first_visit():
     assert waits[0] == waits[1]
 
 
+def test_a_last_modified_many_pages_share_on_their_first_visit_is_not_their_age():
+    """A site built, imported or deployed in one go stamps its pages with one date (a simulator, with the
+    time it started): that date is not when each page last changed. The first page to show it is taken at
+    its word; the others of the host keep the prior, and only their later dates count. Pages whose own
+    dates differ are each read as their age; the host's memory of first dates survives a restart."""
+    policy = RevisitPolicy(RevisitSettings(), 20 / D)
+    deployed = {f"http://deployed.example/p{i}": H for i in range(6)}  # all "modified" at T0 - 1 h
+    _first_round(policy, deployed, T0)
+    states = [policy.state_of(uri) for uri in deployed]
+    assert states[0]["lm_x"] == 1.0 and states[0]["lm_t"] == pytest.approx(H)
+    assert all(st["lm_x"] == 0.0 and st["lm_t"] == 0.0 for st in states[1:])
+    assert all(st["lm_at"] == T0 - H for st in states)  # the date is kept for the next visit's check
+    own = {f"http://own.example/p{i}": (i + 1) * H for i in range(6)}  # each its own date
+    _first_round(policy, own, T0)
+    assert all(policy.state_of(uri)["lm_t"] == pytest.approx(age) for uri, age in own.items())
+    # restored after a restart, the host still knows the shared date
+    restarted = RevisitPolicy(RevisitSettings(), 20 / D)
+    restarted.restore_host("deployed.example", json.loads(json.dumps(policy.host_state_of("deployed.example"))))
+    _first_round(restarted, {"http://deployed.example/new": H}, T0)
+    assert restarted.state_of("http://deployed.example/new")["lm_t"] == 0.0
+
+
 def test_a_host_whose_dates_lie_is_not_trusted_again():
     """A change that keeps its Last-Modified (the liar of seed 002 §5.1) revokes the host's date trust:
     from then on its pages are planned from digests alone, and so are the host's other pages."""
@@ -762,3 +784,26 @@ def test_sites_of_one_page_each_get_no_prior_of_their_own():
     pages = {f"http://site{i}.example/": i % 2 == 0 for i in range(12)}
     policy = _crawl_hosts(pages)
     assert policy._strategy.host_prior == {}
+
+
+def test_a_dateless_page_that_changes_at_every_visit_is_never_taken_for_periodic():
+    """Pages without validators that change every hour or so, visited every 14-22 hours: every visit finds a
+    change, which any period "explains". Such a page was once fitted as a daily page when its visits'
+    intervals happened to pin a phase (one of these 50 pages), then visited a day apart for good with no visit
+    able to contradict it; a period now needs the likelihood's evidence, which these histories never give."""
+    import random
+
+    rng = random.Random(0)
+    policy = RevisitPolicy(RevisitSettings(), 17 * 50 / (30 * D))
+    uris = [f"http://dynamic.example/p{i}" for i in range(50)]
+    for uri in uris:
+        policy.add(uri, T0)
+    t, version = T0, 0
+    for _ in range(30):
+        t += rng.uniform(14, 22) * H
+        for uri in uris:
+            version += 1  # a new version at every visit
+            visit = Visit(200, "text/html", 1000, 0.1, None, None, f"sha1:{version}")
+            policy.visited(uri, visit, t + rng.uniform(0, 6 * H))
+    assert [uri for uri in uris if policy.state_of(uri)["periodic"]] == []
+    assert all(policy.state_of(uri)["versions"] == 30 for uri in uris)
