@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from harvester.frontier import QUEUED, Entry, Frontier, Politeness, fingerprint
+from harvester.revisit.policy import host_of
 from harvester.urimeta import UriMeta
 
 #: Hosts and due URIs listed in a heartbeat (Progress.continuous).
@@ -68,6 +69,7 @@ class ARQueue:
     size: int = 0  # URIs of this queue that are not done (waiting or out)
     busy: int = 0
     wake: float = 0.0  # politeness / retry snooze: no issue before this
+    delay: float = 0.0  # the politeness delay after its last fetch (Frontier._load_wakes)
     heaped: float = -1.0  # the time this queue is on the frontier's queue heap for
     enqueues: int = 0
     spent: int = 0
@@ -96,7 +98,6 @@ class ARFrontier(Frontier):
         self.clock = clock  # when a URI is added (the policy is told "now"; tests give their own clock)
         self.budget_per_s = budget_per_s
         self._budget_next = 0.0
-        self._budget_saved = 0.0  # _budget_next as last checkpointed
         self.arq: dict[str, ARQueue] = {}
         self._qheap: list[tuple[float, str]] = []
         self.entries: dict[int, Entry] = {}  # every URI not done, out or waiting
@@ -123,9 +124,10 @@ class ARFrontier(Frontier):
         counters = self.kv.get("ar_policy_counters")
         if counters:
             self.policy.counters.update(counters)
-        # The budget's pace survives a restart as the queues' politeness waits do (Frontier._load_wakes): a
-        # restart within 1 / budget seconds of the last fetch would otherwise fetch again at once.
-        self._budget_next = self._budget_saved = float(self.kv.get("ar_budget_next", 0.0))
+        if self.seen and self.budget_per_s:
+            # A resumed crawl's first fetch waits 1 / budget: the last one may have started just before a kill,
+            # after the last checkpoint, so no journalled time could say when it was (Frontier._load_wakes).
+            self._budget_next = self.clock() + 1.0 / self.budget_per_s
         rows = self.db.execute(
             "SELECT u.id, u.queue, u.url, u.nh, u.retries, a.next_at, a.policy, a.capture "
             "FROM uris u LEFT JOIN ar a ON a.id = u.id "
@@ -143,8 +145,12 @@ class ARFrontier(Frontier):
                 next_at = 0.0 if one_shot else self.policy.add(url, self.clock())
             self._insert(entry, float(next_at), one_shot)
 
-    def _restore_wake(self, key: str, wake: float) -> None:
+    def _queue_keys(self) -> list[str]:
+        return list(self.arq)
+
+    def _restore_wake(self, key: str, wake: float, delay: float) -> None:
         q = self._q(key)
+        q.delay = delay
         if wake > q.wake:
             q.wake = wake
             self._consider_q(q)
@@ -153,7 +159,7 @@ class ARFrontier(Frontier):
         return self.clock()
 
     def _extra_pending(self) -> bool:
-        return bool(self._dirty or self._dirty_hosts) or self._budget_next != self._budget_saved
+        return bool(self._dirty or self._dirty_hosts)
 
     def _write_extra(self, db: sqlite3.Connection) -> None:
         rows = []
@@ -180,11 +186,6 @@ class ARFrontier(Frontier):
                     hosts[host] = state
             self.kv["ar_hosts"] = hosts
             db.execute("INSERT OR REPLACE INTO kv (k, v) VALUES (?, ?)", ("ar_hosts", json.dumps(hosts)))
-        if self._budget_next != self._budget_saved:
-            self.kv["ar_budget_next"] = self._budget_saved = self._budget_next
-            db.execute(
-                "INSERT OR REPLACE INTO kv (k, v) VALUES (?, ?)", ("ar_budget_next", json.dumps(self._budget_next))
-            )
         counters = dict(self.policy.counters)
         self.kv["ar_policy_counters"] = counters
         db.execute("INSERT OR REPLACE INTO kv (k, v) VALUES (?, ?)", ("ar_policy_counters", json.dumps(counters)))
@@ -333,7 +334,8 @@ class ARFrontier(Frontier):
         q = self._release(entry)
         q.spent += 1
         self.done += 1
-        self._set_wake(q, self.politeness.wake(now, duration_s, snooze_until, crawl_delay_s))
+        delay = self.politeness.delay(duration_s, crawl_delay_s)
+        self._set_wake(q, self.politeness.wake(now, duration_s, snooze_until, crawl_delay_s), delay)
         self._settle(entry)
         self._consider_q(q)
 
@@ -390,7 +392,7 @@ class ARFrontier(Frontier):
         self.queued += 1
         heapq.heappush(q.heap, (at, entry.id))
         self._dirty.add(entry.id)
-        self._dirty_hosts.add(entry.queue)
+        self._dirty_hosts.add(host_of(entry.url))  # the policy's host, not the queue (domain scope, a port)
 
     def _forget(self, entry: Entry) -> None:
         """The URI leaves the frontier for good (done in the journal)."""

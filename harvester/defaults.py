@@ -63,10 +63,18 @@ PROGRESS_INTERVAL_S = 5.0
 
 #: A crawl child whose ``alive`` file has not been touched for this many seconds is stalled (its reactor
 #: stuck: a timer in it touches the file every second, through checkpoints, pauses and idle waits alike).
-#: The worker kills it and starts it again from its checkpoint, once; a second stall fails the job
-#: (``crawl-process-stalled``), so a hostile page or a bug never holds a worker and a job in limbo.
+#: The worker kills it and starts it again from its checkpoint (once in CHILD_RESTART_WINDOW_S); a second
+#: stall fails the job (``crawl-process-stalled``), so a hostile page or a bug never holds a worker and a job
+#: in limbo.
 #: ``NETHARVEST_CHILD_STALL_S`` overrides it on a worker.
 CHILD_STALL_S = 600.0
+
+#: The restarts of a crawl child (after a stall, or a kill by a signal nobody in the worker sent: the kernel's
+#: OOM killer, an operator's kill -9) are counted within this many seconds: one restart in any such window,
+#: and the next stall or kill within it fails the job, since what ended it would most likely end it again. A
+#: continuous crawl runs for months: two kills a week apart are two accidents, not a crash loop, and must not
+#: stop it until a curator resubmits it. ``NETHARVEST_CHILD_RESTART_WINDOW_S`` overrides it on a worker.
+CHILD_RESTART_WINDOW_S = 3600.0
 
 #: How many URIs one crawl process fetches at once, across all its queues (Heritrix's toe threads;
 #: a queue never gets more than its host valence). Not a template setting: it is the machine's.

@@ -51,8 +51,10 @@ QUEUED, DONE = 0, 1
 _MISSING = object()
 #: URIs a queue keeps in memory; the rest of its tail is read back from the journal as needed.
 HEAD_MAX = 200
-#: A queue's saved wake (politeness, Retry-After) is kept this long after it passed, then dropped.
+#: A queue's saved wake (politeness, Retry-After) is kept this long after it passed, then dropped (on reopen,
+#: and by a checkpoint every WAKE_PRUNE_EVERY_S): one row per queue woken in the last day, not per queue ever.
 WAKE_KEEP_S = 86_400.0
+WAKE_PRUNE_EVERY_S = 600.0
 
 
 def fingerprint(key: str) -> int:
@@ -79,6 +81,7 @@ class HostQueue:
     items: deque[Entry] = field(default_factory=deque)
     busy: int = 0
     wake: float = 0.0  # time of next fetch
+    delay: float = 0.0  # the politeness delay after its last fetch (what a restart waits: Frontier._load_wakes)
     in_ready: bool = False
     retired: bool = False
     heaped: float = -1.0  # the wake time this queue is already on the snooze heap for
@@ -187,7 +190,8 @@ class Frontier(FrontierBase):
         self._pending_journal: list[tuple[str, str, str]] = []
         self._pending_journal_map: dict[tuple[str, str], Any] = {}
         self._dirty_kv: set[str] = set()
-        self._dirty_wakes: dict[str, float] = {}  # queue -> wake, set since the last checkpoint
+        self._dirty_wakes: dict[str, tuple[float, float]] = {}  # queue -> (wake, delay) since the last checkpoint
+        self._wakes_pruned_at = 0.0
         self.resumed = False
         self.db: sqlite3.Connection | None = None
         if db_path is not None:
@@ -209,8 +213,12 @@ class Frontier(FrontierBase):
             CREATE TABLE IF NOT EXISTS kv (k TEXT PRIMARY KEY, v TEXT NOT NULL);
             CREATE TABLE IF NOT EXISTS journal (kind TEXT NOT NULL, k TEXT NOT NULL, v TEXT NOT NULL,
                 PRIMARY KEY (kind, k)) WITHOUT ROWID;
-            CREATE TABLE IF NOT EXISTS wakes (queue TEXT PRIMARY KEY, wake REAL NOT NULL) WITHOUT ROWID;
+            CREATE TABLE IF NOT EXISTS wakes (queue TEXT PRIMARY KEY, wake REAL NOT NULL, delay REAL NOT NULL)
+                WITHOUT ROWID;
         """)
+        if "delay" not in {row[1] for row in self.db.execute("PRAGMA table_info(wakes)")}:
+            # a journal of the first version of this table (wakes only; never released, 2026-11-28)
+            self.db.execute("ALTER TABLE wakes ADD COLUMN delay REAL NOT NULL DEFAULT 0")
         for k, v in self.db.execute("SELECT k, v FROM kv"):
             self.kv[k] = json.loads(v)
         self.seen = {fp for (fp,) in self.db.execute("SELECT fp FROM seen")}
@@ -222,18 +230,30 @@ class Frontier(FrontierBase):
         self.resumed = bool(self.seen)
 
     def _load_wakes(self) -> None:
-        """Snooze each queue until the politeness wait, Retry-After or retry delay it had when the job stopped
-        or was killed: a restart within a host's delay would otherwise fetch from it at once (002 §6.2: the
-        queue is snoozed until "the politeness delay" is over, whatever happened to the crawler meanwhile).
-        Wakes long past are dropped."""
+        """After a stop, a crash or a kill -9, no queue fetches before its politeness wait is over (002 §6.2:
+        a queue is snoozed until "the politeness delay" after its last fetch, whatever happened to the
+        crawler meanwhile). The journal has each queue's wake (politeness, Retry-After, retry delay) and the
+        politeness delay of its last fetch as of the last checkpoint; but a fetch may have gone out after it,
+        up to the kill, and when that fetch ended is unknown. So every queue waits until its journalled wake
+        or its delay from now, whichever is later (a queue never fetched: the minimum delay). Rows long past
+        are dropped."""
         assert self.db is not None
         now = self._clock()
         self.db.execute("DELETE FROM wakes WHERE wake < ?", (now - WAKE_KEEP_S,))
-        for key, wake in self.db.execute("SELECT queue, wake FROM wakes WHERE wake > ?", (now,)):
-            self._restore_wake(str(key), float(wake))
+        journalled = {
+            str(k): (float(w), float(d)) for k, w, d in self.db.execute("SELECT queue, wake, delay FROM wakes")
+        }
+        least = self.politeness.delay(0.0)
+        for key in self._queue_keys():
+            wake, delay = journalled.get(key, (0.0, least))
+            self._restore_wake(key, max(wake, now + delay) if delay > 0 else wake, delay)
 
-    def _restore_wake(self, key: str, wake: float) -> None:
+    def _queue_keys(self) -> list[str]:
+        return list(self.queues)
+
+    def _restore_wake(self, key: str, wake: float, delay: float) -> None:
         q = self._queue(key)
+        q.delay = delay
         if wake > q.wake:
             q.wake = wake
             if not q.in_ready:  # a ready queue is re-checked by next_ready before it emits
@@ -243,13 +263,17 @@ class Frontier(FrontierBase):
         """The time wakes are compared with (the AR frontier has a clock of its own)."""
         return time.time()
 
-    def _set_wake(self, q: HostQueue | Any, wake: float) -> bool:
-        """Move a queue's wake later (never earlier), journalled with the next checkpoint; True if it moved."""
-        if wake <= q.wake:
-            return False
-        q.wake = wake
-        self._dirty_wakes[q.key] = wake
-        return True
+    def _set_wake(self, q: HostQueue | Any, wake: float, delay: float | None = None) -> bool:
+        """Move a queue's wake later (never earlier) and, after a fetch, record its politeness ``delay``;
+        both journalled with the next checkpoint. True if the wake moved."""
+        moved = wake > q.wake
+        if moved:
+            q.wake = wake
+        if delay is not None:
+            q.delay = delay
+        if moved or delay is not None:
+            self._dirty_wakes[q.key] = (q.wake, q.delay)
+        return moved
 
     def _load_queued(self) -> None:
         """Put the journal's queued URIs back in their queues (a resume); the AR frontier orders its own."""
@@ -308,7 +332,14 @@ class Frontier(FrontierBase):
                     "INSERT OR REPLACE INTO kv (k, v) VALUES (?, ?)",
                     ((k, json.dumps(self.kv[k])) for k in self._dirty_kv),
                 )
-            db.executemany("INSERT OR REPLACE INTO wakes (queue, wake) VALUES (?, ?)", self._dirty_wakes.items())
+            db.executemany(
+                "INSERT OR REPLACE INTO wakes (queue, wake, delay) VALUES (?, ?, ?)",
+                ((key, wake, delay) for key, (wake, delay) in self._dirty_wakes.items()),
+            )
+            now = self._clock()
+            if now >= self._wakes_pruned_at + WAKE_PRUNE_EVERY_S:
+                db.execute("DELETE FROM wakes WHERE wake < ?", (now - WAKE_KEEP_S,))
+                self._wakes_pruned_at = now
             self._write_extra(db)
             db.execute("COMMIT")
         except BaseException:
@@ -524,7 +555,8 @@ class Frontier(FrontierBase):
         crawl_delay_s: float | None = None,
     ) -> None:
         q = self._done(entry)
-        self._set_wake(q, self.politeness.wake(now, duration_s, snooze_until, crawl_delay_s))
+        delay = self.politeness.delay(duration_s, crawl_delay_s)
+        self._set_wake(q, self.politeness.wake(now, duration_s, snooze_until, crawl_delay_s), delay)
         self._consider(q, now)
 
     def skip(self, entry: Entry, now: float) -> None:

@@ -90,7 +90,7 @@ from harvester.process import (
     start_child,
     write_json_atomic,
 )
-from harvester.runtime import child_stall_s, spool_dir
+from harvester.runtime import child_restart_window_s, child_stall_s, spool_dir
 from harvester.specfetch import SpecUnreadable, resolve
 from harvester.takeover import take_over
 from harvester.worker import app
@@ -105,8 +105,9 @@ CHILD_TERM_GRACE_S = 30
 #: A crawl child has at least this long to start (imports, opening its frontier) before StallWatch counts.
 CHILD_STARTUP_S = 120
 #: A crawl child that stalled (StallWatch) or was killed by a signal nobody here sent (the kernel's OOM killer,
-#: an operator's kill -9) is started again from its checkpoint this many times in all; the next stall or kill
-#: fails the job (``crawl-process-stalled`` / ``crawl-process-died``): what ended it would most likely end it again.
+#: an operator's kill -9) is started again from its checkpoint this many times within
+#: ``NETHARVEST_CHILD_RESTART_WINDOW_S`` (an hour); the next stall or kill within it fails the job
+#: (``crawl-process-stalled`` / ``crawl-process-died``): what ended it would most likely end it again.
 CHILD_RESTARTS = 1
 #: How long a resubmitted job waits for the job it continues to stop being crawled on this machine.
 TAKEOVER_WAIT_S = 300.0
@@ -538,6 +539,28 @@ def _end_child(child: subprocess.Popen[bytes], why: str) -> None:
         child.wait()
 
 
+class RestartBudget:
+    """At most :data:`CHILD_RESTARTS` restarts of a crawl child in any window of ``window_s`` seconds.
+
+    Until 2026-11-28 the budget was one restart for the job's whole life: right for a crash loop, wrong for a
+    continuous crawl of months, which a second OOM kill a week after the first left FAILED until a curator
+    resubmitted it (an operator's run killed one twice, 40 s apart, and it failed; that stays so)."""
+
+    def __init__(self, window_s: float, clock: Any = time.monotonic) -> None:
+        self.window_s = window_s
+        self.clock = clock
+        self.spent: list[float] = []
+
+    def allows(self) -> bool:
+        """Whether one more restart is within the budget now."""
+        now = self.clock()
+        self.spent = [t for t in self.spent if now - t < self.window_s]
+        return len(self.spent) < CHILD_RESTARTS
+
+    def spend(self) -> None:
+        self.spent.append(self.clock())
+
+
 def _close_stdin(child: subprocess.Popen[bytes]) -> None:
     if child.stdin is not None:
         try:
@@ -559,15 +582,13 @@ def supervise(
     watch = StallWatch(job_dir, child_stall_s())
     started = now_iso()
     cancelled = False
-    restarts = 0
+    restarts = RestartBudget(child_restart_window_s())
     stalled: JobResult | None = None
     try:
         messages = list(waiting or ())
-        while child.poll() is None or (
-            not cancelled and restarts < CHILD_RESTARTS and _killed_by_a_signal(child, job_dir)
-        ):
+        while child.poll() is None or (not cancelled and restarts.allows() and _killed_by_a_signal(child, job_dir)):
             if child.returncode is not None:
-                restarts += 1
+                restarts.spend()
                 logger.warning(
                     "job %s: %s: starting it again from its checkpoint",
                     spec.job_id,
@@ -586,12 +607,11 @@ def supervise(
             link.attempt(lambda: outbox.flush(publish))
             quiet = watch.quiet_for()
             if quiet is not None:
-                restarts += 1
                 _end_child(child, why=f"no progress for {quiet:.0f} s")
                 _close_stdin(child)
                 if cancelled:  # the orchestrator has ended this job: never start it again
                     break
-                if restarts > CHILD_RESTARTS:
+                if not restarts.allows():
                     stalled = failed_result(
                         spec.job_id,
                         "crawl-process-stalled",
@@ -600,6 +620,7 @@ def supervise(
                         started,
                     )
                     break
+                restarts.spend()
                 logger.warning(
                     "job %s: the crawl process made no progress for %.0f s: killed, starting it again "
                     "from its checkpoint",

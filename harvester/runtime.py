@@ -30,9 +30,22 @@ def child_stall_s() -> float:
     (harvester.runjob.StallWatch); harvester.defaults.CHILD_STALL_S when unset."""
     from harvester.defaults import CHILD_STALL_S
 
-    text = os.environ.get("NETHARVEST_CHILD_STALL_S", "").strip()
+    return _seconds("NETHARVEST_CHILD_STALL_S", CHILD_STALL_S)
+
+
+def child_restart_window_s() -> float:
+    """``NETHARVEST_CHILD_RESTART_WINDOW_S``: the window in which a crawl child is restarted once
+    (harvester.runjob.RestartBudget); harvester.defaults.CHILD_RESTART_WINDOW_S when unset."""
+    from harvester.defaults import CHILD_RESTART_WINDOW_S
+
+    return _seconds("NETHARVEST_CHILD_RESTART_WINDOW_S", CHILD_RESTART_WINDOW_S)
+
+
+def _seconds(name: str, default: float) -> float:
+    """A positive number of seconds from the environment; ``default`` when unset or not one."""
+    text = os.environ.get(name, "").strip()
     if not text:
-        return CHILD_STALL_S
+        return default
     try:
         value = float(text)
     except ValueError:
@@ -40,9 +53,9 @@ def child_stall_s() -> float:
     if value <= 0:
         # A worker must not refuse its jobs over it: say so once per job and keep the default.
         logging.getLogger(__name__).error(
-            "NETHARVEST_CHILD_STALL_S=%r: expected a number of seconds greater than 0; using %.0f", text, CHILD_STALL_S
+            "%s=%r: expected a number of seconds greater than 0; using %.0f", name, text, default
         )
-        return CHILD_STALL_S
+        return default
     return value
 
 

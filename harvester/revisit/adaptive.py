@@ -85,9 +85,9 @@ PERIODIC_MARGIN = 0.005
 #: Site priors (AdaptiveStrategy.host_priors) need this many more observed pages than hosts in a class: the
 #: degrees of freedom of the spread within a site, without which no site's mean can be weighed.
 SITE_MIN_DF = 5
-#: Distinct first-visit Last-Modified dates a host remembers to recognise a date many pages share
-#: (AdaptiveStrategy._first_date).
-FIRST_DATES = 32
+#: First-visit Last-Modified dates a host remembers (AdaptiveStrategy._first_date): this many seen once, and
+#: this many seen on several pages; few, as whole seconds, since the host states are journalled together.
+FIRST_DATES = 4
 
 
 def _last_attempt(state: UriState) -> float:
@@ -299,10 +299,17 @@ class AdaptiveStrategy(_Strategy):
         changed: taken as each page's age it made every page of a site look as fast, or as slow, as that one
         day says (docs/BENCHMARKS.md, "a second simulator"). The page's later dates count as usual."""
         state = self.hosts.setdefault(host, {"verified": 0, "lies": 0})
-        seen = state.setdefault("first_dates", [])
-        if last_modified in seen:
+        second = int(last_modified)  # HTTP dates are whole seconds
+        shared = state.setdefault("shared_dates", [])
+        if second in shared:
             return False
-        seen.append(last_modified)
+        seen = state.setdefault("first_dates", [])
+        if second in seen:  # a second page with this date: shared from now on, whatever other dates come
+            seen.remove(second)
+            shared.append(second)
+            del shared[:-FIRST_DATES]
+            return False
+        seen.append(second)
         del seen[:-FIRST_DATES]
         return True
 
@@ -555,8 +562,9 @@ class AdaptiveStrategy(_Strategy):
         restored: dict[str, Any] = {
             key: int(state.get(key, 0)) for key in ("verified", "lies", "dates_ok", "dates_bad")
         }
-        if state.get("first_dates"):
-            restored["first_dates"] = [float(t) for t in state["first_dates"]][-FIRST_DATES:]
+        for key in ("first_dates", "shared_dates"):
+            if state.get(key):
+                restored[key] = [int(t) for t in state[key]][-FIRST_DATES:]
         self.hosts[host] = restored
 
     def dump(self) -> dict[str, Any]:

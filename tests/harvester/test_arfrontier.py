@@ -333,8 +333,38 @@ def test_a_restart_keeps_the_politeness_wait_and_the_budgets_pace(tmp_path: Path
     f.db.close()  # as after kill -9: nothing more written
 
     g = frontier(db, budget=0.01, now=101.0, delay_ms=20_000)
-    assert g.next_ready(101.0) is None and g.next_wake() == pytest.approx(200.0)
-    nxt = g.next_ready(200.0)
-    assert nxt is not None and nxt.queue == "h2"  # the budget's slot; h1's wait ended at 120 but h2 was due first
-    g.fetching(200.0)
-    assert g.next_ready(299.0) is None and g.next_ready(300.0).queue == "h1"
+    # A fetch may have started after the last checkpoint: the next waits 1 / budget from the restart (201,
+    # after the journalled 200), and every host its politeness delay from the restart (121).
+    assert g.next_ready(101.0) is None and g.next_wake() == pytest.approx(201.0)
+    nxt = g.next_ready(201.0)
+    assert nxt is not None and nxt.url == "http://h1/b"
+    g.fetching(201.0)
+    assert g.next_ready(300.0) is None and g.next_ready(301.0).queue == "h2"
+
+
+def test_host_states_are_kept_when_queues_are_per_domain(tmp_path: Path) -> None:
+    """With politeness per registrable domain the queue is ``example.com`` while the policy's validator and
+    date trust is per host (``www.example.com``): the journal keeps the host's state, not the queue's."""
+    db = tmp_path / "frontier.sqlite"
+
+    def make() -> ARFrontier:
+        return ARFrontier(
+            db,
+            Politeness(0, 0, 0, 1),
+            lambda url: "example.com",
+            policy=RevisitPolicy(RevisitSettings(), None),
+            clock=lambda: 1_790_000_000.0,
+        )
+
+    f = make()
+    f.add("http://www.example.com/a", "http://www.example.com/a", UriMeta(path="", domain="example.com"))
+    e = f.next_ready(1_790_000_000.0)
+    seen = Visit(200, "text/html", 10, 0.0, '"v1"', "Sun, 06 Sep 2026 08:49:37 GMT", "sha1:A")
+    f.planned(e, f.policy.visited(e.url, seen, 1_790_000_000.0))
+    f.finished(e, 1_790_000_000.0, 0.0)
+    host = f.policy.host_state_of("www.example.com")
+    assert host is not None and host["first_dates"]
+    f.checkpoint()
+    f.db.close()
+    restored = make().policy.host_state_of("www.example.com")
+    assert restored is not None and {k: v for k, v in restored.items() if v} == {k: v for k, v in host.items() if v}

@@ -244,27 +244,52 @@ def test_queue_tails_spill_to_the_journal_and_come_back_in_order(tmp_path: Path)
 
 
 def test_a_restart_keeps_each_hosts_politeness_wait(tmp_path: Path) -> None:
-    """kill -9 just after a fetch, restart at once: the host still waits out its delay (and a Retry-After),
-    the other hosts do not; a wait long past is dropped from the journal."""
+    """kill -9 just after a fetch, restart at once: the host still waits out its delay, a Retry-After is
+    still honoured; a fetch may have gone out after the last checkpoint (here c.org's, still out at the
+    kill), so every host waits at least its politeness delay from the restart; a wait long past is dropped
+    from the journal."""
     import time
 
     db = tmp_path / "frontier.sqlite"
-    f = _frontier(db, min_delay_ms=20_000)
-    for url in ("http://a.org/1", "http://a.org/2", "http://b.org/1", "http://b.org/2", "http://c.org/1"):
+    f = _frontier(db, min_delay_ms=20_000)  # politeness 20-30 s
+    urls = ("http://a.org/1", "http://a.org/2", "http://b.org/1", "http://b.org/2", "http://c.org/1", "http://d.org/1")
+    for url in (*urls, "http://e.org/1"):
         _add(f, url)
     now = time.time()
-    a, b = f.next_ready(now), f.next_ready(now)
-    assert {a.queue, b.queue} == {"a.org", "b.org"}
-    f.finished(a, now, duration_s=0.1)  # 20 s politeness wait
-    f.snooze("b.org", now + 600)  # a Retry-After of ten minutes
-    f.checkpoint()
-    f.db.execute("INSERT INTO wakes (queue, wake) VALUES ('gone.org', ?)", (now - 2 * 86_400,))
+    a, b, c, e = (f.next_ready(now) for _ in range(4))
+    assert [a.queue, b.queue, c.queue, e.queue] == ["a.org", "b.org", "c.org", "d.org"]
+    f.finished(a, now, duration_s=5.0)  # 5 s × 5 = 25 s politeness wait
+    f.finished(b, now, duration_s=0.1, snooze_until=now + 600)  # a Retry-After of ten minutes
+    e.retries = 1
+    f.schedule(e, now + 300)  # a retry in five minutes
+    f.checkpoint()  # c.org's fetch is still out
+    f.db.execute("INSERT INTO wakes (queue, wake, delay) VALUES ('gone.org', ?, 3)", (now - 2 * 86_400,))
     f.db.close()  # as after kill -9: nothing more written
 
     g = _frontier(db, min_delay_ms=20_000)
     assert g.resumed
-    ready = [g.next_ready(now + 1) for _ in range(3)]
-    assert [e.queue for e in ready if e] == ["c.org"]  # a.org and b.org are still snoozed
-    assert g.next_ready(now + 21).queue == "a.org"
+    assert g.next_ready(now + 19) is None  # no host before its delay from the restart
+    ready = [g.next_ready(now + 21) for _ in range(4)]
+    assert sorted(x.url for x in ready if x) == ["http://c.org/1", "http://e.org/1"]  # c.org's fetched again
+    assert g.next_ready(now + 24) is None and g.next_ready(now + 26).queue == "a.org"  # its own 25 s
+    assert g.next_ready(now + 299) is None and g.next_ready(now + 301).url == "http://d.org/1"  # the retry
     assert g.next_ready(now + 599) is None and g.next_ready(now + 601).queue == "b.org"
-    assert g.db.execute("SELECT queue FROM wakes ORDER BY queue").fetchall() == [("a.org",), ("b.org",)]
+    assert [k for (k,) in g.db.execute("SELECT queue FROM wakes ORDER BY queue")] == ["a.org", "b.org", "d.org"]
+
+
+def test_a_journal_with_the_first_wakes_table_still_opens(tmp_path: Path) -> None:
+    """The first version of the ``wakes`` table had no ``delay`` column: such a journal gets one."""
+    import sqlite3
+    import time
+
+    db = tmp_path / "frontier.sqlite"
+    f = _frontier(db)
+    _add(f, "http://a.org/1")
+    f.checkpoint()
+    f.db.execute("DROP TABLE wakes")
+    f.db.execute("CREATE TABLE wakes (queue TEXT PRIMARY KEY, wake REAL NOT NULL) WITHOUT ROWID")
+    f.db.execute("INSERT INTO wakes VALUES ('a.org', ?)", (time.time() + 100,))
+    f.db.close()
+    g = _frontier(db)
+    assert g.next_ready(time.time() + 99) is None and g.next_ready(time.time() + 101).url == "http://a.org/1"
+    assert sqlite3.connect(db).execute("SELECT delay FROM wakes").fetchall() == [(0.0,)]

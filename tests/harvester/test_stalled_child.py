@@ -138,6 +138,31 @@ def test_a_crawl_process_killed_again_after_its_restart_fails_the_job_in_one_lin
     assert result["error_detail"].splitlines()[0] == "the crawl process was killed by SIGKILL"
 
 
+def test_kills_further_apart_than_the_restart_window_are_each_survived(tmp_path, monkeypatch, sites):
+    """A continuous crawl runs for months: an OOM kill a week after the last one is a new accident, not a crash
+    loop. With the window shortened to half a second, the second kill (after the restarted process has started
+    and crawled five more URIs) is outside it: the crawl is restarted again and the job completes."""
+    monkeypatch.setenv("NETHARVEST_CHILD_RESTART_WINDOW_S", "0.5")
+    result, job_dir = _run(tmp_path, monkeypatch, sites, job_id=616, freezes=2, how=signal.SIGKILL)
+    assert result["status"] == "DONE", result.get("error_detail")
+    log = (job_dir / "logs" / "harvester.log").read_text(errors="replace")
+    assert log.count("resumed job 616") == 2
+
+
+def test_restarts_are_counted_within_their_window():
+    from harvester.runjob import CHILD_RESTARTS, RestartBudget
+
+    now = [0.0]
+    budget = RestartBudget(3600.0, clock=lambda: now[0])
+    for _ in range(CHILD_RESTARTS):
+        assert budget.allows()
+        budget.spend()
+    now[0] = 3599.0
+    assert not budget.allows()  # a crash loop: the job fails
+    now[0] = 3600.0
+    assert budget.allows()  # an hour on: a new accident
+
+
 def test_a_warm_shutdown_ends_the_crawl_with_a_checkpoint_and_hands_the_job_back(tmp_path, monkeypatch, sites):
     """The worker's warm shutdown (harvester/shutdown.py) used to wait for the crawl to end, which a continuous
     job never does: the crawl went on for the whole grace period, then the worker was killed. Now the crawl is
