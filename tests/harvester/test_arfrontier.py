@@ -368,3 +368,30 @@ def test_host_states_are_kept_when_queues_are_per_domain(tmp_path: Path) -> None
     f.db.close()
     restored = make().policy.host_state_of("www.example.com")
     assert restored is not None and {k: v for k, v in restored.items() if v} == {k: v for k, v in host.items() if v}
+
+
+def test_host_states_of_an_older_journal_move_to_their_table(tmp_path: Path) -> None:
+    """Host states were one kv value of every host, rewritten whole at each checkpoint; a journal of then
+    opens with them in the table, a row per host."""
+    import sqlite3
+
+    db = tmp_path / "frontier.sqlite"
+    f = frontier(db, now=100.0)
+    f.add("http://h/a", "http://h/a", UriMeta(path="", domain="d"))
+    f.checkpoint()
+    f.db.execute("DROP TABLE ar_hosts")
+    old = {"liar.example": {"verified": 3, "lies": 1, "dates_ok": 0, "dates_bad": 1}}
+    f.db.execute("INSERT INTO kv (k, v) VALUES ('ar_hosts', ?)", (json.dumps(old),))
+    f.db.close()
+    g = ARFrontier(
+        db,
+        Politeness(0, 0, 0, 1),
+        lambda url: url.split("/")[2],
+        policy=RevisitPolicy(RevisitSettings()),
+        clock=lambda: 200.0,
+    )
+    assert g.policy.host_state_of("liar.example") == old["liar.example"]
+    g.db.close()
+    rows = sqlite3.connect(db).execute("SELECT host FROM ar_hosts").fetchall()
+    assert rows == [("liar.example",)]
+    assert sqlite3.connect(db).execute("SELECT v FROM kv WHERE k = 'ar_hosts'").fetchall() == []
