@@ -244,8 +244,13 @@ class Frontier(FrontierBase):
             str(k): (float(w), float(d)) for k, w, d in self.db.execute("SELECT queue, wake, delay FROM wakes")
         }
         least = self.politeness.delay(0.0)
-        for key in self._queue_keys():
+        live = set(self._queue_keys())
+        for key, (wake, delay) in journalled.items():
+            if key not in live and wake > now:  # an empty queue: its wait holds for URIs found later
+                self._restore_wake(key, wake, delay)
+        for key in live:
             wake, delay = journalled.get(key, (0.0, least))
+            delay = max(delay, least)  # a row written by schedule()/snooze() or the two-column table: 0
             self._restore_wake(key, max(wake, now + delay) if delay > 0 else wake, delay)
 
     def _queue_keys(self) -> list[str]:

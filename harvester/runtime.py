@@ -7,6 +7,7 @@ harvester worker, which has no Django, reads it for the broker and its spool.
 from __future__ import annotations
 
 import logging
+import math
 import os
 from pathlib import Path
 
@@ -50,7 +51,7 @@ def _seconds(name: str, default: float) -> float:
         value = float(text)
     except ValueError:
         value = 0.0
-    if value <= 0:
+    if not math.isfinite(value) or value <= 0:
         # A worker must not refuse its jobs over it: say so once per job and keep the default.
         logging.getLogger(__name__).error(
             "%s=%r: expected a number of seconds greater than 0; using %.0f", name, text, default

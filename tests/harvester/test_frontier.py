@@ -293,3 +293,20 @@ def test_a_journal_with_the_first_wakes_table_still_opens(tmp_path: Path) -> Non
     g = _frontier(db)
     assert g.next_ready(time.time() + 99) is None and g.next_ready(time.time() + 101).url == "http://a.org/1"
     assert sqlite3.connect(db).execute("SELECT delay FROM wakes").fetchall() == [(0.0,)]
+
+
+def test_a_host_whose_queue_was_empty_at_the_restart_keeps_its_wait(tmp_path: Path) -> None:
+    """A host's last URI fetched (a Retry-After of ten minutes), kill -9, restart: a link to it found after the
+    restart still waits; and a retry's host waits at least the minimum delay from the restart."""
+    import time
+
+    db = tmp_path / "frontier.sqlite"
+    f = _frontier(db, min_delay_ms=20_000)
+    _add(f, "http://b.org/1")
+    now = time.time()
+    f.finished(f.next_ready(now), now, duration_s=0.1, snooze_until=now + 600)
+    f.checkpoint()
+    f.db.close()
+    g = _frontier(db, min_delay_ms=20_000)
+    _add(g, "http://b.org/2")  # found after the restart
+    assert g.next_ready(now + 599) is None and g.next_ready(now + 601).url == "http://b.org/2"
