@@ -95,7 +95,6 @@ class ARFrontier(Frontier):
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.policy = policy
-        self.clock = clock  # when a URI is added (the policy is told "now"; tests give their own clock)
         self.budget_per_s = budget_per_s
         self._budget_next = 0.0
         self.arq: dict[str, ARQueue] = {}
@@ -110,7 +109,7 @@ class ARFrontier(Frontier):
         self._drop: set[int] = set()  # issued URIs removed meanwhile: done when they come back
         self._dirty: set[int] = set()
         self._dirty_hosts: set[str] = set()
-        super().__init__(db_path, politeness, queue_of, group_of)
+        super().__init__(db_path, politeness, queue_of, group_of, clock=clock)
 
     # -- persistence ---------------------------------------------------------------------------
     def _load_queued(self) -> None:
@@ -157,15 +156,16 @@ class ARFrontier(Frontier):
     def _queue_keys(self) -> list[str]:
         return list(self.arq)
 
+    def _queue_holds(self, key: str) -> bool:
+        q = self.arq.get(key)
+        return q is not None and q.size > 0
+
     def _restore_wake(self, key: str, wake: float, delay: float) -> None:
         q = self._q(key)
         q.delay = delay
         if wake > q.wake:
             q.wake = wake
             self._consider_q(q)
-
-    def _clock(self) -> float:
-        return self.clock()
 
     def _extra_pending(self) -> bool:
         return bool(self._dirty or self._dirty_hosts)

@@ -51,8 +51,10 @@ QUEUED, DONE = 0, 1
 _MISSING = object()
 #: URIs a queue keeps in memory; the rest of its tail is read back from the journal as needed.
 HEAD_MAX = 200
-#: A queue's saved wake (politeness, Retry-After) is kept this long after it passed, then dropped (on reopen,
-#: and by a checkpoint every WAKE_PRUNE_EVERY_S): one row per queue woken in the last day, not per queue ever.
+#: An empty queue's saved wake (politeness, Retry-After) is kept this long after it passed, then dropped (on
+#: reopen, and by a checkpoint every WAKE_PRUNE_EVERY_S): a row per queue with URIs or woken in the last day,
+#: not per queue ever. A queue with URIs keeps its row, however old: its delay (a Crawl-delay, a slow
+#: server's) is what a restart waits (Frontier._load_wakes).
 WAKE_KEEP_S = 86_400.0
 WAKE_PRUNE_EVERY_S = 600.0
 
@@ -168,8 +170,12 @@ class Frontier(FrontierBase):
         queue_of: Callable[[str], str],
         group_of: Callable[[UriMeta], str] | None = None,
         head_max: int = HEAD_MAX,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self.politeness = politeness
+        #: The time of wakes set here and of a restart's waits: the ``now`` its callers pass comes from the same
+        #: clock (the crawl engine's ``time.time()``; tests and the simulator give their own).
+        self.clock = clock
         self.queue_of = queue_of
         self.group_of = group_of or (lambda nh: "")
         self.head_max = head_max if db_path is not None else 1 << 62  # no journal: all in memory
@@ -238,8 +244,8 @@ class Frontier(FrontierBase):
         or its delay from now, whichever is later (a queue never fetched: the minimum delay). Rows long past
         are dropped."""
         assert self.db is not None
-        now = self._clock()
-        self.db.execute("DELETE FROM wakes WHERE wake < ?", (now - WAKE_KEEP_S,))
+        now = self.clock()
+        self._prune_wakes(self.db, now)
         journalled = {
             str(k): (float(w), float(d)) for k, w, d in self.db.execute("SELECT queue, wake, delay FROM wakes")
         }
@@ -251,10 +257,21 @@ class Frontier(FrontierBase):
         for key in live:
             wake, delay = journalled.get(key, (0.0, least))
             delay = max(delay, least)  # a row written by schedule()/snooze() or the two-column table: 0
-            self._restore_wake(key, max(wake, now + delay) if delay > 0 else wake, delay)
+            self._restore_wake(key, max(wake, now + delay) if delay else wake, delay)  # no delay: no wait
+
+    def _prune_wakes(self, db: sqlite3.Connection, now: float) -> None:
+        """Drop the journalled wakes long past of queues that hold no URI (see :data:`WAKE_KEEP_S`)."""
+        old = db.execute("SELECT queue FROM wakes WHERE wake < ?", (now - WAKE_KEEP_S,)).fetchall()
+        db.executemany("DELETE FROM wakes WHERE queue = ?", (row for row in old if not self._queue_holds(row[0])))
+        self._wakes_pruned_at = now
 
     def _queue_keys(self) -> list[str]:
         return list(self.queues)
+
+    def _queue_holds(self, key: str) -> bool:
+        """Whether the queue has URIs (waiting, spilled to the journal or being fetched)."""
+        q = self.queues.get(key)
+        return q is not None and bool(q.items or q.spilled or q.busy)
 
     def _restore_wake(self, key: str, wake: float, delay: float) -> None:
         q = self._queue(key)
@@ -262,11 +279,7 @@ class Frontier(FrontierBase):
         if wake > q.wake:
             q.wake = wake
             if not q.in_ready:  # a ready queue is re-checked by next_ready before it emits
-                self._consider(q, self._clock())
-
-    def _clock(self) -> float:
-        """The time wakes are compared with (the AR frontier has a clock of its own)."""
-        return time.time()
+                self._consider(q, self.clock())
 
     def _set_wake(self, q: HostQueue | Any, wake: float, delay: float | None = None) -> bool:
         """Move a queue's wake later (never earlier) and, after a fetch, record its politeness ``delay``;
@@ -341,10 +354,9 @@ class Frontier(FrontierBase):
                 "INSERT OR REPLACE INTO wakes (queue, wake, delay) VALUES (?, ?, ?)",
                 ((key, wake, delay) for key, (wake, delay) in self._dirty_wakes.items()),
             )
-            now = self._clock()
+            now = self.clock()
             if now >= self._wakes_pruned_at + WAKE_PRUNE_EVERY_S:
-                db.execute("DELETE FROM wakes WHERE wake < ?", (now - WAKE_KEEP_S,))
-                self._wakes_pruned_at = now
+                self._prune_wakes(db, now)
             self._write_extra(db)
             db.execute("COMMIT")
         except BaseException:
@@ -430,7 +442,7 @@ class Frontier(FrontierBase):
         elif q.spilled or len(q.items) >= self.head_max:
             q.spilled += 1  # only in the journal until the head drains
             self.queued += 1
-            self._consider(q, time.time())
+            self._consider(q, self.clock())
             return entry
         else:
             q.tail_id = entry.id
@@ -490,7 +502,7 @@ class Frontier(FrontierBase):
         else:
             q.items.append(entry)
         self.queued += 1
-        self._consider(q, time.time())
+        self._consider(q, self.clock())
 
     def _consider(self, q: HostQueue, now: float) -> None:
         """Put ``q`` where it belongs: ready, snoozed (heap) or nowhere (busy/empty/retired)."""
@@ -589,14 +601,14 @@ class Frontier(FrontierBase):
         self.queued += 1
         self._count(entry.nh, 1)
         self._set_wake(q, when)
-        self._consider(q, time.time())
+        self._consider(q, self.clock())
 
     def snooze(self, queue: str, until: float) -> None:
         """Hold a whole queue until ``until`` (Retry-After)."""
         q = self._queue(queue)
         if self._set_wake(q, until):
             if not q.in_ready:  # a ready queue is re-checked by next_ready before it emits
-                self._consider(q, time.time())
+                self._consider(q, self.clock())
 
     def note_error(self, entry: Entry) -> None:
         """An attempt of ``entry`` failed (it is retried or given up on): its queue's errorCount."""

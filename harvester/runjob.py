@@ -544,18 +544,27 @@ class RestartBudget:
 
     Until 2026-11-28 the budget was one restart for the job's whole life: right for a crash loop, wrong for a
     continuous crawl of months, which a second OOM kill a week after the first left FAILED until a curator
-    resubmitted it (an operator's run killed one twice, 40 s apart, and it failed; that stays so)."""
+    resubmitted it (an operator's run killed one twice, 40 s apart, and it failed; that stays so). After a
+    stall the window is at least two stall limits (``stall_s``): a child stuck again at every start is ended a
+    stall limit after each restart, and a shorter window would restart it for ever, the job never failing."""
 
-    def __init__(self, window_s: float, clock: Any = time.monotonic) -> None:
+    def __init__(self, window_s: float, clock: Any = time.monotonic, stall_s: float = 0.0) -> None:
         self.window_s = window_s
+        self.stall_window_s = max(window_s, 2 * stall_s)
         self.clock = clock
         self.spent: list[float] = []
 
-    def allows(self) -> bool:
-        """Whether one more restart is within the budget now."""
+    @classmethod
+    def of_worker(cls) -> RestartBudget:
+        """The worker's budget: ``NETHARVEST_CHILD_RESTART_WINDOW_S`` and ``NETHARVEST_CHILD_STALL_S``."""
+        return cls(child_restart_window_s(), stall_s=child_stall_s())
+
+    def allows(self, stalled: bool = False) -> bool:
+        """Whether one more restart (after a stall, or after a kill) is within the budget now."""
         now = self.clock()
-        self.spent = [t for t in self.spent if now - t < self.window_s]
-        return len(self.spent) < CHILD_RESTARTS
+        self.spent = [t for t in self.spent if now - t < self.stall_window_s]
+        window = self.stall_window_s if stalled else self.window_s
+        return sum(1 for t in self.spent if now - t < window) < CHILD_RESTARTS
 
     def spend(self) -> None:
         self.spent.append(self.clock())
@@ -582,7 +591,7 @@ def supervise(
     watch = StallWatch(job_dir, child_stall_s())
     started = now_iso()
     cancelled = False
-    restarts = RestartBudget(child_restart_window_s())
+    restarts = RestartBudget.of_worker()
     stalled: JobResult | None = None
     try:
         messages = list(waiting or ())
@@ -611,7 +620,7 @@ def supervise(
                 _close_stdin(child)
                 if cancelled:  # the orchestrator has ended this job: never start it again
                     break
-                if not restarts.allows():
+                if not restarts.allows(stalled=True):
                     stalled = failed_result(
                         spec.job_id,
                         "crawl-process-stalled",

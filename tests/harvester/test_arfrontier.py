@@ -395,3 +395,32 @@ def test_host_states_of_an_older_journal_move_to_their_table(tmp_path: Path) -> 
     rows = sqlite3.connect(db).execute("SELECT host FROM ar_hosts").fetchall()
     assert rows == [("liar.example",)]
     assert sqlite3.connect(db).execute("SELECT v FROM kv WHERE k = 'ar_hosts'").fetchall() == []
+
+
+def test_a_hosts_crawl_delay_is_kept_however_long_ago_it_was_fetched(tmp_path: Path) -> None:
+    """A continuous crawl's host is fetched again days later: the pruning of old wakes keeps the row of a host
+    that still has URIs, so a restart three days on still waits its Crawl-delay (90 s), not the minimum (2 s)."""
+    db = tmp_path / "frontier.sqlite"
+    clock = [100.0]
+
+    def make() -> ARFrontier:
+        policy = RevisitPolicy(RevisitSettings.heritrix(min_wait_s=1, max_wait_s=30 * 86_400), None)
+        return ARFrontier(
+            db,
+            Politeness(0, 2000, 2000, 1, crawl_delay_up_to_s=300),
+            lambda u: u.split("/")[2],
+            policy=policy,
+            clock=lambda: clock[0],
+        )
+
+    f = make()
+    f.add("http://h/a", "http://h/a", UriMeta(path="", domain="d"))
+    e = f.next_ready(100.0)
+    f.planned(e, 100.0 + 86_400)
+    f.finished(e, 100.0, 0.1, crawl_delay_s=90)
+    f.checkpoint()
+    f.db.close()
+    clock[0] = 100.0 + 3 * 86_400
+    g = make()
+    t = clock[0]
+    assert g.next_ready(t + 89) is None and g.next_ready(t + 91).url == "http://h/a"

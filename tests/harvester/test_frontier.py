@@ -310,3 +310,35 @@ def test_a_host_whose_queue_was_empty_at_the_restart_keeps_its_wait(tmp_path: Pa
     g = _frontier(db, min_delay_ms=20_000)
     _add(g, "http://b.org/2")  # found after the restart
     assert g.next_ready(now + 599) is None and g.next_ready(now + 601).url == "http://b.org/2"
+
+
+def test_a_hosts_crawl_delay_outlives_the_pruning_of_old_wakes(tmp_path: Path) -> None:
+    """A continuous crawl comes back to a host every few days: its queue still holds URIs when its last wake is
+    long past, and its journalled delay (a Crawl-delay of 60 s) is kept by the pruning, so a restart two days
+    later waits 60 s for it, not the minimum delay. An empty queue's row that old goes. The frontier runs on
+    a clock of its own (a test's, the simulator's) and a restart counts from it."""
+    db = tmp_path / "frontier.sqlite"
+    clock = [1_000_000.0]
+
+    def make() -> Frontier:
+        return Frontier(db, Politeness(0, 3000, 3000, 1, crawl_delay_up_to_s=120), host_key, clock=lambda: clock[0])
+
+    f = make()
+    for url in ("http://a.org/1", "http://a.org/2", "http://b.org/1"):
+        _add(f, url)
+    now = clock[0]
+    a, b = f.next_ready(now), f.next_ready(now)
+    f.finished(a, now, 0.1, crawl_delay_s=60)
+    f.finished(b, now, 0.1)  # b.org is empty now
+    f.checkpoint()
+    clock[0] = now + 2 * 86_400
+    _add(f, "http://c.org/1")
+    f.checkpoint()  # prunes: b.org's row goes, a.org's stays
+    assert [k for (k,) in f.db.execute("SELECT queue FROM wakes")] == ["a.org"]
+    f.db.close()
+
+    g = make()
+    t = clock[0]
+    assert g.next_ready(t + 2) is None  # every host waits at least the minimum delay from the restart
+    assert g.next_ready(t + 4).url == "http://c.org/1"
+    assert g.next_ready(t + 59) is None and g.next_ready(t + 61).url == "http://a.org/2"

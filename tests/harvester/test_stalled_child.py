@@ -163,6 +163,25 @@ def test_restarts_are_counted_within_their_window():
     assert budget.allows()  # an hour on: a new accident
 
 
+def test_after_a_stall_the_restart_window_is_at_least_two_stall_limits(monkeypatch):
+    """A stall limit of 900 s with a window of 600 s: a child stuck at every start would be ended 900 s after
+    each restart, outside the window, and restarted for ever; after a stall the window is two stall limits.
+    A kill (not a stall) keeps the window as set."""
+    from harvester.runjob import RestartBudget
+
+    monkeypatch.setenv("NETHARVEST_CHILD_STALL_S", "900")
+    monkeypatch.setenv("NETHARVEST_CHILD_RESTART_WINDOW_S", "600")
+    now = [0.0]
+    budget = RestartBudget.of_worker()
+    budget.clock = lambda: now[0]
+    budget.spend()
+    now[0] = 905.0  # stuck again right after the restart: ended one stall limit later
+    assert not budget.allows(stalled=True)
+    assert budget.allows()  # a kill this long after the last restart is a new accident
+    now[0] = 1800.0
+    assert budget.allows(stalled=True)
+
+
 def test_a_warm_shutdown_ends_the_crawl_with_a_checkpoint_and_hands_the_job_back(tmp_path, monkeypatch, sites):
     """The worker's warm shutdown (harvester/shutdown.py) used to wait for the crawl to end, which a continuous
     job never does: the crawl went on for the whole grace period, then the worker was killed. Now the crawl is
