@@ -46,6 +46,7 @@ def test_a_broker_outage_mid_crawl_loses_nothing(tmp_path):
         "harvester",
         realstack.worker_env(tmp_path / "harvester", proxied),
         tmp_path / "harvester.log",
+        concurrency=2,  # as the continuous worker of `netharvest up`: a free process waits for the next job
     )
     job_dir = tmp_path / "harvester" / "spool"
     try:
@@ -72,6 +73,11 @@ def test_a_broker_outage_mid_crawl_loses_nothing(tmp_path):
         job.refresh_from_db()
         assert job.status == "DONE", (job.error_category, job.error_detail)
         assert uris_at_restore > uris_at_cut, "the crawl child stopped while the broker was away"
+        # The worker lived through it, and is still consuming: not a consumer that died of the outage (celery
+        # 5.7.0: "Unrecoverable error" on restoring the job's unacknowledged message) and a main process that
+        # lingers only until its running task ends, then exits.
+        log = (tmp_path / "harvester.log").read_text()
+        assert "Unrecoverable error" not in log, log[-3000:]
         assert harvester.poll() is None, "the harvester worker died"
 
         # The whole site: the same URIs as a crawl without an outage.

@@ -4,22 +4,20 @@ Web, beat, a high- and a low-priority harvester worker, a worker for continuous 
 replay (pywb, loopback only, behind the web UI's /replay/) and the page QA worker (headless Chromium, niced,
 queue qa), as real processes on real
 queues: on the embedded default (SQLite + the filesystem broker in the data directory) or on
-PostgreSQL + Redis when NETHARVEST_DATABASE_URL / NETHARVEST_BROKER_URL are set. Ctrl-C (or SIGTERM)
-stops every process group and waits for them; nothing is left running.
+PostgreSQL + Redis when NETHARVEST_DATABASE_URL / NETHARVEST_BROKER_URL are set. A process that dies on its
+own is started again, a crash loop stops the stack (orchestrator/supervisor.py). Ctrl-C (or SIGTERM) stops
+every process group and waits for them; nothing is left running.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import secrets
-import signal
 import socket
 import sys
 from pathlib import Path
 
-import honcho.manager
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
@@ -31,20 +29,7 @@ from orchestrator import services
 from orchestrator.harvest.archive.replay import refresh
 from orchestrator.harvest.curation.demo import ensure_demo_definition
 from orchestrator.harvest.qa.browser import chromium_problem
-
-
-class _PoliteProcessManager:
-    """SIGTERM to each process itself, not its whole group (honcho's default): a Celery or gunicorn
-    master then shuts its own children down in order, instead of seeing them killed under it and
-    hanging. SIGKILL, the last resort, still takes the whole group, so nothing is left running."""
-
-    def terminate(self, pid: int) -> None:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGTERM)
-
-    def kill(self, pid: int) -> None:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(pid, signal.SIGKILL)
+from orchestrator.supervisor import Supervisor
 
 
 def _port_free(port: int) -> bool:
@@ -122,7 +107,7 @@ class Command(BaseCommand):
             port = int(options["demo_port"])  # type: ignore[call-overload]
             busy = [p for p in (port, port + 1) if not _port_free(p)]
             if busy:
-                # honcho stops the whole stack when one process dies: say so before starting anything.
+                # A demo site that cannot bind would die and be restarted until the stack stops: say so first.
                 raise CommandError(
                     f"the demo site needs ports {port} and {port + 1} on 127.0.0.1, but "
                     f"{', '.join(map(str, busy))} is in use: choose others with --demo-port N, "
@@ -178,9 +163,7 @@ class Command(BaseCommand):
         )
         self.stdout.flush()
 
-        honcho.manager.KILL_WAIT = 30  # let workers finish a warm shutdown before SIGKILL
-        manager = honcho.manager.Manager()
-        manager._procmgr = _PoliteProcessManager()
+        manager = Supervisor()
         cwd = str(Path(__file__).resolve().parents[4])
         for name, command in processes.items():
             if (

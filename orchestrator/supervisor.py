@@ -1,0 +1,132 @@
+"""The process manager of ``netharvest up``: honcho's, restarting a process that dies on its own.
+
+honcho runs a Procfile the foreman way: when one process ends, it stops all the others. For a stack that runs
+for months (a continuous crawl, the beat that starts the next snapshot) that turns one accident into an
+outage: the kernel's OOM killer or an operator's kill -9 of one worker stopped the web UI, the beat and every
+other harvester. A supervisor restarts what died (supervisord's ``autorestart``, systemd's
+``Restart=on-failure``, docker-compose's ``restart:``), and gives up on a crash loop, where restarting only
+hides the cause: here a process that dies while the stack is not stopping is started again after
+:data:`RESTART_DELAY_S`, at most :data:`RESTARTS` times in :data:`RESTART_WINDOW_S`; once more within the
+window and the whole stack stops as honcho would, with that process's exit status. Ctrl-C and SIGTERM stop
+everything and restart nothing. The work a killed worker held is not lost by the restart: its job's
+heartbeat stops, the reaper fails it and a continuous job is taken over (docs/DESIGN.md, "Reliability").
+
+The signals are sent to each process itself, not its whole group (honcho's default): a Celery or gunicorn
+master then shuts its own children down in order, instead of seeing them killed under it and hanging.
+SIGKILL, the last resort, still takes the whole group, so nothing is left running.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import os
+import queue
+import signal
+import time
+from collections.abc import Callable
+from typing import Any
+
+import honcho.manager
+
+#: A process that died is started again this long after.
+RESTART_DELAY_S = 2.0
+#: At most this many restarts of one process in RESTART_WINDOW_S; the next death there stops the stack.
+RESTARTS = 3
+RESTART_WINDOW_S = 600.0
+#: How long the processes have to stop after SIGTERM (a worker's warm shutdown) before SIGKILL.
+KILL_WAIT_S = 30.0
+
+
+class _PoliteProcessManager:
+    """SIGTERM to the process, SIGKILL to its group (see the module docstring)."""
+
+    def terminate(self, pid: int) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+
+    def kill(self, pid: int) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pid, signal.SIGKILL)
+
+
+class Supervisor(honcho.manager.Manager):
+    """honcho's :class:`~honcho.manager.Manager` with the restarts of the module docstring (its ``loop`` is
+    replaced; adding processes, printing and signalling are honcho's)."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._procmgr = _PoliteProcessManager()
+        self._monotonic = clock
+        self._restarted: dict[str, list[float]] = {}  # name -> when it was restarted, within the window
+        self._due: dict[str, float] = {}  # name -> when to start it again
+
+    def loop(self) -> None:
+        def _stop(signum: int, frame: Any) -> None:
+            self._system_print(f"{honcho.manager.SIGNALS[signum]['name']} received\n")
+            self.returncode = honcho.manager.SIGNALS[signum]["rc"]
+            self.terminate()
+
+        signal.signal(signal.SIGTERM, _stop)
+        signal.signal(signal.SIGINT, _stop)
+        self._start()
+        stopping_since: float | None = None
+        while True:
+            try:
+                self._handle(self.events.get(timeout=0.1))
+            except queue.Empty:
+                pass
+            now = self._monotonic()
+            for name, at in list(self._due.items()):
+                if at <= now and not self._terminating:
+                    del self._due[name]
+                    self._start_one(name)
+            if not self._due and self._all_started() and self._all_stopped():
+                return
+            if self._terminating and stopping_since is None:
+                stopping_since = now
+            if stopping_since is not None and now - stopping_since > KILL_WAIT_S:
+                self.kill()
+
+    def terminate(self) -> None:
+        self._due.clear()  # stopping: nothing is started again
+        super().terminate()
+
+    def _handle(self, msg: Any) -> None:
+        if msg.type == "line":
+            self._printer.write(msg)
+        elif msg.type == "start":
+            self._processes[msg.name]["pid"] = msg.data["pid"]
+            self._system_print(f"{msg.name} started (pid={msg.data['pid']})\n")
+        elif msg.type == "stop":
+            code = msg.data["returncode"]
+            self._processes[msg.name]["returncode"] = code
+            self._system_print(f"{msg.name} stopped (rc={code})\n")
+            if self._terminating:
+                return
+            if self._may_restart(msg.name):
+                self._system_print(f"{msg.name} ended on its own: starting it again in {RESTART_DELAY_S:g} s\n")
+                self._due[msg.name] = self._monotonic() + RESTART_DELAY_S
+                return
+            self._system_print(
+                f"{msg.name} ended {RESTARTS + 1} times within {RESTART_WINDOW_S:g} s: stopping everything\n"
+            )
+            if self.returncode is None:
+                self.returncode = code or 1
+            self.terminate()
+
+    def _may_restart(self, name: str) -> bool:
+        now = self._monotonic()
+        recent = [t for t in self._restarted.get(name, []) if now - t < RESTART_WINDOW_S]
+        self._restarted[name] = recent
+        if len(recent) >= RESTARTS:
+            return False
+        recent.append(now)
+        return True
+
+    def _start_one(self, name: str) -> None:
+        entry = self._processes[name]
+        entry.pop("pid", None)
+        entry.pop("returncode", None)
+        entry["process"] = multiprocessing.Process(name=name, target=entry["obj"].run, args=(self.events, True))
+        entry["process"].start()

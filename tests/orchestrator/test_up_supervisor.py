@@ -1,0 +1,97 @@
+"""``netharvest up``'s process manager (orchestrator/supervisor.py): a process killed on its own is started
+again and the others run on; a crash loop stops the stack with its exit status; SIGTERM stops everything.
+Real processes and signals, run in a child Python (the manager installs signal handlers and so needs a main
+thread of its own)."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+_SCRIPT = """
+import sys
+from orchestrator import supervisor
+supervisor.RESTART_DELAY_S = 0.2
+supervisor.RESTARTS = 2
+m = supervisor.Supervisor()
+sleeper = f"exec {sys.executable} -c 'import time; time.sleep(120)'"
+m.add_process("steady", sleeper)
+m.add_process("victim", sys.argv[1] if len(sys.argv) > 1 else sleeper)
+m.loop()
+sys.exit(m.returncode)
+"""
+
+
+def _start(*args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-c", _SCRIPT, *args],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+
+
+def _read_until(proc: subprocess.Popen[str], pattern: str, lines: list[str], timeout: float = 30) -> re.Match[str]:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()  # type: ignore[union-attr]
+        if not line:
+            break
+        lines.append(line)
+        if found := re.search(pattern, line):
+            return found
+    raise AssertionError(f"no line matching {pattern!r} in:\n{''.join(lines)}")
+
+
+def test_a_process_killed_on_its_own_is_started_again_and_the_others_run_on():
+    proc = _start()
+    lines: list[str] = []
+    try:
+        started = {}
+        while len(started) < 2:  # in either order
+            found = _read_until(proc, r"(steady|victim) started \(pid=(\d+)\)", lines)
+            started[found[1]] = int(found[2])
+        steady, victim = started["steady"], started["victim"]
+        os.kill(victim, signal.SIGKILL)  # as the OOM killer would
+        _read_until(proc, r"victim ended on its own: starting it again", lines)
+        again = int(_read_until(proc, r"victim started \(pid=(\d+)\)", lines)[1])
+        assert again != victim
+        os.kill(again, signal.SIGKILL)  # a second accident is restarted too
+        third = int(_read_until(proc, r"victim started \(pid=(\d+)\)", lines)[1])
+        os.kill(steady, 0)  # still the same process: nothing else was stopped
+        assert not any("steady stopped" in line for line in lines)
+        proc.send_signal(signal.SIGTERM)  # the operator stops the stack: nothing is started again
+        rest, _ = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 143, rest
+    assert "steady stopped" in rest and "victim stopped" in rest and "starting it again" not in rest
+    for pid in (steady, third):
+        try:
+            os.kill(pid, 0)
+            raise AssertionError(f"process {pid} outlived the stack")
+        except ProcessLookupError:
+            pass
+
+
+def test_a_crash_loop_stops_the_stack_with_its_exit_status():
+    proc = _start(f"exec {sys.executable} -c 'raise SystemExit(3)'")
+    try:
+        out, _ = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 3, out
+    assert out.count("victim ended on its own: starting it again") == 2  # RESTARTS
+    assert "victim ended 3 times within 600 s: stopping everything" in out
+    assert "steady stopped" in out
