@@ -198,6 +198,7 @@ class Frontier(FrontierBase):
         self._dirty_kv: set[str] = set()
         self._dirty_wakes: dict[str, tuple[float, float]] = {}  # queue -> (wake, delay) since the last checkpoint
         self._wakes_pruned_at = 0.0
+        self._prunable: dict[str, float] = {}  # queue -> journalled wake, for _prune_wakes to look at
         self.resumed = False
         self.db: sqlite3.Connection | None = None
         if db_path is not None:
@@ -245,12 +246,20 @@ class Frontier(FrontierBase):
         are dropped."""
         assert self.db is not None
         now = self.clock()
-        self._prune_wakes(self.db, now)
         journalled = {
             str(k): (float(w), float(d)) for k, w, d in self.db.execute("SELECT queue, wake, delay FROM wakes")
         }
+        gone = [k for k, (wake, _) in journalled.items() if wake < now - WAKE_KEEP_S and not self._queue_holds(k)]
+        if gone:
+            self.db.execute("BEGIN")
+            self.db.executemany("DELETE FROM wakes WHERE queue = ?", ((k,) for k in gone))
+            self.db.execute("COMMIT")
+            for key in gone:
+                del journalled[key]
+        self._wakes_pruned_at = now
         least = self.politeness.delay(0.0)
         live = set(self._queue_keys())
+        self._prunable = {k: wake for k, (wake, _) in journalled.items() if not self._queue_holds(k)}
         for key, (wake, delay) in journalled.items():
             if key not in live and wake > now:  # an empty queue: its wait holds for URIs found later
                 self._restore_wake(key, wake, delay)
@@ -260,9 +269,18 @@ class Frontier(FrontierBase):
             self._restore_wake(key, max(wake, now + delay) if delay else wake, delay)  # no delay: no wait
 
     def _prune_wakes(self, db: sqlite3.Connection, now: float) -> None:
-        """Drop the journalled wakes long past of queues that hold no URI (see :data:`WAKE_KEEP_S`)."""
-        old = db.execute("SELECT queue FROM wakes WHERE wake < ?", (now - WAKE_KEEP_S,)).fetchall()
-        db.executemany("DELETE FROM wakes WHERE queue = ?", (row for row in old if not self._queue_holds(row[0])))
+        """Drop the journalled wakes long past of queues that hold no URI (see :data:`WAKE_KEEP_S`). Only the
+        queues written since the last prune and the empty ones not yet old enough are looked at, not the whole
+        table: a checkpoint runs on the crawl's loop, and a continuous crawl keeps a row for every host."""
+        done = []
+        for key, wake in self._prunable.items():
+            if self._queue_holds(key):
+                done.append(key)  # its row stays; written again after its next fetch, it is looked at again
+            elif wake < now - WAKE_KEEP_S:
+                db.execute("DELETE FROM wakes WHERE queue = ?", (key,))
+                done.append(key)
+        for key in done:
+            del self._prunable[key]
         self._wakes_pruned_at = now
 
     def _queue_keys(self) -> list[str]:
@@ -354,6 +372,7 @@ class Frontier(FrontierBase):
                 "INSERT OR REPLACE INTO wakes (queue, wake, delay) VALUES (?, ?, ?)",
                 ((key, wake, delay) for key, (wake, delay) in self._dirty_wakes.items()),
             )
+            self._prunable.update((key, wake) for key, (wake, _) in self._dirty_wakes.items())
             now = self.clock()
             if now >= self._wakes_pruned_at + WAKE_PRUNE_EVERY_S:
                 self._prune_wakes(db, now)

@@ -106,7 +106,8 @@ CHILD_TERM_GRACE_S = 30
 CHILD_STARTUP_S = 120
 #: A crawl child that stalled (StallWatch) or was killed by a signal nobody here sent (the kernel's OOM killer,
 #: an operator's kill -9) is started again from its checkpoint this many times within
-#: ``NETHARVEST_CHILD_RESTART_WINDOW_S`` (an hour); the next stall or kill within it fails the job
+#: ``NETHARVEST_CHILD_RESTART_WINDOW_S`` (an hour; after a stall at least two stall limits: RestartBudget); the
+#: next stall or kill within it fails the job
 #: (``crawl-process-stalled`` / ``crawl-process-died``): what ended it would most likely end it again.
 CHILD_RESTARTS = 1
 #: How long a resubmitted job waits for the job it continues to stop being crawled on this machine.
@@ -545,12 +546,14 @@ class RestartBudget:
     Until 2026-11-28 the budget was one restart for the job's whole life: right for a crash loop, wrong for a
     continuous crawl of months, which a second OOM kill a week after the first left FAILED until a curator
     resubmitted it (an operator's run killed one twice, 40 s apart, and it failed; that stays so). After a
-    stall the window is at least two stall limits (``stall_s``): a child stuck again at every start is ended a
-    stall limit after each restart, and a shorter window would restart it for ever, the job never failing."""
+    stall the window is at least two stall limits (``stall_s``, at least :data:`CHILD_STARTUP_S`): a child stuck
+    again at every start is ended that long after each restart, and a shorter window would restart it for ever,
+    the job never failing."""
 
     def __init__(self, window_s: float, clock: Any = time.monotonic, stall_s: float = 0.0) -> None:
         self.window_s = window_s
-        self.stall_window_s = max(window_s, 2 * stall_s)
+        # A child stuck from its start is ended after the start-up allowance, not the stall limit (StallWatch).
+        self.stall_window_s = max(window_s, 2 * max(stall_s, CHILD_STARTUP_S)) if stall_s else window_s
         self.clock = clock
         self.spent: list[float] = []
 

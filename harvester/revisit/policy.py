@@ -178,8 +178,10 @@ class RevisitSettings:
             if name not in data:
                 continue
             values[name] = _parse(name, data[name], getattr(defaults, name), f"{path}.{name}")
-        if values.get("policy", defaults.policy) == "heritrix" and "initial_wait_s" not in values:
-            values["initial_wait_s"] = dict(cls.heritrix().initial_wait_s)
+        # Initial waits given for some content classes only: the others keep their defaults (Heritrix's for
+        # its policy), as every setting left out does; a class left out would otherwise wait as "other".
+        base = cls.heritrix() if values.get("policy", defaults.policy) == "heritrix" else defaults
+        values["initial_wait_s"] = {**base.initial_wait_s, **values.get("initial_wait_s", {})}
         settings = cls(**values)
         settings.validate(path)
         return settings

@@ -124,10 +124,10 @@ def test_a_continuous_harvest_with_its_settings(tmp_path: Path):
     d = HarvestDefinition.objects.get(name="news later")
     assert (d.warc_rotate_s, d.robots_validity_s, d.dns_ttl_s, d.fetch_budget_per_s) == (900, 86400, 21600, None)
     assert d.revisit_settings["policy"] == "heritrix"
-    # Initial waits for some classes only: the others wait as "other" does, as the policy has them wait.
-    create("news soon", "--kind", "continuous", "--revisit", '{"initial_wait_s": {"text": 60, "other": 120}}')
+    # Initial waits for some classes only: the others keep their defaults, as any setting left out does.
+    create("news soon", "--kind", "continuous", "--revisit", '{"initial_wait_s": {"text": 60}}')
     waits = HarvestDefinition.objects.get(name="news soon").revisit_settings["initial_wait_s"]
-    assert waits == {"text": 60, "image": 120, "audio_video": 120, "other": 120}
+    assert waits == {"text": 60, "image": 2 * 86_400, "audio_video": 7 * 86_400, "other": 86_400}
 
 
 def test_a_continuous_harvests_bad_settings_name_their_option(tmp_path: Path):

@@ -807,3 +807,13 @@ def test_a_dateless_page_that_changes_at_every_visit_is_never_taken_for_periodic
             policy.visited(uri, visit, t + rng.uniform(0, 6 * H))
     assert [uri for uri in uris if policy.state_of(uri)["periodic"]] == []
     assert all(policy.state_of(uri)["versions"] == 30 for uri in uris)
+
+
+def test_initial_waits_given_for_some_classes_keep_the_others_defaults():
+    """``{"initial_wait_s": {"text": 60}}`` changes text's first wait only; images keep theirs (2 days, not
+    "other"'s day); with the heritrix policy, Heritrix's."""
+    ours = RevisitSettings.from_dict({"initial_wait_s": {"text": 60}})
+    assert ours.initial_wait_s == {**RevisitSettings().initial_wait_s, "text": 60}
+    assert ours.initial_wait("image") == 2 * 86_400
+    theirs = RevisitSettings.from_dict({"policy": "heritrix", "initial_wait_s": {"image": 60}})
+    assert theirs.initial_wait_s == {**RevisitSettings.heritrix().initial_wait_s, "image": 60}

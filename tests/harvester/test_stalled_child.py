@@ -180,6 +180,14 @@ def test_after_a_stall_the_restart_window_is_at_least_two_stall_limits(monkeypat
     assert budget.allows()  # a kill this long after the last restart is a new accident
     now[0] = 1800.0
     assert budget.allows(stalled=True)
+    # A child stuck from its start is ended after the start-up allowance (120 s), not a 30 s stall limit.
+    monkeypatch.setenv("NETHARVEST_CHILD_STALL_S", "30")
+    monkeypatch.setenv("NETHARVEST_CHILD_RESTART_WINDOW_S", "100")
+    budget = RestartBudget.of_worker()
+    budget.clock = lambda: now[0]
+    budget.spend()
+    now[0] += 121.0
+    assert not budget.allows(stalled=True)
 
 
 def test_a_warm_shutdown_ends_the_crawl_with_a_checkpoint_and_hands_the_job_back(tmp_path, monkeypatch, sites):

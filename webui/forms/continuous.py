@@ -192,7 +192,7 @@ def revisit_form_data(settings: Any, path: str = "revisit_settings") -> dict[str
     data: dict[str, Any] = {name: current[name] for name in SIMPLE}
     for name in ("fixed_interval_s", "min_wait_s", "max_wait_s"):
         data[name] = format_wait(current[name])
-    for name in CLASSES:  # a class left out of initial_wait_s waits as the policy has it wait: as "other"
+    for name in CLASSES:
         data[f"initial_wait_{name}"] = format_wait(parsed.initial_wait(name))
     data["strip"] = "\n".join(current["strip"])
     data["pinned"] = "\n".join(f"{uri} {format_wait(s)}" for uri, s in current["pinned"].items())
