@@ -90,6 +90,7 @@ from harvester.process import (
     start_child,
     write_json_atomic,
 )
+from harvester.restarts import RestartBudget
 from harvester.runtime import child_restart_window_s, child_stall_s, spool_dir
 from harvester.specfetch import SpecUnreadable, resolve
 from harvester.takeover import take_over
@@ -106,7 +107,7 @@ CHILD_TERM_GRACE_S = 30
 CHILD_STARTUP_S = 120
 #: A crawl child that stalled (StallWatch) or was killed by a signal nobody here sent (the kernel's OOM killer,
 #: an operator's kill -9) is started again from its checkpoint this many times within
-#: ``NETHARVEST_CHILD_RESTART_WINDOW_S`` (an hour; after a stall at least two stall limits: RestartBudget); the
+#: ``NETHARVEST_CHILD_RESTART_WINDOW_S`` (an hour; after a stall at least two stall limits: restart_budget); the
 #: next stall or kill within it fails the job
 #: (``crawl-process-stalled`` / ``crawl-process-died``): what ended it would most likely end it again.
 CHILD_RESTARTS = 1
@@ -540,37 +541,18 @@ def _end_child(child: subprocess.Popen[bytes], why: str) -> None:
         child.wait()
 
 
-class RestartBudget:
-    """At most :data:`CHILD_RESTARTS` restarts of a crawl child in any window of ``window_s`` seconds.
+def restart_budget() -> RestartBudget:
+    """The worker's budget of crawl-child restarts: :data:`CHILD_RESTARTS` in ``NETHARVEST_CHILD_RESTART_WINDOW_S``.
 
-    Until 2026-11-28 the budget was one restart for the job's whole life: right for a crash loop, wrong for a
-    continuous crawl of months, which a second OOM kill a week after the first left FAILED until a curator
-    resubmitted it (an operator's run killed one twice, 40 s apart, and it failed; that stays so). After a
-    stall the window is at least two stall limits (``stall_s``, at least :data:`CHILD_STARTUP_S`): a child stuck
-    again at every start is ended that long after each restart, and a shorter window would restart it for ever,
-    the job never failing."""
-
-    def __init__(self, window_s: float, clock: Any = time.monotonic, stall_s: float = 0.0) -> None:
-        self.window_s = window_s
-        # A child stuck from its start is ended after the start-up allowance, not the stall limit (StallWatch).
-        self.stall_window_s = max(window_s, 2 * max(stall_s, CHILD_STARTUP_S)) if stall_s else window_s
-        self.clock = clock
-        self.spent: list[float] = []
-
-    @classmethod
-    def of_worker(cls) -> RestartBudget:
-        """The worker's budget: ``NETHARVEST_CHILD_RESTART_WINDOW_S`` and ``NETHARVEST_CHILD_STALL_S``."""
-        return cls(child_restart_window_s(), stall_s=child_stall_s())
-
-    def allows(self, stalled: bool = False) -> bool:
-        """Whether one more restart (after a stall, or after a kill) is within the budget now."""
-        now = self.clock()
-        self.spent = [t for t in self.spent if now - t < self.stall_window_s]
-        window = self.stall_window_s if stalled else self.window_s
-        return sum(1 for t in self.spent if now - t < window) < CHILD_RESTARTS
-
-    def spend(self) -> None:
-        self.spent.append(self.clock())
+    Until 2026-11-28 it was one restart for the job's whole life: right for a crash loop, wrong for a continuous
+    crawl of months, which a second OOM kill a week after the first left FAILED until a curator resubmitted it (an
+    operator's run killed one twice, 40 s apart, and it failed; that stays so). After a stall the window is at
+    least two stall limits (``NETHARVEST_CHILD_STALL_S``, at least :data:`CHILD_STARTUP_S`, after which StallWatch
+    ends a child stuck from its start): a child stuck again at every start is ended that long after each
+    restart, and a shorter window would restart it for ever, the job never failing."""
+    window = child_restart_window_s()
+    stall_window = max(window, 2 * max(child_stall_s(), CHILD_STARTUP_S))
+    return RestartBudget(window, CHILD_RESTARTS, stall_window_s=stall_window)
 
 
 def _close_stdin(child: subprocess.Popen[bytes]) -> None:
@@ -594,7 +576,7 @@ def supervise(
     watch = StallWatch(job_dir, child_stall_s())
     started = now_iso()
     cancelled = False
-    restarts = RestartBudget.of_worker()
+    restarts = restart_budget()
     stalled: JobResult | None = None
     try:
         messages = list(waiting or ())

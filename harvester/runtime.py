@@ -36,7 +36,7 @@ def child_stall_s() -> float:
 
 def child_restart_window_s() -> float:
     """``NETHARVEST_CHILD_RESTART_WINDOW_S``: the window in which a crawl child is restarted once
-    (harvester.runjob.RestartBudget); harvester.defaults.CHILD_RESTART_WINDOW_S when unset."""
+    (harvester.runjob.restart_budget); harvester.defaults.CHILD_RESTART_WINDOW_S when unset."""
     from harvester.defaults import CHILD_RESTART_WINDOW_S
 
     return _seconds("NETHARVEST_CHILD_RESTART_WINDOW_S", CHILD_RESTART_WINDOW_S)

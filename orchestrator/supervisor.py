@@ -30,6 +30,8 @@ from typing import Any
 
 import honcho.manager
 
+from harvester.restarts import RestartBudget
+
 #: A process that died is started again this long after.
 RESTART_DELAY_S = 2.0
 #: At most this many restarts of one process in RESTART_WINDOW_S; the next death there stops the stack.
@@ -59,7 +61,7 @@ class Supervisor(honcho.manager.Manager):
         super().__init__(**kwargs)
         self._procmgr = _PoliteProcessManager()
         self._monotonic = clock
-        self._restarted: dict[str, list[float]] = {}  # name -> when it was restarted, within the window
+        self._budgets: dict[str, RestartBudget] = {}  # name -> its restarts
         self._due: dict[str, float] = {}  # name -> when to start it again
         self._signalled: int | None = None  # SIGINT / SIGTERM received, not yet acted on
 
@@ -149,12 +151,10 @@ class Supervisor(honcho.manager.Manager):
 
     def _may_restart(self, name: str) -> bool:
         """Whether the process may be started again now, within RESTARTS in RESTART_WINDOW_S (then counted)."""
-        now = self._monotonic()
-        recent = [t for t in self._restarted.get(name, []) if now - t < RESTART_WINDOW_S]
-        self._restarted[name] = recent
-        if len(recent) >= RESTARTS:
+        budget = self._budgets.setdefault(name, RestartBudget(RESTART_WINDOW_S, RESTARTS, clock=self._monotonic))
+        if not budget.allows():
             return False
-        recent.append(now)
+        budget.spend()
         return True
 
     def _start_one(self, name: str) -> None:

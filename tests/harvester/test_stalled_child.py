@@ -150,10 +150,11 @@ def test_kills_further_apart_than_the_restart_window_are_each_survived(tmp_path,
 
 
 def test_restarts_are_counted_within_their_window():
-    from harvester.runjob import CHILD_RESTARTS, RestartBudget
+    from harvester.restarts import RestartBudget
+    from harvester.runjob import CHILD_RESTARTS
 
     now = [0.0]
-    budget = RestartBudget(3600.0, clock=lambda: now[0])
+    budget = RestartBudget(3600.0, CHILD_RESTARTS, clock=lambda: now[0])
     for _ in range(CHILD_RESTARTS):
         assert budget.allows()
         budget.spend()
@@ -167,12 +168,12 @@ def test_after_a_stall_the_restart_window_is_at_least_two_stall_limits(monkeypat
     """A stall limit of 900 s with a window of 600 s: a child stuck at every start would be ended 900 s after
     each restart, outside the window, and restarted for ever; after a stall the window is two stall limits.
     A kill (not a stall) keeps the window as set."""
-    from harvester.runjob import RestartBudget
+    from harvester.runjob import restart_budget
 
     monkeypatch.setenv("NETHARVEST_CHILD_STALL_S", "900")
     monkeypatch.setenv("NETHARVEST_CHILD_RESTART_WINDOW_S", "600")
     now = [0.0]
-    budget = RestartBudget.of_worker()
+    budget = restart_budget()
     budget.clock = lambda: now[0]
     budget.spend()
     now[0] = 905.0  # stuck again right after the restart: ended one stall limit later
@@ -183,7 +184,7 @@ def test_after_a_stall_the_restart_window_is_at_least_two_stall_limits(monkeypat
     # A child stuck from its start is ended after the start-up allowance (120 s), not a 30 s stall limit.
     monkeypatch.setenv("NETHARVEST_CHILD_STALL_S", "30")
     monkeypatch.setenv("NETHARVEST_CHILD_RESTART_WINDOW_S", "100")
-    budget = RestartBudget.of_worker()
+    budget = restart_budget()
     budget.clock = lambda: now[0]
     budget.spend()
     now[0] += 121.0

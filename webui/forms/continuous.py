@@ -187,13 +187,12 @@ def add_revisit_fields(form: forms.Form, stored: dict[str, Any]) -> None:
 def revisit_form_data(settings: Any, path: str = "revisit_settings") -> dict[str, Any]:
     """The form's revisit fields for a RevisitSettings dict (the API's ``revisit_settings``; the policy's
     defaults fill what it leaves out). Raises ContractError naming ``path`` and the bad key."""
-    parsed = RevisitSettings.from_dict(settings if isinstance(settings, dict) else settings or {}, path)
-    current = parsed.to_dict()
+    current = RevisitSettings.from_dict(settings if isinstance(settings, dict) else settings or {}, path).to_dict()
     data: dict[str, Any] = {name: current[name] for name in SIMPLE}
     for name in ("fixed_interval_s", "min_wait_s", "max_wait_s"):
         data[name] = format_wait(current[name])
     for name in CLASSES:
-        data[f"initial_wait_{name}"] = format_wait(parsed.initial_wait(name))
+        data[f"initial_wait_{name}"] = format_wait(current["initial_wait_s"].get(name))
     data["strip"] = "\n".join(current["strip"])
     data["pinned"] = "\n".join(f"{uri} {format_wait(s)}" for uri, s in current["pinned"].items())
     return data
