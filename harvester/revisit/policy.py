@@ -552,11 +552,14 @@ class RevisitPolicy:
 
     # ------------------------------------------------------------------ reporting
     def annotation(self, uri: str) -> str:
-        """The ARFrontier's crawl.log annotation for the URI's last visit: ``wt:45s0ms,3vis,1ver,ov:3ms``."""
+        """The ARFrontier's crawl.log annotation for the URI's last visit: ``wt:45s0ms,3vis,1ver,ov:3ms``.
+        After a visit that got no answer the wait shown is the one until the URI is tried again (a URI whose
+        first visit failed has no wait of its own yet: it would show ``wt:0ms``, as if due at once)."""
         state = self.uris[uri]
-        return (
-            f"wt:{format_ms(state.wait_ms or 0)},{state.visits}vis,{state.versions}ver,ov:{format_ms(state.overdue_ms)}"
-        )
+        wait_ms = state.wait_ms or 0
+        if state.failed_at is not None and (state.last_visit_at is None or state.failed_at >= state.last_visit_at):
+            wait_ms = max(0, int(round((state.next_at - state.failed_at) * 1000)))
+        return f"wt:{format_ms(wait_ms)},{state.visits}vis,{state.versions}ver,ov:{format_ms(state.overdue_ms)}"
 
     def freshness(self, now: float) -> float | None:
         """The policy's estimate of the share of URIs whose latest capture is still current."""

@@ -170,6 +170,16 @@ def test_unknown_content_state_and_failures():
     assert policy.state_of(URI)["wait_ms"] == wait
 
 
+def test_the_annotation_of_a_failed_visit_shows_the_wait_until_the_next_try():
+    policy = heritrix()
+    policy.add(URI, 0)
+    # The first visit got no answer: tried again after the initial wait, not "wt:0ms" (due at once).
+    assert policy.visited(URI, page(None, status=-2), 10) == 10 + 12 * H
+    assert policy.annotation(URI) == f"wt:{format_ms(12 * H * 1000)},0vis,0ver,ov:10s0ms"
+    policy.visited(URI, page("sha1:A"), 12 * H + 10)  # answered: the wait the evaluator chose
+    assert policy.annotation(URI) == f"wt:{format_ms(12 * H * 1000)},1vis,1ver,ov:0ms"
+
+
 # --------------------------------------------------------------------------------------------- adaptive
 def visit_series(policy: RevisitPolicy, uri: str, changes_every: float | None, start: float, until: float) -> float:
     """Visit ``uri`` whenever the policy says, its content changing every ``changes_every`` seconds."""
