@@ -57,6 +57,7 @@ URI's state after each :meth:`visited` (and :meth:`add`) and, after a kill -9, c
 from __future__ import annotations
 
 import math
+from array import array
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
@@ -370,7 +371,9 @@ class UriState:
     dl_etag: str | None = None
     dl_last_modified: str | None = None
     checks: int = 0  # header predictions made for this URI (verification sampling)
-    history: list[float] = field(default_factory=list)  # recent observations: [start, end, changed, ...]
+    #: recent observations: [start, end, changed, ...]; an array of doubles, a third of the memory of a list of
+    #: floats (a continuous crawl keeps every URI's state in memory: docs/DESIGN.md)
+    history: array[float] = field(default_factory=lambda: array("d"))
     periodic: list[Any] | None = None  # [period s, phase bitmask int] of a page recognised as periodic
     validator_misses: int = 0
     # adaptive policy, Last-Modified as change times (estimate.observe_dates): decayed changes with a known
@@ -392,7 +395,7 @@ class UriState:
     def from_dict(cls, data: Mapping[str, Any]) -> UriState:
         names = {f.name for f in fields(cls)}
         values = {k: v for k, v in data.items() if k in names}
-        values["history"] = list(values.get("history", ()))
+        values["history"] = array("d", values.get("history", ()))
         values["after_change"] = list(values.get("after_change", (0.0, 0.0, 0.0)))
         if values.get("periodic") is not None:
             period, phases = values["periodic"]
