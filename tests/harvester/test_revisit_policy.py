@@ -655,6 +655,31 @@ def test_a_last_modified_many_pages_share_on_their_first_visit_is_not_their_age(
     assert restarted.state_of("http://deployed.example/new")["lm_t"] == 0.0
 
 
+def test_a_dated_page_that_changed_at_every_visit_is_planned_at_its_dated_rate():
+    """Visited 16 hours apart and changed each time, a page says nothing of its pace by digests (the
+    improved estimator tops out near ln(2n + 1) / 16 h); its dates do: each change was 2 hours before the
+    visit. Planned with the dated rate alone; a dateless twin keeps the capped estimate, and a dated page
+    with an unchanged visit keeps the estimate conditioned on its last visit."""
+    policy = RevisitPolicy(RevisitSettings(), 20 / D)
+    fast, blind, calm = "http://fast.example/live", "http://blind.example/live", "http://fast.example/calm"
+    _first_round(policy, {fast: 30 * 60, calm: 30 * 60}, T0)
+    policy.add(blind, T0)
+    policy.visited(blind, page("sha1:b0"), T0)
+    t = T0
+    for k in range(1, 6):
+        t += 16 * H
+        policy.visited(fast, page(f"sha1:v{k}", last_modified=_http_date(t - 2 * H)), t)
+        policy.visited(blind, page(f"sha1:b{k}"), t)
+        policy.visited(calm, page("sha1:c1", last_modified=_http_date(T0 + 14 * H)), t)  # changed at k = 1 only
+    strategy, state = policy._strategy, policy.uris[fast]
+    assert strategy.rate(state, fast) == pytest.approx(state.lm_x / state.lm_t)
+    assert 1.5 * H < 1 / strategy.rate(state, fast) < 2.1 * H
+    assert 1 / strategy.rate(policy.uris[blind], blind) > 4 * H  # capped: taken for a page four times slower
+    calm_state = policy.uris[calm]
+    assert calm_state.x < calm_state.n
+    assert strategy.rate(calm_state, calm) != pytest.approx(calm_state.lm_x / calm_state.lm_t)
+
+
 def test_a_host_whose_dates_lie_is_not_trusted_again():
     """A change that keeps its Last-Modified (the liar of seed 002 §5.1) revokes the host's date trust:
     from then on its pages are planned from digests alone, and so are the host's other pages."""
