@@ -419,8 +419,9 @@ class ContinuousCrawlJob(CrawlJob):
             again = self.dns.expires(lookup_host(entry.url) or "")
         else:
             again = self.robots.expires(host_key(entry.url))
-        self._put_back(entry, status, again)
-        if again > now and entry.queue == host_key(entry.url):  # not a queue shared with the domain's hosts
+        sleeps = again > now and entry.queue == host_key(entry.url)  # not a queue shared with the domain's hosts
+        self._put_back(entry, status, again, not_before=again if sleeps else None)
+        if sleeps:
             self.ar.snooze(entry.queue, again)
 
     def _excluded(self, entry: Entry, now: float) -> None:
@@ -435,13 +436,18 @@ class ContinuousCrawlJob(CrawlJob):
             return
         self._put_back(entry, S_ROBOTS, math.inf)
 
-    def _put_back(self, entry: Entry, status: int, not_after: float) -> None:
+    def _put_back(self, entry: Entry, status: int, not_after: float, not_before: float | None = None) -> None:
         """Log ``entry`` with ``status`` as a failed visit and return it to its queue at the policy's time, or
-        at ``not_after`` if that is sooner."""
+        at ``not_after`` if that is sooner; ``not_before``: its queue sleeps until then (the ``wt:`` logged
+        is the wait until the URI is really tried again)."""
         at = self._unjudged(entry, status, error=status != S_ROBOTS)  # an exclusion is the site's wish, no error
+        retry = at
         if at is not None and not_after < at:
             self.ar.planned(entry, not_after)
-        self.reject(entry.url, entry.nh, status, self.policy.annotation(entry.url))
+            retry = not_after
+        if retry is not None and not_before is not None:
+            retry = max(retry, not_before)
+        self.reject(entry.url, entry.nh, status, self.policy.annotation(entry.url, retry))
         self.ar.unfetched(entry)
 
     # -- control -------------------------------------------------------------------------------

@@ -480,7 +480,7 @@ class RevisitPolicy:
             wait_ms = (
                 state.wait_ms
                 if state.wait_ms is not None
-                else self.settings.initial_wait(content_class(self.settings, visit.content_type)) * 1000
+                else self._strategy.first_wait_ms(content_class(self.settings, visit.content_type))
             )
             state.next_at = now + self._pin(uri, wait_ms) / 1000
             return state.next_at
@@ -554,14 +554,17 @@ class RevisitPolicy:
         self._strategy.load(data.get("strategy", {}))
 
     # ------------------------------------------------------------------ reporting
-    def annotation(self, uri: str) -> str:
-        """The ARFrontier's crawl.log annotation for the URI's last visit: ``wt:45s0ms,3vis,1ver,ov:3ms``.
-        After a visit that got no answer the wait shown is the one until the URI is tried again (a URI whose
-        first visit failed has no wait of its own yet: it would show ``wt:0ms``, as if due at once)."""
+    def annotation(self, uri: str, retry_at: float | None = None) -> str:
+        """The ARFrontier's crawl.log annotation for the URI's last visit: ``wt:45s0ms,3vis,1ver,ov:3ms``, the
+        wait being the one applied (a pinned URI's interval). After a visit that got no answer it is the wait
+        until the URI is tried again: the policy's, or ``retry_at`` when the caller plans the retry otherwise
+        (when a failed DNS lookup or robots.txt may be asked for again); a URI whose first visit failed has
+        no wait of its own yet, and showed ``wt:0ms``, as if due at once."""
         state = self.uris[uri]
-        wait_ms = state.wait_ms or 0
+        wait_ms = self._pin(uri, state.wait_ms or 0)
         if state.failed_at is not None and (state.last_visit_at is None or state.failed_at >= state.last_visit_at):
-            wait_ms = max(0, int(round((state.next_at - state.failed_at) * 1000)))
+            retry = state.next_at if retry_at is None else retry_at
+            wait_ms = max(0, int(round((retry - state.failed_at) * 1000)))
         return f"wt:{format_ms(wait_ms)},{state.visits}vis,{state.versions}ver,ov:{format_ms(state.overdue_ms)}"
 
     def freshness(self, now: float) -> float | None:
@@ -616,6 +619,10 @@ class _Strategy:
 
     def wait_after(self, uri: str, state: UriState, visit: Visit, changed: bool | None, now: float) -> int:
         raise NotImplementedError
+
+    def first_wait_ms(self, content_class: str) -> int:
+        """The wait after a first visit that got no answer (there is no wait of the URI's own to keep)."""
+        return self.settings.initial_wait(content_class) * 1000
 
     def replan(self, now: float) -> Mapping[str, float]:
         return {}
@@ -672,6 +679,9 @@ class _Heritrix(_Strategy):
 class _Fixed(_Strategy):
     def wait_after(self, uri: str, state: UriState, visit: Visit, changed: bool | None, now: float) -> int:
         state.content_class = content_class(self.settings, visit.content_type)
+        return self.settings.fixed_interval_s * 1000
+
+    def first_wait_ms(self, content_class: str) -> int:
         return self.settings.fixed_interval_s * 1000
 
 
