@@ -12,6 +12,7 @@ import os
 import socket
 import subprocess
 import time
+import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -52,7 +53,19 @@ def pywb_python() -> Path:
 
 
 def start_replay(index_dir: Path, log: Path) -> ReplayService:
-    """pywb over ``index_dir``, answering on a free loopback port; waits until it accepts connections."""
+    """pywb over ``index_dir``, answering on a free loopback port; waits until pywb itself answers.
+
+    A port found free can be taken by another test's server before pywb binds it: then a connection succeeds
+    (to that server) while pywb dies of "Address already in use". So readiness is pywb serving its own
+    ``wombat.js``, and a pywb that lost its port is started again on another."""
+    for _ in range(5):
+        service = _start_once(index_dir, log)
+        if service is not None:
+            return service
+    raise AssertionError(f"pywb found no free port: {log.read_text()[-3000:]}")
+
+
+def _start_once(index_dir: Path, log: Path) -> ReplayService | None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -64,13 +77,19 @@ def start_replay(index_dir: Path, log: Path) -> ReplayService:
         cwd=REPO,
     )
     out.close()
+    url = f"http://127.0.0.1:{port}"
     for _ in range(600):  # up to 60 s on a loaded machine
         if process.poll() is not None:
-            raise AssertionError(f"pywb exited: {log.read_text()[-3000:]}")
+            text = log.read_text()
+            if "Address already in use" in text:
+                return None
+            raise AssertionError(f"pywb exited: {text[-3000:]}")
         try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return ReplayService(process, f"http://127.0.0.1:{port}", log)
-        except OSError:
-            time.sleep(0.1)
+            with urllib.request.urlopen(f"{url}/replay/static/wombat.js", timeout=2) as response:
+                if response.status == 200 and process.poll() is None:
+                    return ReplayService(process, url, log)
+        except OSError:  # not listening yet, or another server on the port (its 404 is an HTTPError)
+            pass
+        time.sleep(0.1)
     process.kill()
     raise AssertionError(f"pywb did not start: {log.read_text()[-3000:]}")
