@@ -87,7 +87,7 @@ PERIODIC_MARGIN = 0.005
 #: degrees of freedom of the spread within a site, without which no site's mean can be weighed.
 SITE_MIN_DF = 5
 #: A dated page whose visits all found a change, this many observations at least, is planned with its dated
-#: rate alone (AdaptiveStrategy._rate_with).
+#: rate when that is faster (AdaptiveStrategy._rate_with).
 ALL_CHANGED_OBSERVATIONS = 3
 #: First-visit Last-Modified dates a host remembers (AdaptiveStrategy._first_date): this many seen once, and
 #: this many seen on several pages; few, as whole seconds, since the host states are journalled together.
