@@ -249,17 +249,13 @@ class Frontier(FrontierBase):
         journalled = {
             str(k): (float(w), float(d)) for k, w, d in self.db.execute("SELECT queue, wake, delay FROM wakes")
         }
-        gone = [k for k, (wake, _) in journalled.items() if wake < now - WAKE_KEEP_S and not self._queue_holds(k)]
-        if gone:
-            self.db.execute("BEGIN")
-            self.db.executemany("DELETE FROM wakes WHERE queue = ?", ((k,) for k in gone))
-            self.db.execute("COMMIT")
-            for key in gone:
-                del journalled[key]
-        self._wakes_pruned_at = now
+        self._prunable = {k: wake for k, (wake, _) in journalled.items()}  # the whole table, once
+        self.db.execute("BEGIN")
+        for key in self._prune_wakes(self.db, now):
+            del journalled[key]
+        self.db.execute("COMMIT")
         least = self.politeness.delay(0.0)
         live = set(self._queue_keys())
-        self._prunable = {k: wake for k, (wake, _) in journalled.items() if not self._queue_holds(k)}
         for key, (wake, delay) in journalled.items():
             if key not in live and wake > now:  # an empty queue: its wait holds for URIs found later
                 self._restore_wake(key, wake, delay)
@@ -268,20 +264,22 @@ class Frontier(FrontierBase):
             delay = max(delay, least)  # a row written by schedule()/snooze() or the two-column table: 0
             self._restore_wake(key, max(wake, now + delay) if delay else wake, delay)  # no delay: no wait
 
-    def _prune_wakes(self, db: sqlite3.Connection, now: float) -> None:
-        """Drop the journalled wakes long past of queues that hold no URI (see :data:`WAKE_KEEP_S`). Only the
-        queues written since the last prune and the empty ones not yet old enough are looked at, not the whole
-        table: a checkpoint runs on the crawl's loop, and a continuous crawl keeps a row for every host."""
-        done = []
+    def _prune_wakes(self, db: sqlite3.Connection, now: float) -> list[str]:
+        """Drop the journalled wakes long past of queues that hold no URI (see :data:`WAKE_KEEP_S`), in the
+        caller's transaction; the queues dropped. Only the queues written since the last prune and the empty
+        ones not yet old enough are looked at (on open, the whole table), not every row at each checkpoint:
+        a checkpoint runs on the crawl's loop, and a continuous crawl keeps a row for every host."""
+        done, gone = [], []
         for key, wake in self._prunable.items():
             if self._queue_holds(key):
                 done.append(key)  # its row stays; written again after its next fetch, it is looked at again
             elif wake < now - WAKE_KEEP_S:
                 db.execute("DELETE FROM wakes WHERE queue = ?", (key,))
-                done.append(key)
-        for key in done:
+                gone.append(key)
+        for key in done + gone:
             del self._prunable[key]
         self._wakes_pruned_at = now
+        return gone
 
     def _queue_keys(self) -> list[str]:
         return list(self.queues)
