@@ -177,6 +177,15 @@ class DedupServer(ThreadingHTTPServer):
         self._closing = False
         super().__init__((host or "127.0.0.1", int(port)), Handler)
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A harvester that went away mid-connection (a crawl process killed, a keep-alive connection reset)
+        is one line, not socketserver's traceback, which read as if the dedup service had failed."""
+        exc = sys.exc_info()[1]
+        if isinstance(exc, ConnectionError):
+            logger.info("connection from %s:%s ended by the client: %s", *client_address[:2], exc)
+            return
+        super().handle_error(request, client_address)
+
     def enter(self) -> bool:
         """A request begins; False once :meth:`close_requests` was called."""
         with self._lock:

@@ -197,3 +197,41 @@ def test_a_request_on_a_kept_alive_connection_after_the_stop_gets_503_not_a_clos
     finally:
         conn.close()
         server.server_close()
+
+
+def test_a_harvester_killed_on_a_kept_alive_connection_is_one_line_not_a_traceback(tmp_path, capsys, caplog):
+    """A crawl process killed (kill -9, the OOM killer) resets its keep-alive connection: socketserver printed
+    a ConnectionResetError traceback, as if the dedup service had failed. One line now; the service answers on."""
+    import http.client
+    import socket
+    import struct
+    import threading
+
+    from indexer.dedupstore import DedupStore
+
+    store = DedupStore(tmp_path / "store")
+    server = dedupservice.DedupServer(f"127.0.0.1:{free_port()}", store)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        with caplog.at_level("INFO", logger="netharvest.dedup"):
+            killed = socket.create_connection(server.server_address[:2], timeout=5)
+            killed.sendall(b"POST /lookup HTTP/1.1\r\n")  # a request under way, then the process is gone
+            killed.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            killed.close()  # SO_LINGER 0: a reset, as the kernel sends for a killed process's sockets
+            for _ in range(100):
+                if "ended by the client" in caplog.text:
+                    break
+                time.sleep(0.05)
+        assert "ended by the client" in caplog.text
+        assert "Traceback" not in capsys.readouterr().err
+        conn = http.client.HTTPConnection(*server.server_address[:2], timeout=5)
+        conn.request("POST", "/lookup", json.dumps({"digests": [], "urls": []}), {"Content-Type": "application/json"})
+        assert conn.getresponse().status == 200
+        conn.close()
+    finally:
+        server.shutdown()
+        thread.join(5)
+        server.close_requests()
+        server.server_close()
+        store.close()
