@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+import random
 import signal
 import socket
 import subprocess
 import sys
 import time
+from collections import deque
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -37,10 +39,34 @@ def uses_postgres() -> bool:
     return os.environ.get("NETHARVEST_DATABASE_URL", "").startswith("postgres")
 
 
+#: The ports the suite's servers are given: below the kernel's ephemeral range (32768-60999 on Linux), split
+#: between the xdist workers. Why: a port found by binding port 0 comes from the ephemeral range, which also
+#: gives every outgoing connection its port; closed again and handed to a server that binds it a moment later,
+#: it could be taken in between by a client socket or by the other worker's server (a CI run failed so: pywb
+#: died of "Address already in use" while the test talked to another test's server on its port).
+_PORTS = range(20000, 32000)
+_port_random = random.Random()  # its own: a test seeding the module's generator does not repeat our ports
+_ports_given: deque[int] = deque(maxlen=200)  # not yet bound by their servers, perhaps
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A port on 127.0.0.1 nobody listens on, from this xdist worker's share of :data:`_PORTS`."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw")
+    workers = max(1, int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")))
+    share = len(_PORTS) // workers
+    first = _PORTS.start + (int(worker) % workers if worker.isdigit() else 0) * share
+    for _ in range(share):
+        port = first + _port_random.randrange(share)
+        if {port - 1, port, port + 1} & set(_ports_given):
+            continue  # given out lately (a caller may also use port + 1)
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue  # in use, or still in TIME_WAIT
+        _ports_given.append(port)
+        return port
+    raise RuntimeError(f"no free port in {first}-{first + share - 1}")
 
 
 def wait_for(predicate: Callable[[], object], timeout: float, what: str) -> None:

@@ -9,7 +9,6 @@ test's ``settings.NETHARVEST_INDEX_DIR`` and points ``settings.NETHARVEST_REPLAY
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import time
 import urllib.request
@@ -17,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from tests.conftest import free_port
 
 REPO = Path(__file__).resolve().parents[1]
 PYWB_PYTHON = REPO / ".venv" / "tools" / "pywb" / "bin" / "python"
@@ -66,9 +67,7 @@ def start_replay(index_dir: Path, log: Path) -> ReplayService:
 
 
 def _start_once(index_dir: Path, log: Path) -> ReplayService | None:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     out = open(log, "wb")
     process = subprocess.Popen(
         [str(pywb_python()), str(LAUNCHER), "--index-dir", str(index_dir), "--bind", f"127.0.0.1:{port}"],

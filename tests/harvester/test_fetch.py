@@ -221,12 +221,6 @@ def server():
     srv.server_close()
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 # --------------------------------------------------------------------------------------------
 # The crawl, in a child process
 # --------------------------------------------------------------------------------------------
@@ -398,6 +392,8 @@ def crawl_log(tmp_path: Path) -> dict[str, re.Match]:
 def main_crawl(server, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("main")
     base = f"http://127.0.0.1:{server.server_address[1]}"
+    from tests.conftest import free_port  # here: this file is also the crawl child's script
+
     refused = f"http://127.0.0.1:{free_port()}/refused"
     urls = [
         {"url": base + p}

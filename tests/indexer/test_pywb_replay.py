@@ -23,6 +23,7 @@ from indexer.cdx import CDX_HEADER, iter_cdx_lines, write_cdx, write_cdxj
 from indexer.merge import merge_sorted
 from indexer.pathindex import path_line, write_path_file
 from indexer.transfer import Location, choose_location, copy_verified, sha256_file
+from tests.conftest import free_port
 from tests.replayhelp import pywb_tool
 
 REPO = Path(__file__).resolve().parents[2]
@@ -32,12 +33,6 @@ WAYBACK = REPO / ".venv" / "tools" / "pywb" / "bin" / "wayback"
 @pytest.fixture(scope="module")
 def wayback_bin() -> Path:
     return pywb_tool(WAYBACK)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def get(url: str) -> tuple[int, bytes]:
