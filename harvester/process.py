@@ -68,6 +68,8 @@ ALIVE_INTERVAL_S = 1.0
 RESULT_FILE = "jobresult.json"
 APPLIED_FILE = "controls-applied.jsonl"
 ENGINE_LOG = "logs/harvester.log"
+#: A progress write (every PROGRESS_INTERVAL_S, in the reactor) taking this long is logged: fetching waits for it.
+SLOW_PROGRESS_S = 0.25
 
 logger = logging.getLogger(__name__)
 
@@ -149,10 +151,14 @@ class _Controller:
             logger.exception("could not touch %s", ALIVE_FILE)
 
     def write_progress(self) -> None:
+        t0 = time.monotonic()
         try:
             write_json_atomic(self.job_dir / PROGRESS_FILE, self.job.progress().to_dict())
         except Exception:
             logger.exception("could not write progress")
+        took = time.monotonic() - t0
+        if took >= SLOW_PROGRESS_S:  # in the reactor: fetching waits for it (a continuous job's O(URIs) figures)
+            logger.info("slow progress: %.3f s", took)
 
     def stop(self, ended_by: str = "stopped") -> None:
         if self.job.ended_by == "finished":
