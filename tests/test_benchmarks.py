@@ -102,6 +102,29 @@ TINY: dict[str, Tiny] = {
             )
         ],
     ),
+    "bench_continuous.py": Tiny(
+        lambda tmp: ["--tiny"],
+        # the real path's table, then the pure parts' ("replan: planning s" is in both: the first is checked)
+        [
+            table_row(label, 1)
+            for label in (
+                "first round (all pages fetched once) s",
+                "replan: planning s",
+                "steady: fetches/s",
+                "steady: CPU per fetch ms, continuous",
+                "continuous / one-shot CPU per fetch",
+                "restart: to the first fetch s",
+                "restart: replan planning s",
+                "restart: URIs journalled at the kill",
+                "restart: reload journal s",
+            )
+        ]
+        + [
+            rf"^\| CPU per fetch ms, one-shot \(before / after\) \| {NUMBER} / {NUMBER} \|$",
+            r"^\| restart: URIs lost, with fewer visits \| 0, 0 \|$",  # nothing lost to a kill -9
+            r"^\| URIs reloaded with their state \| 2,000 \|$",
+        ],
+    ),
     "bench_dedup_service.py": Tiny(
         lambda tmp: ["--captures", "3000", "--compare", "1000", "--uris", "500", "--out", str(tmp / "out")],
         [
