@@ -31,7 +31,9 @@ URI its time of next processing, the policy's state (:meth:`RevisitPolicy.state_
 versions, last digest, validators…) and the URI's latest stored capture (what an identical-payload-digest
 revisit refers to). Changes are written by :meth:`checkpoint` (every second), in one transaction with
 the rest; after a kill -9 the frontier reloads every URI with its time and the policy its states, so
-the schedule continues where it was: no URI starts from scratch.
+the schedule continues where it was: no URI starts from scratch. The policy's last plan
+(:meth:`RevisitPolicy.plan_state`) is journalled after each replan, so a restart does not replan every URI
+before its first fetch.
 """
 
 from __future__ import annotations
@@ -52,6 +54,8 @@ from harvester.urimeta import UriMeta
 
 #: Hosts and due URIs listed in a heartbeat (Progress.continuous).
 MAX_HOSTS, MAX_DUE = 50, 20
+#: The key/value row holding the policy's last plan (RevisitPolicy.plan_state).
+PLAN_KEY = "ar_plan"
 
 
 def iso(t: float | None) -> str | None:
@@ -109,6 +113,7 @@ class ARFrontier(Frontier):
         self._drop: set[int] = set()  # issued URIs removed meanwhile: done when they come back
         self._dirty: set[int] = set()
         self._dirty_hosts: set[str] = set()
+        self._plan_of: float | None = None  # the next_replan_at of the plan last journalled
         super().__init__(db_path, politeness, queue_of, group_of, clock=clock)
 
     # -- persistence ---------------------------------------------------------------------------
@@ -152,6 +157,8 @@ class ARFrontier(Frontier):
             if next_at is None:  # added but not yet checkpointed with its time: due now
                 next_at = 0.0 if one_shot else self.policy.add(url, self.clock())
             self._insert(entry, float(next_at), one_shot)
+        if self.policy.restore_plan(self.kv.get(PLAN_KEY) or {}):
+            self._plan_of = self.policy.next_replan_at
 
     def _queue_keys(self) -> list[str]:
         return list(self.arq)
@@ -168,7 +175,7 @@ class ARFrontier(Frontier):
             self._consider_q(q)
 
     def _extra_pending(self) -> bool:
-        return bool(self._dirty or self._dirty_hosts)
+        return bool(self._dirty or self._dirty_hosts or self.policy.next_replan_at != self._plan_of)
 
     def _write_extra(self, db: sqlite3.Connection) -> None:
         rows = []
@@ -192,6 +199,11 @@ class ARFrontier(Frontier):
             "INSERT OR REPLACE INTO ar_hosts (host, state) VALUES (?, ?)",
             ((host, json.dumps(state)) for host, state in hosts if state is not None),
         )
+        if self.policy.next_replan_at != self._plan_of:  # a replan since the last checkpoint
+            plan = self.policy.plan_state()
+            self.kv[PLAN_KEY] = plan
+            db.execute("INSERT OR REPLACE INTO kv (k, v) VALUES (?, ?)", (PLAN_KEY, json.dumps(plan)))
+            self._plan_of = self.policy.next_replan_at
         counters = dict(self.policy.counters)
         self.kv["ar_policy_counters"] = counters
         db.execute("INSERT OR REPLACE INTO kv (k, v) VALUES (?, ?)", ("ar_policy_counters", json.dumps(counters)))

@@ -595,8 +595,18 @@ class AdaptiveStrategy(_Strategy):
         self.hosts[host] = restored
 
     def dump(self) -> dict[str, Any]:
+        return {"hosts": {h: self.host_state_of(h) for h in self.hosts}, **self._plan()}
+
+    def load(self, data: Mapping[str, Any]) -> None:
+        for host, state in data.get("hosts", {}).items():
+            self.restore_host(host, state)
+        self.restore_plan(data)
+
+    def plan_state(self) -> dict[str, Any]:
+        return {} if self.mu is None else self._plan()  # before the first replan there is no plan to go on with
+
+    def _plan(self) -> dict[str, Any]:
         return {
-            "hosts": {h: self.host_state_of(h) for h in self.hosts},
             "mu": self.mu,
             "scale": list(self.scale),
             "next_replan_at": self.next_replan_at if math.isfinite(self.next_replan_at) else None,
@@ -604,9 +614,7 @@ class AdaptiveStrategy(_Strategy):
             "host_prior": {f"{host} {cls}": rate for (host, cls), rate in self.host_prior.items()},
         }
 
-    def load(self, data: Mapping[str, Any]) -> None:
-        for host, state in data.get("hosts", {}).items():
-            self.restore_host(host, state)
+    def restore_plan(self, data: Mapping[str, Any]) -> None:
         self.mu = data.get("mu")
         self.scale = tuple(data.get("scale", (1.0, 1.0)))  # type: ignore[assignment]
         self.class_prior = {str(k): float(v) for k, v in data.get("class_prior", {}).items()}

@@ -154,6 +154,50 @@ def test_state_survives_a_reopen(tmp_path: Path) -> None:
     assert g.add("http://h/a", "http://h/a", UriMeta(path="")) is None  # still seen
 
 
+def test_a_restart_goes_on_with_the_last_plan_unless_the_settings_changed(tmp_path: Path) -> None:
+    """The adaptive policy's plan (its multiplier, priors and next replan time) is journalled after each replan:
+    a restarted crawl goes on with it instead of replanning every URI before its first fetch (5.9 s at 100,000
+    URIs, 40 s at 1,000,000). A plan made for other settings or another budget is not used: the policy replans
+    at its first chance, as it did before."""
+    db = tmp_path / "frontier.sqlite"
+    settings = RevisitSettings(initial_wait_s={"text": 10, "other": 10}, min_wait_s=1, max_wait_s=100)
+
+    def adaptive(budget: float, s: RevisitSettings = settings) -> ARFrontier:
+        policy = RevisitPolicy(s, budget)
+        return ARFrontier(
+            db,
+            Politeness(0, 0, 0, 1),
+            lambda u: u.split("/")[2],
+            policy=policy,
+            budget_per_s=budget,
+            clock=lambda: 0.0,
+        )
+
+    f = adaptive(2.0)
+    for i in range(6):
+        f.add(f"http://h{i % 2}/{i}", f"http://h{i % 2}/{i}", UriMeta(path="", domain="d"))
+    t, visited = 0.0, 0
+    while visited < 6 and t < 30:
+        t += 0.5
+        entry = f.next_ready(t)
+        if entry is not None:
+            visit(f, entry, t, digest=f"sha1:{visited}")
+            visited += 1
+    assert visited == 6
+    for uri, at in f.policy.replan(40.0).items():
+        f.reschedule(uri, at)
+    mu, replan_at = f.policy._strategy.mu, f.policy.next_replan_at
+    assert mu is not None and 40.0 < replan_at < float("inf")
+    f.checkpoint()
+    f.db.close()  # as after kill -9
+    g = adaptive(2.0)
+    assert (g.policy._strategy.mu, g.policy.next_replan_at) == (mu, replan_at)  # no replan before fetching
+    g.db.close()
+    for changed in (adaptive(3.0), adaptive(2.0, settings.__class__(**{**settings.__dict__, "freshness_weight": 1}))):
+        assert changed.policy.next_replan_at == float("-inf")  # replans at once, for the new budget or settings
+        changed.db.close()
+
+
 def test_take_over_leaves_the_files_a_job_already_handed_over(tmp_path: Path) -> None:
     """A continuous job's next job (or a resubmission) takes over its URI states, but not the WARCs it
     handed to the orchestrator while running (the archive has them where they are)."""
