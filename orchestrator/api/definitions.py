@@ -230,9 +230,13 @@ def add_definition(request, payload: DefinitionCreate):
 @router.patch("/definitions/{definition_id}", auth=role(CURATE), response=DefinitionOut, summary="Change a definition")
 def change_definition(request, definition_id: int, payload: DefinitionIn):
     definition = _definition(definition_id)
-    data = newharvest.with_references(payload.dict(exclude_unset=True))
+    given = payload.dict(exclude_unset=True)
+    data = newharvest.with_references(given)
     if definition.kind not in DefinitionForm.KIND_FIELDS:
         raise Invalid([(["path", "definition_id"], f"{definition.kind} definitions are changed in their own pages")])
+    settings = newharvest.given_revisit(given)
+    if settings is not None:  # the whole RevisitSettings: those the form does not show too (saved with the form)
+        definition.revisit_settings = settings
     form = forms.bound(DefinitionForm, data, definition, kind=definition.kind)
     saved = form.save()
     if "next_date" in data and data["next_date"] is not None:

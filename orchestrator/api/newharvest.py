@@ -15,6 +15,7 @@ from typing import Any
 from django.db import transaction
 
 from harvester.contracts import ContractError
+from harvester.revisit.policy import RevisitSettings
 from orchestrator.api import forms as api_forms
 from orchestrator.api.errors import Invalid
 from orchestrator.harvest.curation import seeding
@@ -70,6 +71,20 @@ def with_references(fields: Mapping[str, Any]) -> dict[str, Any]:
     return data
 
 
+def given_revisit(fields: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The whole RevisitSettings a caller gave (the policy's defaults filled in), or None. The definition form
+    shows only some of them; the others must come from here, not from what was stored or the defaults (a
+    ``replan_interval_s`` given to ``harvests create --revisit`` was dropped). Call after
+    :func:`with_references`, which names a bad value."""
+    given = fields.get("revisit_settings")
+    if given is None:
+        return None
+    try:
+        return RevisitSettings.from_dict(given).to_dict()
+    except ContractError:
+        return None
+
+
 def create(
     kind: str,
     fields: Mapping[str, Any],
@@ -106,7 +121,9 @@ def create(
         chosen = CrawlTemplate.objects.filter(pk=api_forms.reference(CrawlTemplate, template, "template")).first()
         if not chosen.active:
             raise Invalid([(["body", "template"], f"the crawl template {chosen.name!r} is inactive")])
-    form = api_forms.bound(DefinitionForm, data, kind=kind)
+    settings = given_revisit(fields)
+    instance = None if settings is None else HarvestDefinition(kind=kind, revisit_settings=settings)
+    form = api_forms.bound(DefinitionForm, data, instance, kind=kind)
     with transaction.atomic():
         definition = form.save()
         if form.cleaned_data.get("next_date"):

@@ -104,7 +104,10 @@ def test_a_continuous_harvest_with_its_settings(tmp_path: Path):
     seeds = tmp_path / "seeds.txt"
     seeds.write_text("https://www.example.fr/news/\n")
     revisit = tmp_path / "revisit.json"
-    revisit.write_text('{"min_wait_s": 600, "strip": ["<span class=\\"clock\\">[^<]*</span>"]}')
+    revisit.write_text(
+        '{"min_wait_s": 600, "strip": ["<span class=\\"clock\\">[^<]*</span>"], "replan_interval_s": 30,'
+        ' "history_half_life_visits": 12}'
+    )
     args = ["--kind", "continuous", "--seeds", str(seeds), "--fetch-budget", "2.5", "--warc-every", "5m"]
     args += ["--max-uris-per-host", "2000", "--robots-validity", "1h", "--dns-ttl", "10m", "--revisit", str(revisit)]
     out, _ = create("news live", *args)
@@ -115,6 +118,8 @@ def test_a_continuous_harvest_with_its_settings(tmp_path: Path):
     assert d.revisit_settings["min_wait_s"] == 600 and d.revisit_settings["strip"] == [
         '<span class="clock">[^<]*</span>'
     ]
+    # Settings the web form does not show are taken too (they were dropped for the defaults, silently).
+    assert (d.revisit_settings["replan_interval_s"], d.revisit_settings["history_half_life_visits"]) == (30, 12)
     shown = io.StringIO()
     call_command("harvests", "show", "news live", stdout=shown)
     assert "fetch budget 2.5/s; WARCs closed every 300 s; at most 2,000 URIs per host" in shown.getvalue()

@@ -163,7 +163,12 @@ def test_a_continuous_harvest_through_the_api(curator, viewer, broker_queues):
             "kind": "continuous",
             "name": "live",
             "seeds": "https://www.example.fr/\nhttps://news.example.org/",
-            "revisit_settings": {"policy": "heritrix", "min_wait_s": 600, "strip": ["<span>[0-9:]+</span>"]},
+            "revisit_settings": {
+                "policy": "heritrix",
+                "min_wait_s": 600,
+                "strip": ["<span>[0-9:]+</span>"],
+                "use_overdue_time": True,  # not on the web form: kept all the same
+            },
             "fetch_budget_per_s": 2.5,
             "warc_rotate_s": 300,
             "max_uris_per_host": 2000,
@@ -175,7 +180,7 @@ def test_a_continuous_harvest_through_the_api(curator, viewer, broker_queues):
     d = response.json()["definition"]
     assert d["active"] and d["channel"] == "continuous" and d["fetch_budget_per_s"] == 2.5
     assert d["warc_rotate_s"] == 300 and d["revisit_settings"]["min_wait_s"] == 600
-    assert d["revisit_settings"]["strip"] == ["<span>[0-9:]+</span>"]
+    assert d["revisit_settings"]["strip"] == ["<span>[0-9:]+</span>"] and d["revisit_settings"]["use_overdue_time"]
     job = Job.objects.get(harvest_id=d["id"])
     assert job.status == "SUBMITTED" and job.spec["continuous"]["budget_per_s"] == 2.5
     assert job.spec["continuous"]["revisit"]["min_wait_s"] == 600
@@ -184,10 +189,16 @@ def test_a_continuous_harvest_through_the_api(curator, viewer, broker_queues):
     assert (job.spec["continuous"]["robots_validity_s"], job.spec["continuous"]["dns_ttl_s"]) == (3600, 21600)
     changed = curator.patch(
         f"/definitions/{d['id']}",
-        {"warc_rotate_s": 600, "revisit_settings": {"policy": "fixed", "fixed_interval_s": 3600}},
+        {
+            "warc_rotate_s": 600,
+            "revisit_settings": {"policy": "fixed", "fixed_interval_s": 3600, "replan_interval_s": 60},
+        },
     )
     assert changed.status_code == 200, changed.content
     assert changed.json()["warc_rotate_s"] == 600 and changed.json()["revisit_settings"]["policy"] == "fixed"
+    # The whole RevisitSettings: what it leaves out takes the defaults, what the form does not show is kept.
+    assert changed.json()["revisit_settings"]["replan_interval_s"] == 60
+    assert not changed.json()["revisit_settings"]["use_overdue_time"]
 
     # Seeds added to and domains taken out of a running continuous definition reach its job.
     added = curator.post(f"/definitions/{d['id']}/seeds", {"seeds": "https://www.example.fr/live/"})

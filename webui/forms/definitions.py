@@ -103,10 +103,10 @@ class DefinitionForm(ExtendedFieldsMixin, forms.ModelForm):
             if kind == HarvestDefinition.CONTINUOUS
             else channels.exclude(default_for=HarvestDefinition.CONTINUOUS)
         )
-        if not self.instance.pk:
+        if not self.instance.pk and self.initial.get("channel") is None:  # a new one (an unsaved instance too)
             default = HarvestChannel.objects.filter(default_for=kind).first()
             if default:
-                self.initial.setdefault("channel", default.pk)
+                self.initial["channel"] = default.pk
         if "schedule" in self.fields:
             self.fields["schedule"].queryset = Schedule.objects.all()
             self.fields["schedule"].help_text = "Needed before the harvest can be activated."
