@@ -157,7 +157,7 @@ class ARFrontier(Frontier):
             if next_at is None:  # added but not yet checkpointed with its time: due now
                 next_at = 0.0 if one_shot else self.policy.add(url, self.clock())
             self._insert(entry, float(next_at), one_shot)
-        if self.policy.restore_plan(self.kv.get(PLAN_KEY) or {}):
+        if self.policy.restore_plan(self.kv.pop(PLAN_KEY, None) or {}):  # read once: not kept in memory
             self._plan_of = self.policy.next_replan_at
 
     def _queue_keys(self) -> list[str]:
@@ -201,7 +201,6 @@ class ARFrontier(Frontier):
         )
         if self.policy.next_replan_at != self._plan_of:  # a replan since the last checkpoint
             plan = self.policy.plan_state()
-            self.kv[PLAN_KEY] = plan
             db.execute("INSERT OR REPLACE INTO kv (k, v) VALUES (?, ?)", (PLAN_KEY, json.dumps(plan)))
             self._plan_of = self.policy.next_replan_at
         counters = dict(self.policy.counters)

@@ -582,7 +582,7 @@ class ContinuousCrawlJob(CrawlJob):
         100,000 URIs, about 1.1 s at 1,000,000: fetching stopped a fifth of the time for it). A figure plotted
         over hours may be a couple of minutes old at that size; it costs the crawl at most 1 % of its time."""
         at, value, cost = self._freshness_at
-        if now - at < cost * FRESHNESS_COST_FACTOR:
+        if 0 <= now - at < cost * FRESHNESS_COST_FACTOR:  # (a clock set back: computed again)
             return value
         t0 = time.monotonic()
         value = self.policy.freshness(now)

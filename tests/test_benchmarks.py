@@ -114,7 +114,6 @@ TINY: dict[str, Tiny] = {
                 "steady: CPU per fetch ms, continuous",
                 "continuous / one-shot CPU per fetch",
                 "restart: to the first fetch s",
-                "restart: replan planning s",
                 "restart: URIs journalled at the kill",
                 "restart: reload journal s",
             )
@@ -122,6 +121,8 @@ TINY: dict[str, Tiny] = {
         + [
             rf"^\| CPU per fetch ms, one-shot \(before / after\) \| {NUMBER} / {NUMBER} \|$",
             r"^\| restart: URIs lost, with fewer visits \| 0, 0 \|$",  # nothing lost to a kill -9
+            r"^\| restart: replans before the first fetch \| 0 \|$",  # it goes on with its journalled plan
+            r"^\| restart: plan restored \(no replan\) \| yes \|$",
             r"^\| URIs reloaded with their state \| 2,000 \|$",
         ],
     ),

@@ -612,6 +612,7 @@ class AdaptiveStrategy(_Strategy):
             "next_replan_at": self.next_replan_at if math.isfinite(self.next_replan_at) else None,
             "class_prior": dict(self.class_prior),
             "host_prior": {f"{host} {cls}": rate for (host, cls), rate in self.host_prior.items()},
+            "planned_rate": self.planned_rate,
         }
 
     def restore_plan(self, data: Mapping[str, Any]) -> None:
@@ -624,3 +625,4 @@ class AdaptiveStrategy(_Strategy):
         }
         at = data.get("next_replan_at")
         self.next_replan_at = math.inf if at is None else float(at)
+        self.planned_rate = data.get("planned_rate")

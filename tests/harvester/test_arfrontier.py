@@ -186,12 +186,13 @@ def test_a_restart_goes_on_with_the_last_plan_unless_the_settings_changed(tmp_pa
     assert visited == 6
     for uri, at in f.policy.replan(40.0).items():
         f.reschedule(uri, at)
-    mu, replan_at = f.policy._strategy.mu, f.policy.next_replan_at
-    assert mu is not None and 40.0 < replan_at < float("inf")
+    mu, replan_at, rate = f.policy._strategy.mu, f.policy.next_replan_at, f.policy.planned_rate
+    assert mu is not None and 40.0 < replan_at < float("inf") and rate
     f.checkpoint()
     f.db.close()  # as after kill -9
     g = adaptive(2.0)
     assert (g.policy._strategy.mu, g.policy.next_replan_at) == (mu, replan_at)  # no replan before fetching
+    assert g.policy.planned_rate == rate and "ar_plan" not in g.kv  # read once, not kept in memory
     g.db.close()
     for changed in (adaptive(3.0), adaptive(2.0, settings.__class__(**{**settings.__dict__, "freshness_weight": 1}))):
         assert changed.policy.next_replan_at == float("-inf")  # replans at once, for the new budget or settings
