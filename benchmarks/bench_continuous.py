@@ -261,10 +261,10 @@ def slow_lines(lines: list[str]) -> dict[str, list[float]]:
     return out
 
 
-def stall_around(starts: list[float], at: float, blocked_s: float, since: float = 0.0) -> float:
-    """The longest gap between fetch starts (from ``since`` on) that overlaps the replan logged at ``at``
-    (whole seconds; the reactor was busy for ``blocked_s`` before the line)."""
-    lo = max(since, at - blocked_s - 30)
+def stall_around(starts: list[float], at: float, blocked_s: float) -> float:
+    """The longest gap between fetch starts that overlaps the replan logged at ``at`` (whole seconds; the
+    reactor was busy for ``blocked_s`` before the line)."""
+    lo = at - blocked_s - 30
     around = [g for g, a in gaps(starts, lo, at + 30) if a <= at + 1.5 and a + g >= at - blocked_s - 1]
     return max(around, default=0.0)
 
