@@ -6,12 +6,12 @@ harvester machine has the broker and a spool directory, nothing else.
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 from celery import Celery
 from celery.signals import worker_init, worker_ready, worker_shutdown, worker_shutting_down
 
+from harvester import celerylog
 from harvester.runtime import celery_config
 
 app = Celery("harvester")
@@ -19,22 +19,7 @@ app.conf.update(celery_config())
 # One job per worker process, taken only when the process is free, acknowledged only when it ends.
 app.conf.update(worker_concurrency=1, worker_prefetch_multiplier=1, task_acks_late=True)
 app.autodiscover_tasks(["harvester"], related_name="runjob", force=True)  # harvester.run_job (runjob.py)
-
-
-class _RejectsWithoutTraceback(logging.Filter):
-    """A job message handed back (``Reject``: the worker is stopping, the spec cannot be read here) is a
-    decision harvester.runjob made and logged, not an error; Celery logs every rejection with a traceback,
-    and a Ctrl-C of ``netharvest up`` printed two of them, as if the shutdown had crashed. Its warning line
-    (``reject requeue=True: <why>``) stays."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        data = getattr(record, "data", None)
-        if isinstance(data, dict) and data.get("description") == "rejected":
-            record.exc_info = record.exc_text = None
-        return True
-
-
-logging.getLogger("celery.app.trace").addFilter(_RejectsWithoutTraceback())
+celerylog.install()  # a job handed back, a broker lost: one line each (harvester/celerylog.py)
 
 
 @worker_ready.connect

@@ -11,6 +11,7 @@ import os
 from celery import Celery
 from celery.schedules import crontab
 
+from harvester import celerylog
 from harvester.contracts import EVENTS_QUEUE
 from harvester.runtime import BROKER_CONNECT_TIMEOUT_S, celery_config
 
@@ -24,6 +25,7 @@ PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0.5, "interval_step"
 
 app = Celery("orchestrator")
 app.conf.update(celery_config())  # the Redis socket timeouts (harvester.runtime) included
+celerylog.install()  # a broker lost: one line, not a traceback per worker (harvester/celerylog.py)
 app.conf.update(broker_connection_timeout=BROKER_CONNECT_TIMEOUT_S, task_publish_retry_policy=PUBLISH_RETRY_POLICY)
 app.conf.update(
     beat_scheduler="django_celery_beat.schedulers:DatabaseScheduler",

@@ -1,13 +1,17 @@
-"""The harvester worker's log (harvester/worker.py): a job handed back is one warning line, no traceback."""
+"""Celery's log in the stack's workers (harvester/celerylog.py): a job handed back and a lost broker are one
+warning line each, no traceback; real failures keep theirs."""
 
 from __future__ import annotations
 
 import logging
+import warnings
+from types import SimpleNamespace
 
 from celery import states
 from celery.app.task import Context
 from celery.app.trace import TraceInfo
 from celery.exceptions import Reject
+from celery.worker.consumer.consumer import Consumer
 
 from harvester.contracts import RUN_JOB_TASK
 from harvester.worker import app
@@ -41,3 +45,41 @@ def test_a_task_that_fails_still_logs_its_traceback(caplog):
         except ValueError as exc:
             TraceInfo(states.FAILURE, exc).handle_failure(task, request, store_errors=False, call_errbacks=False)
     assert "Traceback" in caplog.text and "a real error" in caplog.text
+
+
+def test_a_lost_broker_is_one_warning_line_with_its_cause(caplog):
+    """Celery's own call on a broker loss after connecting (Consumer.on_connection_error_after_connected),
+    with the chain of exceptions a Redis restart raises."""
+    consumer = SimpleNamespace(
+        app=app, connection=SimpleNamespace(collect=lambda: None), prefetch_multiplier=1, max_prefetch_count=1
+    )
+    logging.captureWarnings(True)  # as the worker does (celery.app.log), with the notice "always" shown
+    try:
+        with caplog.at_level(logging.WARNING), warnings.catch_warnings():
+            warnings.simplefilter("always")
+            try:
+                try:
+                    raise ConnectionRefusedError(111, "Connection refused")
+                except ConnectionRefusedError as cause:
+                    raise ConnectionError("Error 111 connecting to 127.0.0.1:6379. Connection refused.") from cause
+            except ConnectionError as exc:
+                Consumer.on_connection_error_after_connected(consumer, exc)
+    finally:
+        logging.captureWarnings(False)
+    [record] = [r for r in caplog.records if r.name == "celery.worker.consumer.consumer"]
+    assert record.levelno == logging.WARNING
+    assert record.getMessage() == (
+        "consumer: Connection to broker lost. Trying to re-establish the connection... "
+        "(ConnectionError: Error 111 connecting to 127.0.0.1:6379. Connection refused.)"
+    )
+    assert "Traceback" not in caplog.text
+    assert "In Celery 5.1" not in caplog.text
+
+
+def test_other_consumer_warnings_keep_their_traceback(caplog):
+    with caplog.at_level(logging.WARNING, logger="celery.worker.consumer.consumer"):
+        try:
+            raise RuntimeError("something else")
+        except RuntimeError:
+            logging.getLogger("celery.worker.consumer.consumer").warning("other trouble", exc_info=True)
+    assert "Traceback" in caplog.text and "something else" in caplog.text
