@@ -65,10 +65,19 @@ def with_references(fields: Mapping[str, Any]) -> dict[str, Any]:
             data.update(revisit_form_data(data.pop("revisit_settings")))
         except ContractError as exc:
             where, _, message = str(exc).partition(": ")
-            raise Invalid(
-                [(["body", *where.replace("[", ".").replace("]", "").split(".")], message or str(exc))]
-            ) from None
+            raise Invalid([(["body", *_revisit_location(where)], message or str(exc))]) from None
     return data
+
+
+def _revisit_location(where: str) -> list[str]:
+    """A RevisitSettings error's path as a location: ``revisit.strip[2]`` → revisit, strip, 2; the key after a
+    field (``revisit.pinned.<URI>``, ``revisit.initial_wait_s.<class>``) is kept whole, dots and all (a
+    pinned URI was named ``http://example 0 org/``)."""
+    parts = where.split(".", 2)
+    if len(parts) == 2 and parts[1].endswith("]") and "[" in parts[1]:
+        field, _, index = parts[1][:-1].partition("[")
+        parts[1:] = [field, index]
+    return parts
 
 
 def given_revisit(fields: Mapping[str, Any]) -> dict[str, Any] | None:

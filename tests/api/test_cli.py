@@ -147,6 +147,10 @@ def test_a_continuous_harvests_bad_settings_name_their_option(tmp_path: Path):
     assert refused("--revisit", '{"min_wait_s": "x"}').startswith("--revisit min_wait_s: ")
     assert refused("--revisit", '{"min_wait_s": 7200, "max_wait_s": 3600}').startswith("--revisit min_wait_s: ")
     assert refused("--revisit", '{"no_such": 1}').startswith("--revisit")
+    # a key after the setting is named whole: a pinned URI keeps its dots, a strip regex its index
+    pinned = '{"pinned": {"http://news.example.org/a.html": 0}}'
+    assert refused("--revisit", pinned).startswith("--revisit pinned http://news.example.org/a.html: expected")
+    assert refused("--revisit", '{"strip": ["ok", "(unclosed"]}').startswith("--revisit strip 1: ")
     assert refused("--revisit", "{not json").startswith("--revisit: not JSON")
     (tmp_path / "latin1.json").write_bytes(b'{"strip": ["caf\xe9"]}')
     assert refused("--revisit", str(tmp_path / "latin1.json")) == f"--revisit: {tmp_path / 'latin1.json'}: not UTF-8"
