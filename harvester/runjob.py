@@ -45,6 +45,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+import re
 import signal
 import socket
 import subprocess
@@ -253,12 +254,22 @@ def fence(link: BrokerLink, requeue_others: bool = False) -> tuple[bool, list[An
     return cancelled, pending
 
 
+#: A line that begins a record of the crawl's engine log (``2026-11-29 09:55:34 [scrapy.core.engine] INFO: ...``)
+#: or a Python traceback.
+_RECORD_START = re.compile(r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d|Traceback ")
+
+
 def _log_tail(job_dir: Path, lines: int = 20) -> str:
+    """The end of the crawl's engine log for a failed job's detail, from the first whole record in its last
+    ``lines`` lines: cut at a fixed count it began inside Scrapy's settings dump (``'RETRY_TIMES': 30,``),
+    which reads as garbage on the job's page."""
     try:
         text = (job_dir / ENGINE_LOG).read_text(encoding="utf-8", errors="replace")
     except OSError:
         return ""
-    return "\n".join(text.splitlines()[-lines:])
+    tail = text.splitlines()[-lines:]
+    first = next((i for i, line in enumerate(tail) if _RECORD_START.match(line)), 0)
+    return "\n".join(tail[first:])
 
 
 def _how_it_ended(returncode: int) -> str:

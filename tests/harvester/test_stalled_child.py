@@ -14,8 +14,8 @@ from typing import Any
 
 from crawlhelp import crawl_log, make_spec
 
-from harvester.process import RESULT_FILE
-from harvester.runjob import run_job
+from harvester.process import ENGINE_LOG, RESULT_FILE
+from harvester.runjob import _log_tail, run_job
 
 
 def _children(job_dir: Path) -> set[int]:
@@ -135,7 +135,28 @@ def test_a_crawl_process_killed_by_a_signal_is_restarted_from_its_checkpoint_and
 def test_a_crawl_process_killed_again_after_its_restart_fails_the_job_in_one_line(tmp_path, monkeypatch, sites):
     result, _ = _run(tmp_path, monkeypatch, sites, job_id=615, freezes=2, how=signal.SIGKILL)
     assert (result["status"], result["error_category"]) == ("FAILED", "crawl-process-died")
-    assert result["error_detail"].splitlines()[0] == "the crawl process was killed by SIGKILL"
+    first, *tail = result["error_detail"].splitlines()
+    assert first == "the crawl process was killed by SIGKILL"
+    assert tail and tail[0][:4].isdigit(), tail  # the log's tail from a whole record (its time), not mid-record
+
+
+def test_a_failed_jobs_log_tail_begins_with_a_whole_record(tmp_path):
+    log = tmp_path / ENGINE_LOG
+    log.parent.mkdir(parents=True)
+    log.write_text(
+        "2026-11-29 09:55:34 [scrapy.crawler] INFO: Overridden settings:\n{'BOT_NAME': 'netharvest',\n"
+        + "".join(f" 'SETTING_{i}': {i},\n" for i in range(30))
+        + "2026-11-29 09:55:34 [scrapy.core.engine] INFO: Spider opened\nTraceback (most recent call last):\n"
+        + '  File "x.py", line 1\nValueError: bad\n'
+    )
+    assert _log_tail(tmp_path, lines=6).splitlines() == [
+        "2026-11-29 09:55:34 [scrapy.core.engine] INFO: Spider opened",
+        "Traceback (most recent call last):",
+        '  File "x.py", line 1',
+        "ValueError: bad",
+    ]
+    assert _log_tail(tmp_path, lines=3).splitlines()[0] == "Traceback (most recent call last):"
+    assert _log_tail(tmp_path, lines=2).splitlines() == ['  File "x.py", line 1', "ValueError: bad"]  # no start
 
 
 def test_kills_further_apart_than_the_restart_window_are_each_survived(tmp_path, monkeypatch, sites):
