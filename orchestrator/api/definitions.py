@@ -89,7 +89,9 @@ class DefinitionIn(Schema):
     previous: int | str | None = None
     extended: dict | None = None
     revisit_settings: dict | None = Field(
-        None, description="Continuous: the whole RevisitSettings (what it leaves out takes the policy's defaults)."
+        None,
+        description="Continuous: the whole RevisitSettings (what it leaves out takes the policy's defaults; "
+        "null: the defaults).",
     )
     fetch_budget_per_s: float | None = Field(None, description="Continuous: fetches per second at most.")
     warc_rotate_s: int | None = Field(None, description="Continuous: close and hand over a WARC this often (s).")

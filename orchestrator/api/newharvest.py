@@ -83,10 +83,12 @@ def _revisit_location(where: str) -> list[str]:
 def given_revisit(fields: Mapping[str, Any]) -> dict[str, Any] | None:
     """The whole RevisitSettings a caller gave (the policy's defaults filled in), or None. The definition form
     shows only some of them; the others must come from here, not from what was stored or the defaults (a
-    ``replan_interval_s`` given to ``harvests create --revisit`` was dropped). Call after
+    ``replan_interval_s`` given to ``harvests create --revisit`` was dropped); ``null`` is the defaults (it was
+    the defaults for the settings the form shows and the stored values for the others). Call after
     :func:`with_references`, which names a bad value."""
-    given = fields.get("revisit_settings")
-    return None if given is None else RevisitSettings.from_dict(given).to_dict()
+    if "revisit_settings" not in fields:
+        return None
+    return RevisitSettings.from_dict(fields["revisit_settings"] or {}).to_dict()  # null: the defaults, all of them
 
 
 def create(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from harvester.revisit.policy import RevisitSettings
 from orchestrator.harvest.models import DomainConfiguration, HarvestDefinition, Job, Schedule
 from tests.api.conftest import errors
 
@@ -199,6 +200,10 @@ def test_a_continuous_harvest_through_the_api(curator, viewer, broker_queues):
     # The whole RevisitSettings: what it leaves out takes the defaults, what the form does not show is kept.
     assert changed.json()["revisit_settings"]["replan_interval_s"] == 60
     assert not changed.json()["revisit_settings"]["use_overdue_time"]
+    # null: the policy's defaults, every one of them (not the defaults for the form's fields and the rest kept)
+    reset = curator.patch(f"/definitions/{d['id']}", {"revisit_settings": None})
+    assert reset.status_code == 200, reset.content
+    assert reset.json()["revisit_settings"] == RevisitSettings().to_dict()
 
     # Seeds added to and domains taken out of a running continuous definition reach its job.
     added = curator.post(f"/definitions/{d['id']}/seeds", {"seeds": "https://www.example.fr/live/"})
