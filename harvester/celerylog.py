@@ -9,6 +9,12 @@ from __future__ import annotations
 import logging
 
 from celery.worker.consumer.consumer import CONNECTION_RETRY
+from kombu.exceptions import KombuError
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+#: What a lost broker raises: socket errors, kombu's, and redis-py's own (not subclasses of OSError).
+BROKER_ERRORS = (OSError, KombuError, RedisConnectionError, RedisTimeoutError)
 
 
 class RejectsWithoutTraceback(logging.Filter):
@@ -41,6 +47,32 @@ class BrokerLossInOneLine(logging.Filter):
         return True
 
 
+class BeatBrokerLossInOneLine(logging.Filter):
+    """Beat logs a scheduled task it could not send (``Message Error: Couldn't apply scheduled task
+    reap-jobs: Error 111 connecting to ...``) with the exception's traceback and the whole call stack as a
+    list. When the cause is a lost broker, the first line says all: beat sends the task at its next tick,
+    and jobs left NEW are sent by ``submit-new-jobs`` once the broker answers (orchestrator.celery). Other
+    causes keep their traceback."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        if str(record.msg).startswith("Message Error:") and error is not None and _caused_by_broker(error):
+            record.msg, record.args = f"Message Error: {error} (the broker is unreachable; sent at the next tick)", ()
+            record.exc_info = record.exc_text = None
+        return True
+
+
+def _caused_by_broker(error: BaseException) -> bool:
+    """Whether ``error`` or one it was raised from (celery.beat wraps the cause in a SchedulingError)."""
+    seen = 0
+    current: BaseException | None = error
+    while current is not None and seen < 8:
+        if isinstance(current, BROKER_ERRORS):
+            return True
+        current, seen = current.__cause__ or current.__context__, seen + 1
+    return False
+
+
 class NoCancelNotice(logging.Filter):
     """Celery 5 warns at every reconnection that Celery 6 will cancel late-acknowledged tasks on a broker
     loss; the stack sets ``worker_cancel_long_running_tasks_on_connection_loss`` to False on purpose
@@ -56,6 +88,7 @@ def install() -> None:
     for name, kind in (
         ("celery.app.trace", RejectsWithoutTraceback),
         ("celery.worker.consumer.consumer", BrokerLossInOneLine),
+        ("celery.beat", BeatBrokerLossInOneLine),
         ("py.warnings", NoCancelNotice),
     ):
         log = logging.getLogger(name)

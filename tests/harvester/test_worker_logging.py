@@ -10,8 +10,10 @@ from types import SimpleNamespace
 from celery import states
 from celery.app.task import Context
 from celery.app.trace import TraceInfo
+from celery.beat import Scheduler, SchedulingError
 from celery.exceptions import Reject
 from celery.worker.consumer.consumer import Consumer
+from redis.exceptions import ConnectionError as RedisConnectionError
 
 from harvester.contracts import RUN_JOB_TASK
 from harvester.worker import app
@@ -83,3 +85,34 @@ def test_other_consumer_warnings_keep_their_traceback(caplog):
         except RuntimeError:
             logging.getLogger("celery.worker.consumer.consumer").warning("other trouble", exc_info=True)
     assert "Traceback" in caplog.text and "something else" in caplog.text
+
+
+def _beat_cannot_send(cause: Exception) -> None:
+    """celery.beat's own call when a due task cannot be sent (Scheduler.apply_entry), its cause wrapped as
+    Scheduler.apply_async wraps it."""
+
+    def apply_async(entry, producer=None, advance=False):
+        try:
+            raise cause
+        except Exception as exc:
+            raise SchedulingError(f"Couldn't apply scheduled task {entry.name}: {exc}") from exc
+
+    beat = SimpleNamespace(apply_async=apply_async)
+    Scheduler.apply_entry(beat, SimpleNamespace(name="reap-jobs", task="orchestrator.reap_jobs"))
+
+
+def test_beat_that_cannot_reach_the_broker_says_so_in_one_line(caplog):
+    with caplog.at_level(logging.ERROR, logger="celery.beat"):
+        _beat_cannot_send(RedisConnectionError("Error 111 connecting to 127.0.0.1:6379. Connection refused."))
+    [record] = [r for r in caplog.records if r.name == "celery.beat"]
+    assert record.getMessage() == (
+        "Message Error: Couldn't apply scheduled task reap-jobs: Error 111 connecting to 127.0.0.1:6379. "
+        "Connection refused. (the broker is unreachable; sent at the next tick)"
+    )
+    assert "Traceback" not in caplog.text and "format_stack" not in caplog.text
+
+
+def test_beat_that_cannot_send_for_another_reason_keeps_the_traceback(caplog):
+    with caplog.at_level(logging.ERROR, logger="celery.beat"):
+        _beat_cannot_send(TypeError("Object of type set is not JSON serializable"))
+    assert "Traceback" in caplog.text and "not JSON serializable" in caplog.text
