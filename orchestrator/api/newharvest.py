@@ -71,8 +71,8 @@ def with_references(fields: Mapping[str, Any]) -> dict[str, Any]:
 
 def _revisit_location(where: str) -> list[str]:
     """A RevisitSettings error's path as a location: ``revisit.strip[2]`` → revisit, strip, 2; the key after a
-    field (``revisit.pinned.<URI>``, ``revisit.initial_wait_s.<class>``) is kept whole, dots and all (a
-    pinned URI was named ``http://example 0 org/``)."""
+    field (``revisit.pinned.<URI>``, ``revisit.initial_wait_s.<class>``) is kept whole, dots and all (split
+    at every dot, ``http://news.example.org/a.html`` was named ``http://news example org/a html``)."""
     parts = where.split(".", 2)
     if len(parts) == 2 and parts[1].endswith("]") and "[" in parts[1]:
         field, _, index = parts[1][:-1].partition("[")
