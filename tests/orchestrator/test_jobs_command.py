@@ -44,6 +44,17 @@ def test_show_prints_domains_files_and_spec():
     assert '"harvest_name": "news"' in text
 
 
+def test_a_paused_job_says_so_in_list_and_show():
+    job = factories.job(domains=["a.dk"], status=JobStatus.STARTED)
+    job.progress = {"uris_done": 97, "uris_queued": 130, "paused": True}  # the crawl's heartbeat while paused
+    job.save(update_fields=["progress"])
+    assert f"job {job.pk}: news run 1, channel focused, STARTED (paused)" in run("show", str(job.pk))
+    assert "STARTED (paused)" in run("list").splitlines()[2]
+    job.progress = {"uris_done": 98, "uris_queued": 129, "paused": False}  # resumed
+    job.save(update_fields=["progress"])
+    assert "paused" not in run("show", str(job.pk)) and "paused" not in run("list")
+
+
 def test_show_of_a_finished_job_gives_the_final_reports_not_the_last_heartbeat_as_progress():
     job = factories.job(domains=["a.dk", "b.dk"], status=JobStatus.DONE, ended_at=timezone.now())
     job.progress = {"uris_done": 2081, "uris_queued": 23}  # the last heartbeat, a moment before the end

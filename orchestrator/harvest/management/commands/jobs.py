@@ -81,7 +81,7 @@ class Command(BaseCommand):
         if since:
             jobs = jobs.filter(created__gte=_parse_time(since))
         rows = [
-            (j.pk, j.harvest.name, j.harvest_run, j.channel.name, j.status, j.domain_count, j.created, j.ended_at)
+            (j.pk, j.harvest.name, j.harvest_run, j.channel.name, _status(j), j.domain_count, j.created, j.ended_at)
             for j in jobs[:limit]
         ]
         self.stdout.write(
@@ -92,7 +92,7 @@ class Command(BaseCommand):
         j = self._job(job)
         p = j.latest_progress()
         lines = [
-            f"job {j.pk}: {j.harvest.name} run {j.harvest_run}, channel {j.channel.name}, {j.status}",
+            f"job {j.pk}: {j.harvest.name} run {j.harvest_run}, channel {j.channel.name}, {_status(j)}",
             f"  created {j.created:%Y-%m-%d %H:%M:%S}  submitted {_t(j.submitted_at)}  started {_t(j.started_at)}  "
             f"ended {_t(j.ended_at)}  (UTC)",
             f"  harvester {j.harvester or '-'}  last heartbeat {_t(j.last_heartbeat)}",
@@ -234,6 +234,13 @@ class Command(BaseCommand):
 
 def _score(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}"
+
+
+def _status(job: Job) -> str:
+    """The job's status, and "paused" while its crawl is paused (as the web UI's job pages say): a paused job
+    is STARTED with 0 URI/s, which read as a stuck one."""
+    p = job.latest_progress() if job.ended_at is None else None
+    return f"{job.status} (paused)" if p is not None and p.paused else job.status
 
 
 def _t(value: datetime | None) -> str:
