@@ -8,13 +8,25 @@ from __future__ import annotations
 
 import logging
 
+from celery.beat import SchedulingError
 from celery.worker.consumer.consumer import CONNECTION_RETRY
-from kombu.exceptions import KombuError
+from kombu.exceptions import ConnectionError as KombuConnectionError
+from kombu.exceptions import OperationalError
+from kombu.exceptions import TimeoutError as KombuTimeoutError
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-#: What a lost broker raises: socket errors, kombu's, and redis-py's own (not subclasses of OSError).
-BROKER_ERRORS = (OSError, KombuError, RedisConnectionError, RedisTimeoutError)
+#: What a lost broker raises: socket errors, kombu's connection errors, and redis-py's own (not subclasses of
+#: OSError). Not all of KombuError: a task whose arguments cannot be serialised raises kombu's EncodeError,
+#: a real error that must keep its traceback.
+BROKER_ERRORS = (
+    OSError,
+    OperationalError,
+    KombuConnectionError,
+    KombuTimeoutError,
+    RedisConnectionError,
+    RedisTimeoutError,
+)
 
 
 class RejectsWithoutTraceback(logging.Filter):
@@ -59,18 +71,18 @@ class BeatBrokerLossInOneLine(logging.Filter):
         if str(record.msg).startswith("Message Error:") and error is not None and _caused_by_broker(error):
             record.msg, record.args = f"Message Error: {error} (the broker is unreachable; sent at the next tick)", ()
             record.exc_info = record.exc_text = None
+            record.levelno, record.levelname = logging.WARNING, "WARNING"  # ridden out, as the workers' line
         return True
 
 
 def _caused_by_broker(error: BaseException) -> bool:
-    """Whether ``error`` or one it was raised from (celery.beat wraps the cause in a SchedulingError)."""
-    seen = 0
-    current: BaseException | None = error
-    while current is not None and seen < 8:
-        if isinstance(current, BROKER_ERRORS):
-            return True
-        current, seen = current.__cause__ or current.__context__, seen + 1
-    return False
+    """Whether the task could not be sent because of the broker: ``error`` itself, or the error a
+    SchedulingError wraps (celery.beat re-raises the cause inside its ``except`` with
+    celery.exceptions.reraise, which sets ``__context__`` only). Nothing further down the chain counts: an
+    error raised while some socket error was being handled is not a lost broker."""
+    if isinstance(error, SchedulingError):
+        error = error.__cause__ or error.__context__  # type: ignore[assignment]
+    return isinstance(error, BROKER_ERRORS)
 
 
 class NoCancelNotice(logging.Filter):

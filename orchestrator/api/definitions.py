@@ -233,10 +233,10 @@ def add_definition(request, payload: DefinitionCreate):
 def change_definition(request, definition_id: int, payload: DefinitionIn):
     definition = _definition(definition_id)
     given = payload.dict(exclude_unset=True)
-    data = newharvest.with_references(given)
+    data = newharvest.with_references(given, definition.kind)
     if definition.kind not in DefinitionForm.KIND_FIELDS:
         raise Invalid([(["path", "definition_id"], f"{definition.kind} definitions are changed in their own pages")])
-    settings = newharvest.given_revisit(given)
+    settings = newharvest.given_revisit(given) if definition.kind == HarvestDefinition.CONTINUOUS else None
     if settings is not None:  # the whole RevisitSettings: those the form does not show too (saved with the form)
         definition.revisit_settings = settings
     form = forms.bound(DefinitionForm, data, definition, kind=definition.kind)

@@ -50,9 +50,14 @@ class Created:
     created_domains: list[str] = field(default_factory=list)
 
 
-def with_references(fields: Mapping[str, Any]) -> dict[str, Any]:
-    """DefinitionForm's data from the API's: ``channel``, ``schedule`` and ``previous`` named or numbered → ids."""
+def with_references(fields: Mapping[str, Any], kind: str) -> dict[str, Any]:
+    """DefinitionForm's data from the API's for a ``kind`` definition: ``channel``, ``schedule`` and
+    ``previous`` named or numbered → ids; ``revisit_settings`` (continuous only: null is ignored for the other
+    kinds, a value refused in one line, not as a refusal of each of the form's revisit fields)."""
     data = dict(fields)
+    if kind != HarvestDefinition.CONTINUOUS and "revisit_settings" in data:
+        if data.pop("revisit_settings") is not None:
+            raise Invalid([(["body", "revisit_settings"], f"a {kind} harvest has no revisit settings")])
     for name, model, filters in (
         ("channel", HarvestChannel, {}),
         ("schedule", Schedule, {}),
@@ -106,7 +111,7 @@ def create(
     per-domain budget (selective: of the configurations made for the seeds; snapshot: the definition's)."""
     if kind not in KINDS:
         raise Invalid([(["body", "kind"], f"choose one of {', '.join(KINDS)}")])
-    data = with_references(fields)
+    data = with_references(fields, kind)
     budget = {k: v for k, v in (("max_objects", max_objects), ("max_bytes", max_bytes)) if v is not None}
     for name, value in budget.items():
         if value < -1:
@@ -127,7 +132,7 @@ def create(
         chosen = CrawlTemplate.objects.filter(pk=api_forms.reference(CrawlTemplate, template, "template")).first()
         if not chosen.active:
             raise Invalid([(["body", "template"], f"the crawl template {chosen.name!r} is inactive")])
-    settings = given_revisit(fields)
+    settings = given_revisit(fields) if kind == HarvestDefinition.CONTINUOUS else None  # refused above if given
     instance = None if settings is None else HarvestDefinition(kind=kind, revisit_settings=settings)
     form = api_forms.bound(DefinitionForm, data, instance, kind=kind)
     with transaction.atomic():

@@ -26,10 +26,12 @@ def test_create_a_selective_harvest_with_seeds_and_activate_it(curator, viewer):
             "schedule": "nightly",
             "max_objects": 2000,
             "activate": True,
+            "revisit_settings": None,  # a continuous harvest's: nothing for a selective one
         },
     )
     assert response.status_code == 201, response.content
     body = response.json()
+    assert HarvestDefinition.objects.get(name="news").revisit_settings == {}
     assert (
         body["seeds"] == 3 and body["domains"] == 2 and sorted(body["created_domains"]) == ["example.fr", "example.org"]
     )
@@ -38,6 +40,8 @@ def test_create_a_selective_harvest_with_seeds_and_activate_it(curator, viewer):
     configs = DomainConfiguration.objects.filter(harvest_definitions__name="news")
     assert sorted(c.domain.name for c in configs) == ["example.fr", "example.org"]
     assert {c.max_objects for c in configs} == {2000} and {c.name for c in configs} == {"news"}
+    refused = curator.patch(f"/definitions/{d['id']}", {"revisit_settings": {"min_wait_s": 60}})
+    assert errors(refused) == [(["body", "revisit_settings"], "a selective harvest has no revisit settings")]
     again = curator.post("/definitions", {"kind": "selective", "name": "news", "seeds": SEEDS})
     assert errors(again) == [(["body", "name"], "Harvest definition with this Name already exists.")]
     shown = viewer.get(f"/definitions/{d['id']}").json()

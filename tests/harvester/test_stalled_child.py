@@ -156,7 +156,26 @@ def test_a_failed_jobs_log_tail_begins_with_a_whole_record(tmp_path):
         "ValueError: bad",
     ]
     assert _log_tail(tmp_path, lines=3).splitlines()[0] == "Traceback (most recent call last):"
-    assert _log_tail(tmp_path, lines=2).splitlines() == ['  File "x.py", line 1', "ValueError: bad"]  # no start
+    assert _log_tail(tmp_path, lines=2).splitlines() == [  # inside a traceback: from its start
+        "Traceback (most recent call last):",
+        '  File "x.py", line 1',
+        "ValueError: bad",
+    ]
+
+
+def test_a_failed_jobs_log_tail_keeps_the_traceback_the_cut_falls_in(tmp_path):
+    """A long traceback, then one more record: the tail keeps the traceback's reason (its last line)."""
+    log = tmp_path / ENGINE_LOG
+    log.parent.mkdir(parents=True)
+    frames = "".join(f'  File "m{i}.py", line {i}, in f{i}\n    f{i + 1}()\n' for i in range(15))
+    log.write_text(
+        "2026-11-29 09:55:34 [scrapy.core.scraper] ERROR: Spider error\nTraceback (most recent call last):\n"
+        + frames
+        + "MemoryError: out of frontier space\n2026-11-29 09:55:35 [scrapy.core.engine] INFO: Closing spider\n"
+    )
+    tail = _log_tail(tmp_path).splitlines()
+    assert tail[0] == "Traceback (most recent call last):" and "MemoryError: out of frontier space" in tail
+    assert tail[-1].endswith("Closing spider")
 
 
 def test_kills_further_apart_than_the_restart_window_are_each_survived(tmp_path, monkeypatch, sites):

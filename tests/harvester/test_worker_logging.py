@@ -11,8 +11,10 @@ from celery import states
 from celery.app.task import Context
 from celery.app.trace import TraceInfo
 from celery.beat import Scheduler, SchedulingError
-from celery.exceptions import Reject
+from celery.exceptions import Reject, reraise
 from celery.worker.consumer.consumer import Consumer
+from kombu.exceptions import EncodeError
+from kombu.serialization import dumps
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from harvester.contracts import RUN_JOB_TASK
@@ -89,30 +91,54 @@ def test_other_consumer_warnings_keep_their_traceback(caplog):
 
 def _beat_cannot_send(cause: Exception) -> None:
     """celery.beat's own call when a due task cannot be sent (Scheduler.apply_entry), its cause wrapped as
-    Scheduler.apply_async wraps it."""
+    Scheduler.apply_async wraps it (celery.exceptions.reraise inside the ``except``: ``__context__`` only)."""
 
     def apply_async(entry, producer=None, advance=False):
         try:
             raise cause
         except Exception as exc:
-            raise SchedulingError(f"Couldn't apply scheduled task {entry.name}: {exc}") from exc
+            reraise(SchedulingError, SchedulingError(f"Couldn't apply scheduled task {entry.name}: {exc}"), None)
 
     beat = SimpleNamespace(apply_async=apply_async)
     Scheduler.apply_entry(beat, SimpleNamespace(name="reap-jobs", task="orchestrator.reap_jobs"))
 
 
 def test_beat_that_cannot_reach_the_broker_says_so_in_one_line(caplog):
-    with caplog.at_level(logging.ERROR, logger="celery.beat"):
+    with caplog.at_level(logging.WARNING, logger="celery.beat"):
         _beat_cannot_send(RedisConnectionError("Error 111 connecting to 127.0.0.1:6379. Connection refused."))
     [record] = [r for r in caplog.records if r.name == "celery.beat"]
     assert record.getMessage() == (
         "Message Error: Couldn't apply scheduled task reap-jobs: Error 111 connecting to 127.0.0.1:6379. "
         "Connection refused. (the broker is unreachable; sent at the next tick)"
     )
+    assert record.levelno == logging.WARNING  # ridden out: a warning, as the workers' line
     assert "Traceback" not in caplog.text and "format_stack" not in caplog.text
 
 
 def test_beat_that_cannot_send_for_another_reason_keeps_the_traceback(caplog):
+    """A task whose arguments cannot be serialised: kombu's EncodeError (a KombuError, not a broker error)."""
+    try:
+        dumps({1}, serializer="json")
+    except EncodeError as exc:
+        unsendable = exc
     with caplog.at_level(logging.ERROR, logger="celery.beat"):
-        _beat_cannot_send(TypeError("Object of type set is not JSON serializable"))
+        _beat_cannot_send(unsendable)
+    [record] = [r for r in caplog.records if r.name == "celery.beat"]
+    assert record.levelno == logging.ERROR and "(the broker is unreachable" not in record.getMessage()
     assert "Traceback" in caplog.text and "not JSON serializable" in caplog.text
+
+
+def test_beat_keeps_the_traceback_of_an_error_raised_while_a_socket_error_was_handled(caplog):
+    def lookup() -> None:
+        try:
+            raise ConnectionResetError(104, "Connection reset by peer")
+        except ConnectionResetError:
+            raise KeyError("no such entry") from None
+
+    try:
+        lookup()
+    except KeyError as exc:
+        real = exc
+    with caplog.at_level(logging.ERROR, logger="celery.beat"):
+        _beat_cannot_send(real)
+    assert "Traceback" in caplog.text and "(the broker is unreachable" not in caplog.text

@@ -53,6 +53,10 @@ def test_a_paused_job_says_so_in_list_and_show():
     job.progress = {"uris_done": 98, "uris_queued": 129, "paused": False}  # resumed
     job.save(update_fields=["progress"])
     assert "paused" not in run("show", str(job.pk)) and "paused" not in run("list")
+    ended = factories.job(domains=["b.dk"], status=JobStatus.DONE, ended_at=timezone.now())
+    ended.progress = {"uris_done": 5, "paused": True}  # stopped while paused: its last heartbeat says paused
+    ended.save(update_fields=["progress"])
+    assert f"job {ended.pk}: news run 1, channel focused, DONE\n" in run("show", str(ended.pk))
 
 
 def test_show_of_a_finished_job_gives_the_final_reports_not_the_last_heartbeat_as_progress():

@@ -11,6 +11,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db.models import Sum
 from django.utils.dateparse import parse_datetime
 
+from harvester.contracts import Progress
 from orchestrator.harvest.jobs import dispatch, patch, specs
 from orchestrator.harvest.models import Job, JobStatus
 from orchestrator.harvest.qa import pageqa
@@ -92,7 +93,7 @@ class Command(BaseCommand):
         j = self._job(job)
         p = j.latest_progress()
         lines = [
-            f"job {j.pk}: {j.harvest.name} run {j.harvest_run}, channel {j.channel.name}, {_status(j)}",
+            f"job {j.pk}: {j.harvest.name} run {j.harvest_run}, channel {j.channel.name}, {_status(j, p)}",
             f"  created {j.created:%Y-%m-%d %H:%M:%S}  submitted {_t(j.submitted_at)}  started {_t(j.started_at)}  "
             f"ended {_t(j.ended_at)}  (UTC)",
             f"  harvester {j.harvester or '-'}  last heartbeat {_t(j.last_heartbeat)}",
@@ -236,10 +237,12 @@ def _score(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}"
 
 
-def _status(job: Job) -> str:
+def _status(job: Job, progress: Progress | None = None) -> str:
     """The job's status, and "paused" while its crawl is paused (as the web UI's job pages say): a paused job
-    is STARTED with 0 URI/s, which read as a stuck one."""
-    p = job.latest_progress() if job.ended_at is None else None
+    is STARTED with 0 URI/s, which read as a stuck one. A job that ended while paused is not "paused"."""
+    if job.status != JobStatus.STARTED:
+        return job.status
+    p = progress or job.latest_progress()
     return f"{job.status} (paused)" if p is not None and p.paused else job.status
 
 
