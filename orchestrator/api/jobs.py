@@ -71,7 +71,10 @@ class ControlOut(Schema):
 
 class JobDetail(JobOut):
     progress: dict = Field(
-        alias="latest_progress", description="The latest Progress heartbeat, with each domain's share of its budget."
+        alias="latest_progress",
+        description="The latest Progress heartbeat, with each domain's share of its budget; for a continuous "
+        "job, `continuous`: its live figures (fetch rate and budget, visits changed / unchanged / not modified, "
+        "validator misses, WARCs closed, estimated freshness, host queue states, the URIs due next).",
     )
     controls: list[ControlOut] = Field(alias="recent_controls")
     continued_by: list[int] = Field(alias="continued_by_ids")

@@ -13,6 +13,7 @@ from kombu.simple import SimpleQueue
 
 from harvester.contracts import control_queue
 from orchestrator.celery import app
+from orchestrator.harvest.jobs import intake
 from orchestrator.harvest.models import ArchiveFile, Job, JobControl, JobStatus
 from tests.api.conftest import errors
 from tests.orchestrator import factories
@@ -56,6 +57,28 @@ def test_show_has_the_latest_progress(viewer):
     assert p["uris_done"] == 30 and p["uri_rate"] == 2.5 and p["domains"][0]["name"] == "site-a.fr"
     assert p["domains"][0]["budget_used"] == 25.0  # 10 of site-a.fr's 40 objects
     assert viewer.get("/jobs/999999").status_code == 404
+    assert p["continuous"] is None  # not a continuous job
+
+
+def test_show_has_a_continuous_jobs_live_figures(viewer):
+    """A continuous job's heartbeat carries its live figures (harvester/continuous.py continuous_progress):
+    scripts and dashboards read them here, as the job page and ``jobs show`` do."""
+    job = _running()
+    live = {
+        "budget_per_s": 4.0,
+        "fetch_rate": 3.87,
+        "visits": 915,
+        "changed": 215,
+        "unchanged": 700,
+        "validator_misses": 0,
+        "queues": {"ready": 0, "snoozed": 1, "busy": 0, "empty": 0},
+        "due_next": [{"uri": "http://127.0.0.1:8824/p36.html", "at": "2026-11-29T09:57:32Z", "wait_s": 54.7}],
+        "freshness": 0.75,
+    }
+    assert intake.record_progress({"job_id": job.pk, "at": "2026-11-23T10:00:05Z", "continuous": live})
+    shown = viewer.get(f"/jobs/{job.pk}").json()["progress"]["continuous"]
+    assert shown["fetch_rate"] == 3.87 and shown["budget_per_s"] == 4.0 and shown["freshness"] == 0.75
+    assert shown["due_next"][0]["uri"] == "http://127.0.0.1:8824/p36.html" and shown["queues"]["snoozed"] == 1
 
 
 def test_control_is_recorded_and_sent_and_a_bad_trap_is_refused(engineer, broker_queues):

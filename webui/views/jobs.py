@@ -237,6 +237,7 @@ def progress_of(job: Job, domains: int = PROGRESS_DOMAINS) -> dict[str, Any]:
         "queues_exhausted": p.queues_exhausted,
         "paused": bool(p.paused),
         "alerts": list(p.alerts),
+        "continuous": dict(p.continuous) if p.continuous else None,  # a continuous job's live figures
         "domains": rows[:domains],
         "domains_total": len(rows),
         "has_progress": latest is not None,
