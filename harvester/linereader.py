@@ -13,8 +13,10 @@ as the orchestrator (which re-exports it from :mod:`orchestrator.harvest.curatio
 
 from __future__ import annotations
 
+import io
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import BinaryIO
 
 #: The longest line read from a user's file, in bytes (its line end not counted).
@@ -73,3 +75,20 @@ def read_lines(stream: BinaryIO, max_bytes: int = MAX_LINE_BYTES) -> Iterator[Li
             yield Line(number, "", f"not UTF-8 (byte {exc.start + 1} of the line)")
             continue
         yield Line(number, text)
+
+
+def last_lines(path: Path, lines: int, max_bytes: int | None = None) -> list[str]:
+    """The last ``lines`` lines of a file, read backwards from its end in 64 KiB blocks (at most ``max_bytes``
+    of it when given): the tail of a log of gigabytes costs what the tail costs (a crawl.log on the job page,
+    a failed job's engine log)."""
+    block = 64 * 1024
+    with open(path, "rb") as f:
+        f.seek(0, io.SEEK_END)
+        end = size = f.tell()
+        data = b""
+        while end > 0 and data.count(b"\n") <= lines and (max_bytes is None or size - end < max_bytes):
+            start = max(0, end - block)
+            f.seek(start)
+            data = f.read(end - start) + data
+            end = start
+    return data.decode("utf-8", "replace").splitlines()[-lines:]

@@ -77,6 +77,7 @@ from harvester.contracts import (
 )
 from harvester.defaults import BROKER_RETRY_MAX_S, PROGRESS_INTERVAL_S
 from harvester.joblock import running_alone
+from harvester.linereader import last_lines
 from harvester.outbox import Outbox
 from harvester.process import (
     ALIVE_FILE,
@@ -259,25 +260,25 @@ def fence(link: BrokerLink, requeue_others: bool = False) -> tuple[bool, list[An
 _RECORD_START = re.compile(r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d|Traceback ")
 #: A line of a traceback's body: a frame, or the exception it ends with (``MemoryError: ...``).
 _TRACEBACK_BODY = re.compile(r'  File "|[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt)\b')
-#: How far back a traceback the tail begins inside is looked for.
-_TRACEBACK_LINES = 200
+#: How far back a traceback the tail begins inside is looked for, in lines and bytes of the log.
+_TRACEBACK_LINES, _TAIL_MAX_BYTES = 200, 1 << 20
 
 
 def _log_tail(job_dir: Path, lines: int = 20) -> str:
     """The end of the crawl's engine log for a failed job's detail, from the first whole record in its last
     ``lines`` lines: cut at a fixed count it began inside Scrapy's settings dump (``'RETRY_TIMES': 30,``),
     which reads as garbage on the job's page. When the cut falls inside a traceback, the tail starts at the
-    traceback instead: its last line is the failure's reason."""
+    traceback instead: its last line is the failure's reason. Only the log's end is read (a continuous
+    crawl's log grows for months)."""
     try:
-        text = (job_dir / ENGINE_LOG).read_text(encoding="utf-8", errors="replace")
+        every = last_lines(job_dir / ENGINE_LOG, lines + _TRACEBACK_LINES, _TAIL_MAX_BYTES)
     except OSError:
         return ""
-    every = text.splitlines()
     start = max(0, len(every) - lines)
     tail = every[start:]
     first = next((i for i, line in enumerate(tail) if _RECORD_START.match(line)), len(tail))
     if any(_TRACEBACK_BODY.match(line) for line in tail[:first]):
-        back = range(start - 1, max(start - _TRACEBACK_LINES, 0) - 1, -1)
+        back = range(start - 1, -1, -1)
         begins = next((i for i in back if every[i].startswith("Traceback ")), None)
         return "\n".join(tail if begins is None else every[begins:])
     return "\n".join(tail[first:] if first < len(tail) else tail)

@@ -236,7 +236,7 @@ def change_definition(request, definition_id: int, payload: DefinitionIn):
     data = newharvest.with_references(given, definition.kind)
     if definition.kind not in DefinitionForm.KIND_FIELDS:
         raise Invalid([(["path", "definition_id"], f"{definition.kind} definitions are changed in their own pages")])
-    settings = newharvest.given_revisit(given) if definition.kind == HarvestDefinition.CONTINUOUS else None
+    settings = newharvest.given_revisit(given, definition.kind)
     if settings is not None:  # the whole RevisitSettings: those the form does not show too (saved with the form)
         definition.revisit_settings = settings
     form = forms.bound(DefinitionForm, data, definition, kind=definition.kind)

@@ -85,13 +85,14 @@ def _revisit_location(where: str) -> list[str]:
     return parts
 
 
-def given_revisit(fields: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The whole RevisitSettings a caller gave (the policy's defaults filled in), or None. The definition form
+def given_revisit(fields: Mapping[str, Any], kind: str) -> dict[str, Any] | None:
+    """The whole RevisitSettings a caller gave for a ``kind`` definition (the policy's defaults filled in), or
+    None (not given, or not a continuous definition: :func:`with_references` refused a value). The definition form
     shows only some of them; the others must come from here, not from what was stored or the defaults (a
     ``replan_interval_s`` given to ``harvests create --revisit`` was dropped); ``null`` is the defaults (it was
     the defaults for the settings the form shows and the stored values for the others). Call after
     :func:`with_references`, which names a bad value."""
-    if "revisit_settings" not in fields:
+    if kind != HarvestDefinition.CONTINUOUS or "revisit_settings" not in fields:
         return None
     return RevisitSettings.from_dict(fields["revisit_settings"] or {}).to_dict()  # null: the defaults, all of them
 
@@ -132,7 +133,7 @@ def create(
         chosen = CrawlTemplate.objects.filter(pk=api_forms.reference(CrawlTemplate, template, "template")).first()
         if not chosen.active:
             raise Invalid([(["body", "template"], f"the crawl template {chosen.name!r} is inactive")])
-    settings = given_revisit(fields) if kind == HarvestDefinition.CONTINUOUS else None  # refused above if given
+    settings = given_revisit(fields, kind)
     instance = None if settings is None else HarvestDefinition(kind=kind, revisit_settings=settings)
     form = api_forms.bound(DefinitionForm, data, instance, kind=kind)
     with transaction.atomic():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-from harvester.linereader import Line, preview, read_lines
+from harvester.linereader import Line, last_lines, preview, read_lines
 
 
 def test_lines_are_numbered_stripped_and_bounded_at_the_limit() -> None:
@@ -38,3 +38,16 @@ def test_a_long_line_is_skipped_in_chunks_never_read_whole() -> None:
 def test_preview_cuts_long_values() -> None:
     assert preview("short") == "'short'"
     assert preview("z" * 1000) == f"{'z' * 60!r}… (1,000 characters)"
+
+
+def test_last_lines_reads_the_end_of_a_file_only(tmp_path) -> None:
+    log = tmp_path / "harvester.log"
+    log.write_bytes(b"".join(b"line %d\n" % i for i in range(200_000)) + b"no line end at the end")
+    assert last_lines(log, 3) == ["line 199998", "line 199999", "no line end at the end"]
+    assert len(last_lines(log, 100_000)) == 100_000  # many blocks back
+    # at most max_bytes (whole 64 KiB blocks) of a file read: far fewer lines than asked
+    capped = last_lines(log, 100_000, max_bytes=1)
+    assert capped[-1] == "no line end at the end" and len(capped) < 6_000
+    empty = tmp_path / "empty"
+    empty.write_bytes(b"")
+    assert last_lines(empty, 3) == []

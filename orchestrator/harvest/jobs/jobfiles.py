@@ -28,6 +28,7 @@ from pathlib import Path
 
 from warcio.archiveiterator import ArchiveIterator
 
+from harvester.linereader import last_lines
 from harvester.reports import REPORT_NAMES
 from harvester.runtime import spool_dir
 from indexer import objectstore
@@ -266,20 +267,5 @@ def tail(job: Job, lines: int = 100) -> tuple[Source, list[str]]:
     """The last ``lines`` lines of crawl.log: seeks from the end of a spool file, streams a WARC record."""
     with open_binary(job, CRAWL_LOG) as (source, stream):
         if source.kind == "spool":
-            return source, _tail_file(source.path, lines)
+            return source, last_lines(source.path, lines)
         return source, list(collections.deque(iter_lines(stream), maxlen=lines))
-
-
-def _tail_file(path: Path, lines: int) -> list[str]:
-    block = 64 * 1024
-    with open(path, "rb") as f:
-        f.seek(0, io.SEEK_END)
-        end = f.tell()
-        data = b""
-        while end > 0 and data.count(b"\n") <= lines:
-            start = max(0, end - block)
-            f.seek(start)
-            data = f.read(end - start) + data
-            end = start
-    text = data.decode("utf-8", "replace").splitlines()
-    return text[-lines:]
