@@ -168,6 +168,13 @@ class CrawlJob:
     def resumed(self) -> bool:
         return self.frontier.resumed
 
+    def wake_engine(self) -> None:
+        """Make the crawl engine ask for requests now: URIs became due earlier than the wake-up it sleeps until
+        (resumed, seeds added, a replan that moved URIs forward)."""
+        slot = getattr(getattr(self.crawler, "engine", None), "_slot", None)
+        if slot is not None and getattr(slot, "nextcall", None) is not None:
+            slot.nextcall.schedule()
+
     def crawl_seconds(self) -> float:
         return self._prior_crawl_s + (time.time() - self._started_at)
 

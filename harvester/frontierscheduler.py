@@ -75,11 +75,8 @@ class FrontierScheduler(BaseScheduler):
         self._wakeup = reactor.callLater(max(wake - now, 0.0) + 0.001, self.nudge)  # type: ignore[attr-defined]
 
     def nudge(self) -> None:
-        """Make the engine ask for requests now (a queue woke up, or the job was resumed)."""
-        engine = getattr(self.crawler, "engine", None)
-        slot = getattr(engine, "_slot", None)
-        if slot is not None and getattr(slot, "nextcall", None) is not None:
-            slot.nextcall.schedule()
+        """Make the engine ask for requests now (a queue woke up)."""
+        self.job.wake_engine()
 
     def __len__(self) -> int:
         return self.job.frontier.queued if self.job else 0

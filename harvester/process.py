@@ -188,18 +188,14 @@ class _Controller:
             self.job.pause()
         elif control.action == "resume":
             self.job.resume()
-            sched = getattr(self.crawler.engine, "_slot", None)
-            if sched is not None:
-                sched.nextcall.schedule()
+            self.job.wake_engine()
         elif control.action == "add_trap":
             self.job.add_trap(control.argument)
         elif control.action == "seeds":
             if hasattr(self.job, "change_seeds"):
                 add, remove = seed_changes(control.argument)
                 self.job.change_seeds(add, remove)
-                sched = getattr(self.crawler.engine, "_slot", None)
-                if sched is not None:
-                    sched.nextcall.schedule()
+                self.job.wake_engine()
             else:
                 logger.warning("ignoring a seeds control: only a continuous job takes seeds while it runs")
         self.job.checkpoint()

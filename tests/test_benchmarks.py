@@ -104,12 +104,15 @@ TINY: dict[str, Tiny] = {
     ),
     "bench_continuous.py": Tiny(
         lambda tmp: ["--tiny"],
-        # the real path's table, then the pure parts' ("replan: planning s" is in both: the first is checked)
+        # the real path's table, then the pure parts' (the replan's rows in both: the first is checked)
         [
             table_row(label, 1)
             for label in (
                 "first round (all pages fetched once) s",
-                "replan: planning s",
+                "replan: planning s (in slices)",
+                "replan: longest slice s",
+                "replan: planning over s (fetching meanwhile)",
+                "replan: checkpoints journalling the moves",
                 "steady: fetches/s",
                 "steady: CPU per fetch ms, continuous",
                 "continuous / one-shot CPU per fetch",

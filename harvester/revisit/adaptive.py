@@ -66,8 +66,8 @@ from __future__ import annotations
 import bisect
 import heapq
 import math
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Generator, Iterable, Mapping
+from typing import Any, TypeVar
 
 from harvester.revisit.estimate import DATE_SKEW_S, dated_rate, http_date, next_rate, observe_dates
 from harvester.revisit.periodic import HISTORY, constrain, next_visit, periodic_fit
@@ -89,6 +89,24 @@ SITE_MIN_DF = 5
 #: A dated page whose visits all found a change, this many observations at least, is planned with its dated
 #: rate when that is faster (AdaptiveStrategy._rate_with).
 ALL_CHANGED_OBSERVATIONS = 3
+#: A sliced replan (:meth:`AdaptiveStrategy.replan_steps`) yields after this many URIs (or fill slots) of
+#: work: about a millisecond, so a crawler that runs it between fetches never holds its reactor for long.
+SLICE = 1000
+
+_T = TypeVar("_T")
+#: A computation done in slices: each ``next()`` does one slice; the result is StopIteration's value.
+Steps = Generator[None, None, _T]
+
+
+def finish(steps: Steps[_T]) -> _T:
+    """Run a sliced computation to its end, at once."""
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            return done.value
+
+
 #: First-visit Last-Modified dates a host remembers (AdaptiveStrategy._first_date): this many seen once, and
 #: this many seen on several pages; few, as whole seconds, since the host states are journalled together.
 FIRST_DATES = 4
@@ -137,6 +155,8 @@ class AdaptiveStrategy(_Strategy):
         self.class_prior: dict[str, float] = {}
         #: per (host, content class), the prior rate of the host's pages (see host_priors)
         self.host_prior: dict[tuple[str, str], float] = {}
+        #: URIs visited while a replan runs in slices (replan_steps): its plan for them is out of date
+        self._visited_meanwhile: set[str] | None = None
 
     # ------------------------------------------------------------------ estimates
     def rate(self, state: UriState, uri: str | None = None) -> float:
@@ -191,7 +211,7 @@ class AdaptiveStrategy(_Strategy):
             return False
         return state.get("dates_ok", 0) >= self.settings.date_trust_after
 
-    def class_priors(self) -> dict[str, float]:
+    def class_priors(self, items: Iterable[tuple[str, UriState]]) -> Steps[dict[str, float]]:
         """The prior rate of each content class, learned from the crawl itself (empirical Bayes): all
         the class's observed changes over all its observed time, with Heritrix's initial wait as one
         pseudo-observation (one change per initial wait) so a class seen little keeps Heritrix's prior.
@@ -199,7 +219,9 @@ class AdaptiveStrategy(_Strategy):
         images never change, every new image would be revisited as if they did until its own history
         says otherwise (five visits a month per static image on the benchmark web, as many as AR)."""
         totals: dict[str, list[float]] = {}
-        for state in self.policy.uris.values():
+        for i, (_, state) in enumerate(items):
+            if i % SLICE == 0:
+                yield
             acc = totals.setdefault(state.content_class, [0.0, 0.0])
             acc[0] += state.x
             acc[1] += state.isum
@@ -208,7 +230,7 @@ class AdaptiveStrategy(_Strategy):
             for cls, (changes, observed) in totals.items()
         }
 
-    def host_priors(self) -> dict[tuple[str, str], float]:
+    def host_priors(self, items: Iterable[tuple[str, UriState]]) -> Steps[dict[tuple[str, str], float]]:
         """Per (host, content class), the prior rate of the host's pages: the site's own pace, as far as
         sites differ (empirical Bayes on log rates, James-Stein shrinkage).
 
@@ -225,7 +247,9 @@ class AdaptiveStrategy(_Strategy):
         :data:`SITE_MIN_DF` more pages than hosts (one page per host says nothing of the spread within a
         site) no host gets a prior and the class prior stands."""
         by_class: dict[str, dict[str, list[float]]] = {}
-        for uri, state in self.policy.uris.items():
+        for i, (uri, state) in enumerate(items):
+            if i % SLICE == 0:
+                yield
             if state.n <= 0 and state.lm_t <= 0:
                 continue  # no observation yet
             host = host_of(uri)
@@ -234,19 +258,38 @@ class AdaptiveStrategy(_Strategy):
                 by_class.setdefault(state.content_class, {}).setdefault(host, []).append(math.log(rate))
         priors: dict[tuple[str, str], float] = {}
         for cls, hosts in by_class.items():
-            logs = [v for values in hosts.values() for v in values]
-            if len(logs) - len(hosts) < SITE_MIN_DF:
+            count = sum(len(values) for values in hosts.values())
+            if count - len(hosts) < SITE_MIN_DF:
                 continue  # too few sites with several pages to measure the spread within a site
-            grand = sum(logs) / len(logs)
-            means = {host: sum(values) / len(values) for host, values in hosts.items()}
-            within = sum((v - means[h]) ** 2 for h, values in hosts.items() for v in values)
-            within /= max(1, len(logs) - len(hosts))
+            # The sums in the pages' order, a slice at a time (a replan runs between fetches).
+            total, within, work = 0.0, 0.0, 0
+            means: dict[str, float] = {}
+            for host, values in hosts.items():
+                for v in values:
+                    total += v
+                means[host] = sum(values) / len(values)
+                work += len(values)
+                if work >= SLICE:
+                    work = 0
+                    yield
+            grand = total / count
+            for host, values in hosts.items():
+                mean = means[host]
+                for v in values:
+                    within += (v - mean) ** 2
+                work += len(values)
+                if work >= SLICE:
+                    work = 0
+                    yield
+            within /= max(1, count - len(hosts))
             tau2 = 0.0
             if len(hosts) > 1:
                 spread = sum((m - grand) ** 2 for m in means.values()) / (len(hosts) - 1)
                 noise = sum(within / len(values) for values in hosts.values()) / len(hosts)
                 tau2 = max(0.0, spread - noise)
-            for host, values in hosts.items():
+            for i, (host, values) in enumerate(hosts.items()):
+                if i % SLICE == 0:
+                    yield
                 pull = tau2 / (tau2 + within / len(values)) if tau2 > 0 else 0.0
                 priors[(host, cls)] = math.exp(grand + pull * (means[host] - grand))
         return priors
@@ -279,6 +322,10 @@ class AdaptiveStrategy(_Strategy):
     def added(self, uri: str, state: UriState, now: float) -> None:
         if self.mu is None:
             self.next_replan_at = min(self.next_replan_at, now)
+
+    def visiting(self, uri: str) -> None:
+        if self._visited_meanwhile is not None:
+            self._visited_meanwhile.add(uri)
 
     def restored(self, uri: str, state: UriState) -> None:
         if self.mu is None:
@@ -434,15 +481,38 @@ class AdaptiveStrategy(_Strategy):
 
     # ------------------------------------------------------------------ replanning
     def replan(self, now: float) -> Mapping[str, float]:
+        return finish(self.replan_steps(now))
+
+    def replan_steps(self, now: float) -> Steps[dict[str, float]]:
+        """The replan in slices of :data:`SLICE` URIs; run to its end at once, it is :meth:`replan`.
+
+        A crawler runs the slices between its fetches (a replan of 100,000 URIs held the reactor for 10 s,
+        of 1,000,000 for 90 s: docs/BENCHMARKS.md, "Continuous crawl at scale"). Meanwhile URIs come, go and
+        are visited: the plan is made over the URIs there were when it began, with the priors and the μ of
+        before it until it has its own; a URI removed meanwhile is not moved, nor one visited meanwhile (its
+        visit planned it with what was known then), and one added meanwhile keeps its first visit. The next
+        replan time is set at the end, so a crawler's checkpoint journals a whole plan."""
         s = self.settings
         policy = self.policy
-        self.next_replan_at = now + s.replan_interval_s
-        self.class_prior = self.class_priors()
-        self.host_prior = self.host_priors()
+        horizon = now + s.replan_interval_s
+        items = list(policy.uris.items())
+        self._visited_meanwhile = set()
+        try:
+            return (yield from self._replan_steps(now, horizon, items))
+        finally:
+            self._visited_meanwhile = None
+
+    def _replan_steps(self, now: float, horizon: float, items: list[tuple[str, UriState]]) -> Steps[dict[str, float]]:
+        s = self.settings
+        yield
+        self.class_prior = yield from self.class_priors(items)
+        self.host_prior = yield from self.host_priors(items)
         fixed_rate = 0.0
         free: list[tuple[str, UriState, float]] = []
         periodic: list[tuple[str, UriState]] = []
-        for uri, state in policy.uris.items():
+        for i, (uri, state) in enumerate(items):
+            if i % SLICE == 0:
+                yield
             pinned = s.pinned.get(uri)
             if pinned is not None:
                 fixed_rate += 1.0 / pinned
@@ -451,21 +521,34 @@ class AdaptiveStrategy(_Strategy):
             else:
                 free.append((uri, state, self.rate(state, uri)))
         if not free and not periodic:
+            self.next_replan_at = horizon
             return {}
         budget = max(self.budget() - fixed_rate, (len(free) + len(periodic)) / s.max_wait_s)
         h = s.min_wait_s
-        total_rate = sum(r * math.exp(-r * h) for _, _, r in free) + sum(1 / st.periodic[0] for _, st in periodic)
+        total_rate: float = 0
+        for i, (_, _, r) in enumerate(free):
+            if i % SLICE == 0:
+                yield
+            total_rate += r * math.exp(-r * h)
+        total_rate += sum(1 / st.periodic[0] for _, st in periodic)  # type: ignore[index]
         scale = (1.0 / (total_rate or 1.0), s.freshness_weight / (len(free) + len(periodic)))
         f_min, f_max = 1.0 / s.max_wait_s, 1.0 / s.min_wait_s
         # Per page: (λ, weight, capture offset), so that x = g⁻¹((μ + offset) / weight) (see frequency()).
-        terms = [(r, scale[0] + scale[1] / r, scale[0] * _g(r * h)) for _, _, r in free if r > 0]
+        terms = []
+        for i, (_, _, r) in enumerate(free):
+            if i % SLICE == 0:
+                yield
+            if r > 0:
+                terms.append((r, scale[0] + scale[1] / r, scale[0] * _g(r * h)))
         floor = (len(free) - len(terms)) * f_min
         # Periodic pages: (period, value of visiting every period), visited every ceil(μ / value) periods.
-        cycles = [(st.periodic[0], scale[0] + scale[1] * st.periodic[0]) for _, st in periodic]
+        cycles = [(st.periodic[0], scale[0] + scale[1] * st.periodic[0]) for _, st in periodic]  # type: ignore[index]
 
-        def planned(mu: float) -> float:
+        def planned(mu: float) -> Steps[float]:
             total = floor
-            for r, weight, offset in terms:
+            for i, (r, weight, offset) in enumerate(terms):
+                if i % SLICE == 0:
+                    yield
                 x = g_inverse((mu + offset) / weight)
                 total += f_min if x == math.inf else f_max if x <= 0 else min(max(r / x, f_min), f_max)
             for period, value in cycles:
@@ -473,35 +556,51 @@ class AdaptiveStrategy(_Strategy):
             return total
 
         lo, hi = (self.mu / 2, self.mu * 2) if self.mu else (1e-12, 1.0)
-        while planned(lo) < budget and lo > 1e-30:
+        while (yield from planned(lo)) < budget and lo > 1e-30:
             lo /= 8
-        while planned(hi) > budget and hi < 1e30:
+        while (yield from planned(hi)) > budget and hi < 1e30:
             hi *= 8
         for _ in range(60):
             mid = math.sqrt(lo * hi)
-            if planned(mid) > budget:
+            if (yield from planned(mid)) > budget:
                 lo = mid
             else:
                 hi = mid
             if hi / lo < 1.01:
                 break
         self.mu, self.scale = hi, scale  # the side of the bracket that keeps within the budget
-        self.planned_rate = planned(hi) + fixed_rate
+        self.planned_rate = (yield from planned(hi)) + fixed_rate
         moved: dict[str, float] = {}
-        for uri, state, rate in free:
-            if state.last_visit_at is None:
-                continue  # not visited yet: its first visit stands
+        for i, (uri, state, rate) in enumerate(free):
+            if i % SLICE == 0:
+                yield
+            if state.last_visit_at is None or not self._as_planned(uri, state):
+                continue  # not visited yet (its first visit stands), visited or removed meanwhile
             wait = min(max(1.0 / self.frequency(rate, self.mu, scale), s.min_wait_s), s.max_wait_s)
             self._move(uri, state, _last_attempt(state) + wait, wait, now, moved)
-        for uri, state in periodic:
-            if state.last_visit_at is not None:
+        for i, (uri, state) in enumerate(periodic):
+            if i % SLICE == 0:
+                yield
+            if state.last_visit_at is not None and self._as_planned(uri, state):
                 since = _last_attempt(state)
                 wait = self._periodic_next(state, since)
                 self._move(uri, state, since + wait, wait, now, moved)
-        self._fill(now, free, moved)
+        yield from self._fill(now, horizon, items, free, moved)
+        self.next_replan_at = horizon
         return moved
 
-    def _fill(self, now: float, free: list[tuple[str, UriState, float]], moved: dict[str, float]) -> None:
+    def _as_planned(self, uri: str, state: UriState) -> bool:
+        """Whether a sliced replan's plan for ``uri`` stands: neither removed nor visited since it began."""
+        return self.policy.uris.get(uri) is state and not (self._visited_meanwhile and uri in self._visited_meanwhile)
+
+    def _fill(
+        self,
+        now: float,
+        horizon: float,
+        items: list[tuple[str, UriState]],
+        free: list[tuple[str, UriState, float]],
+        moved: dict[str, float],
+    ) -> Steps[None]:
         """Pull visits forward into the fetch slots the plan would leave idle before the next replan.
 
         The plan spends the budget on average, but its due times bunch: the pages of the first round get
@@ -519,25 +618,29 @@ class AdaptiveStrategy(_Strategy):
         budget = self.policy.budget_per_s
         if budget is None:
             return
-        horizon = self.next_replan_at
         rates = {uri: rate for uri, _, rate in free}
         # (due time, wait after the visit): a page due in the window comes back in it after its wait
-        due = [
-            (st.next_at, self._recurrence(uri, st, rates.get(uri)))
-            for uri, st in self.policy.uris.items()
-            if st.next_at < horizon
-        ]
+        due = []
+        for i, (uri, st) in enumerate(items):
+            if i % SLICE == 0:
+                yield
+            if st.next_at < horizon:
+                due.append((st.next_at, self._recurrence(uri, st, rates.get(uri))))
         heapq.heapify(due)
-        later = self._fill_candidates(now, horizon, free)
+        later = yield from self._fill_candidates(now, horizon, free)
         pulled = 0
         for slot in range(math.ceil((horizon - now) * budget)):
+            if slot % SLICE == 0:
+                yield
             at = now + slot / budget
             if due and due[0][0] <= at:
                 wait = heapq.heappop(due)[1]
             elif pulled < len(later):
                 uri = later[pulled]
                 pulled += 1
-                state = self.policy.uris[uri]
+                state = self.policy.uris.get(uri)
+                if state is None or not self._as_planned(uri, state):
+                    continue  # removed or visited meanwhile: the slot stays free
                 wait = self._recurrence(uri, state, rates[uri])
                 state.next_at = moved[uri] = at  # wait_ms keeps the wait the plan chose (the wt: annotation)
             else:
@@ -545,24 +648,43 @@ class AdaptiveStrategy(_Strategy):
             if at + wait < horizon:
                 heapq.heappush(due, (at + wait, wait))
 
-    def _fill_candidates(self, now: float, horizon: float, free: list[tuple[str, UriState, float]]) -> list[str]:
+    def _fill_candidates(self, now: float, horizon: float, free: list[tuple[str, UriState, float]]) -> Steps[list[str]]:
         """The free pages an idle slot may take, best first: planned after the window, visited at least the
         minimum wait ago and answered then (a host that is down is not tried early), the one with most
         changes expected since its last visit (rate × time since it) first, and one page per host in
         each round, so a host's pages pulled forward do not queue behind its politeness delay."""
         earliest = now - self.settings.min_wait_s
         by_host: dict[str, list[tuple[float, str]]] = {}
-        for uri, st, rate in free:
+        for i, (uri, st, rate) in enumerate(free):
+            if i % SLICE == 0:
+                yield
             last = st.last_visit_at
             if last is None or last > earliest or st.next_at < horizon or _last_attempt(st) > last:
                 continue  # too recent, already in the window, or its last attempt got no answer
             by_host.setdefault(host_of(uri), []).append((-rate * (now - last), uri))
-        ranked = []
+        # Round k holds each host's k-th page; a round sorted by value, the rounds in order (each round its own
+        # sort, so that a sliced replan sorts a host's or a round's pages at a time, not all of them at once).
+        rounds: list[list[tuple[float, str]]] = []
+        work = 0
         for pages in by_host.values():
             pages.sort()
-            ranked.extend((rank, value, uri) for rank, (value, uri) in enumerate(pages))
-        ranked.sort()
-        return [uri for _, _, uri in ranked]
+            for rank, page in enumerate(pages):
+                if rank == len(rounds):
+                    rounds.append([])
+                rounds[rank].append(page)
+            work += len(pages)
+            if work >= SLICE:
+                work = 0
+                yield
+        ranked: list[str] = []
+        for pages in rounds:
+            pages.sort()
+            ranked.extend(uri for _, uri in pages)
+            work += len(pages)
+            if work >= SLICE:
+                work = 0
+                yield
+        return ranked
 
     def _recurrence(self, uri: str, state: UriState, rate: float | None) -> float:
         """How long after a visit the plan visits a URI again: a periodic page's cycle of visits, a pinned

@@ -10,6 +10,7 @@ so the same code runs in the crawler (h12run's frontier) and in a discrete-event
     policy.visited(uri, visit, now) -> float             # record a visit; when to visit next
     policy.next_replan_at                                # math.inf if the policy never replans
     policy.replan(now) -> Mapping[str, float]            # URIs whose next time changed
+    policy.replan_steps(now)                             # the same in slices (a generator), for a crawler
     policy.remove(uri)                                   # a seed taken out of the definition
 
 Three policies, chosen by ``RevisitSettings.policy``:
@@ -59,7 +60,7 @@ from __future__ import annotations
 import math
 import re
 from array import array
-from collections.abc import Mapping
+from collections.abc import Generator, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 from urllib.parse import urlsplit
@@ -498,6 +499,7 @@ class RevisitPolicy:
 
     def visited(self, uri: str, visit: Visit, now: float) -> float:
         """Record a visit that ended at ``now``; returns when to visit next."""
+        self._strategy.visiting(uri)
         state = self.uris.get(uri)
         if state is None:
             state = self.uris[uri] = UriState(next_at=now)
@@ -547,6 +549,12 @@ class RevisitPolicy:
     def replan(self, now: float) -> Mapping[str, float]:
         """Re-allocate the budget (the adaptive policy); the URIs whose next time changed."""
         return self._strategy.replan(now)
+
+    def replan_steps(self, now: float) -> Generator[None, None, Mapping[str, float]]:
+        """:meth:`replan` in slices, for a crawler to run between its fetches: each ``next()`` does about a
+        millisecond of it; the URIs whose next time changed are the value of its StopIteration. URIs may be
+        added, removed and visited between two slices (see ``AdaptiveStrategy.replan_steps``)."""
+        return self._strategy.replan_steps(now)
 
     @property
     def planned_rate(self) -> float | None:
@@ -664,6 +672,9 @@ class _Strategy:
     def restored(self, uri: str, state: UriState) -> None:
         pass
 
+    def visiting(self, uri: str) -> None:
+        """A visit of ``uri`` is being recorded."""
+
     def trust_headers(self, uri: str, state: UriState, now: float) -> bool:
         return True
 
@@ -676,6 +687,10 @@ class _Strategy:
 
     def replan(self, now: float) -> Mapping[str, float]:
         return {}
+
+    def replan_steps(self, now: float) -> Generator[None, None, Mapping[str, float]]:
+        return self.replan(now)
+        yield  # a generator that ends at once
 
     def host_state_of(self, host: str) -> dict[str, Any] | None:
         return None

@@ -253,6 +253,84 @@ def test_a_result_written_but_never_delivered_hands_nothing_over(tmp_path: Path)
     assert not (tmp_path / "done" / "2" / "logs" / "crawl.log").exists()
 
 
+def test_a_replans_moves_are_journalled_a_few_at_each_checkpoint_and_then_the_plan(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A replan moves many URIs at once (all of them, here): journalling them in one checkpoint held the crawl
+    for 43 s at 1,000,000 URIs. They are written ``MOVED_PER_CHECKPOINT`` at a time, a URI visited meanwhile with
+    its visit, and the plan once they all are. A kill -9 before that leaves each row as it was (its time and state
+    from before the replan or after it, never half), and the restarted crawl replans."""
+    import sqlite3
+
+    import harvester.arfrontier as arfrontier
+
+    monkeypatch.setattr(arfrontier, "MOVED_PER_CHECKPOINT", 4)
+    db = tmp_path / "frontier.sqlite"
+    settings = RevisitSettings(initial_wait_s=dict.fromkeys(("text", "other"), 40), min_wait_s=1, max_wait_s=400)
+
+    def adaptive() -> ARFrontier:
+        policy = RevisitPolicy(settings, 1.0)
+        return ARFrontier(db, Politeness(0, 0, 0, 1), lambda u: u.split("/")[2], policy=policy, budget_per_s=1.0)
+
+    def journal() -> dict[str, tuple[float, int]]:
+        con = sqlite3.connect(db)
+        try:
+            rows = con.execute("SELECT u.url, a.next_at, a.policy FROM uris u JOIN ar a ON a.id = u.id")
+            return {url: (at, json.loads(state)["wait_ms"]) for url, at, state in rows}
+        finally:
+            con.close()
+
+    def planned() -> bool:
+        con = sqlite3.connect(db)
+        try:
+            row = con.execute("SELECT v FROM kv WHERE k = 'ar_plan'").fetchone()
+            return row is not None and json.loads(row[0]).get("mu") is not None
+        finally:
+            con.close()
+
+    f = adaptive()
+    uris = [f"http://h{i % 3}/{i}" for i in range(10)]
+    for uri in uris:
+        f.add(uri, uri, UriMeta(path="", domain="d"))
+    t = 0.0
+    for i, uri in enumerate(uris):  # each visited once, its next visit 40 s on: the plan moves every one
+        t = 1.0 + i
+        entry = f.entry_of(uri)
+        f.out.add(entry.id)
+        visit(f, entry, t, digest=f"sha1:{i}")
+    f.checkpoint()
+    before = journal()
+    moved = f.policy.replan(t + 1)
+    assert len(moved) == 10
+    for uri, at in moved.items():
+        f.reschedule(uri, at)
+    seen = uris[0]  # visited after the replan, before its move was journalled
+    entry = f.entry_of(seen)
+    f.out.add(entry.id)
+    visit(f, entry, t + 2, digest="sha1:again")
+    f.checkpoint()
+    after = journal()
+    written = {uri for uri in uris if after[uri] != before[uri]}
+    assert seen in written and len(written) == 1 + 4 and not planned()
+    f.db.close()  # as after kill -9
+    g = adaptive()
+    assert g.policy.next_replan_at == float("-inf")  # no plan journalled: it replans at once
+    assert {entry.url for entry in g.entries.values()} == set(uris)
+    g.db.close()
+    f = adaptive()
+    again = f.policy.replan(t + 3)  # the moves not journalled before the kill, at least
+    assert len(again) > 4
+    for uri, at in again.items():
+        f.reschedule(uri, at)
+    checkpoints = 0
+    while not planned():
+        f.checkpoint()
+        checkpoints += 1
+    assert checkpoints == -(-len(again) // 4)  # four at a time, the plan with the last of them
+    assert all(journal()[uri][0] == f.next_at[f.by_url[uri]] for uri in uris)
+    f.db.close()
+
+
 def test_seeds_added_and_removed_change_frontier_and_scope_and_survive_a_reopen(tmp_path: Path) -> None:
     """A running continuous job's ``seeds`` control, in-process (no fetch): an added seed on another host
     joins the frontier and the scope (its links are taken); removing it takes out it and the pages only it

@@ -943,3 +943,65 @@ def test_host_of_splits_each_authority_once_with_urlsplits_answer(monkeypatch: p
         policy.visited(uri, Visit(200, "text/html", 10, 0.1, None, None, f"d{i}"), 1.0)
     policy.replan(50.0)
     assert len(splits) == 4  # one per host, not two per URI and replan
+
+
+def _crawled(n: int, seed: int) -> tuple[RevisitPolicy, float]:
+    """A policy whose ``n`` pages on 40 hosts were each visited twice (some changed), as a crawl's first rounds."""
+    rng = random.Random(seed)
+    policy = RevisitPolicy(RevisitSettings(), 17 * n / (30 * D))
+    uris = [f"http://h{i % 40}.example/p{i}" for i in range(n)]
+    t = T0
+    for uri in uris:
+        policy.add(uri, t)
+    for k in range(2):
+        for uri in uris:
+            t += 30
+            changed = k == 0 or rng.random() < 0.3
+            policy.visited(uri, page(f"sha1:{uri}:{k if changed else 0}"), t)
+    return policy, t + H
+
+
+def test_a_replan_in_slices_is_the_replan_and_lets_uris_come_go_and_be_visited_between_slices():
+    """A crawler runs the replan in slices between its fetches (``replan_steps``; in one call it held the crawl
+    for 10 s at 100,000 URIs). Run to its end it is the replan, to the last bit, in slices of at most
+    ``SLICE`` URIs. Between two slices a URI may be removed (it is not moved, nor brought back), visited (it
+    keeps the time its visit gave) or added (it keeps its first visit); the next replan time is set when the
+    plan is whole."""
+    from harvester.revisit.adaptive import SLICE
+
+    n = 3 * SLICE
+    whole, now = _crawled(n, 1)
+    moved = dict(whole.replan(now))
+    sliced, _ = _crawled(n, 1)
+    steps = sliced.replan_steps(now)
+    slices = 0
+    try:
+        while True:
+            next(steps)
+            slices += 1
+    except StopIteration as done:
+        assert dict(done.value) == moved and len(moved) > n // 2
+    assert slices > 10 * n / SLICE  # each pass over the URIs (rates, priors, each try of μ, the moves) in slices
+    assert sliced.dump() == whole.dump() and sliced.next_replan_at == whole.next_replan_at
+
+    meanwhile, _ = _crawled(n, 1)
+    gone, seen, new = "http://h1.example/p1", "http://h2.example/p2", "http://new.example/"
+    before = meanwhile.next_replan_at
+    steps = meanwhile.replan_steps(now)
+    for _ in range(3):
+        next(steps)
+    meanwhile.remove(gone)
+    seen_at = meanwhile.visited(seen, page("sha1:seen-again"), now + 1)
+    assert meanwhile.add(new, now + 2) == now + 2
+    while True:
+        assert meanwhile.next_replan_at == before  # until the plan is whole
+        try:
+            next(steps)
+        except StopIteration as done:
+            changed = dict(done.value)
+            break
+    assert gone not in meanwhile.uris and gone not in changed
+    assert seen not in changed and meanwhile.state_of(seen)["next_at"] == seen_at
+    assert new not in changed and meanwhile.state_of(new)["next_at"] == now + 2
+    assert meanwhile.next_replan_at == whole.next_replan_at
+    assert len(changed) >= len(moved) - 2 and changed.items() <= {**moved, **changed}.items()
