@@ -369,8 +369,10 @@ def run_continuous(seed: str, work: Path, n: int, args: argparse.Namespace) -> d
 def pure(n: int, budget: float) -> dict[str, Any]:
     """ARFrontier + RevisitPolicy of ``n`` visited URIs in this process, no crawl (see the module docstring)."""
     from harvester.arfrontier import ARFrontier
+    from harvester.continuous import timed
     from harvester.frontier import Politeness
     from harvester.hosts import host_key
+    from harvester.revisit.adaptive import finish
     from harvester.revisit.policy import RevisitPolicy, RevisitSettings, Visit
     from harvester.urimeta import UriMeta
 
@@ -407,18 +409,8 @@ def pure(n: int, budget: float) -> dict[str, Any]:
         f.checkpoint()
         r["rss_mb"] = rss() - rss0
         later = now + n / budget + 1
-        steps, longest, total = policy.replan_steps(later), 0.0, 0.0
-        while True:  # as the crawl runs it: a slice at a time (harvester.continuous._replan_slices)
-            t = time.perf_counter()
-            try:
-                next(steps)
-            except StopIteration as done:
-                moved = done.value
-                break
-            finally:
-                spent = time.perf_counter() - t
-                longest, total = max(longest, spent), total + spent
-        r["plan_s"], r["slice_max_s"] = total, longest
+        # as the crawl runs it, a slice at a time (harvester.continuous._replan_slices)
+        moved, r["plan_s"], r["slice_max_s"] = finish(timed(policy.replan_steps(later)))
         r["moved"] = len(moved)
         t = time.perf_counter()
         for url, at in moved.items():

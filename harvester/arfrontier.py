@@ -41,6 +41,7 @@ plan only once they all are; a kill -9 meanwhile leaves each row as it was, and 
 from __future__ import annotations
 
 import heapq
+import itertools
 import json
 import sqlite3
 import time
@@ -117,6 +118,10 @@ class ARFrontier(Frontier):
         self._drop: set[int] = set()  # issued URIs removed meanwhile: done when they come back
         self._dirty: set[int] = set()
         self._moved: set[int] = set()  # moved by a replan, not yet journalled (MOVED_PER_CHECKPOINT at a time)
+        #: A replan's moves are still being applied (ContinuousCrawlJob): its plan is not journalled meanwhile.
+        self.plan_pending = False
+        #: Journal every move at the next checkpoint (the last one, with no fetch left to wait for it).
+        self.drain_all = False
         self._dirty_hosts: set[str] = set()
         self._plan_of: float | None = None  # the next_replan_at of the plan last journalled
         super().__init__(db_path, politeness, queue_of, group_of, clock=clock)
@@ -185,7 +190,7 @@ class ARFrontier(Frontier):
     def _write_extra(self, db: sqlite3.Connection) -> None:
         rows = []
         self._moved -= self._dirty
-        moved = [self._moved.pop() for _ in range(min(MOVED_PER_CHECKPOINT, len(self._moved)))]
+        moved = list(itertools.islice(self._moved, None if self.drain_all else MOVED_PER_CHECKPOINT))
         for id_ in (*self._dirty, *moved):
             entry = self.entries.get(id_)
             if entry is None or id_ not in self.next_at:
@@ -206,7 +211,9 @@ class ARFrontier(Frontier):
             "INSERT OR REPLACE INTO ar_hosts (host, state) VALUES (?, ?)",
             ((host, json.dumps(state)) for host, state in hosts if state is not None),
         )
-        if self.policy.next_replan_at != self._plan_of and not self._moved:  # a replan, all its moves written
+        self._moved.difference_update(moved)
+        if self.policy.next_replan_at != self._plan_of and not self._moved and not self.plan_pending:
+            # a replan, all its moves applied and written
             plan = self.policy.plan_state()
             db.execute("INSERT OR REPLACE INTO kv (k, v) VALUES (?, ?)", (PLAN_KEY, json.dumps(plan)))
             self._plan_of = self.policy.next_replan_at

@@ -42,7 +42,7 @@ import zlib
 from collections import deque
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from harvester.arfrontier import ARFrontier, iso
 from harvester.contracts import JobSpec, Progress
@@ -54,7 +54,7 @@ from harvester.frontier import Entry, Frontier, Politeness
 from harvester.hosts import host_key, registrable_domain
 from harvester.metadatawarc import write_metadata_warc
 from harvester.revisit import PROFILE_IDENTICAL, PROFILE_NOT_MODIFIED, Referent
-from harvester.revisit.adaptive import SLICE
+from harvester.revisit.adaptive import SLICE, Steps
 from harvester.revisit.change import stripped_digest
 from harvester.revisit.policy import RevisitPolicy, RevisitSettings, Visit
 from harvester.scope import S_QUOTA, S_ROBOTS, DomainScope, trailing_transclusions
@@ -69,6 +69,7 @@ if TYPE_CHECKING:
     from harvester.fetch import RawCapture
 
 logger = logging.getLogger(__name__)
+_T = TypeVar("_T")
 
 #: One JSON FileResult per line: the WARCs this job closed while running, for ``orchestrator.record_files``.
 FILES_CLOSED = "files-closed.jsonl"
@@ -87,12 +88,20 @@ REPLAN_RETRY_S = 600
 COUNTERS = ("visits", "changed", "unchanged", "not_modified", "header_skipped", "errors", "warcs_closed")
 
 
-def task_stopped() -> type[Exception]:
-    """Twisted's TaskStopped (a replan stopped with the crawl), imported late: importing twisted.internet.task
-    before the crawl installs its reactor would install the default one."""
-    from twisted.internet.task import TaskStopped
-
-    return TaskStopped
+def timed(steps: Steps[_T]) -> Steps[tuple[_T, float, float]]:
+    """Run a sliced computation (``harvester.revisit.adaptive.Steps``) a slice per ``next()``: its value, with
+    the seconds its slices took in all and the longest of them (how long it held the reactor at most)."""
+    total = longest = 0.0
+    while True:
+        started = time.perf_counter()
+        try:
+            next(steps)
+        except StopIteration as done:
+            return done.value, total, longest
+        finally:
+            spent = time.perf_counter() - started
+            total, longest = total + spent, max(longest, spent)
+        yield
 
 
 def crawl_job_for(spec: JobSpec, out_dir: str | Path, crawler: Crawler | None = None) -> CrawlJob:
@@ -191,28 +200,32 @@ class ContinuousCrawlJob(CrawlJob):
         f.set_state("seeds_removed", self.seeds_removed)
         if self.archive is not None:
             self.archive.writer.rotate_if_old()  # the time rule, even when nothing is being written
-        if (
-            isinstance(f, ARFrontier)
-            and self._replan is None
-            and time.time() >= max(self.policy.next_replan_at, self._replan_retry_at)
-        ):
-            self._start_replan()
+        if isinstance(f, ARFrontier):
+            running = self._reactor_running()
+            due = max(self.policy.next_replan_at, self._replan_retry_at)
+            if self._replan is None and running and time.time() >= due:
+                self._start_replan()
+            f.drain_all = not running  # the last checkpoint: nothing to fetch meanwhile
         t0 = time.monotonic()
         super().checkpoint()
         written = time.monotonic() - t0
         if written >= SLOW_CHECKPOINT_S:
             logger.info("slow checkpoint: %.3f s", written)
 
+    def _reactor_running(self) -> bool:
+        """Whether the crawl's reactor runs (not yet while the job is opened, no more at its last checkpoint);
+        True without a crawler (tools and tests: a replan is made at once)."""
+        if self.crawler is None:
+            return True
+        reactor = sys.modules.get("twisted.internet.reactor")  # importing it would install the default reactor
+        return reactor is not None and bool(reactor.running)
+
     def _start_replan(self) -> None:
-        """The policy's replan, in slices between fetches (:meth:`_replan_slices`); at once when no crawl runs
-        (no crawler: tools and tests); not before the crawl's reactor runs (the checkpoint of a job being opened),
-        nor after (the last one): the next checkpoint starts it, or the next job."""
+        """The policy's replan, in slices between fetches (:meth:`_replan_slices`); at once without a crawler."""
+        self.ar.plan_pending = True
         if self.crawler is None:
             for _ in self._replan_slices(time.time()):
                 pass
-            return
-        reactor = sys.modules.get("twisted.internet.reactor")  # importing it would install the default reactor
-        if reactor is None or not reactor.running:
             return
         from twisted.internet import task
 
@@ -220,12 +233,12 @@ class ContinuousCrawlJob(CrawlJob):
         self._replan.whenDone().addErrback(self._replan_failed)
 
     def _replan_failed(self, failure: Any) -> None:
+        """A defect: logged, tried again later. Its plan is never journalled (``plan_pending`` stays), so a
+        restart replans; meanwhile the crawl goes on with the URIs' times as they are."""
         self._replan = None
-        if failure.check(task_stopped()):
-            return
         self._replan_retry_at = time.time() + REPLAN_RETRY_S
         logger.error(
-            "the replan failed; the plan stays as it was, tried again in %d s",
+            "the replan failed; tried again in %d s",
             REPLAN_RETRY_S,
             exc_info=(failure.type, failure.value, failure.getTracebackObject()),
         )
@@ -236,30 +249,19 @@ class ContinuousCrawlJob(CrawlJob):
         A replan of every URI in one call held the reactor, and so every fetch, for 10 s at 100,000 URIs and
         90 s at 1,000,000, every ``replan_interval_s`` (docs/BENCHMARKS.md, "Continuous crawl at scale"). Run by
         Twisted's cooperator, slices of about 10 ms alternate with the crawl's own work. A URI visited between the
-        policy's move and its rescheduling here keeps the time its visit gave (the policy's time is taken,
-        not the move's); the frontier journals the moves a few thousand per checkpoint, then the plan."""
-        steps = self.policy.replan_steps(now)
-        started, cpu, longest = time.monotonic(), 0.0, 0.0
-        while True:
-            t = time.monotonic()
-            try:
-                next(steps)
-            except StopIteration as done:
-                moved = done.value
-                break
-            finally:
-                spent = time.monotonic() - t
-                cpu += spent
-                longest = max(longest, spent)
-            yield
+        policy's move and its rescheduling here keeps the time the frontier gave it then (a failed DNS lookup's
+        retry, say); the frontier journals the moves a few thousand per checkpoint, then the plan."""
+        started = time.monotonic()
+        moved, cpu, longest = yield from timed(self.policy.replan_steps(now))
         planned = time.monotonic()
         f = self.ar
-        for i, uri in enumerate(moved):
+        for i, (uri, at) in enumerate(moved.items()):
             if i % SLICE == 0:
                 yield
             state = self.policy.uris.get(uri)
-            if state is not None:
-                f.reschedule(uri, state.next_at)
+            if state is not None and state.next_at == at:  # not visited since the move: the frontier set that time
+                f.reschedule(uri, at)
+        f.plan_pending = False
         if moved:
             self.wake_engine()  # it may sleep until a URI due later than those moved forward
         # The replan's cost at this job's size: the figures an operator needs to size a job.

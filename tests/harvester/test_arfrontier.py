@@ -328,6 +328,19 @@ def test_a_replans_moves_are_journalled_a_few_at_each_checkpoint_and_then_the_pl
         checkpoints += 1
     assert checkpoints == -(-len(again) // 4)  # four at a time, the plan with the last of them
     assert all(journal()[uri][0] == f.next_at[f.by_url[uri]] for uri in uris)
+    # A checkpoint that fails (a full disk) keeps the moves it did not write for the next one (review).
+    for uri, at in f.policy.replan(t + 3 + settings.replan_interval_s).items():
+        f.reschedule(uri, at)
+    pending = set(f._moved)
+    assert pending
+    f.db.execute("CREATE TRIGGER full BEFORE INSERT ON ar BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END")
+    with pytest.raises(sqlite3.IntegrityError, match="disk is full"):
+        f.checkpoint()
+    assert f._moved == pending
+    f.db.execute("DROP TRIGGER full")
+    while f._moved:
+        f.checkpoint()
+    assert all(journal()[uri][0] == f.next_at[f.by_url[uri]] for uri in uris)
     f.db.close()
 
 

@@ -26,6 +26,7 @@ from warcio.archiveiterator import ArchiveIterator
 
 from harvester.revisit import PROFILE_IDENTICAL, PROFILE_NOT_MODIFIED
 from tests.changingsite import REVISIT_SECONDS, ChangingSite
+from tests.conftest import wait_for
 
 JOB = 951
 BUDGET = 4.0
@@ -74,12 +75,7 @@ def _records(job_dir: Path) -> dict[str, list[tuple[str, str | None, str | None]
 
 
 def _wait_for(predicate: Any, timeout: float) -> None:
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if predicate():
-            return
-        time.sleep(0.2)
-    raise AssertionError("timed out")
+    wait_for(predicate, timeout, "the crawl")
 
 
 def test_a_continuous_crawl_end_to_end(tmp_path: Path, site_pair: Any) -> None:

@@ -1000,8 +1000,8 @@ def test_a_replan_in_slices_is_the_replan_and_lets_uris_come_go_and_be_visited_b
         except StopIteration as done:
             changed = dict(done.value)
             break
-    assert gone not in meanwhile.uris and gone not in changed
+    assert gone not in changed and gone not in meanwhile.uris  # not moved, nor brought back
     assert seen not in changed and meanwhile.state_of(seen)["next_at"] == seen_at
     assert new not in changed and meanwhile.state_of(new)["next_at"] == now + 2
     assert meanwhile.next_replan_at == whole.next_replan_at
-    assert len(changed) >= len(moved) - 2 and changed.items() <= {**moved, **changed}.items()
+    assert len(changed) >= len(moved) - 2  # the others are planned as before
