@@ -369,7 +369,7 @@ def run_continuous(seed: str, work: Path, n: int, args: argparse.Namespace) -> d
 def pure(n: int, budget: float) -> dict[str, Any]:
     """ARFrontier + RevisitPolicy of ``n`` visited URIs in this process, no crawl (see the module docstring)."""
     from harvester.arfrontier import ARFrontier
-    from harvester.continuous import timed
+    from harvester.continuous import cyclic_gc_paused, timed
     from harvester.frontier import Politeness
     from harvester.hosts import host_key
     from harvester.revisit.adaptive import finish
@@ -409,8 +409,9 @@ def pure(n: int, budget: float) -> dict[str, Any]:
         f.checkpoint()
         r["rss_mb"] = rss() - rss0
         later = now + n / budget + 1
-        # as the crawl runs it, a slice at a time (harvester.continuous._replan_slices)
-        moved, r["plan_s"], r["slice_max_s"] = finish(timed(policy.replan_steps(later)))
+        # as the crawl runs it, a slice at a time, the cyclic collector paused (harvester.continuous._replan_slices)
+        with cyclic_gc_paused():
+            moved, r["plan_s"], r["slice_max_s"] = finish(timed(policy.replan_steps(later)))
         r["moved"] = len(moved)
         t = time.perf_counter()
         for url, at in moved.items():

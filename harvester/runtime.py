@@ -60,14 +60,40 @@ def _seconds(name: str, default: float) -> float:
     return value
 
 
+class ConfigError(Exception):
+    """The environment configures the stack in a way it cannot run: one line saying what and how to mend it."""
+
+
+#: Broker variables Celery reads by itself: ``BROKER_URL`` by its command line's ``--broker`` option (every
+#: ``celery`` worker and beat of the stack), ``CELERY_BROKER_URL`` by its settings.
+CELERY_BROKER_VARIABLES = ("BROKER_URL", "CELERY_BROKER_URL")
+
+
 def broker_url() -> str:
     """``NETHARVEST_BROKER_URL``, or the embedded transport: kombu's filesystem queue in the data dir.
 
     The filesystem transport is a real multi-process broker (one file per message, atomic renames:
     harvester.fsbroker), so the embedded stack runs real workers on real queues, just as Redis does in
     production.
+
+    A Celery broker variable set to another broker is refused (:class:`ConfigError`): the workers and beat,
+    started by Celery's command line, would take ``BROKER_URL`` while the web UI and ``netharvest`` commands
+    would not, and jobs would be sent where no worker listens (an operator's run set ``BROKER_URL`` for
+    ``NETHARVEST_BROKER_URL``: its job stayed SUBMITTED, with nothing in any log).
     """
-    return os.environ.get("NETHARVEST_BROKER_URL", "").strip() or "filesystem://"
+    url = os.environ.get("NETHARVEST_BROKER_URL", "").strip() or "filesystem://"
+    for name in CELERY_BROKER_VARIABLES:
+        other = os.environ.get(name, "").strip()
+        if other and other != url:
+            from kombu.utils.url import maybe_sanitize_url
+
+            ours = "unset (the embedded broker)" if url == "filesystem://" else f"{maybe_sanitize_url(url)}"
+            raise ConfigError(
+                f"{name} is {maybe_sanitize_url(other)} but NETHARVEST_BROKER_URL is {ours}: Celery's workers would "
+                f"use {name} and the rest of the stack would not; set NETHARVEST_BROKER_URL to the broker and "
+                f"unset {name}"
+            )
+    return url
 
 
 #: Seconds to connect to the broker, and for one command on a connected socket (every app of the stack).

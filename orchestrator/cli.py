@@ -63,9 +63,14 @@ netharvest help --all lists every command, including Django's own.
 
 
 def main(argv: list[str] | None = None) -> None:
+    from harvester.runtime import ConfigError, broker_url
+
     try:
+        broker_url()  # a broker variable that would split the stack: refused before anything starts
         _main(argv)
         sys.stdout.flush()  # here, not at exit, where a reader gone away would be an "Exception ignored"
+    except ConfigError as error:
+        sys.exit(f"netharvest: {error}")
     except BrokenPipeError:
         # The reader of the output went away (`netharvest jobs list | head -1`): stop quietly, as Unix tools do.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the flush at exit must not fail again

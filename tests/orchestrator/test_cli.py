@@ -82,3 +82,45 @@ def test_overview_names_every_jobs_action_and_every_process_up_starts():
     processes = [line.split(":")[0] for line in PROCFILE.read_text().splitlines() if line and line[0].isalpha()]
     assert set(processes) == set(words)  # a new process: say how the overview names it
     assert [p for p in processes if words[p] not in up] == []
+
+
+def test_a_celery_broker_variable_that_would_split_the_stack_is_refused_in_one_line(tmp_path, monkeypatch):
+    """An operator's run set ``BROKER_URL`` where netharvest reads ``NETHARVEST_BROKER_URL``: Celery's command line
+    takes ``BROKER_URL``, so the workers listened on Redis while the web UI and the commands sent jobs to the
+    embedded broker, and the job stayed SUBMITTED with nothing in any log. Now every process refuses it: the
+    command in one line, before anything starts (``up`` too); the same broker in both is fine."""
+    from harvester.runtime import ConfigError, broker_url
+
+    env = {k: v for k, v in os.environ.items() if k not in ("BROKER_URL", "CELERY_BROKER_URL")}
+    env.update(NETHARVEST_DATA_DIR=str(tmp_path), DJANGO_SETTINGS_MODULE="tests.settings")
+    env.pop("NETHARVEST_BROKER_URL", None)
+    exe = os.path.join(os.path.dirname(sys.executable), "netharvest")
+    for command in (["jobs", "list"], ["up"]):
+        result = subprocess.run(
+            [exe, *command],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={**env, "BROKER_URL": "redis://:pw@h:6379/0"},
+        )
+        assert result.returncode == 1 and "Traceback" not in result.stderr
+        assert result.stderr.strip().splitlines() == [
+            "netharvest: BROKER_URL is redis://:**@h:6379/0 but NETHARVEST_BROKER_URL is unset (the embedded broker): "
+            "Celery's workers would use BROKER_URL and the rest of the stack would not; set NETHARVEST_BROKER_URL to "
+            "the broker and unset BROKER_URL"
+        ]
+    worker = subprocess.run(
+        [sys.executable, "-c", "import harvester.worker"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**env, "NETHARVEST_BROKER_URL": "redis://a:6379/0", "CELERY_BROKER_URL": "redis://b:6379/0"},
+    )
+    assert worker.returncode == 1 and worker.stderr.strip().splitlines()[-1].startswith(
+        "harvester.runtime.ConfigError: CELERY_BROKER_URL is redis://b:6379/0 but NETHARVEST_BROKER_URL is redis://a"
+    )
+    monkeypatch.setenv("CELERY_BROKER_URL", broker_url())  # the same broker: fine
+    assert broker_url() == os.environ["CELERY_BROKER_URL"]
+    monkeypatch.setenv("CELERY_BROKER_URL", "redis://elsewhere:6379/0")
+    with pytest.raises(ConfigError, match="^CELERY_BROKER_URL is redis://elsewhere:6379/0 but"):
+        broker_url()
