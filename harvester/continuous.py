@@ -85,7 +85,7 @@ REFUSED_LOGGED = 100
 FRESHNESS_COST_FACTOR = 100
 #: A checkpoint (every second, in the reactor) taking this long is logged: fetching waits for it.
 SLOW_CHECKPOINT_S = 0.25
-#: A replan that failed (a defect) is tried again after this many seconds, the plan kept meanwhile.
+#: A replan that failed (a defect) is tried again after this many seconds; the URIs keep their times meanwhile.
 REPLAN_RETRY_S = 600
 COUNTERS = ("visits", "changed", "unchanged", "not_modified", "header_skipped", "errors", "warcs_closed")
 
@@ -280,7 +280,7 @@ class ContinuousCrawlJob(CrawlJob):
             if i % SLICE == 0:
                 yield
             state = self.policy.uris.get(uri)
-            if state is not None and state.next_at == at:  # not visited since the move: the frontier set that time
+            if state is not None and state.next_at == at:  # else visited since: the frontier has what the visit gave
                 f.reschedule(uri, at)
         f.plan_pending = False
         if moved:

@@ -87,7 +87,7 @@ def broker_url() -> str:
         if other and other != url:
             from kombu.utils.url import maybe_sanitize_url
 
-            ours = "unset (the embedded broker)" if url == "filesystem://" else f"{maybe_sanitize_url(url)}"
+            ours = "unset (the embedded broker)" if url == "filesystem://" else maybe_sanitize_url(url)
             raise ConfigError(
                 f"{name} is {maybe_sanitize_url(other)} but NETHARVEST_BROKER_URL is {ours}: Celery's workers would "
                 f"use {name} and the rest of the stack would not; set NETHARVEST_BROKER_URL to the broker and "
