@@ -124,6 +124,14 @@ def cyclic_gc_paused() -> Iterator[None]:
             gc.enable()
 
 
+def task_stopped() -> type[Exception]:
+    """Twisted's TaskStopped, imported late: importing twisted.internet.task before the crawl installs its
+    reactor would install the default one."""
+    from twisted.internet.task import TaskStopped
+
+    return TaskStopped
+
+
 def crawl_job_for(spec: JobSpec, out_dir: str | Path, crawler: Crawler | None = None) -> CrawlJob:
     """The crawl engine a JobSpec needs: continuous jobs revisit, the others crawl once."""
     if spec.continuous is not None:
@@ -165,6 +173,8 @@ class ContinuousCrawlJob(CrawlJob):
         self._refused_links: dict[str, int] = {}  # per host at max_uris_per_host: links refused
         self._freshness_at: tuple[float, float | None, float] = (-math.inf, None, 0.0)  # when, value, seconds
         self._replan: Any = None  # the replan running in slices (a Twisted CooperativeTask)
+        self._replan_slices_running: Any = None  # its generator, closed if the crawl ends first
+        self._closing = False
         self._replan_retry_at = -math.inf  # after a replan that failed
         super().__init__(spec, out_dir, crawler)
 
@@ -221,7 +231,7 @@ class ContinuousCrawlJob(CrawlJob):
         if self.archive is not None:
             self.archive.writer.rotate_if_old()  # the time rule, even when nothing is being written
         if isinstance(f, ARFrontier):
-            running = self._reactor_running()
+            running = self._reactor_running() and not self._closing
             due = max(self.policy.next_replan_at, self._replan_retry_at)
             if self._replan is None and running and time.time() >= due:
                 self._start_replan()
@@ -249,13 +259,26 @@ class ContinuousCrawlJob(CrawlJob):
             return
         from twisted.internet import task
 
-        self._replan = task.cooperate(self._replan_slices(time.time()))
+        self._replan_slices_running = self._replan_slices(time.time())
+        self._replan = task.cooperate(self._replan_slices_running)
         self._replan.whenDone().addErrback(self._replan_failed)
+
+    def closing(self) -> None:
+        """The crawl ends or is interrupted: a replan under way is given up (its generator closed, so the cyclic
+        collector is on again; its plan is not journalled, and the next run replans), none is started, and the
+        last checkpoint journals every move."""
+        self._closing = True
+        if self._replan is not None:
+            self._replan.stop()  # its Deferred fails with TaskStopped: _replan_failed lets that go
+            self._replan_slices_running.close()
+            self._replan = self._replan_slices_running = None
 
     def _replan_failed(self, failure: Any) -> None:
         """A defect: logged, tried again later. Its plan is never journalled (``plan_pending`` stays), so a
         restart replans; meanwhile the crawl goes on with the URIs' times as they are."""
         self._replan = None
+        if failure.check(task_stopped()):
+            return  # stopped by closing()
         self._replan_retry_at = time.time() + REPLAN_RETRY_S
         logger.error(
             "the replan failed; tried again in %d s",
@@ -296,7 +319,7 @@ class ContinuousCrawlJob(CrawlJob):
             planned - started,
             time.monotonic() - planned,
         )
-        self._replan = None
+        self._replan = self._replan_slices_running = None
 
     def has_pending(self) -> bool:
         return True  # never done: only a stop ends a continuous crawl

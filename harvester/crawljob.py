@@ -168,6 +168,9 @@ class CrawlJob:
     def resumed(self) -> bool:
         return self.frontier.resumed
 
+    def closing(self) -> None:
+        """The crawl ends or is interrupted: the next checkpoint is its last (a continuous job stops its replan)."""
+
     def wake_engine(self) -> None:
         """Make the crawl engine ask for requests now: URIs became due earlier than the wake-up it sleeps until
         (resumed, seeds added, a replan that moved URIs forward)."""

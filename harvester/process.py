@@ -216,6 +216,7 @@ class _Controller:
         self.interrupted = True
         logger.warning("interrupted (%s): checkpointing for a later resume", why)
         try:
+            self.job.closing()
             self.job.checkpoint()
         finally:
             logging.shutdown()

@@ -83,17 +83,35 @@ def broker_url() -> str:
     """
     url = os.environ.get("NETHARVEST_BROKER_URL", "").strip() or "filesystem://"
     for name in CELERY_BROKER_VARIABLES:
-        other = os.environ.get(name, "").strip()
-        if other and other != url:
+        other = os.environ.get(name, "")  # as Celery takes it: " redis://h" is not redis://h to kombu
+        if other.strip() and _broker_key(other) != _broker_key(url):
             from kombu.utils.url import maybe_sanitize_url
 
             ours = "unset (the embedded broker)" if url == "filesystem://" else maybe_sanitize_url(url)
+            how = " (Celery's --broker option sets it)" if name == "CELERY_BROKER_URL" else ""
+            theirs = maybe_sanitize_url(other.strip()) + (" (with spaces around it)" if other != other.strip() else "")
             raise ConfigError(
-                f"{name} is {maybe_sanitize_url(other)} but NETHARVEST_BROKER_URL is {ours}: Celery's workers would "
+                f"{name} is {theirs} but NETHARVEST_BROKER_URL is {ours}: Celery's workers would "
                 f"use {name} and the rest of the stack would not; set NETHARVEST_BROKER_URL to the broker and "
-                f"unset {name}"
+                f"unset {name}{how}"
             )
     return url
+
+
+#: Default ports of the brokers a URL may name without one.
+_BROKER_PORTS = {"redis": 6379, "rediss": 6379, "amqp": 5672, "pyamqp": 5672, "amqps": 5671}
+
+
+def _broker_key(url: str) -> tuple[object, ...]:
+    """What makes two broker URLs the same broker, as kombu reads them: ``redis://h`` is ``redis://h:6379/0``."""
+    from kombu.utils.url import url_to_parts
+
+    parts = url_to_parts(url)
+    path = (parts.path or "").strip("/")
+    if parts.scheme in ("redis", "rediss"):
+        path = path or "0"
+    port = parts.port or _BROKER_PORTS.get(parts.scheme)
+    return parts.scheme, (parts.hostname or "").lower(), port, parts.username, parts.password, path
 
 
 #: Seconds to connect to the broker, and for one command on a connected socket (every app of the stack).

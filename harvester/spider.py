@@ -60,4 +60,5 @@ class HarvestSpider(scrapy.Spider):
         return []
 
     def _closed(self, spider: Any = None, reason: str = "") -> None:
+        self.job.closing()
         self.job.checkpoint()

@@ -184,3 +184,41 @@ def test_the_reactor_runs_between_the_slices_of_a_replan(tmp_path: Path) -> None
     assert out.returncode == 0, out.stderr[-3000:]
     ticks = json.loads(out.stdout.strip().splitlines()[-1])
     assert ticks["during"] >= 3 and ticks["planned"], ticks
+
+
+def test_a_crawl_that_ends_during_a_replan_gives_it_up_and_journals_every_move(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Review: a crawl stopped or interrupted during a replan left its generator suspended with Python's cyclic
+    collector off for the rest of the process (the reports and WARCs written at the end), and its last checkpoint
+    (the interrupt's runs with the reactor still going) journalled only a few thousand moves. ``closing()`` gives
+    the replan up (the collector on again, no plan journalled: the next run replans), starts none, and the last
+    checkpoint journals every move."""
+    import gc
+
+    import harvester.arfrontier as arfrontier
+
+    monkeypatch.setattr(arfrontier, "MOVED_PER_CHECKPOINT", 4)
+    job, now = _crawled_job(tmp_path, 30)
+    f, policy = job.ar, job.policy
+
+    class Task:  # stands in for Twisted's CooperativeTask
+        stopped = False
+
+        def stop(self) -> None:
+            self.stopped = True
+
+    task, slices = Task(), job._replan_slices(now)
+    job._replan, job._replan_slices_running, f.plan_pending = task, slices, True  # as _start_replan does
+    for _ in range(3):
+        next(slices)  # planning, the collector paused
+    assert not gc.isenabled()
+    for url in [f"http://a.example/p{i}" for i in range(10)]:  # moves of the replan still to journal
+        f.reschedule(url, now + 500)
+    plan_before = _plan(tmp_path)
+    job.closing()
+    assert gc.isenabled() and task.stopped and job._replan is None
+    policy._strategy.next_replan_at = 0.0  # due: none is started at the last checkpoint
+    job.checkpoint()
+    assert job._replan is None and not f._moved  # all ten, in one checkpoint
+    assert _plan(tmp_path) == plan_before

@@ -122,5 +122,13 @@ def test_a_celery_broker_variable_that_would_split_the_stack_is_refused_in_one_l
     monkeypatch.setenv("CELERY_BROKER_URL", broker_url())  # the same broker: fine
     assert broker_url() == os.environ["CELERY_BROKER_URL"]
     monkeypatch.setenv("CELERY_BROKER_URL", "redis://elsewhere:6379/0")
-    with pytest.raises(ConfigError, match="^CELERY_BROKER_URL is redis://elsewhere:6379/0 but"):
+    with pytest.raises(ConfigError, match="^CELERY_BROKER_URL is redis://elsewhere:6379/0 but.*option sets it"):
+        broker_url()
+    monkeypatch.delenv("CELERY_BROKER_URL")
+    monkeypatch.setenv("NETHARVEST_BROKER_URL", "redis://127.0.0.1:6379/0")
+    for same in ("redis://127.0.0.1", "redis://127.0.0.1:6379/0/"):  # the same broker, spelt otherwise
+        monkeypatch.setenv("BROKER_URL", same)
+        assert broker_url() == "redis://127.0.0.1:6379/0"
+    monkeypatch.setenv("BROKER_URL", " redis://127.0.0.1:6379/0")  # kombu finds no host in it
+    with pytest.raises(ConfigError, match=r"\(with spaces around it\)"):
         broker_url()
