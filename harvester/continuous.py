@@ -124,14 +124,6 @@ def cyclic_gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def task_stopped() -> type[Exception]:
-    """Twisted's TaskStopped, imported late: importing twisted.internet.task before the crawl installs its
-    reactor would install the default one."""
-    from twisted.internet.task import TaskStopped
-
-    return TaskStopped
-
-
 def crawl_job_for(spec: JobSpec, out_dir: str | Path, crawler: Crawler | None = None) -> CrawlJob:
     """The crawl engine a JobSpec needs: continuous jobs revisit, the others crawl once."""
     if spec.continuous is not None:
@@ -269,7 +261,7 @@ class ContinuousCrawlJob(CrawlJob):
         last checkpoint journals every move."""
         self._closing = True
         if self._replan is not None:
-            self._replan.stop()  # its Deferred fails with TaskStopped: _replan_failed lets that go
+            self._replan.stop()  # its Deferred fails with TaskStopped: _replan_failed lets it go, as closing
             self._replan_slices_running.close()
             self._replan = self._replan_slices_running = None
 
@@ -277,8 +269,8 @@ class ContinuousCrawlJob(CrawlJob):
         """A defect: logged, tried again later. Its plan is never journalled (``plan_pending`` stays), so a
         restart replans; meanwhile the crawl goes on with the URIs' times as they are."""
         self._replan = None
-        if failure.check(task_stopped()):
-            return  # stopped by closing()
+        if self._closing:
+            return  # stopped by closing(): its TaskStopped
         self._replan_retry_at = time.time() + REPLAN_RETRY_S
         logger.error(
             "the replan failed; tried again in %d s",

@@ -98,20 +98,16 @@ def broker_url() -> str:
     return url
 
 
-#: Default ports of the brokers a URL may name without one.
-_BROKER_PORTS = {"redis": 6379, "rediss": 6379, "amqp": 5672, "pyamqp": 5672, "amqps": 5671}
-
-
 def _broker_key(url: str) -> tuple[object, ...]:
-    """What makes two broker URLs the same broker, as kombu reads them: ``redis://h`` is ``redis://h:6379/0``."""
-    from kombu.utils.url import url_to_parts
+    """What makes two broker URLs the same broker, as kombu reads them (its defaults filled in: ``redis://h`` is
+    ``redis://h:6379/0``, Redis's database ``/`` is 0). No connection is made."""
+    from kombu import Connection
 
-    parts = url_to_parts(url)
-    path = (parts.path or "").strip("/")
-    if parts.scheme in ("redis", "rediss"):
-        path = path or "0"
-    port = parts.port or _BROKER_PORTS.get(parts.scheme)
-    return parts.scheme, (parts.hostname or "").lower(), port, parts.username, parts.password, path
+    info = Connection(url).info()
+    vhost = str(info["virtual_host"] or "").strip("/")
+    if info["transport"] == "redis":
+        vhost = vhost or "0"
+    return info["transport"], str(info["hostname"]).lower(), info["port"], info["userid"], info["password"], vhost
 
 
 #: Seconds to connect to the broker, and for one command on a connected socket (every app of the stack).

@@ -74,10 +74,6 @@ def _records(job_dir: Path) -> dict[str, list[tuple[str, str | None, str | None]
     return out
 
 
-def _wait_for(predicate: Any, timeout: float) -> None:
-    wait_for(predicate, timeout, "the crawl")
-
-
 def test_a_continuous_crawl_end_to_end(tmp_path: Path, site_pair: Any) -> None:
     a, b = site_pair
     job_dir = tmp_path / "job"
@@ -94,11 +90,11 @@ def test_a_continuous_crawl_end_to_end(tmp_path: Path, site_pair: Any) -> None:
     # -- phase 1: runs, hands WARCs over while running, takes a seed added on the fly ----------------
     proc = controlled_crawl(job_dir)
     try:
-        _wait_for(lambda: listed.exists() and len(listed.read_text().splitlines()) >= 2, 30)
+        wait_for(lambda: listed.exists() and len(listed.read_text().splitlines()) >= 2, 30, "two WARCs handed over")
         assert proc.poll() is None  # files handed over while the crawl runs
         time.sleep(6)
         _send(proc, "seeds", json.dumps({"add": [f"{b.url}new-1"], "remove": []}))
-        _wait_for(lambda: b.hits("/new-1"), 15)
+        wait_for(lambda: b.hits("/new-1"), 15, "the added seed fetched")
         time.sleep(3)
         progress = json.loads((job_dir / "progress.json").read_text())
     finally:
@@ -111,7 +107,7 @@ def test_a_continuous_crawl_end_to_end(tmp_path: Path, site_pair: Any) -> None:
     # -- phase 2: restart on the same spool; the schedule carries on; then a clean stop --------------
     proc = controlled_crawl(job_dir)
     try:
-        _wait_for(lambda: len(crawl_log(job_dir)) > lines_before, 60)  # started again (late on a loaded machine)
+        wait_for(lambda: len(crawl_log(job_dir)) > lines_before, 60, "fetches after the restart (late when loaded)")
         time.sleep(5)
         _send(proc, "pause")  # as for any job: nothing is issued while paused
         time.sleep(0.8)  # what was in flight ends
@@ -119,7 +115,7 @@ def test_a_continuous_crawl_end_to_end(tmp_path: Path, site_pair: Any) -> None:
         time.sleep(2.5)
         assert len(a.hits()) + len(b.hits()) == during
         _send(proc, "resume")
-        _wait_for(lambda: len(a.hits()) + len(b.hits()) > during, 10)
+        wait_for(lambda: len(a.hits()) + len(b.hits()) > during, 10, "fetches after resume")
         time.sleep(2)
         _send(proc, "stop")
         assert proc.wait(60) == 0
