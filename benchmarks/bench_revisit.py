@@ -53,7 +53,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.revisit_ceiling import ceiling  # noqa: E402
-from benchmarks.revisit_sim import CLOCK, DAY, MIXES, Score, make_web, oracle_policy, simulate  # noqa: E402
+from benchmarks.revisit_sim import CLOCK, DAY, MIXES, PERIODS, Score, make_web, oracle_policy, simulate  # noqa: E402
 from harvester.revisit.policy import RevisitPolicy, RevisitSettings, Visit  # noqa: E402
 
 POLICIES = ("fixed", "heritrix", "adaptive")
@@ -156,6 +156,11 @@ def main(argv: list[str] | None = None) -> int:
         default="independent",
         help="independent (every page's process drawn alone), sites (hosts with a change profile), or both",
     )
+    parser.add_argument(
+        "--periods",
+        default="editorial",
+        help="periodic pages on editorial periods (3 h ... a week, the default) or any (log-uniform, 2 h to 7 days)",
+    )
     parser.add_argument("--tiny", action="store_true", help="200 URLs x 4 days, one seed, mix mixed unless given")
     args = parser.parse_args(argv)
     if args.tiny:
@@ -165,6 +170,8 @@ def main(argv: list[str] | None = None) -> int:
     mixes = args.mixes.split(",")
     if set(mixes) - set(MIXES):
         parser.error(f"--mixes: {', '.join(MIXES)}, not {args.mixes!r}")
+    if args.periods not in PERIODS:
+        parser.error(f"--periods: {' or '.join(PERIODS)}, not {args.periods!r}")
     webs = args.webs.split(",")
     if set(webs) - {"independent", "sites"}:
         parser.error(f"--webs: independent and/or sites, not {args.webs!r}")
@@ -178,8 +185,8 @@ def main(argv: list[str] | None = None) -> int:
     summary = []
     met = True
     for web, mix, seed in ((w, m, s) for w in webs for m in mixes for s in seeds):
-        pages = make_web(args.urls, args.days, seed, mix, sites=web == "sites")
-        label = f"{mix}+sites" if web == "sites" else mix
+        pages = make_web(args.urls, args.days, seed, mix, sites=web == "sites", periods=args.periods)
+        label = (f"{mix}+sites" if web == "sites" else mix) + ("" if args.periods == "editorial" else "+any")
         print(f"\n### mix {label}, seed {seed}: {len(pages):,} pages\n")
         print(HEADER)
         results: dict[tuple[str, str], Score] = {}

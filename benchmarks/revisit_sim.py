@@ -73,6 +73,18 @@ HEADER_BYTES = 500
 REVISIT_RECORD_BYTES = 300
 LIE_PROBABILITY = 0.3
 PERIOD_CHOICES = (3 * HOUR, 6 * HOUR, 12 * HOUR, DAY, DAY, 2 * DAY, 7 * DAY)
+#: ``make_web(periods="any")``: periods drawn log-uniform over this range, on no publisher's clock (5 h 17 min,
+#: 2.6 days), where the editorial ones above are those the policy's recogniser lists as well.
+PERIOD_RANGE = (2 * HOUR, 7 * DAY)
+PERIODS = ("editorial", "any")
+
+
+def _period(rng: random.Random, periods: str) -> float:
+    if periods == "any":
+        return math.exp(rng.uniform(math.log(PERIOD_RANGE[0]), math.log(PERIOD_RANGE[1])))
+    return rng.choice(PERIOD_CHOICES)
+
+
 #: Sites (``make_web(sites=True)``): the share of a site's text pages that follow its own process, the
 #: share of periodic sites that publish every page at one phase, the spread (log-normal sigma) of its
 #: Poisson pages' times between changes around the site's typical one.
@@ -180,7 +192,7 @@ def _process(
             times.append(t)
             t += rng.expovariate(rate)
     elif kind == "periodic":
-        period = params.get("period") or rng.choice(PERIOD_CHOICES)
+        period = params.get("period") or _period(rng, params.get("periods", "editorial"))
         params["period"] = period
         if params.get("phase") is not None:  # a site publishing all its pages on one schedule
             t = start + (params["phase"] - start) % period
@@ -230,7 +242,13 @@ def _pick(rng: random.Random, shares: dict[str, float]) -> str:
 
 
 def make_web(
-    urls: int, days: float, seed: int, mix: str = "mixed", per_host: int = 50, sites: bool = False
+    urls: int,
+    days: float,
+    seed: int,
+    mix: str = "mixed",
+    per_host: int = 50,
+    sites: bool = False,
+    periods: str = "editorial",
 ) -> list[Page]:
     """A seeded web of ``urls`` pages on ``urls / per_host`` hosts over ``days`` days.
 
@@ -241,7 +259,10 @@ def make_web(
     the site), its periodic pages share the site's period and, on half the sites, its phase (one CMS
     publishing run), and its Poisson pages' times between changes spread around the site's typical one.
     The mix's shares of processes and validators are the same in both; the site profiles come from their
-    own random stream."""
+    own random stream. ``periods``: the periodic pages' periods, ``editorial`` (:data:`PERIOD_CHOICES`) or
+    ``any`` (:data:`PERIOD_RANGE`)."""
+    if periods not in PERIODS:
+        raise ValueError(f"periods: one of {', '.join(PERIODS)}, not {periods!r}")
     rng = random.Random(seed)
     history_rng = random.Random(f"last-modified {seed}")  # its own stream: the webs stay those of earlier runs
     site_rng = random.Random(f"sites {seed}")
@@ -257,7 +278,7 @@ def make_web(
             )
         )
         if sites:
-            hosts[-1].profile = _site_profile(site_rng, mix)
+            hosts[-1].profile = _site_profile(site_rng, mix, periods)
     pages = []
     for i in range(urls):
         host = hosts[i % len(hosts)]
@@ -275,6 +296,7 @@ def make_web(
             kind = "static" if rng.random() < 0.85 else "poisson"
         born = 0.0 if rng.random() < 0.9 else rng.uniform(0, end * 0.8)
         params: dict = {"waits": MIXES[mix]["waits"]} if "waits" in MIXES[mix] and kind == "poisson" else {}
+        params["periods"] = periods
         if host.profile and ctype.startswith("text/"):
             params.update((k, v) for k, v in host.profile.items() if k in ("period", "phase", "mean_wait"))
         changes = _process(kind, rng, born, end, "text" if ctype.startswith("text/") else "other", params)
@@ -299,12 +321,12 @@ def make_web(
     return pages
 
 
-def _site_profile(rng: random.Random, mix: str) -> dict:
+def _site_profile(rng: random.Random, mix: str, periods: str = "editorial") -> dict:
     """A site's change profile: its process (drawn with the mix's shares), its publishing period (and, on
     :data:`SITE_SHARED_PHASE` of the sites, one phase for all its periodic pages), and its Poisson pages'
     typical time between changes (drawn as the mix draws an independent page's: log-uniform, 2 hours to 20
     days, or from the mix's histogram)."""
-    period = rng.choice(PERIOD_CHOICES)
+    period = _period(rng, periods)
     return {
         "kind": _pick(rng, MIXES[mix]["processes"]),
         "period": period,

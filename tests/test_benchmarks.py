@@ -265,6 +265,8 @@ TINY: dict[str, Tiny] = {
             "independent,sites",
             "--mixes",
             "mixed,cho",
+            "--periods",
+            "any",
         ],
         # versions, captured, share, freshness, visits are figures; politeness and budget violations must be 0
         [
@@ -285,7 +287,7 @@ TINY: dict[str, Tiny] = {
         + [rf"^\| {cls} \|(?: {NUMBER} \|){{8}}$" for cls in ("static", "poisson", "periodic")]
         + [
             rf"^\| {mix} \| 1 \| {NUMBER} \| {NUMBER} \| {NUMBER} \| {NUMBER} \|"
-            for mix in ("mixed", r"mixed\+sites", "cho", r"cho\+sites")
+            for mix in (r"mixed\+any", r"mixed\+sites\+any", r"cho\+any", r"cho\+sites\+any")
         ],
     ),
     "bench_revisit_cross.py": Tiny(

@@ -70,7 +70,7 @@ from collections.abc import Generator, Iterator, Mapping
 from typing import Any, TypeVar
 
 from harvester.revisit.estimate import DATE_SKEW_S, dated_rate, http_date, next_rate, observe_dates
-from harvester.revisit.periodic import HISTORY, constrain, next_visit, periodic_fit
+from harvester.revisit.periodic import DATED_S, HISTORY, constrain, next_visit, periodic_fit
 from harvester.revisit.policy import (
     UriState,
     Visit,
@@ -446,7 +446,7 @@ class AdaptiveStrategy(_Strategy):
             and self.dates_trusted(host_of(uri))
         ):
             return whole
-        dated = [(tau - 1.0, tau, True), (tau, now, False)]
+        dated = [(tau - DATED_S, tau, True), (tau, now, False)]
         if len(state.history) >= 3 and state.history[-2] == now:
             del state.history[-3:]
             for start, end, flag in dated:

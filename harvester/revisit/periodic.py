@@ -13,10 +13,14 @@ it (narrowed by the same), and one at least P long that saw no change refutes th
 recognised when some phases survive at least ``min_changes`` informative changes AND the periodic
 explanation beats the Poisson one: the history's negative log-likelihood under a Poisson process at
 its own improved-estimator rate must exceed the cost of naming the period and the phase
-(ln |PERIODS| + ln(BINS / possible phases)) by :data:`EVIDENCE` nats, so a fast page whose every
-visit saw a change (which any period "explains") is not taken for a periodic one. Only the shortest
-period consistent with enough informative observations is considered: visiting too often costs one
-visit that finds nothing and corrects the fit; too rarely would lose every other version.
+(ln |candidate periods| + ln(BINS / possible phases)) by :data:`EVIDENCE` nats, so a fast page whose every
+visit saw a change (which any period "explains") is not taken for a periodic one. Besides the listed
+periods, the changes a trusted Last-Modified dates to the second propose periods of their own
+(:func:`derived_periods`): a publisher need not keep an editorial clock, and a simulator drawing periods at
+random found every such page planned as a Poisson one (BENCHMARKS.md, "Revisit policy: periods on any
+clock"). Only the shortest period consistent with enough informative observations is considered:
+visiting too often costs one visit that finds nothing and corrects the fit; too rarely would lose every
+other version.
 
 Until 2026-11-28 such a page was also accepted when twice ``min_changes`` changed visits pinned a phase
 to a quarter of the period ("visiting at that phase costs nothing: the page changes between any two
@@ -43,6 +47,12 @@ _SLACK = math.ceil(TOLERANCE * BINS)
 HISTORY = 24
 #: How much better (in nats) the periodic explanation must be than the Poisson one.
 EVIDENCE = 2.0
+#: A dated change is kept as the observation "a change in (τ - DATED_S, τ]" (adaptive.py).
+DATED_S = 1.0
+#: Derived periods: at most this many divisors of the shortest gap between dated changes, none longer than
+#: MAX_PERIOD.
+MAX_DIVISOR = 200
+MAX_PERIOD = 4 * 7 * DAY
 
 
 def poisson_nll(history: list[float]) -> float:
@@ -104,10 +114,65 @@ def _phases(history: list[float], period: float) -> tuple[int, int] | None:
     return allowed, len(cycles)
 
 
+def dated_changes(history: list[float]) -> list[float]:
+    """The change times the history knows to the second (a trusted Last-Modified: the observation
+    ``(τ - DATED_S, τ]``), in order."""
+    triples = range(0, len(history) - 2, 3)
+    return sorted({history[i + 1] for i in triples if history[i + 2] and history[i + 1] - history[i] <= DATED_S})
+
+
+def derived_periods(changes: list[float], min_period: float, max_period: float) -> list[float]:
+    """Periods that every dated change fits, whatever the clock: a publisher's 5 or 10 hours, 36 hours,
+    5 days are as periodic as the editorial ones of :data:`PERIODS`. For a page on a period P every gap
+    between two changes is a whole number of periods (within the jitter), so P is about the shortest gap
+    divided by some k. From each such guess the changes are numbered in order (each gap rounded to whole
+    periods of the estimate so far, which is refined by least squares as it goes), and the guess is kept
+    when every change lies within :data:`TOLERANCE` of the line. A divisor of the true period fits the
+    changes as well: the history's quiet observations refute it (:func:`_phases`), as for listed periods."""
+    if len(changes) < 3:
+        return []
+    shortest = min(b - a for a, b in zip(changes, changes[1:], strict=False))
+    lowest = min_period * (1 - TOLERANCE)
+    found: list[float] = []
+    for k in range(1, min(MAX_DIVISOR, int(shortest / lowest)) + 1):
+        period = _fitted_period(changes, shortest / k)
+        if period is not None and min_period <= period <= max_period:
+            if all(abs(period - other) > TOLERANCE * other for other in found):
+                found.append(period)
+    return found
+
+
+def _fitted_period(changes: list[float], guess: float) -> float | None:
+    """The least-squares period of ``changes`` numbered from ``guess``, or None when one strays (a change
+    more than twice the tolerance off the line so far: most guesses end at their second or third change)."""
+    first, period, cycle = changes[0], guess, 0
+    n, sx, sy, sxx, sxy = 1, 0.0, 0.0, 0.0, 0.0
+    for previous, change in zip(changes, changes[1:], strict=False):
+        cycle += max(1, round((change - previous) / period))
+        y = change - first
+        if n > 1 and abs(y - (sy - period * sx) / n - cycle * period) > 2 * TOLERANCE * period:
+            return None
+        n, sx, sy, sxx, sxy = n + 1, sx + cycle, sy + y, sxx + cycle * cycle, sxy + cycle * y
+        period = (n * sxy - sx * sy) / (n * sxx - sx * sx)
+    intercept = (sy - period * sx) / n
+    cycle = 0
+    for previous, change in zip(changes, changes[1:], strict=False):
+        cycle += max(1, round((change - previous) / period))
+        if abs(change - first - intercept - cycle * period) > TOLERANCE * period:
+            return None
+    return period if abs(intercept) <= TOLERANCE * period else None
+
+
 def periodic_fit(history: list[float], min_changes: int, min_period: float) -> tuple[float, int] | None:
-    """(period, bitmask of possible phases) for the smallest consistent period, or None."""
+    """(period, bitmask of possible phases) for the smallest consistent period, or None: the editorial
+    periods of :data:`PERIODS` and those the dated changes give (:func:`derived_periods`)."""
+    derived = derived_periods(dated_changes(history), min_period, MAX_PERIOD)
+    # a derived period that is an editorial one within the jitter is that one: 23.9 h fitted to a daily page
+    # would drift off its phase where the day does not
+    derived = [p for p in derived if all(abs(p - listed) > TOLERANCE * listed for listed in PERIODS)]
+    candidates = sorted({*PERIODS, *derived})
     nll = None
-    for period in PERIODS:
+    for period in candidates:
         if period < min_period:
             continue
         found = _phases(history, period)
@@ -116,7 +181,7 @@ def periodic_fit(history: list[float], min_changes: int, min_period: float) -> t
         if nll is None:
             nll = poisson_nll(history)
         possible = max(1, found[0].bit_count())
-        cost = math.log(len(PERIODS)) + math.log(BINS / possible)
+        cost = math.log(len(candidates)) + math.log(BINS / possible)
         if nll > cost + EVIDENCE:
             return float(period), found[0]
         return None  # the shortest period the evidence allows is not established: no longer one is

@@ -786,6 +786,57 @@ def test_dated_changes_give_a_periodic_page_its_phase_without_probes():
     assert (nxt - T0 - phase) % period < 0.1 * period
 
 
+@pytest.mark.parametrize(
+    ("period", "every"),
+    [(5 * H, 7 * H), (10 * H + 20 * 60, 7 * H), (36 * H, 17 * H), (2.6 * D, 20 * H)],
+    ids=["5h", "10h20m", "36h", "2.6d"],
+)
+def test_dated_changes_give_a_page_any_period(period: float, every: float):
+    """A publisher's clock need not be an editorial one: a page published every 5 hours, or every 2.6
+    days, with a jitter of up to 1 % of its period, is recognised from its dated changes with its own
+    period (no listed period fits it), and is then visited just after its changes."""
+    policy = RevisitPolicy(RevisitSettings(), 50 / D)
+    phase = 1000.0
+    changes = [T0 + phase + k * period + ((k * 7919) % 200 - 100) / 100 * 0.01 * period for k in range(400)]
+
+    def last_change(t: float) -> float:
+        return max(c for c in changes if c <= t)
+
+    t = policy.add(URI, T0 + phase + 1)
+    for _ in range(14):
+        policy.visited(URI, page(f"sha1:{last_change(t)}", last_modified=_http_date(last_change(t))), t)
+        if policy.state_of(URI)["periodic"] is not None:
+            break
+        t += every
+    state = policy.state_of(URI)
+    assert state["periodic"] is not None, "not recognised"
+    assert abs(state["periodic"][0] - period) < 0.01 * period
+    nxt = policy.visited(URI, page(f"sha1:{last_change(t + 1)}", last_modified=_http_date(last_change(t + 1))), t + 1)
+    after = nxt - max(c for c in changes if c <= nxt)
+    assert 0 < after < 0.1 * period  # just after a change
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_dated_poisson_page_is_not_taken_for_periodic(seed: int):
+    """Changes at random times, each dated to the second, fit no period: every divisor of their shortest
+    gap leaves some change off its clock, however many visits."""
+    rng = random.Random(seed)
+    policy = RevisitPolicy(RevisitSettings(), 50 / D)
+    rate = 1 / rng.uniform(3 * H, 3 * D)
+    changes, c = [], T0
+    while c < T0 + 90 * D:
+        c += rng.expovariate(rate)
+        changes.append(c)
+    t = policy.add(URI, T0 + 1)
+    fitted = 0
+    while t < T0 + 80 * D:
+        done = [x for x in changes if x <= t]
+        last = done[-1] if done else T0 - D
+        t = policy.visited(URI, page(f"sha1:{last}", last_modified=_http_date(last)), t)
+        fitted += policy.state_of(URI)["periodic"] is not None
+    assert fitted == 0
+
+
 def test_changes_within_one_cycle_do_not_make_a_page_periodic():
     """Dated changes of a fast page watched for a day all fall in one cycle of a weekly period: they
     are consistent with it, but they are not evidence for it (the fit needs changes in distinct cycles)."""
@@ -793,8 +844,8 @@ def test_changes_within_one_cycle_do_not_make_a_page_periodic():
 
     history: list[float] = []
     t = T0
-    for k in range(5):  # a change every ~70 minutes, each dated, a visit ten minutes after it
-        change = T0 + k * 4200 + (k * 617) % 300
+    for k in range(5):  # a change about every 70 minutes, irregularly, each dated, a visit ten minutes after it
+        change = T0 + k * 4200 + (0, 613, 101, 955, 377)[k]
         history.extend((change - 1, change, 1.0, change, change + 600, 0.0))
         t = change + 600
     assert t - T0 < D
