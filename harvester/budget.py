@@ -57,9 +57,9 @@ class Budgets:
     """The job's budgets, one per JobSpec domain (plus an unlimited catch-all for strays)."""
 
     def __init__(self, domains: tuple[DomainSpec, ...] | list[DomainSpec]) -> None:
-        self.domains: dict[str, DomainBudget] = {
-            d.name: DomainBudget(d.name, d.configuration, d.max_objects, d.max_bytes) for d in domains
-        }
+        self.domains: dict[str, DomainBudget] = {}
+        for d in domains:  # a domain listed twice keeps its first configuration (CrawlJob.domain_results)
+            self.domains.setdefault(d.name, DomainBudget(d.name, d.configuration, d.max_objects, d.max_bytes))
 
     def get(self, domain: str) -> DomainBudget:
         b = self.domains.get(domain)

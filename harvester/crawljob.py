@@ -592,7 +592,11 @@ class CrawlJob:
         }
 
     def domain_results(self) -> list[Any]:
-        return self.budgets.results(self.remaining_by_domain(), self.ended_by, only=[d.name for d in self.spec.domains])
+        """One result per domain of the spec. A domain the spec lists twice (a definition that harvested it
+        through two configurations, which a paste made before 2026-11-29) was crawled as one domain, under its
+        first configuration's budget: listed twice, the result could not be recorded and the job hung."""
+        names = list(dict.fromkeys(d.name for d in self.spec.domains))
+        return self.budgets.results(self.remaining_by_domain(), self.ended_by, only=names)
 
     def progress(self) -> Progress:
         now = time.time()

@@ -154,3 +154,16 @@ def test_hostile_pages_never_kill_the_job(tmp_path: Path, sites: Any) -> None:
     assert got[f"{a.url}hostile/deep/x/x/x/"][1] == "200"  # hop 4
     assert got[f"{a.url}hostile/deep/x/x/x/x/"][1] == "-4001"
     assert sum("/hostile/session" in f[3] for f in lines) == 1  # its link to itself is the same URI
+
+
+def test_a_domain_listed_twice_is_one_result(tmp_path: Path, sites: Any) -> None:
+    """A spec made from a definition that had one domain through two configurations (a paste before
+    2026-11-29 did that) lists the domain twice: the crawl is one domain, under its first configuration, and
+    its result names it once, as the intake's one row per job and configuration needs."""
+    a, _ = sites
+    spec = make_spec([a.url], job_id=309, max_objects=5)
+    first = spec["domains"][0]
+    spec["domains"].append({**first, "configuration": "pasted", "seeds": [f"{a.url}news.html"], "max_objects": 2})
+    result = run_crawl(tmp_path / "job", spec)
+    assert [(d["name"], d["configuration"]) for d in result["domains"]] == [("site-a", "default")]
+    assert result["domains"][0]["objects"] == 5 and result["domains"][0]["stop_reason"] == "OBJECT_LIMIT"

@@ -14,6 +14,7 @@ from kombu.simple import SimpleQueue
 
 from harvester.contracts import JobSpec, control_queue
 from orchestrator.celery import app
+from orchestrator.harvest.curation import seeding
 from orchestrator.harvest.curation.domains import create_domains
 from orchestrator.harvest.jobs import continuous, dispatch, intake, jobgen
 from orchestrator.harvest.models import (
@@ -220,10 +221,18 @@ def test_the_command_line_shows_a_continuous_job_and_sends_seeds(purge_continuou
     assert "due 2026-11-24T00:01:00Z: http://a.dk/ (wait 60 s, 4 visits, 2 versions)" in text
     out = io.StringIO()
     call_command("harvests", "seeds", d.name, "--add", "http://a.dk/live", stdout=out)
-    assert f"job {job.pk} told (+1 -0 seeds)" in out.getvalue()
-    with pytest.raises(CommandError, match="add\\[0\\]: not an http"):
-        call_command("harvests", "seeds", d.name, "--add", "a.dk/live")
-    assert [c["action"] for c in controls(job.pk)] == ["seeds"]
+    assert f"1 seed(s) added, 0 removed; sent to its running job {job.pk}" in out.getvalue()
+    # stored too: the next job starts from it (before 2026-11-29 the command only told the running job)
+    assert "http://a.dk/live" in seeding.seeds_of(d.configurations.all())
+    with pytest.raises(CommandError, match="--add ftp://a.dk/x: .*nothing was changed"):
+        call_command("harvests", "seeds", d.name, "--add", "ftp://a.dk/x", "--remove", "http://a.dk/live")
+    with pytest.raises(CommandError, match="--remove http://a.dk/never: not a seed of news-live; nothing was changed"):
+        call_command("harvests", "seeds", d.name, "--remove", "http://a.dk/never")
+    assert "http://a.dk/live" in seeding.seeds_of(d.configurations.all())
+    call_command("harvests", "seeds", d.name, "--remove", "http://a.dk/live", stdout=out)
+    assert "http://a.dk/live" not in seeding.seeds_of(d.configurations.all())
+    sent = [json.loads(c["argument"]) for c in controls(job.pk)]
+    assert sent == [{"add": ["http://a.dk/live"], "remove": []}, {"add": [], "remove": ["http://a.dk/live"]}]
 
 
 def _point_broker_at(url: str) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from orchestrator.harvest.curation import seeding
-from orchestrator.harvest.models import Domain, DomainConfiguration, SeedList
+from orchestrator.harvest.models import CrawlTemplate, Domain, DomainConfiguration, HarvestChannel, SeedList
 from tests.orchestrator import factories
 
 pytestmark = pytest.mark.django_db
@@ -133,3 +133,43 @@ def test_attaching_twice_changes_nothing_the_second_time_in_every_mode():
     assert list(replaced.configuration.harvest_definitions.all()) == [other]
     same = replace_with_c()  # the same request again changes nothing
     assert same.changed == [] and DomainConfiguration.objects.filter(domain=domain, name="mine").count() == 1
+
+
+@pytest.mark.parametrize("kind", ["selective", "continuous"])
+def test_a_domain_the_harvest_has_through_another_configuration_stays_one_configuration(kind: str):
+    """The demo's definitions harvest their site through a configuration of their own name ("demo-testsite"), as
+    a selection's or a domain's default configuration may: a seed pasted for that site keeps its template,
+    budget and seeds, and the harvest still has the domain once (two configurations of one domain made a
+    continuous job whose result could not be recorded, and a selective run two jobs of one site)."""
+    from orchestrator.harvest.curation import attach
+    from orchestrator.harvest.curation.domains import default_template
+
+    domain = factories.domain("example.fr")
+    slow = CrawlTemplate.objects.create(name="slow", min_delay_ms=3000, max_delay_ms=30000, delay_factor=5)
+    hd = factories.selective_definition("site watch")
+    other = factories.selective_definition("another harvest")
+    if kind == "continuous":
+        hd.kind, hd.channel = hd.CONTINUOUS, HarvestChannel.objects.get(name="continuous")
+        hd.save()
+    for definition in (hd, other):
+        attach.attach(
+            domain.pk,
+            "shared",
+            ["http://example.fr/"],
+            definition_id=definition.pk,
+            template_id=slow.pk,
+            max_objects=150,
+        )
+    result = seeding.add_seeds(hd, "http://example.fr/new.html", template=default_template(), max_objects=5)
+    assert result.ok, result.errors
+    (config,) = hd.configurations.filter(domain=domain)
+    assert (config.template_id, config.max_objects) == (slow.pk, 150)
+    assert result.kept == [config]
+    assert seeding.seeds_of([config]) == ["http://example.fr/", "http://example.fr/new.html"]
+    # the other harvest keeps the shared configuration, without the pasted seed
+    (shared,) = other.configurations.filter(domain=domain)
+    assert shared.name == "shared" and seeding.seeds_of([shared]) == ["http://example.fr/"]
+    # pasting again goes to the same configuration
+    seeding.add_seeds(hd, "http://example.fr/again.html")
+    assert list(hd.configurations.filter(domain=domain)) == [config]
+    assert seeding.seeds_of([config])[-1] == "http://example.fr/again.html"

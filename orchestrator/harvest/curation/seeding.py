@@ -4,7 +4,9 @@ line by line.
 Each URL's registrable domain is created if it does not exist yet (with its default seed list and
 configuration, like every new domain); the URLs go into a seed list named after the harvest definition
 on that domain, used by a configuration of the same name, which the definition then harvests. A domain
-already in the definition keeps its configuration and gains the new seeds.
+already in the definition keeps its template and budget and gains the new seeds: through its configuration of
+that name, or, when the definition has the domain through another one, through a configuration of that name
+made with the other's template, budget and seed lists, which takes the other's place in the definition.
 
 All or nothing: if any line is invalid, nothing is saved and every bad line is reported with its
 number and the reason, so a curator fixes the paste and sends it again.
@@ -24,6 +26,7 @@ from orchestrator.harvest.curation import attach, validators
 from orchestrator.harvest.curation.domains import create_domains, default_template
 from orchestrator.harvest.jobs import continuous
 from orchestrator.harvest.models import (
+    ConfigurationSeedList,
     CrawlTemplate,
     Domain,
     DomainConfiguration,
@@ -134,19 +137,23 @@ def add_seeds(
         result.created_domains = create_domains(result.seeds).created
         domains = {d.name: d for d in Domain.objects.filter(name__in=list(result.seeds))}
         for domain_name, seeds in result.seeds.items():
+            domain = domains[domain_name]
+            current = definition.configurations.filter(domain=domain).order_by("pk").first()
             with continuous.telling_itself(definition.pk):  # told below, once, with every pasted seed
                 done = attach.attach(
-                    domains[domain_name].pk,
+                    domain.pk,
                     name,
                     seeds,
                     definition_id=definition.pk,
-                    template_id=template.pk,
-                    max_objects=max_objects,
-                    max_bytes=max_bytes,
+                    template_id=current.template_id if current else template.pk,
+                    max_objects=current.max_objects if current else max_objects,
+                    max_bytes=current.max_bytes if current else max_bytes,
                     comments=f"Made for harvest {definition.name}.",
                     seedlist_comments=f"Seeds added to harvest {definition.name}.",
                 )
-            if not done.created:
+                if current is not None and current.pk != done.configuration.pk:
+                    _replace_in_definition(definition, current, done.configuration)
+            if current is not None or not done.created:
                 result.kept.append(done.configuration)
             result.configurations.append(done.configuration)
     if definition.kind == HarvestDefinition.CONTINUOUS:
@@ -161,6 +168,78 @@ def add_seeds(
         except Exception as exc:  # the job's state: the seeds are stored and committed anyway
             result.tell_error = " ".join(str(exc).split())[:300] or type(exc).__name__
     return result
+
+
+@dataclass
+class RemovalResult:
+    """What :func:`remove_seeds` did: the seed lists it changed, and (a continuous definition) the control that
+    told its running job (None: none running) or why it could not."""
+
+    errors: list[str] = field(default_factory=list)
+    lists: list[SeedList] = field(default_factory=list)
+    told: JobControl | None = None
+    tell_error: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+
+def remove_seeds(definition: HarvestDefinition, urls: Iterable[str], requested_by: str = "seeding") -> RemovalResult:
+    """Take ``urls`` out of every seed list the definition's configurations use, all or nothing: a URL that is
+    no seed of the definition is an error and nothing changes. A continuous definition's running job drops
+    them at once (one control for the whole removal)."""
+    result = RemovalResult()
+    wanted: dict[str, str] = {}
+    for url in urls:
+        try:
+            wanted[validators.normalize_seed(with_default_scheme(url.strip()))] = url
+        except ValueError as exc:
+            result.errors.append(f"{validators.preview(url)}: {exc}")
+    lists = list(SeedList.objects.filter(configurations__harvest_definitions=definition).distinct().order_by("pk"))
+    present = {_normalized(seed) for seedlist in lists for seed in seedlist.active_seeds}
+    result.errors += [f"{url}: not a seed of {definition.name}" for seed, url in wanted.items() if seed not in present]
+    if result.errors:
+        return result
+    with transaction.atomic(), continuous.telling_itself(definition.pk):
+        for seedlist in lists:
+            kept = [line for line in seedlist.seeds.splitlines() if _normalized(line.strip()) not in wanted]
+            if len(kept) != len(seedlist.seeds.splitlines()):
+                seedlist.seeds = "\n".join(kept)
+                seedlist.save(update_fields=["seeds"])  # other continuous harvests of the list hear of it
+                result.lists.append(seedlist)
+    if definition.kind == HarvestDefinition.CONTINUOUS:
+        from orchestrator.harvest.jobs import dispatch
+
+        try:
+            result.told = continuous.change_seeds(definition, remove=list(wanted), requested_by=requested_by)
+        except dispatch.BrokerUnavailable as exc:  # recorded: beat's sweep sends it when the broker is back
+            result.told, result.tell_error = exc.control, str(exc)
+        except Exception as exc:  # the job's state: the lists are saved anyway
+            result.tell_error = " ".join(str(exc).split())[:300] or type(exc).__name__
+    return result
+
+
+def _normalized(line: str) -> str:
+    """A seed line as :func:`parse` stores it (a hand-edited list may hold ``example.org``), else as it is."""
+    try:
+        return validators.normalize_seed(with_default_scheme(line)) if line and not line.startswith("#") else line
+    except ValueError:
+        return line
+
+
+def _replace_in_definition(
+    definition: HarvestDefinition, current: DomainConfiguration, made: DomainConfiguration
+) -> None:
+    """The harvest had the domain through another configuration (the demo's, a selection's, the domain's
+    default): the one made for the paste, with that configuration's template and budget, now crawls its seed
+    lists as well as the pasted ones and takes its place in this harvest, so the domain is harvested once
+    (NetarchiveSuite's rule: one configuration per domain in a harvest; two gave a job that could not be
+    recorded, and a selective run two jobs of one site). The other configuration is left as it is for the
+    harvests and the broad crawls that use it."""
+    for seedlist in current.seedlists.all():
+        ConfigurationSeedList.objects.get_or_create(configuration=made, seedlist=seedlist)
+    definition.configurations.remove(current)
 
 
 def seeds_of(configurations: Iterable[DomainConfiguration]) -> list[str]:

@@ -103,7 +103,9 @@ class Command(BaseCommand):
             action="store_true",
             help="activate it at once (selective: needs --schedule; snapshot: runs at the scheduler's next round)",
         )
-        more = sub.add_parser("add-seeds", help="add the seeds of a file to a selective definition (all or nothing)")
+        more = sub.add_parser(
+            "add-seeds", help="add the seeds of a file to a selective or continuous definition (all or nothing)"
+        )
         more.add_argument("harvest", help="name or id")
         more.add_argument("--seeds", metavar="FILE", required=True, help="seed URLs, one per line (- = stdin)")
         more.add_argument("--template", metavar="NAME", help="the crawl template of new configurations")
@@ -125,8 +127,8 @@ class Command(BaseCommand):
             sub.add_parser(name, help=text).add_argument("harvest", help="name or id")
         seeds = sub.add_parser(
             "seeds",
-            help="send seeds added to / removed from a continuous definition to its "
-            "running job (edit its seed lists too, for the next job)",
+            help="add seeds to / remove seeds from a continuous definition: stored in its seed lists and sent "
+            "to its running job",
         )
         seeds.add_argument("harvest", help="name or id")
         seeds.add_argument("--add", action="append", default=[], metavar="URL", help="a seed to add (repeatable)")
@@ -319,19 +321,20 @@ class Command(BaseCommand):
 
     def do_add_seeds(self, harvest: str, seeds: str, template: str | None, **_: object) -> None:
         d = self._definition(harvest)
-        if d.kind != HarvestDefinition.SELECTIVE:
-            raise CommandError(f"{d.name} is a {d.kind} harvest: seeds are added to selective ones")
+        if d.kind == HarvestDefinition.SNAPSHOT:
+            raise CommandError(f"{d.name} is a snapshot harvest: seeds are added to selective and continuous ones")
         chosen = None
         if template is not None:
             chosen = CrawlTemplate.objects.filter(name=template, active=True).first()
             if chosen is None:
                 raise CommandError(f"--template: no active crawl template named {template!r}")
-        result = seeding.add_seeds(d, _read_seeds(seeds), chosen)
+        result = seeding.add_seeds(d, _read_seeds(seeds), chosen, requested_by=_who())
         if not result.ok:
             raise self._seed_errors(seeds, result.errors, "nothing was added")
         self.stdout.write(
             f"{sum(len(s) for s in result.seeds.values())} seed(s) on {len(result.seeds)} domain(s) "
             f"added to {d.name} ({len(result.created_domains)} new domain(s))"
+            + _told(d, result.told, result.tell_error)
         )
 
     def do_run_now(self, harvest: str, force: bool = False, **_: object) -> None:
@@ -376,22 +379,26 @@ class Command(BaseCommand):
         self.stdout.write(f"{d.name} deactivated")
 
     def do_seeds(self, harvest: str, add: list[str], remove: list[str], **_: object) -> None:
-        from harvester.contracts import ContractError
-
+        """Seeds into and out of a continuous definition: stored in its seed lists (the seeds of its next job) and
+        sent to its running job, as a paste and a seed list edit in the web UI do."""
         d = self._definition(harvest)
         if d.kind != d.CONTINUOUS:
-            raise CommandError(f"{d.name} is a {d.kind} harvest: seeds reach a running crawl only for continuous ones")
-        try:
-            control = continuous.change_seeds(d, add, remove, requested_by=_who())
-        except ContractError as exc:
-            raise CommandError(str(exc)) from None
-        except dispatch.BrokerUnavailable as exc:  # recorded: beat's sweep sends it when the broker is back
-            self.stdout.write(str(exc))
-            return
-        if control is None:
-            self.stdout.write(f"{d.name}: no running job; its next job starts from its seed lists")
-        else:
-            self.stdout.write(f"{d.name}: job {control.job_id} told (+{len(add)} -{len(remove)} seeds)")
+            raise CommandError(f"{d.name} is a {d.kind} harvest: add seeds to it with add-seeds")
+        if not (add or remove):
+            raise CommandError("give --add URL and/or --remove URL")
+        told, error = None, ""
+        bad = seeding.parse("\n".join(add)).errors if add else []
+        if bad:  # checked before anything is removed: all or nothing
+            raise CommandError(f"--add {add[bad[0].line - 1]}: {bad[0].message}; nothing was changed")
+        if remove:
+            removed = seeding.remove_seeds(d, remove, requested_by=_who())
+            if not removed.ok:
+                raise CommandError(f"--remove {removed.errors[0]}; nothing was changed")
+            told, error = removed.told, removed.tell_error
+        if add:
+            added = seeding.add_seeds(d, "\n".join(add), requested_by=_who())
+            told, error = added.told or told, added.tell_error or error
+        self.stdout.write(f"{d.name}: {len(add)} seed(s) added, {len(remove)} removed" + _told(d, told, error))
 
     def do_set_next(self, harvest: str, when: str, **_: object) -> None:
         d = scheduler.set_next(self._definition(harvest), _parse_time(when))
@@ -399,6 +406,17 @@ class Command(BaseCommand):
             f"{d.name}: next run {d.next_date:%Y-%m-%d %H:%M} UTC"
             + ("" if d.active else " (inactive: activate it to run)")
         )
+
+
+def _told(d: HarvestDefinition, told: Any, error: str) -> str:
+    """Whether a continuous definition's running job heard of a seed change."""
+    if d.kind != HarvestDefinition.CONTINUOUS:
+        return ""
+    if error:
+        return f"; its running job is not told yet ({error})"
+    if told is None:
+        return "; no job is running: the next one starts from these seeds"
+    return f"; sent to its running job {told.job_id}"
 
 
 def _plan(d: HarvestDefinition) -> str:
