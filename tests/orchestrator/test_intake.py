@@ -193,3 +193,25 @@ def test_a_message_a_harvester_could_not_read_fails_only_a_job_nobody_started(ca
     waiting = factories.job(factories.selective_definition("other"), domains=["b.dk"], status=JobStatus.SUBMITTED)
     intake.record_result(result(waiting, status="FAILED", error_category="jobspec-unreadable", error_detail="x"))
     assert Job.objects.get(pk=waiting.pk).status == JobStatus.FAILED
+
+
+def test_a_rejected_result_fails_its_job_with_the_reason_at_once():
+    """The result task: a result that cannot be recorded ends its job FAILED with the reason, where the job used
+    to wait STARTED until the reaper called its harvester dead ("heartbeat-lost", the cause a newcomer saw for
+    a result the database refused); a redelivery to an ended job changes nothing."""
+    from orchestrator.harvest.jobs import tasks
+
+    job = factories.job(domains=["a.dk"], status=JobStatus.STARTED)
+    tasks.record_result(result(job, domains=[domain_result("a.dk"), domain_result("other.dk")]))
+    failed = Job.objects.get(pk=job.pk)
+    assert (failed.status, failed.error_category) == ("FAILED", "result-rejected")
+    assert "domain other.dk (configuration defaultconfig) is not part of job" in failed.error_detail
+    done = factories.job(factories.selective_definition("other"), domains=["a.dk"], status=JobStatus.STARTED)
+    tasks.record_result(result(done, domains=[domain_result("a.dk")]))
+    tasks.record_result(result(done, domains=[domain_result("a.dk")]))  # delivered twice
+    assert Job.objects.get(pk=done.pk).status == "DONE"
+    # rows the database refuses are a rejection too, not an exception that leaves the job STARTED
+    third = factories.job(factories.selective_definition("third"), domains=["a.dk"], status=JobStatus.STARTED)
+    tasks.record_result(result(third, domains=[domain_result("a.dk"), domain_result("a.dk")]))
+    assert Job.objects.get(pk=third.pk).error_category == "result-rejected"
+    assert not HarvestInfo.objects.filter(job=third).exists()

@@ -17,7 +17,7 @@ from dataclasses import asdict
 from datetime import UTC, datetime
 from typing import Any
 
-from django.db import transaction
+from django.db import DataError, IntegrityError, transaction
 from django.db.models import Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
@@ -167,12 +167,35 @@ def record_result(data: Any) -> Job:
         log.error("rejected a malformed JobResult: %s", exc)
         raise IntakeError(f"malformed JobResult: {exc}") from None
     try:
-        return _record(result)
+        try:
+            return _record(result)
+        except (IntegrityError, DataError) as exc:  # the rows cannot be stored: no retry makes them fit
+            raise IntakeError(f"its records could not be stored: {' '.join(str(exc).split())[:300]}") from exc
     except IntakeError as exc:
         (log.info if isinstance(exc, EndedJob) else log.error)(
             "rejected the JobResult of job %s: %s", result.job_id, exc
         )
         raise
+
+
+def fail_rejected(data: Any, reason: str) -> bool:
+    """A live job whose result was rejected (:class:`IntakeError`, not a redelivery) ends FAILED with the reason
+    (``result-rejected``) instead of waiting, STARTED, for the reaper to call its harvester dead: the job page
+    says what went wrong, and the job can be resubmitted or rejected. True if it was live."""
+    job_id = data.get("job_id") if isinstance(data, dict) else None
+    if not isinstance(job_id, int):
+        return False
+    for old in (JobStatus.STARTED, JobStatus.SUBMITTED):
+        if Job.transition(
+            job_id,
+            old,
+            JobStatus.FAILED,
+            ended_at=timezone.now(),
+            error_category="result-rejected",
+            error_detail=f"the harvester's result could not be recorded: {reason}",
+        ):
+            return True
+    return False
 
 
 #: Results a harvester sends when it could not even read the job's message: they end only a job no harvester

@@ -39,8 +39,10 @@ def record_files(job_id: int, files: list[dict[str, Any]]) -> None:
 def record_result(result: dict[str, Any]) -> None:
     try:
         intake.record_result(result)
-    except intake.IntakeError:
-        pass  # logged with its reason by intake; a bad report must not be retried forever
+    except intake.EndedJob:
+        pass  # a redelivery, logged by intake
+    except intake.IntakeError as exc:  # logged with its reason by intake; a bad report must not be retried forever
+        intake.fail_rejected(result, str(exc))
 
 
 @shared_task(name="orchestrator.reap_jobs", ignore_result=True)
