@@ -22,6 +22,11 @@ def data_dir() -> Path:
     return Path(os.environ.get("NETHARVEST_DATA_DIR", "./var")).resolve()
 
 
+def embedded_database() -> Path:
+    """The embedded default's SQLite database (NETHARVEST_DATABASE_URL unset)."""
+    return data_dir() / "netharvest.sqlite3"
+
+
 def spool_dir() -> Path:
     return Path(os.environ.get("NETHARVEST_SPOOL_DIR", data_dir() / "spool")).resolve()
 

@@ -101,9 +101,38 @@ def _main(argv: list[str] | None) -> None:
         if argv[1] == "help" and len(argv) > 2:
             argv[2] = argv[2].replace("-", "_")
 
+    missing = _no_database(argv[1] if len(argv) > 1 else "")
+    if missing:
+        sys.exit(f"netharvest: {missing}")
     from django.core.management import execute_from_command_line
 
     execute_from_command_line(argv)
+
+
+#: Commands that make the embedded database, or need none.
+MAKE_OR_NO_DATABASE = {"up", "migrate", "help", "version", "check", "makemigrations", "collectstatic", "-h"}
+
+
+def _no_database(command: str) -> str:
+    """Why ``command`` cannot run: the embedded default's database does not exist in the data directory. The
+    data directory defaults to ``./var`` of the current directory, so a command typed elsewhere than where
+    ``netharvest up`` runs used to make an empty one there and die of "no such table" with a traceback."""
+    from harvester.runtime import embedded_database
+
+    if (
+        command in MAKE_OR_NO_DATABASE
+        or command.startswith("--")
+        or os.environ.get("NETHARVEST_DATABASE_URL", "").strip()
+        or os.environ.get("DJANGO_SETTINGS_MODULE") != "orchestrator.settings"
+    ):
+        return ""
+    database = embedded_database()
+    if database.exists():
+        return ""
+    return (
+        f"no database at {database}: run this where `netharvest up` runs (its data directory is ./var there), "
+        "or set NETHARVEST_DATA_DIR (or NETHARVEST_DATABASE_URL) to the stack's"
+    )
 
 
 if __name__ == "__main__":

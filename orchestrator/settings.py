@@ -14,7 +14,7 @@ from pathlib import Path
 
 import dj_database_url
 
-from harvester.runtime import data_dir
+from harvester.runtime import data_dir, embedded_database
 from orchestrator import services
 from orchestrator.security import refuse_placeholder_key
 
@@ -124,7 +124,7 @@ TEMPLATES = [
     },
 ]
 
-_SQLITE_URL = f"sqlite:///{DATA_DIR / 'netharvest.sqlite3'}"
+_SQLITE_URL = f"sqlite:///{embedded_database()}"
 DATABASES = {
     "default": dj_database_url.parse(
         os.environ.get("NETHARVEST_DATABASE_URL", "").strip() or _SQLITE_URL, conn_max_age=60

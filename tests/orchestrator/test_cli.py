@@ -3,6 +3,7 @@
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -132,3 +133,28 @@ def test_a_celery_broker_variable_that_would_split_the_stack_is_refused_in_one_l
     monkeypatch.setenv("BROKER_URL", " redis://127.0.0.1:6379/0")  # kombu finds no host in it
     with pytest.raises(ConfigError, match=r"\(with spaces around it\)"):
         broker_url()
+
+
+def test_a_command_away_from_the_stack_says_where_the_database_is_in_one_line(tmp_path):
+    """The embedded default keeps its database in ./var of where `netharvest up` runs: typed in another
+    directory, a command made an empty ./var there and died of "no such table" with a traceback."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("NETHARVEST_DATABASE_URL", "NETHARVEST_DATA_DIR", "DJANGO_SETTINGS_MODULE")
+    }
+    result = subprocess.run(
+        [sys.executable, "-m", "orchestrator.cli", "jobs", "list"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**env, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+    )
+    assert result.returncode == 1
+    assert result.stderr.splitlines() == [
+        f"netharvest: no database at {tmp_path.resolve() / 'var' / 'netharvest.sqlite3'}: run this where "
+        "`netharvest up` runs (its data directory is ./var there), or set NETHARVEST_DATA_DIR (or "
+        "NETHARVEST_DATABASE_URL) to the stack's"
+    ]
+    assert list(tmp_path.iterdir()) == []  # nothing made here
