@@ -87,3 +87,34 @@ def test_a_job_without_crawl_log_says_so(viewer: Client):
     job = make_job()
     page = text(viewer, f"/jobs/{job.pk}/pages/")
     assert "No page list" in page and "<iframe" not in page
+
+
+@pytest.mark.parametrize("kind", ["selective", "continuous"])
+def test_a_continuous_jobs_pages_are_listed_once_with_their_visits(kind: str, viewer: Client):
+    """A continuous job's crawl.log names each page at every visit: its page list shows each page once, as its
+    latest visit found it, with the number of visits (a newcomer saw the same address dozens of times). A
+    one-off job's rows stay as its crawl.log has them."""
+    import shutil
+
+    from harvester.runtime import spool_dir
+    from orchestrator.harvest.models import HarvestChannel
+    from tests.orchestrator.crawled_job import crawled
+
+    definition = factories.selective_definition(f"pages {kind}")
+    if kind == "continuous":
+        definition.kind, definition.channel = "continuous", HarvestChannel.objects.get(name="continuous")
+        definition.save()
+    job = factories.job(definition, domains=["a.dk"])
+    logs = spool_dir() / str(job.pk) / "logs"
+    logs.mkdir(parents=True)
+    shutil.copy(crawled().job_dir / "logs" / "crawl.log", logs / "crawl.log")
+    once = job_pages(job, 0, 10_000)
+    lines = (logs / "crawl.log").read_text()
+    (logs / "crawl.log").write_text(lines + lines)  # a second visit to every page
+    twice = job_pages(job, 0, 10_000)
+    if kind == "selective":
+        assert twice.total == 2 * once.total
+        return
+    assert [p.url for p in twice.pages] == [p.url for p in once.pages] and twice.total == once.total
+    assert all(p.visits == 2 for p in twice.pages) and twice.pages[0].seed
+    assert "2 visits" in text(viewer, f"/jobs/{job.pk}/pages/")

@@ -30,7 +30,7 @@ from harvester.crawllog import LINE_RE
 from indexer import objectstore
 from orchestrator.harvest.archive.captures import Capture, captures_of, index_files
 from orchestrator.harvest.jobs import jobfiles
-from orchestrator.harvest.models import ArchiveFile, Job
+from orchestrator.harvest.models import ArchiveFile, HarvestDefinition, Job
 
 #: MIME types listed as pages.
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
@@ -53,6 +53,7 @@ class Page:
     duplicate: bool  # stored as a revisit of an earlier capture
     capture: Capture | None = None  # the capture replay opens (None: not in the index yet)
     title: str = ""
+    visits: int = 1  # a continuous job's visits to the page (its row is the latest)
 
 
 @dataclass
@@ -83,13 +84,30 @@ def _rows(stream: io.BufferedIOBase) -> Iterator[Page]:
         )
 
 
+def _latest_visits(rows: Iterator[Page]) -> Iterator[Page]:
+    """A continuous job's crawl.log names a page at every visit: each page once, where it was first fetched, as
+    its latest visit found it, with the number of visits (a newcomer saw the same page dozens of times). Holds
+    one row per page: a continuous job's pages, not a broad crawl's."""
+    latest: dict[str, Page] = {}
+    for page in rows:
+        before = latest.get(page.url)
+        if before is not None:
+            page = replace(page, seed=before.seed or page.seed, visits=before.visits + 1)
+        latest[page.url] = page  # a dict keeps the first insertion's place
+    yield from latest.values()
+
+
 def job_pages(job: Job, offset: int = 0, limit: int = 50) -> PageList:
-    """Rows ``offset`` to ``offset + limit`` of the job's pages (seeds first, then in crawl order)."""
+    """Rows ``offset`` to ``offset + limit`` of the job's pages (seeds first, then in crawl order; a continuous
+    job's pages once each, :func:`_latest_visits`)."""
     seeds: list[Page] = []
     window: list[tuple[int, Page]] = []  # (index among non-seeds, page): only those that may be shown
     others = 0
     with jobfiles.open_binary(job, jobfiles.CRAWL_LOG) as (source, stream):
-        for page in _rows(stream):
+        rows = _rows(stream)
+        if job.harvest.kind == HarvestDefinition.CONTINUOUS:
+            rows = _latest_visits(rows)
+        for page in rows:
             if page.seed and len(seeds) < MAX_SEEDS:
                 seeds.append(page)
                 continue
