@@ -5,7 +5,8 @@ One :class:`Scope` per job, built from the JobSpec. :meth:`Scope.decide` answers
 rejected with the Heritrix status code the crawl.log should show (glossary, "Status codes"):
 
 * ``-5001`` blocked by a crawler trap ("blocked from fetch by user setting");
-* ``-4001`` too many link hops (count of ``L`` in the discovery path, glossary "Link Hop Count");
+* ``-4001`` too many link hops (count of ``L`` in the discovery path, glossary "Link Hop Count"); with
+  ``max_hops`` and ``max_embed_hops`` both 0, any hop but a redirect or a prerequisite;
 * ``-4002`` an out-of-scope embed too many transitive hops from the last in-scope URI;
 * ``-7`` (from the crawl engine, after the scope accepted it): a URI no fetcher can take
   (:func:`unfetchable`);
@@ -93,6 +94,10 @@ def _unfetchable_host(host: str) -> bool:
     return not _HOST_OK.match(host)
 
 
+#: The hops a seeds-only job follows: a seed's redirects and prerequisites (robots.txt, DNS).
+SEED_ONLY_HOPS = "RP"
+
+
 def link_hops(path: str) -> int:
     """Link hop count: the number of ``L`` in the discovery path (glossary)."""
     return path.count("L")
@@ -166,6 +171,10 @@ class Scope:
         s = spec.settings
         self.max_hops = s.max_hops
         self.max_embed_hops = s.max_embed_hops
+        #: No hop of any kind (a patch job: exactly the URLs QA found missing): the seeds, their redirects and
+        #: prerequisites only. Counted as Heritrix counts, 0 link hops and 0 off-site embeds still let a seed's
+        #: own embeds and robots.txt's sitemaps in, and a patch of two banners fetched 38 URLs.
+        self.seeds_only = s.max_hops == 0 and s.max_embed_hops == 0
         self.domains = [DomainScope(d.name, d.seeds, s.scope) for d in spec.domains]
         # A JobSpec's traps were checked when it was parsed (JobSpec.from_dict): not compiled twice.
         self.global_traps = TrapSet(spec.global_traps, checked=True)
@@ -211,7 +220,7 @@ class Scope:
                 return Decision(False, OUT_OF_SCOPE, domain)
             if n > self.max_embed_hops:
                 return Decision(False, S_TOO_MANY_EMBED_HOPS, domain)
-        if link_hops(path) > self.max_hops:
+        if link_hops(path) > self.max_hops or (self.seeds_only and path.strip(SEED_ONLY_HOPS)):
             return Decision(False, S_TOO_MANY_HOPS, domain)
         return Decision(True, 0, domain)
 

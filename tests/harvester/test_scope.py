@@ -3,6 +3,8 @@ scope rules, hops, embeds (transclusion), crawler traps, canonical keys."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from harvester.contracts import JobSpec
@@ -217,3 +219,18 @@ def test_query_order_is_a_template_opt_in() -> None:
     assert heritrix_sorted_key("http://e.com/x?&b=2&a=1&") == "http://e.com/x?a=1&b=2"
     # The keys a frontier made before issue 14 (sorted by w3lib) stay available for its resumption.
     assert legacy_key("http://e.com/x?b=2&a=1") == "http://e.com/x?a=1&b=2"
+
+
+def test_no_hop_of_any_kind_leaves_the_seeds_their_redirects_and_prerequisites() -> None:
+    """A patch job (max_hops and max_embed_hops 0) fetches exactly the URLs QA found missing: counted as
+    Heritrix counts, 0 link hops still let in a seed's own embeds and the sitemaps robots.txt names, and a
+    patch of two banners fetched 38 URLs (a newcomer's run of the README)."""
+    spec = _spec("domain", ["http://example.org/hidden/banner.png"])
+    patch = Scope(replace(spec, settings=replace(spec.settings, max_hops=0, max_embed_hops=0)))
+    for path in ("R", "P", "RR", "RP"):
+        assert patch.decide("http://example.org/x", path, "ex").accepted, path
+    for path in ("E", "M", "PM", "PMM", "L", "X", "RE"):
+        decision = patch.decide("http://example.org/x", path, "ex")
+        assert not decision.accepted and decision.status == S_TOO_MANY_HOPS, path
+    usual = Scope(replace(spec, settings=replace(spec.settings, max_hops=0, max_embed_hops=1)))
+    assert usual.decide("http://example.org/style.css", "E", "ex").accepted  # Heritrix's count otherwise

@@ -19,7 +19,7 @@ from django.conf import settings as django_settings
 from harvester.testsite import SITE_DIR, serve_in_thread
 from orchestrator.harvest.archive import replay
 from orchestrator.harvest.curation import seeding
-from orchestrator.harvest.jobs import patch
+from orchestrator.harvest.jobs import jobfiles, patch
 from orchestrator.harvest.models import CrawlTemplate, Job, MissingResource, QARun
 from orchestrator.harvest.qa import pageqa
 from orchestrator.harvest.scheduling import scheduler
@@ -88,6 +88,11 @@ def test_qa_finds_the_js_image_and_the_patch_crawl_brings_it_into_replay(
         assert new.spec["settings"]["dedup"] == job.spec["settings"]["dedup"]
         assert new.spec["dedup_index"] == job.spec["dedup_index"]
         wait_indexed(new, workers)
+        # exactly those URLs: no page, embed or sitemap beyond them (robots.txt and DNS are prerequisites)
+        with jobfiles.open_binary(new, jobfiles.CRAWL_LOG) as (_, stream):
+            fields = [line.split() for line in stream.read().decode().splitlines() if line.strip()]
+        fetched = {f[3] for f in fields if int(f[1]) > 0}  # the links refused are logged -4001
+        assert {u for u in fetched if not u.startswith("dns:") and not u.endswith("/robots.txt")} == set(seeds)
 
         # Replay now has the banner, in the definition's collection, at the original page's time.
         address = django_settings.NETHARVEST_REPLAY_URL + replay.replay_url(
