@@ -17,6 +17,12 @@ orphan page) plus dynamic routes a static directory cannot give:
   latin-1 page and one with invalid UTF-8 (each linking on), a gzip bomb (64 MiB of zeros in
   64 KiB), ever-deeper paths, and a page linking itself under a new session id every time.
 
+* ``/live/`` (a seed of the continuous demo only, linked from nowhere else) → pages that change while a
+  continuous harvest watches them, on the wall clock: ``bulletin.html`` every 2 minutes (a publisher's
+  clock), ``ticker.html`` at irregular minutes (about one change in three minutes), ``clock.html`` whose only
+  change is a clock the demo's strip regex removes, ``about.html`` never; each with an ETag and a
+  Last-Modified (the clock page with none, as a dynamic page) and answering conditional requests with 304.
+
 ``{{PORT}}`` and ``{{PEER}}`` in the files become the server's port and its sister site's port,
 so several servers on 127.0.0.1 stand for several hosts that link to each other. The server is
 the stdlib's threading HTTP server: enough for tests and the README demo (the benchmark uses its
@@ -29,6 +35,9 @@ import gzip
 import itertools
 import re
 import threading
+import time
+import zlib
+from email.utils import formatdate, parsedate_to_datetime
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -46,11 +55,58 @@ HOSTILE_INDEX = b"""<!DOCTYPE html><html><head><title>Hostile</title></head><bod
 </body></html>"""
 
 
+#: The live pages' clocks (seconds): the bulletin's period, the ticker's slots (a change starts a slot one time
+#: in three, by a hash of the slot: irregular, and the same for every process serving the site).
+BULLETIN_S = 120
+TICKER_SLOT_S = 60
+LIVE_INDEX = b"""<!DOCTYPE html><html><head><title>Live pages</title></head><body><h1>Live pages</h1>
+<p>Pages that change while a continuous harvest revisits them.</p><ul>
+<li><a href="bulletin.html">Bulletin</a>: a new edition every 2 minutes</li>
+<li><a href="ticker.html">Ticker</a>: changes at irregular minutes</li>
+<li><a href="clock.html">Clock</a>: only its clock changes (the demo's strip regex removes it)</li>
+<li><a href="about.html">About</a>: never changes</li></ul></body></html>"""
+_STILL = 1_793_000_000  # the unchanging pages' Last-Modified (2026-10-26)
+
+
+def _ticker_changed(slot: int) -> bool:
+    return zlib.crc32(f"ticker {slot}".encode()) % 3 == 0
+
+
+def live_page(path: str, now: float) -> tuple[bytes, float | None, str | None] | None:
+    """(body, Last-Modified, ETag) of a live page at ``now``, or None for no such page."""
+    if path == "/live/bulletin.html":
+        edition = int(now // BULLETIN_S)
+        body = f"<html><head><title>Bulletin {edition}</title></head><body><h1>Edition {edition}</h1></body></html>"
+        return body.encode(), edition * BULLETIN_S, f'"bulletin-{edition}"'
+    if path == "/live/ticker.html":
+        slot = int(now // TICKER_SLOT_S)
+        last = next((k for k in range(slot, slot - 240, -1) if _ticker_changed(k)), slot - 240)
+        body = f"<html><head><title>Ticker</title></head><body><p>Story {last}</p></body></html>"
+        return body.encode(), last * TICKER_SLOT_S, f'"ticker-{last}"'
+    if path == "/live/clock.html":
+        clock = time.strftime("%H:%M:%S", time.gmtime(now))
+        body = f'<html><head><title>Clock</title></head><body><p>It is <span class="clock">{clock}</span></p>'
+        return (body + "</body></html>").encode(), None, None
+    if path == "/live/about.html":
+        body = b"<html><head><title>About the live pages</title></head><body><p>Unchanged.</p></body></html>"
+        return body, _STILL, '"about-1"'
+    if path in ("/live/", "/live/index.html"):
+        return LIVE_INDEX, _STILL, '"live-1"'
+    return None
+
+
 def _bomb() -> bytes:
     """64 MiB of zeros, gzipped once per process (about 64 KiB)."""
     if not _BOMB:
         _BOMB.append(gzip.compress(b"\0" * (64 * 1024 * 1024), compresslevel=9, mtime=0))
     return _BOMB[0]
+
+
+def _http_date(text: str) -> bool:
+    try:
+        return parsedate_to_datetime(text) is not None
+    except (TypeError, ValueError):
+        return False
 
 
 def _shift(month: str, delta: int) -> str:
@@ -110,6 +166,8 @@ class Handler(SimpleHTTPRequestHandler):
             return self._send(200, b"<html><body>not busy now</body></html>")
         if path.startswith("/hostile/"):
             return self._hostile(path)
+        if path.startswith("/live/"):
+            return self._live(path)
         target = (SITE_DIR / path.lstrip("/")).resolve()
         if target.is_dir():
             target = target / "index.html"
@@ -124,6 +182,28 @@ class Handler(SimpleHTTPRequestHandler):
         if gzipped:  # FILE.gz: FILE gzipped, as a file (no Content-Encoding), the way sitemap.xml.gz is served
             return self._send(200, gzip.compress(data, mtime=0), "application/x-gzip")
         return self._send(200, data, self.guess_type(str(target)))
+
+    def _live(self, path: str) -> None:
+        page = live_page(path, time.time())
+        if page is None:
+            return self._send(404, b"<html><body>Not found</body></html>")
+        body, modified, etag = page
+        headers = {"Cache-Control": "no-cache"}
+        if etag:
+            headers["ETag"] = etag
+        if modified is not None:
+            headers["Last-Modified"] = formatdate(modified, usegmt=True)
+        since = self.headers.get("If-Modified-Since")
+        since_at = parsedate_to_datetime(since).timestamp() if since and _http_date(since) else None
+        match = self.headers.get("If-None-Match")
+        if (etag and match == etag) or (not match and None not in (since_at, modified) and modified <= since_at):
+            self.send_response(304)
+            for k, v in headers.items():
+                self.send_header(k, v)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return None
+        return self._send(200, body, headers=headers)
 
     def _hostile(self, path: str) -> None:
         if path == "/hostile/":

@@ -67,7 +67,9 @@ def test_up_refuses_a_busy_demo_port_before_starting_anything(tmp_path: Path):
 @pytest.mark.django_db
 def test_the_demo_has_an_inactive_continuous_definition_ready_to_activate(purge_queues):
     from orchestrator.celery import app
-    from orchestrator.harvest.curation.demo import DEMO_CONTINUOUS
+    from harvester.revisit.policy import RevisitSettings
+    from orchestrator.harvest.curation import seeding
+    from orchestrator.harvest.curation.demo import DEMO_CLOCK, DEMO_CONTINUOUS
     from orchestrator.harvest.models import HarvestDefinition
 
     ensure_demo_definition(8701, 8702)
@@ -82,5 +84,11 @@ def test_the_demo_has_an_inactive_continuous_definition_ready_to_activate(purge_
     assert spec.continuous.budget_per_s == 2.0 and spec.continuous.warc_rotate_s == 120
     assert any("calendar" in t for t in spec.global_traps)
     assert spec.domains[0].max_objects == -1
+    # the site and its live pages, whose clock the revisit settings strip (a newcomer saw only "unchanged")
+    (domain,) = spec.domains
+    assert set(domain.seeds) == {"http://127.0.0.1:8701/", "http://127.0.0.1:8702/", "http://127.0.0.1:8701/live/"}
+    assert RevisitSettings.from_dict(spec.continuous.revisit).strip == (DEMO_CLOCK,)
+    ensure_demo_definition(8711, 8712)  # started on other ports: the live pages move with the site
+    assert "http://127.0.0.1:8711/live/" in seeding.seeds_of(definition.configurations.all())
     with app.connection_for_write() as conn:
         conn.default_channel.queue_purge("harvest.continuous")

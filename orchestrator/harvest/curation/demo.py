@@ -15,6 +15,7 @@ from django.utils import timezone
 from orchestrator.harvest.curation import attach
 from orchestrator.harvest.curation.domains import create_domains
 from orchestrator.harvest.models import (
+    ConfigurationSeedList,
     CrawlTemplate,
     Domain,
     DomainConfiguration,
@@ -28,6 +29,15 @@ DEMO_NAME = "demo-testsite"
 DEMO_DEFINITION = "Demo: the bundled test site"
 DEMO_CONTINUOUS = "Demo: the bundled test site, continuously"
 DEMO_MAX_OBJECTS = 150  # bounds the site's endless calendar trap, so the demo finishes in a minute or two
+#: The continuous demo's own configuration and seed list: the site, and its live pages (harvester.testsite), which
+#: change while the job watches them (the rest of the site is static: a newcomer saw only "unchanged").
+DEMO_LIVE = "demo-testsite-live"
+#: The live pages' clock, which the continuous demo's strip regex removes before comparing visits.
+DEMO_CLOCK = '<span class="clock">[^<]*</span>'
+
+
+def live_seeds(port: int) -> list[str]:
+    return [f"http://127.0.0.1:{port}/live/"]
 
 
 def demo_seeds(port: int, peer_port: int | None) -> list[str]:
@@ -58,7 +68,8 @@ def ensure_demo_definition(port: int, peer_port: int | None = None) -> tuple[Har
     if existing is not None:
         # Started again on other ports: the next run must crawl where the site now is.
         attach.set_seeds(DEMO_DOMAIN, DEMO_NAME, demo_seeds(port, peer_port))
-        ensure_demo_continuous()
+        attach.set_seeds(DEMO_DOMAIN, DEMO_LIVE, live_seeds(port))
+        ensure_demo_continuous(port)
         return existing, False
     create_domains([DEMO_DOMAIN])
     with transaction.atomic():
@@ -105,14 +116,15 @@ def ensure_demo_definition(port: int, peer_port: int | None = None) -> tuple[Har
             seeds_mode=attach.REPLACE,
             config_mode=attach.UPDATE,
         )
-    ensure_demo_continuous()
+    ensure_demo_continuous(port)
     return definition, True
 
 
-def ensure_demo_continuous() -> HarvestDefinition | None:
-    """An inactive continuous definition of the same site, in accelerated time (waits of minutes, a WARC
-    closed every two minutes, 2 fetches/s), for a newcomer to activate and watch revisits happen. Its
-    traps keep the site's endless calendar and hostile corner out: a continuous job has no object budget."""
+def ensure_demo_continuous(port: int) -> HarvestDefinition | None:
+    """An inactive continuous definition of the same site and its live pages, in accelerated time (waits of
+    minutes, a WARC closed every two minutes, 2 fetches/s), for a newcomer to activate and watch revisits happen:
+    unchanged pages, changed ones, 304s and a clock stripped before comparing. Its traps keep the site's endless
+    calendar and hostile corner out: a continuous job has no object budget."""
     config = DomainConfiguration.objects.filter(domain__name=DEMO_DOMAIN, name=DEMO_NAME).first()
     channel = HarvestChannel.objects.filter(default_for=HarvestDefinition.CONTINUOUS).first()
     if config is None or channel is None:
@@ -128,6 +140,7 @@ def ensure_demo_continuous() -> HarvestDefinition | None:
                 "min_wait_s": 30,
                 "max_wait_s": 3600,
                 "replan_interval_s": 60,
+                "strip": [DEMO_CLOCK],
             },
             "fetch_budget_per_s": 2.0,
             "warc_rotate_s": 120,
@@ -139,5 +152,21 @@ def ensure_demo_continuous() -> HarvestDefinition | None:
         },
     )
     if created:
-        definition.configurations.set([config])
+        with transaction.atomic():
+            _live_configuration(definition, config, port)
     return definition
+
+
+def _live_configuration(definition: HarvestDefinition, config: DomainConfiguration, port: int) -> None:
+    """The continuous demo harvests the site's seeds and its live pages through a configuration of its own."""
+    live = attach.attach(
+        config.domain_id,
+        DEMO_LIVE,
+        live_seeds(port),
+        definition_id=definition.pk,
+        template_id=config.template_id,
+        comments="The continuous demo's configuration: the test site and its live pages.",
+        seedlist_comments="The live pages of the bundled test site.",
+    ).configuration
+    for seedlist in config.seedlists.all():  # the site's own seeds too
+        ConfigurationSeedList.objects.get_or_create(configuration=live, seedlist=seedlist)
