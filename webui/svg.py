@@ -121,9 +121,11 @@ def line_chart(
     width: int = 720,
     height: int = 170,
     fmt: Callable[[float], str] = _short_number,
+    axis_top: float | None = None,
 ) -> Markup:
     """Values over time, one line per ``(name, [(time, value), …])``, with a time axis (UTC) and a value
-    axis from 0; ``limit`` (name, value) is drawn as a dashed line (a budget the values should stay under).
+    axis from 0 (to ``axis_top`` when given: a percentage's 100, where the rounded-up axis of 100 went to 200);
+    ``limit`` (name, value) is drawn as a dashed line (a budget the values should stay under).
 
     Three time labels (start, middle, end) at most, so dates never overlap; the latest value of each line
     is written in its legend and every point carries a hover title.
@@ -139,7 +141,7 @@ def line_chart(
         start = end - timedelta(seconds=60)
     span = (end - start).total_seconds()
     biggest = max([v for _, points in drawn for _, v in points] + [limit[1] if limit else 0])
-    y_top = _nice(biggest * 1.05)
+    y_top = axis_top if axis_top is not None else _nice(biggest * 1.05)
 
     def x(t: datetime) -> float:
         return left + (t - start).total_seconds() / span * plot_w

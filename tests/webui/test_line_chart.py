@@ -28,3 +28,11 @@ def test_a_single_sample_is_drawn_on_a_minute_axis():
     svg = str(line_chart([("rate", [(T0, 2.0)])]))
     assert "<polyline" in svg and "rate: 2" in svg
     assert ">09:59:00<" in svg and ">09:59:30<" in svg and ">10:00:00 UTC<" in svg  # three labels, apart
+
+
+def test_a_percentage_axis_ends_at_100():
+    """The freshness chart's axis went to 200 % (100 rounded up); a share's axis ends at its whole."""
+    fresh = [(T0 + timedelta(minutes=i), 90.0 + i) for i in range(10)]
+    labels = lambda svg: [float(v) for v in re.findall(r'text-anchor="end">([\d.]+)</text>', svg)]  # noqa: E731
+    assert max(labels(str(line_chart([("fresh %", fresh)])))) == 200
+    assert max(labels(str(line_chart([("fresh %", fresh)], axis_top=100)))) == 100

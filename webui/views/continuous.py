@@ -121,7 +121,9 @@ def live_of(job: Job, window: str = DEFAULT_WINDOW, now: datetime | None = None)
             title="fetch rate against the budget",
             limit=("budget (fetches/s)", budget) if budget else None,
         ),
-        "freshness_chart": line_chart([("estimated freshness %", freshness_points)], title="estimated freshness")
+        "freshness_chart": line_chart(
+            [("estimated freshness %", freshness_points)], title="estimated freshness", axis_top=100
+        )
         if freshness_points
         else None,
     }

@@ -131,6 +131,8 @@ class RunNow:
     jobs: list[Job]
     made: bool
     broker_error: str = ""
+    #: A continuous definition: its one job was alive already (run-now makes no second one).
+    running: bool = False
 
     @property
     def waiting(self) -> list[Job]:
@@ -140,6 +142,9 @@ class RunNow:
     def describe(self) -> str:
         """One line for the CLI and the web UI."""
         waiting = len(self.waiting)
+        if self.running:
+            job = self.jobs[0]
+            return f"no new job of {self.definition!r}: its continuous job {job.pk} is {job.status} (it has one job)"
         if self.made:
             what = f"run {self.run} of {self.definition!r} made"
         else:
@@ -218,7 +223,9 @@ def _start_continuous(definition: HarvestDefinition, requested_by: str) -> RunNo
     except continuous.ContinuousError as exc:
         raise SchedulerError(str(exc)) from None
     error = "" if job.status != JobStatus.NEW else "not answering (the job is sent once it does)"
-    return RunNow(definition.name, job.harvest_run, [job], made, error)
+    return RunNow(
+        definition.name, job.harvest_run, [job], made, error, running=not made and job.status != JobStatus.NEW
+    )
 
 
 def set_next(definition: HarvestDefinition, when: datetime) -> HarvestDefinition:
