@@ -194,7 +194,7 @@ class RevisitSettings:
         if self.policy not in POLICIES:
             raise ContractError(f"{path}.policy: one of {', '.join(POLICIES)}, not {self.policy!r}")
         if self.min_wait_s > self.max_wait_s:
-            raise ContractError(f"{path}.min_wait_s: must not exceed max_wait_s ({self.max_wait_s})")
+            raise ContractError(f"{path}.min_wait_s: must not exceed max_wait_s ({self.max_wait_s} s)")
         for key in self.initial_wait_s:
             if key not in CLASSES:
                 raise ContractError(f"{path}.initial_wait_s.{key}: not a content class ({', '.join(CLASSES)})")

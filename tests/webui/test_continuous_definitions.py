@@ -139,10 +139,10 @@ def test_bad_settings_are_refused_field_by_field_and_nothing_is_saved(curator):
     field = page[page.index('for="id_robots_validity_s"') : page.index('for="id_dns_ttl_s"')]
     assert "must be at least 1 second" in field
     assert not HarvestDefinition.objects.exists()
-    # A cross-field rule of the policy lands on its field, in the policy's words.
+    # A cross-field rule of the policy lands on its field, in the form's words (labels, waits as typed).
     page = text(curator.post(url, form_data(min_wait_s="2d", max_wait_s="1d")))
     field = page[page.index('for="id_min_wait_s"') : page.index('for="id_max_wait_s"')]
-    assert "must not exceed max_wait_s (86400)" in field
+    assert "must not exceed Maximum wait (1d)" in field
     assert not HarvestDefinition.objects.exists()
 
 

@@ -226,8 +226,17 @@ def clean_revisit(form: forms.Form, stored: dict[str, Any]) -> dict[str, Any] | 
     try:
         return RevisitSettings.from_dict(settings).to_dict()
     except ContractError as exc:
-        form.add_error(_field_of(str(exc), form), str(exc).split(": ", 1)[-1])
+        form.add_error(_field_of(str(exc), form), _in_words(str(exc).split(": ", 1)[-1], form))
         return None
+
+
+def _in_words(problem: str, form: forms.Form) -> str:
+    """The policy's problem as the form says it: its fields by their labels, its seconds as the form writes waits
+    ("must not exceed max_wait_s (86400 s)" reads "must not exceed Maximum wait (1d)")."""
+    for name, field in form.fields.items():
+        if field.label:
+            problem = re.sub(rf"\b{re.escape(name)}\b", str(field.label), problem)
+    return re.sub(r"\((\d+) s\)", lambda m: f"({format_wait(int(m.group(1)))})", problem)
 
 
 def _field_of(message: str, form: forms.Form) -> str | None:
