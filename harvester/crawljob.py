@@ -155,6 +155,9 @@ class CrawlJob:
             logger.info(
                 "resumed job %s: %d queued, %d done", self.spec.job_id, self.frontier.queued, self.frontier.done
             )
+            # The first heartbeat's rates count from what this process starts with (attach adds the archive's
+            # bytes): the URIs a resumed or continuing job had done made a spike of 110 URI/s in its rate chart.
+            self._rate_mark = (time.time(), self.frontier.done, self._bytes({}))
         else:
             self.frontier.set_state("started", self.started_iso)
             for d in self.spec.domains:
@@ -213,6 +216,8 @@ class CrawlJob:
             dedup = self.archive.dedup
             dedup.journal = lambda digest, capture: self.frontier.journal_add("digest", digest, capture)
             dedup.journal_get = lambda digest: self.frontier.journal_get("digest", digest)
+        totals = self.archive.totals() if self.archive is not None else {}
+        self._rate_mark = (time.time(), self.frontier.done, self._bytes(totals))  # see _restore
         crawler.signals.connect(self.on_reports_due, signal=reports_due)
         self.dns_ttl_s = float(nh_setting(crawler.settings, "NH_DNS_TTL_S"))
         self.robots.validity_s = float(nh_setting(crawler.settings, "NH_ROBOTS_VALIDITY_S"))
@@ -598,12 +603,15 @@ class CrawlJob:
         names = list(dict.fromkeys(d.name for d in self.spec.domains))
         return self.budgets.results(self.remaining_by_domain(), self.ended_by, only=names)
 
+    def _bytes(self, totals: dict[str, Any]) -> int:
+        return int(totals.get("bytes", sum(b.bytes for b in self.budgets.domains.values())))
+
     def progress(self) -> Progress:
         now = time.time()
         f = self.frontier
         totals = self.archive.totals() if self.archive is not None else {}
         done = f.done
-        nbytes = int(totals.get("bytes", sum(b.bytes for b in self.budgets.domains.values())))
+        nbytes = self._bytes(totals)
         t0, d0, b0 = self._rate_mark
         span = max(now - t0, 1e-6)
         self._rate_mark = (now, done, nbytes)

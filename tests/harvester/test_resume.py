@@ -104,3 +104,20 @@ def test_a_robots_txt_awaited_in_a_spilled_queue_tail_is_still_awaited_after_a_r
     assert robots_id in queue.off_sequence
     assert resumed.resumed and resumed.robots.pending("b.example.com")
     resumed.frontier.close()
+
+
+def test_a_resumed_jobs_first_rates_count_only_what_it_does(tmp_path: Path, sites: Any) -> None:
+    """The rates of a resumed (or continuing) job's first heartbeat: the URIs done before it are not URIs done in
+    the first seconds of this process (a continuing job's rate chart began with a spike of 110 URI/s)."""
+    from harvester.contracts import JobSpec
+    from harvester.crawljob import CrawlJob
+
+    a, _ = sites
+    job_dir = tmp_path / "job"
+    spec = make_spec([f"{a.url}news/"], job_id=203, settings={"scope": "path"})
+    run_crawl(job_dir, spec)
+    job = CrawlJob(JobSpec.from_dict(spec), job_dir)
+    assert job.resumed and job.frontier.done > 5
+    progress = job.progress()
+    assert progress.uris_done == job.frontier.done and progress.uri_rate == 0 and progress.kb_rate == 0
+    job.frontier.close()
