@@ -104,7 +104,8 @@ def test_activation_makes_one_job_a_second_activation_or_run_now_none(purge_cont
     again = scheduler.run_now(d, requested_by="test")
     assert not again.made and [j.pk for j in again.jobs] == [jobs[0].pk]
     # said as it is, not as a waiting run "dispatched now" (a newcomer's reading of the CLI's line)
-    assert again.describe() == f"no new job of 'news-live': its continuous job {jobs[0].pk} is SUBMITTED (it has one job)"
+    said = f"no new job of 'news-live': its continuous job {jobs[0].pk} is SUBMITTED (it has one job)"
+    assert again.describe() == said
     assert scheduler.schedule_due_harvests() == []  # the scheduler sees the live job: nothing new
     assert Job.objects.filter(harvest=d).count() == 1
 

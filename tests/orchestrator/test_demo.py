@@ -66,8 +66,8 @@ def test_up_refuses_a_busy_demo_port_before_starting_anything(tmp_path: Path):
 
 @pytest.mark.django_db
 def test_the_demo_has_an_inactive_continuous_definition_ready_to_activate(purge_queues):
-    from orchestrator.celery import app
     from harvester.revisit.policy import RevisitSettings
+    from orchestrator.celery import app
     from orchestrator.harvest.curation import seeding
     from orchestrator.harvest.curation.demo import DEMO_CLOCK, DEMO_CONTINUOUS
     from orchestrator.harvest.models import HarvestDefinition

@@ -346,3 +346,19 @@ def test_a_first_sample_alone_does_not_pile_the_time_labels_on_one_spot() -> Non
     chart = str(svg.line_chart([("URI/s", [(at, 3.5)])]))
     xs = [float(x) for x in re.findall(r'<text x="([\d.]+)" y="\d+" text-anchor="(?:start|middle|end)">\d\d:', chart)]
     assert len(xs) == 3 and xs[0] < xs[1] < xs[2]
+
+
+def test_a_job_shorter_than_a_sample_ends_its_chart_at_its_last_heartbeat(viewer: Client) -> None:
+    """Samples are kept every 15 s: a demo job of 9 seconds kept its first heartbeat only, and its chart said
+    "done 0" beside 150 done. The chart ends with the job's last heartbeat, sample or not."""
+    from orchestrator.harvest.jobs import intake
+
+    job = make_job(status=JobStatus.STARTED, started_at=timezone.now() - timedelta(seconds=9))
+    for done, queued in ((0, 4), (150, 0)):
+        now = timezone.now().isoformat()
+        assert intake.record_progress({"job_id": job.pk, "at": now, "uris_done": done, "uris_queued": queued})
+    assert progresslog.series(job.pk, timezone.now() - timedelta(minutes=1), timezone.now()).times  # one sample
+    job.__class__.objects.filter(pk=job.pk).update(status=JobStatus.DONE, ended_at=timezone.now())
+    page = viewer.get(reverse("jobs:job", args=[job.pk])).content.decode()
+    queue = page[page.index('id="chart-queue"') :]
+    assert "done: 150" in queue and "queued: 0" in queue

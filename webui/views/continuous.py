@@ -16,7 +16,7 @@ collection, each a link into replay.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.db.models import Count
@@ -77,10 +77,10 @@ def live_of(job: Job, window: str = DEFAULT_WINDOW, now: datetime | None = None)
     seconds = WINDOWS.get(window, WINDOWS[DEFAULT_WINDOW])
     series = progresslog.series(job.pk, now - timedelta(seconds=seconds), now)
     latest = parse_datetime(progress.at) if progress else None
-    rate_points = _ending_at(series.points("c_fetch_rate"), latest, _num(c.get("fetch_rate")))
-    uri_points = _ending_at(series.points("uri_rate"), latest, _num(progress.uri_rate) if progress else None)
+    rate_points = progresslog.ending_at(series.points("c_fetch_rate"), latest, _num(c.get("fetch_rate")))
+    uri_points = progresslog.ending_at(series.points("uri_rate"), latest, _num(progress.uri_rate) if progress else None)
     freshness = _num(c.get("freshness"))
-    freshness_points = [(t, v * 100) for t, v in _ending_at(series.points("c_freshness"), latest, freshness)]
+    freshness_points = [(t, v * 100) for t, v in progresslog.ending_at(series.points("c_freshness"), latest, freshness)]
     states = dict(
         ArchiveFile.objects.filter(job=job, kind="warc")
         .values_list("index_state")
@@ -127,18 +127,6 @@ def live_of(job: Job, window: str = DEFAULT_WINDOW, now: datetime | None = None)
         if freshness_points
         else None,
     }
-
-
-def _ending_at(
-    points: list[tuple[datetime, float]], latest: datetime | None, value: float | None
-) -> list[tuple[datetime, float]]:
-    """A series' samples, then the latest heartbeat's value (samples are kept every
-    ``progresslog.SAMPLE_EVERY_S``; the chart must end where the figures above it are)."""
-    if latest is None or value is None or (points and latest <= points[-1][0]):
-        return points
-    if latest.tzinfo is None:
-        latest = latest.replace(tzinfo=UTC)
-    return [*points, (latest, value)]
 
 
 @require(READ)

@@ -29,6 +29,7 @@ from django.http import (
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 from django.views.decorators.http import require_GET, require_POST
 
 from harvester import patterns
@@ -259,11 +260,17 @@ def progress_charts(job: Job) -> dict[str, str]:
     data = progresslog.series(job.pk, start, until, points=180)
     if not data.times and job.status not in RUNNING:
         return {}  # an ended job without samples (they are pruned after a week): no empty charts
+    latest = job.latest_progress()
+    at = parse_datetime(latest.at) if latest and latest.at else None
+
+    def line(figure: str) -> list[tuple[datetime, float]]:
+        return progresslog.ending_at(data.points(figure), at, getattr(latest, figure) if latest else None)
+
     return {
-        "rate": str(svg.line_chart([("URI/s", data.points("uri_rate"))], title="fetch rate over time", width=560)),
+        "rate": str(svg.line_chart([("URI/s", line("uri_rate"))], title="fetch rate over time", width=560)),
         "queue": str(
             svg.line_chart(
-                [("queued", data.points("uris_queued")), ("done", data.points("uris_done"))],
+                [("queued", line("uris_queued")), ("done", line("uris_done"))],
                 title="URIs queued and done over time",
                 width=560,
             )

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from orchestrator.harvest.models import ProgressSample
@@ -111,3 +111,16 @@ def series(job_id: int, since: datetime, until: datetime, points: int = 240) -> 
             found = [f[key] for f in group if key in f]
             values[key].append(sum(found) / len(found) if found else None)
     return Series(times, values)
+
+
+def ending_at(
+    points: list[tuple[datetime, float]], latest: datetime | None, value: float | None
+) -> list[tuple[datetime, float]]:
+    """A series' samples, then the latest heartbeat's value: samples are kept every :data:`SAMPLE_EVERY_S`, and a
+    chart must end where the figures beside it are (a job of nine seconds drew its first heartbeat only, "0 done"
+    next to 150 done)."""
+    if latest is None or value is None or (points and latest <= points[-1][0]):
+        return points
+    if latest.tzinfo is None:
+        latest = latest.replace(tzinfo=UTC)
+    return [*points, (latest, value)]
