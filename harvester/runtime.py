@@ -144,8 +144,9 @@ def broker_transport_options() -> dict[str, object]:
         "control_folder": root / "control",
         "processed_folder": root / "processed",
     }
-    for folder in folders.values():
-        folder.mkdir(parents=True, exist_ok=True)
+    if data_dir().is_dir():  # made by settings (orchestrator) or the harvester worker, not by merely importing an
+        for folder in folders.values():  # app: a command typed elsewhere must leave no ./var behind (orchestrator.cli)
+            folder.mkdir(parents=True, exist_ok=True)
     return {**{k: str(v) for k, v in folders.items()}, "store_processed": False, "polling_interval": 0.5}
 
 

@@ -12,8 +12,9 @@ from celery import Celery
 from celery.signals import worker_init, worker_ready, worker_shutdown, worker_shutting_down
 
 from harvester import celerylog
-from harvester.runtime import celery_config
+from harvester.runtime import celery_config, data_dir
 
+data_dir().mkdir(parents=True, exist_ok=True)  # a harvester machine's spool (and embedded broker) live there
 app = Celery("harvester")
 app.conf.update(celery_config())
 # One job per worker process, taken only when the process is free, acknowledged only when it ends.

@@ -101,7 +101,7 @@ def _main(argv: list[str] | None) -> None:
         if argv[1] == "help" and len(argv) > 2:
             argv[2] = argv[2].replace("-", "_")
 
-    missing = _no_database(argv[1] if len(argv) > 1 else "")
+    missing = _no_database(argv[1:])
     if missing:
         sys.exit(f"netharvest: {missing}")
     from django.core.management import execute_from_command_line
@@ -110,18 +110,36 @@ def _main(argv: list[str] | None) -> None:
 
 
 #: Commands that make the embedded database, or need none.
-MAKE_OR_NO_DATABASE = {"up", "migrate", "help", "version", "check", "makemigrations", "collectstatic", "-h"}
+MAKE_OR_NO_DATABASE = {
+    "up",
+    "migrate",
+    "help",
+    "version",
+    "check",
+    "shell",
+    "makemigrations",
+    "collectstatic",
+    "diffsettings",
+    "startapp",
+    "startproject",
+    "makemessages",
+    "compilemessages",
+    "sendtestemail",
+}
 
 
-def _no_database(command: str) -> str:
-    """Why ``command`` cannot run: the embedded default's database does not exist in the data directory. The
-    data directory defaults to ``./var`` of the current directory, so a command typed elsewhere than where
-    ``netharvest up`` runs used to make an empty one there and die of "no such table" with a traceback."""
+def _no_database(args: list[str]) -> str:
+    """Why the command ``args`` cannot run: the embedded default's database does not exist in the data directory.
+    The data directory defaults to ``./var`` of the current directory, so a command typed elsewhere than where
+    ``netharvest up`` runs used to make an empty one there and die of "no such table" with a traceback. A
+    command's ``--help``, and one given its own ``--settings`` or ``--database``, are left alone."""
     from harvester.runtime import embedded_database
 
+    command = args[0] if args else ""
     if (
         command in MAKE_OR_NO_DATABASE
-        or command.startswith("--")
+        or command.startswith("-")
+        or any(a in ("-h", "--help") or a.startswith(("--settings", "--database")) for a in args)
         or os.environ.get("NETHARVEST_DATABASE_URL", "").strip()
         or os.environ.get("DJANGO_SETTINGS_MODULE") != "orchestrator.settings"
     ):
@@ -131,7 +149,8 @@ def _no_database(command: str) -> str:
         return ""
     return (
         f"no database at {database}: run this where `netharvest up` runs (its data directory is ./var there), "
-        "or set NETHARVEST_DATA_DIR (or NETHARVEST_DATABASE_URL) to the stack's"
+        "set NETHARVEST_DATA_DIR (or NETHARVEST_DATABASE_URL) to the stack's, or make one here with "
+        "`netharvest migrate`"
     )
 
 

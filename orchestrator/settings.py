@@ -14,13 +14,14 @@ from pathlib import Path
 
 import dj_database_url
 
-from harvester.runtime import data_dir, embedded_database
+from harvester.runtime import broker_transport_options, data_dir, embedded_database
 from orchestrator import services
 from orchestrator.security import refuse_placeholder_key
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATA_DIR = data_dir()
 DATA_DIR.mkdir(parents=True, exist_ok=True)
+broker_transport_options()  # the embedded broker's folders, now that the data directory is there
 
 
 def _env_bool(name: str, default: bool) -> bool:

@@ -137,24 +137,27 @@ def test_a_celery_broker_variable_that_would_split_the_stack_is_refused_in_one_l
 
 def test_a_command_away_from_the_stack_says_where_the_database_is_in_one_line(tmp_path):
     """The embedded default keeps its database in ./var of where `netharvest up` runs: typed in another
-    directory, a command made an empty ./var there and died of "no such table" with a traceback."""
+    directory, a command made an empty ./var there and died of "no such table" with a traceback. The embedded
+    broker too (a newcomer's default): importing the Celery app made ./var/broker."""
     env = {
         k: v
         for k, v in os.environ.items()
-        if k not in ("NETHARVEST_DATABASE_URL", "NETHARVEST_DATA_DIR", "DJANGO_SETTINGS_MODULE")
+        if k
+        not in ("NETHARVEST_DATABASE_URL", "NETHARVEST_BROKER_URL", "NETHARVEST_DATA_DIR", "DJANGO_SETTINGS_MODULE")
     }
-    result = subprocess.run(
-        [sys.executable, "-m", "orchestrator.cli", "jobs", "list"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={**env, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
-    )
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2])
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        command = [sys.executable, "-m", "orchestrator.cli", *args]
+        return subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=60, env=env)
+
+    result = run("jobs", "list")
     assert result.returncode == 1
     assert result.stderr.splitlines() == [
         f"netharvest: no database at {tmp_path.resolve() / 'var' / 'netharvest.sqlite3'}: run this where "
-        "`netharvest up` runs (its data directory is ./var there), or set NETHARVEST_DATA_DIR (or "
-        "NETHARVEST_DATABASE_URL) to the stack's"
+        "`netharvest up` runs (its data directory is ./var there), set NETHARVEST_DATA_DIR (or "
+        "NETHARVEST_DATABASE_URL) to the stack's, or make one here with `netharvest migrate`"
     ]
     assert list(tmp_path.iterdir()) == []  # nothing made here
+    helped = run("jobs", "--help")  # a command's help needs no database
+    assert helped.returncode == 0 and "resubmit" in helped.stdout, helped.stderr
