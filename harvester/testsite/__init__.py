@@ -37,6 +37,7 @@ import re
 import threading
 import time
 import zlib
+from datetime import UTC
 from email.utils import formatdate, parsedate_to_datetime
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -102,11 +103,21 @@ def _bomb() -> bytes:
     return _BOMB[0]
 
 
-def _http_date(text: str) -> bool:
+def _not_modified(match: str | None, since: str | None, etag: str | None, modified: float | None) -> bool:
+    """RFC 9110 §13.1: If-None-Match (``*``, a list, weak tags compared weakly) decides when present; else
+    If-Modified-Since against Last-Modified."""
+    if match is not None:
+        tags = {t.strip().removeprefix("W/") for t in match.split(",")}
+        return etag is not None and ("*" in tags or etag.removeprefix("W/") in tags)
+    if since is None or modified is None:
+        return False
     try:
-        return parsedate_to_datetime(text) is not None
+        when = parsedate_to_datetime(since)
     except (TypeError, ValueError):
         return False
+    if when.tzinfo is None:  # "-0000": UTC with no zone said
+        when = when.replace(tzinfo=UTC)
+    return modified <= when.timestamp()
 
 
 def _shift(month: str, delta: int) -> str:
@@ -193,14 +204,10 @@ class Handler(SimpleHTTPRequestHandler):
             headers["ETag"] = etag
         if modified is not None:
             headers["Last-Modified"] = formatdate(modified, usegmt=True)
-        since = self.headers.get("If-Modified-Since")
-        since_at = parsedate_to_datetime(since).timestamp() if since and _http_date(since) else None
-        match = self.headers.get("If-None-Match")
-        if (etag and match == etag) or (not match and None not in (since_at, modified) and modified <= since_at):
-            self.send_response(304)
+        if _not_modified(self.headers.get("If-None-Match"), self.headers.get("If-Modified-Since"), etag, modified):
+            self.send_response(304)  # no body and no Content-Length (RFC 9110 §15.4.5)
             for k, v in headers.items():
                 self.send_header(k, v)
-            self.send_header("Content-Length", "0")
             self.end_headers()
             return None
         return self._send(200, body, headers=headers)

@@ -51,6 +51,13 @@ def test_conditional_requests_are_answered_304_until_the_page_changes(site):
     assert _get(site.url + "live/about.html", **{"If-None-Match": headers["ETag"]})[0] == 304
     assert _get(site.url + "live/about.html", **{"If-Modified-Since": headers["Last-Modified"]})[0] == 304
     assert _get(site.url + "live/about.html", **{"If-None-Match": '"about-0"'})[0] == 200
+    for match in ("*", 'W/"about-1"', '"x", "about-1"'):  # RFC 9110 §13.1.2
+        assert _get(site.url + "live/about.html", **{"If-None-Match": match})[0] == 304, match
+    # If-None-Match decides when present: a stale tag with a fresh date is a change
+    assert (
+        _get(site.url + "live/about.html", **{"If-None-Match": '"x"', "If-Modified-Since": headers["Last-Modified"]})[0]
+        == 200
+    )
     old = formatdate(1_700_000_000, usegmt=True)
     assert _get(site.url + "live/bulletin.html", **{"If-Modified-Since": old})[0] == 200
     status, headers, _ = _get(site.url + "live/clock.html", **{"If-Modified-Since": old})

@@ -92,3 +92,24 @@ def test_the_demo_has_an_inactive_continuous_definition_ready_to_activate(purge_
     assert "http://127.0.0.1:8711/live/" in seeding.seeds_of(definition.configurations.all())
     with app.connection_for_write() as conn:
         conn.default_channel.queue_purge("harvest.continuous")
+
+
+@pytest.mark.django_db
+def test_a_demo_made_before_the_live_pages_gets_them_at_the_next_start():
+    """An install whose continuous demo predates the live pages (the site's own configuration only, no strip
+    regex) gets them when `up` starts again, unless the curator changed or activated it."""
+    from harvester.revisit.policy import RevisitSettings
+    from orchestrator.harvest.curation import seeding
+    from orchestrator.harvest.curation.demo import DEMO_CLOCK, DEMO_CONTINUOUS, DEMO_NAME
+    from orchestrator.harvest.models import DomainConfiguration, HarvestDefinition
+
+    ensure_demo_definition(8721, 8722)
+    old = HarvestDefinition.objects.get(name=DEMO_CONTINUOUS)
+    old.configurations.set([DomainConfiguration.objects.get(name=DEMO_NAME)])  # as the demo was made before
+    old.revisit_settings = {k: v for k, v in old.revisit_settings.items() if k != "strip"}
+    old.save()
+    ensure_demo_definition(8721, 8722)
+    again = HarvestDefinition.objects.get(name=DEMO_CONTINUOUS)
+    assert "http://127.0.0.1:8721/live/" in seeding.seeds_of(again.configurations.all())
+    assert again.configurations.count() == 1
+    assert RevisitSettings.from_dict(again.revisit_settings).strip == (DEMO_CLOCK,)

@@ -173,3 +173,32 @@ def test_a_domain_the_harvest_has_through_another_configuration_stays_one_config
     seeding.add_seeds(hd, "http://example.fr/again.html")
     assert list(hd.configurations.filter(domain=domain)) == [config]
     assert seeding.seeds_of([config])[-1] == "http://example.fr/again.html"
+
+
+def test_removing_a_seed_other_harvests_share_is_refused_and_changes_nothing():
+    """`harvests seeds --remove`: a seed in a list another harvest (or a domain's default configuration, which
+    broad crawls use) shares would be taken from them too; refused, all or nothing. Its own list's seed goes."""
+    from orchestrator.harvest.curation import attach
+    from orchestrator.harvest.curation.domains import default_template
+
+    domain = factories.domain("example.fr")
+    hd = factories.selective_definition("site watch")
+    other = factories.selective_definition("another harvest")
+    for definition in (hd, other):
+        attach.attach(
+            domain.pk, "shared", ["http://example.fr/"], definition_id=definition.pk, template_id=default_template().pk
+        )
+    assert seeding.add_seeds(hd, "http://example.fr/own.html").ok  # hd's own list, through its own configuration
+    refused = seeding.remove_seeds(hd, ["http://example.fr/own.html", "http://example.fr/"])
+    assert not refused.ok and "'shared' of example.fr, which harvest 'another harvest' uses too" in refused.errors[0]
+    assert seeding.seeds_of(hd.configurations.all()) == ["http://example.fr/", "http://example.fr/own.html"]
+    assert seeding.seeds_of(other.configurations.all()) == ["http://example.fr/"]
+    assert seeding.remove_seeds(hd, ["example.fr/nothing"]).errors == ["example.fr/nothing: not a seed of site watch"]
+    done = seeding.remove_seeds(hd, ["example.fr/own.html"])  # as typed in a paste: the same seed
+    assert done.ok and [s.name for s in done.lists] == ["site watch"]
+    assert seeding.seeds_of(hd.configurations.all()) == ["http://example.fr/"]
+    # a domain's default list (a broad crawl's seeds) is not taken from either
+    default = factories.selective_definition("defaults")
+    default.configurations.set([domain.default_configuration])
+    (seed,) = seeding.seeds_of([domain.default_configuration])[:1]
+    assert "default configuration" in seeding.remove_seeds(default, [seed]).errors[0]

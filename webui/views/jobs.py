@@ -261,7 +261,10 @@ def progress_charts(job: Job) -> dict[str, str]:
     if not data.times and job.status not in RUNNING:
         return {}  # an ended job without samples (they are pruned after a week): no empty charts
     latest = job.latest_progress()
-    at = parse_datetime(latest.at) if latest and latest.at else None
+    try:
+        at = parse_datetime(latest.at) if latest and latest.at else None
+    except ValueError:  # a heartbeat's time that is no date: the chart ends at its samples
+        at = None
 
     def line(figure: str) -> list[tuple[datetime, float]]:
         return progresslog.ending_at(data.points(figure), at, getattr(latest, figure) if latest else None)

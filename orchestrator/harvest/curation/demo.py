@@ -129,6 +129,11 @@ def ensure_demo_continuous(port: int) -> HarvestDefinition | None:
     channel = HarvestChannel.objects.filter(default_for=HarvestDefinition.CONTINUOUS).first()
     if config is None or channel is None:
         return None
+    with transaction.atomic():  # made whole or not at all: never a demo without its configuration
+        return _demo_continuous(config, channel, port)
+
+
+def _demo_continuous(config: DomainConfiguration, channel: HarvestChannel, port: int) -> HarvestDefinition:
     definition, created = HarvestDefinition.objects.get_or_create(
         name=DEMO_CONTINUOUS,
         defaults={
@@ -151,9 +156,14 @@ def ensure_demo_continuous(port: int) -> HarvestDefinition | None:
             "continuously (accelerated time).",
         },
     )
-    if created:
-        with transaction.atomic():
-            _live_configuration(definition, config, port)
+    untouched = list(definition.configurations.all()) in ([], [config])  # a demo made before the live pages
+    if created or (untouched and not definition.active):
+        _live_configuration(definition, config, port)
+        definition.configurations.remove(config)
+        strip = list(definition.revisit_settings.get("strip", []))
+        if DEMO_CLOCK not in strip:
+            definition.revisit_settings = {**definition.revisit_settings, "strip": [*strip, DEMO_CLOCK]}
+            definition.save(update_fields=["revisit_settings"])
     return definition
 
 

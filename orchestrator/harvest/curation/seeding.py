@@ -138,7 +138,8 @@ def add_seeds(
         domains = {d.name: d for d in Domain.objects.filter(name__in=list(result.seeds))}
         for domain_name, seeds in result.seeds.items():
             domain = domains[domain_name]
-            current = definition.configurations.filter(domain=domain).order_by("pk").first()
+            held = list(definition.configurations.filter(domain=domain).order_by("pk"))
+            current = next((c for c in held if c.name == name), held[0] if held else None)
             with continuous.telling_itself(definition.pk):  # told below, once, with every pasted seed
                 done = attach.attach(
                     domain.pk,
@@ -151,8 +152,9 @@ def add_seeds(
                     comments=f"Made for harvest {definition.name}.",
                     seedlist_comments=f"Seeds added to harvest {definition.name}.",
                 )
-                if current is not None and current.pk != done.configuration.pk:
-                    _replace_in_definition(definition, current, done.configuration)
+                for other in held:  # the domain once: through the configuration the seeds went to
+                    if other.pk != done.configuration.pk:
+                        _replace_in_definition(definition, other, done.configuration)
             if current is not None or not done.created:
                 result.kept.append(done.configuration)
             result.configurations.append(done.configuration)
@@ -186,9 +188,10 @@ class RemovalResult:
 
 
 def remove_seeds(definition: HarvestDefinition, urls: Iterable[str], requested_by: str = "seeding") -> RemovalResult:
-    """Take ``urls`` out of every seed list the definition's configurations use, all or nothing: a URL that is
-    no seed of the definition is an error and nothing changes. A continuous definition's running job drops
-    them at once (one control for the whole removal)."""
+    """Take ``urls`` out of the seed lists of the definition's configurations, all or nothing: a URL that is no
+    seed of the definition, or that is in a list other harvests or a domain's default configuration use too (a
+    broad crawl's seeds must not change with one harvest), is an error and nothing changes. A continuous
+    definition's running job drops them at once (one control for the whole removal)."""
     result = RemovalResult()
     wanted: dict[str, str] = {}
     for url in urls:
@@ -196,17 +199,31 @@ def remove_seeds(definition: HarvestDefinition, urls: Iterable[str], requested_b
             wanted[validators.normalize_seed(with_default_scheme(url.strip()))] = url
         except ValueError as exc:
             result.errors.append(f"{validators.preview(url)}: {exc}")
-    lists = list(SeedList.objects.filter(configurations__harvest_definitions=definition).distinct().order_by("pk"))
-    present = {_normalized(seed) for seedlist in lists for seed in seedlist.active_seeds}
-    result.errors += [f"{url}: not a seed of {definition.name}" for seed, url in wanted.items() if seed not in present]
     if result.errors:
         return result
     with transaction.atomic(), continuous.telling_itself(definition.pk):
+        ids = SeedList.objects.filter(configurations__harvest_definitions=definition).values("pk").distinct()
+        # locked and read afresh: an edit of a list in the web UI meanwhile is not overwritten
+        lists = list(SeedList.objects.select_for_update().filter(pk__in=ids).order_by("pk"))
+        holding = {seedlist.pk: {_normalized(s) for s in seedlist.active_seeds} & set(wanted) for seedlist in lists}
+        present = set().union(*holding.values()) if holding else set()
+        result.errors += [
+            f"{url}: not a seed of {definition.name}" for seed, url in wanted.items() if seed not in present
+        ]
         for seedlist in lists:
-            kept = [line for line in seedlist.seeds.splitlines() if _normalized(line.strip()) not in wanted]
-            if len(kept) != len(seedlist.seeds.splitlines()):
+            if holding[seedlist.pk] and (shared := _shared_with(seedlist, definition)):
+                seeds = ", ".join(wanted[s] for s in sorted(holding[seedlist.pk]))
+                result.errors.append(
+                    f"{seeds}: in seed list {seedlist.name!r} of {seedlist.domain.name}, which {shared} uses too: "
+                    "edit that list (it changes for both) or remove the domain from this harvest"
+                )
+        if result.errors:
+            return result
+        for seedlist in lists:
+            if holding[seedlist.pk]:
+                kept = [line for line in seedlist.seeds.splitlines() if _normalized(line.strip()) not in wanted]
                 seedlist.seeds = "\n".join(kept)
-                seedlist.save(update_fields=["seeds"])  # other continuous harvests of the list hear of it
+                seedlist.save(update_fields=["seeds"])
                 result.lists.append(seedlist)
     if definition.kind == HarvestDefinition.CONTINUOUS:
         from orchestrator.harvest.jobs import dispatch
@@ -218,6 +235,23 @@ def remove_seeds(definition: HarvestDefinition, urls: Iterable[str], requested_b
         except Exception as exc:  # the job's state: the lists are saved anyway
             result.tell_error = " ".join(str(exc).split())[:300] or type(exc).__name__
     return result
+
+
+def _shared_with(seedlist: SeedList, definition: HarvestDefinition) -> str:
+    """Who else crawls ``seedlist`` ("" if only ``definition``): another harvest, or a domain's default
+    configuration (snapshot harvests)."""
+    others = (
+        HarvestDefinition.objects.filter(configurations__seedlists=seedlist)
+        .exclude(pk=definition.pk)
+        .values_list("name", flat=True)
+        .distinct()
+        .first()
+    )
+    if others:
+        return f"harvest {others!r}"
+    if seedlist.configurations.filter(is_default=True).exists():
+        return "the domain's default configuration (snapshot harvests)"
+    return ""
 
 
 def _normalized(line: str) -> str:

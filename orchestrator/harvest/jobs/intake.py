@@ -185,6 +185,9 @@ def fail_rejected(data: Any, reason: str) -> bool:
     job_id = data.get("job_id") if isinstance(data, dict) else None
     if not isinstance(job_id, int):
         return False
+    own = data.get("error_category") or ""
+    if own:  # the harvester's own verdict is kept in the detail
+        reason += f" (the harvester reported {data.get('status')}: {own}: {data.get('error_detail') or ''})"
     for old in (JobStatus.STARTED, JobStatus.SUBMITTED):
         if Job.transition(
             job_id,

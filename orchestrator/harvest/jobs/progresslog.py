@@ -119,8 +119,10 @@ def ending_at(
     """A series' samples, then the latest heartbeat's value: samples are kept every :data:`SAMPLE_EVERY_S`, and a
     chart must end where the figures beside it are (a job of nine seconds drew its first heartbeat only, "0 done"
     next to 150 done)."""
-    if latest is None or value is None or (points and latest <= points[-1][0]):
+    if latest is None or value is None:
         return points
     if latest.tzinfo is None:
         latest = latest.replace(tzinfo=UTC)
+    if points and latest <= points[-1][0]:
+        return points
     return [*points, (latest, value)]

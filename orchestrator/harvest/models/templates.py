@@ -34,7 +34,9 @@ class CrawlTemplate(models.Model):
     max_hops = models.PositiveIntegerField(default=D["max_hops"], help_text="Maximum link hops from a seed.")
     max_embed_hops = models.PositiveIntegerField(
         default=D["max_embed_hops"],
-        help_text="Embedded resources (images, CSS, JS, frames) followed this many transitive hops beyond the scope.",
+        help_text="Embedded resources (images, CSS, JS, frames) followed this many transitive hops beyond the scope. "
+        "Both this and the maximum link hops at 0: the seeds alone, with their redirects and robots.txt "
+        "(a patch crawl).",
     )
     robots = models.CharField(max_length=10, choices=_choices(ROBOTS_POLICIES), default=D["robots"])
     politeness_scope = models.CharField(

@@ -218,14 +218,14 @@ def run_now(definition: HarvestDefinition, requested_by: str, force: bool = Fals
 def _start_continuous(definition: HarvestDefinition, requested_by: str) -> RunNow:
     """Run-now of a continuous definition: its one job (made unless one is alive: a second run-now makes
     no second job)."""
+    before = continuous.live_job(definition)
     try:
         job, made = continuous.start(definition, requested_by)
     except continuous.ContinuousError as exc:
         raise SchedulerError(str(exc)) from None
     error = "" if job.status != JobStatus.NEW else "not answering (the job is sent once it does)"
-    return RunNow(
-        definition.name, job.harvest_run, [job], made, error, running=not made and job.status != JobStatus.NEW
-    )
+    alive = before is not None and before.status != JobStatus.NEW  # a NEW one it sent now was not running
+    return RunNow(definition.name, job.harvest_run, [job], made, error, running=alive)
 
 
 def set_next(definition: HarvestDefinition, when: datetime) -> HarvestDefinition:
