@@ -202,3 +202,18 @@ def test_removing_a_seed_other_harvests_share_is_refused_and_changes_nothing():
     default.configurations.set([domain.default_configuration])
     (seed,) = seeding.seeds_of([domain.default_configuration])[:1]
     assert "default configuration" in seeding.remove_seeds(default, [seed]).errors[0]
+
+
+def test_a_harvest_holding_a_domain_twice_holds_it_once_after_a_paste():
+    """Two configurations of one domain in a harvest (made by hand in the admin, or by a paste before
+    2026-11-29): a paste for that domain leaves one, crawling every seed of both."""
+    from orchestrator.harvest.curation import attach
+    from orchestrator.harvest.curation.domains import default_template
+
+    domain = factories.domain("example.fr")
+    hd = factories.selective_definition("twice")
+    for name, seed in (("first", "http://example.fr/a"), ("second", "http://example.fr/b")):
+        attach.attach(domain.pk, name, [seed], definition_id=hd.pk, template_id=default_template().pk)
+    assert seeding.add_seeds(hd, "http://example.fr/c").ok
+    (config,) = hd.configurations.filter(domain=domain)
+    assert sorted(seeding.seeds_of([config])) == ["http://example.fr/a", "http://example.fr/b", "http://example.fr/c"]
