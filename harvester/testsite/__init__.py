@@ -34,6 +34,7 @@ from __future__ import annotations
 import gzip
 import itertools
 import re
+import sys
 import threading
 import time
 import zlib
@@ -254,6 +255,14 @@ class TestSiteServer(ThreadingHTTPServer):
         self.verbose = verbose
         self.lock = threading.Lock()
         self.busy_served = False
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that goes away is no error: a continuous crawl stops a download once the headers say the page
+        did not change (the mid-fetch filter), and the stdlib printed a traceback for each, in `netharvest up`'s
+        output, where a newcomer reads a crash."""
+        if isinstance(sys.exc_info()[1], ConnectionResetError | BrokenPipeError | ConnectionAbortedError):
+            return
+        super().handle_error(request, client_address)
 
     @property
     def port(self) -> int:

@@ -64,3 +64,21 @@ def test_conditional_requests_are_answered_304_until_the_page_changes(site):
     assert status == 200 and "ETag" not in headers and "Last-Modified" not in headers
     status, _, body = _get(site.url + "live/")
     assert status == 200 and b'href="bulletin.html"' in body
+
+
+def test_a_client_that_goes_away_is_no_error(site, capfd):
+    """A continuous crawl stops a download after the headers (the mid-fetch filter): the demo site printed a
+    traceback for each reset connection in `netharvest up`'s output."""
+    import socket
+    import struct
+    import time
+
+    for _ in range(3):
+        conn = socket.create_connection(("127.0.0.1", site.port))
+        conn.sendall(b"GET /live/about.html HTTP/1.1\r\nHost: x\r\n\r\n")
+        conn.recv(64)  # the status line and some headers, then away with a reset
+        conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        conn.close()
+    time.sleep(0.5)
+    assert "Traceback" not in capfd.readouterr().err
+    assert _get(site.url + "live/about.html")[0] == 200  # and it serves on
