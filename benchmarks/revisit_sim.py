@@ -345,8 +345,9 @@ def _epoch_times(page: Page, params: dict, rng: random.Random) -> list[float]:
     old date, as a server that does not touch the file's mtime does)."""
     if page.born > 0:
         first = page.born
-    elif "period" in params:
+    elif page.kind == "periodic":  # a site's other pages carry its period too, but do not change on it
         first = (page.changes[0] if page.changes else rng.uniform(0, params["period"])) - params["period"]
+        first = min(first, 0.0)  # the jitter of its first change in the run: still before the run
     else:
         first = -rng.expovariate(params["rate"])
     times = [first]
