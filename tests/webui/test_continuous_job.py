@@ -227,3 +227,12 @@ def test_uri_history_from_the_crawl_log_and_the_index(crawls, storage_env, viewe
     )
     empty = factories.job(domains=["b.dk"], status=JobStatus.STARTED)
     assert "No crawl.log to read" in viewer.get(reverse("jobs:uri", args=[empty.pk]), {"uri": home}).content.decode()
+
+
+def test_stopping_a_continuous_job_of_an_active_definition_says_it_comes_back(engineer: Client):
+    """Stop asks first; for a continuous job whose definition is active it says the scheduler starts the job again
+    from where it is, and that deactivating the definition stops it for good."""
+    job = continuous_job()
+    HarvestDefinition.objects.filter(pk=job.harvest_id).update(active=True)
+    page = engineer.get(reverse("jobs:job", args=[job.pk])).content.decode()
+    assert f"return confirm('Stop job {job.pk}? Its definition being active, the scheduler starts it again" in page

@@ -282,6 +282,8 @@ def test_controls_are_recorded_and_sent(engineer: Client) -> None:
     )
     history = engineer.get(reverse("jobs:job", args=[job.pk])).content.decode()
     assert "add_trap" in history and "calendar" in history
+    # Stop asks first (a newcomer's run: one click ended a job), saying what stopping does
+    assert f"return confirm('Stop job {job.pk}? It ends now and is reported DONE with what it has.')" in history
 
 
 def test_trap_preview_is_based_on_the_crawl_log_and_says_so(viewer: Client) -> None:
