@@ -117,7 +117,6 @@ class CrawlJob:
         self._retry_exceptions = RetryExceptions(())
         self._started_at = time.time()
         self._prior_crawl_s = 0.0
-        self._rate_mark = (time.time(), 0, 0)
         self.started_iso = _now_iso()
         self.alerts: list[str] = []
         self._live_traps_saved = 0  # how many of scope.live_traps the frontier's journal holds
@@ -131,6 +130,13 @@ class CrawlJob:
         self.frontier.set_state("canonicalization", scheme)
         self.canonical_key = CANONICALIZERS[scheme]
         self._restore()
+        self._mark_rates({})
+
+    def _mark_rates(self, totals: dict[str, Any]) -> None:
+        """The first heartbeat's rates count from what this process starts with: the URIs a resumed or continuing
+        job had done made a spike of 110 URI/s in its rate chart. Marked again by :meth:`attach`, when the
+        archive's byte count is known."""
+        self._rate_mark = (time.time(), self.frontier.done, self._bytes(totals))
 
     def _make_frontier(self, path: Path, politeness: Politeness, queue_of: Any, group_of: Any) -> Frontier:
         """The breadth-first frontier; a continuous job's is the adaptive-revisit one (harvester.continuous)."""
@@ -155,9 +161,6 @@ class CrawlJob:
             logger.info(
                 "resumed job %s: %d queued, %d done", self.spec.job_id, self.frontier.queued, self.frontier.done
             )
-            # The first heartbeat's rates count from what this process starts with (attach adds the archive's
-            # bytes): the URIs a resumed or continuing job had done made a spike of 110 URI/s in its rate chart.
-            self._rate_mark = (time.time(), self.frontier.done, self._bytes({}))
         else:
             self.frontier.set_state("started", self.started_iso)
             for d in self.spec.domains:
@@ -216,8 +219,7 @@ class CrawlJob:
             dedup = self.archive.dedup
             dedup.journal = lambda digest, capture: self.frontier.journal_add("digest", digest, capture)
             dedup.journal_get = lambda digest: self.frontier.journal_get("digest", digest)
-        totals = self.archive.totals() if self.archive is not None else {}
-        self._rate_mark = (time.time(), self.frontier.done, self._bytes(totals))  # see _restore
+        self._mark_rates(self.archive.totals() if self.archive is not None else {})
         crawler.signals.connect(self.on_reports_due, signal=reports_due)
         self.dns_ttl_s = float(nh_setting(crawler.settings, "NH_DNS_TTL_S"))
         self.robots.validity_s = float(nh_setting(crawler.settings, "NH_ROBOTS_VALIDITY_S"))

@@ -127,17 +127,21 @@ def derived_periods(changes: list[float], min_period: float, max_period: float) 
     between two changes is a whole number of periods (within the jitter), so P is about the shortest gap
     divided by some k. From each such guess the changes are numbered in order (each gap rounded to whole
     periods of the estimate so far, which is refined by least squares as it goes), and the guess is kept
-    when every change lies within :data:`TOLERANCE` of the line. A divisor of the true period fits the
-    changes as well: the history's quiet observations refute it (:func:`_phases`), as for listed periods."""
+    when every change lies within :data:`TOLERANCE` of the line. A period within the tolerance of a listed one,
+    or of one found before, is that one (23.9 h fitted to a daily page would drift off its phase where the day
+    does not). A divisor of the true period fits the changes as well: the history's quiet observations refute
+    it (:func:`_phases`), as for listed periods."""
     if len(changes) < 3:
         return []
     shortest = min(b - a for a, b in zip(changes, changes[1:], strict=False))
     lowest = min_period * (1 - TOLERANCE)
+    known: list[float] = list(PERIODS)
     found: list[float] = []
     for k in range(1, min(MAX_DIVISOR, int(shortest / lowest)) + 1):
         period = _fitted_period(changes, shortest / k)
         if period is not None and min_period <= period <= max_period:
-            if all(abs(period - other) > TOLERANCE * other for other in found):
+            if all(abs(period - other) > TOLERANCE * other for other in known):
+                known.append(period)
                 found.append(period)
     return found
 
@@ -145,32 +149,26 @@ def derived_periods(changes: list[float], min_period: float, max_period: float) 
 def _fitted_period(changes: list[float], guess: float) -> float | None:
     """The least-squares period of ``changes`` numbered from ``guess``, or None when one strays (a change
     more than twice the tolerance off the line so far: most guesses end at their second or third change)."""
-    first, period, cycle = changes[0], guess, 0
+    first, period, cycles = changes[0], guess, [0]
     n, sx, sy, sxx, sxy = 1, 0.0, 0.0, 0.0, 0.0
     for previous, change in zip(changes, changes[1:], strict=False):
-        cycle += max(1, round((change - previous) / period))
+        cycle = cycles[-1] + max(1, round((change - previous) / period))
         y = change - first
         if n > 1 and abs(y - (sy - period * sx) / n - cycle * period) > 2 * TOLERANCE * period:
             return None
+        cycles.append(cycle)
         n, sx, sy, sxx, sxy = n + 1, sx + cycle, sy + y, sxx + cycle * cycle, sxy + cycle * y
         period = (n * sxy - sx * sy) / (n * sxx - sx * sx)
     intercept = (sy - period * sx) / n
-    cycle = 0
-    for previous, change in zip(changes, changes[1:], strict=False):
-        cycle += max(1, round((change - previous) / period))
-        if abs(change - first - intercept - cycle * period) > TOLERANCE * period:
-            return None
-    return period if abs(intercept) <= TOLERANCE * period else None
+    if any(abs(c - first - intercept - m * period) > TOLERANCE * period for c, m in zip(changes, cycles, strict=True)):
+        return None
+    return period
 
 
 def periodic_fit(history: list[float], min_changes: int, min_period: float) -> tuple[float, int] | None:
     """(period, bitmask of possible phases) for the smallest consistent period, or None: the editorial
     periods of :data:`PERIODS` and those the dated changes give (:func:`derived_periods`)."""
-    derived = derived_periods(dated_changes(history), min_period, MAX_PERIOD)
-    # a derived period that is an editorial one within the jitter is that one: 23.9 h fitted to a daily page
-    # would drift off its phase where the day does not
-    derived = [p for p in derived if all(abs(p - listed) > TOLERANCE * listed for listed in PERIODS)]
-    candidates = sorted({*PERIODS, *derived})
+    candidates = sorted({*PERIODS, *derived_periods(dated_changes(history), min_period, MAX_PERIOD)})
     nll = None
     for period in candidates:
         if period < min_period:
